@@ -1,0 +1,110 @@
+"""Archive profile job: CDX/CDXJ splits -> exact profile lines, in three steps.
+
+1. map: parse a split, aggregate captures per URI-R; reduce by URI-R: resolve
+   revisits, expand keys, emit key records and one record per (URI-R, digest).
+2. reduce by key or digest: sum key records, correct digests shared by URI-Rs.
+3. reduce by key: sum, write ``key<TAB>{json}``.
+
+The input is a manifest: one JSON split description per line (see profiler.inputs).
+"""
+
+import orjson
+from mrjob.job import MRJob
+from mrjob.protocol import BytesValueProtocol
+from mrjob.step import MRStep
+
+from profiler import digests, expand, mapside, stats
+from profiler.keys import SuffixTable
+from profiler.policy import Policy
+from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol
+
+META = b"!meta"
+TABLE_LIMIT = 200000
+
+
+class ProfileJob(MRJob):
+    INPUT_PROTOCOL = BytesValueProtocol
+    INTERNAL_PROTOCOL = RawKeyJsonValueProtocol
+    OUTPUT_PROTOCOL = RawLineProtocol
+
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--policy-json", default="{}", help="the policy, as profiler.policy.Policy.to_dict()")
+        self.add_passthru_arg("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
+                              default=True, help="keep revisits as mime warc/revisit")
+
+    def steps(self):
+        return [
+            MRStep(mapper=self.map_split, reducer_init=self.init_uri_r,
+                   reducer=self.reduce_uri_r, reducer_final=self.final_uri_r),
+            MRStep(reducer_init=self.init_keys, reducer=self.reduce_digests_and_keys,
+                   reducer_final=self.final_keys),
+            MRStep(reducer=self.reduce_profile_lines),
+        ]
+
+    @property
+    def policy(self):
+        if not hasattr(self, "_policy"):
+            self._policy = Policy.from_dict(orjson.loads(self.options.policy_json), "--policy-json")
+        return self._policy
+
+    # step 1
+    def map_split(self, _, manifest_line):
+        for key, value in mapside.map_split(manifest_line, self.policy.period_len,
+                                            self.options.resolve_revisits):
+            if key == META:
+                for reason, n in value["skipped"].items():
+                    self.increment_counter("skipped", reason, n)
+                self.increment_counter("profile", "captures", value["captures"])
+            yield key, value
+
+    def init_uri_r(self):
+        self.expander = expand.Expander(self.policy, TABLE_LIMIT)
+
+    def reduce_uri_r(self, urlkey, cell_lists):
+        if urlkey == META:
+            yield META, _merge_meta(cell_lists)
+            return
+        yield from self.expander.add(urlkey.decode("utf-8"), cell_lists)
+
+    def final_uri_r(self):
+        yield from self.expander.close()
+
+    # step 2
+    def init_keys(self):
+        self.table = {}
+        self.suffixes = SuffixTable(self.policy)
+
+    def reduce_digests_and_keys(self, key, values):
+        if key == META:
+            yield META, _merge_meta(values)
+        elif key.startswith(b"D "):
+            for profile_key, record in digests.corrections(values, self.policy, self.suffixes):
+                stats.add(self.table, profile_key, record)
+            if len(self.table) >= TABLE_LIMIT:
+                yield from self.final_keys()
+        else:
+            yield key, stats.sum_all(values)
+
+    def final_keys(self):
+        table, self.table = self.table, {}
+        for profile_key, record in table.items():
+            yield b"K " + profile_key.encode("utf-8"), record
+
+    # step 3
+    def reduce_profile_lines(self, key, values):
+        if key == META:
+            yield META, orjson.dumps(_merge_meta(values))
+        else:
+            yield key[2:], stats.to_json(stats.sum_all(values))
+
+
+def _merge_meta(values):
+    total = {}
+    for value in values:
+        stats.merge_counts(total, value)
+    return total
+
+
+if __name__ == "__main__":
+    ProfileJob.run()

@@ -1,0 +1,52 @@
+"""CDXJ lines (pywb and ipwb styles) -> captures."""
+
+import orjson
+
+from profiler import normalise
+from profiler.cdx import NON_CAPTURE_MIMES, urlkey
+
+_MIME_KEYS = ("mime", "mime_type")
+_STATUS_KEYS = ("status", "status_code")
+_DIGEST_KEYS = ("digest", "payload_digest")
+_URL_KEYS = ("url", "original_uri", "original")
+
+
+def _field(record, names):
+    for name in names:
+        value = record.get(name)
+        if value is not None:
+            return value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogateescape")
+    return None
+
+
+def parse(line):
+    """Return a capture tuple (see profiler.cdx.make_parser) or a skip-reason str."""
+    parts = line.split(b" ", 2)
+    if len(parts) != 3:
+        return "bad_field_count"
+    key_raw, ts_raw, block = parts
+    try:
+        record = orjson.loads(block)
+    except orjson.JSONDecodeError:
+        return "bad_json"
+    if not isinstance(record, dict):
+        return "bad_json"
+    mime_raw = _field(record, _MIME_KEYS) or b"-"
+    if mime_raw.startswith(NON_CAPTURE_MIMES):
+        return "not_a_capture"
+    ts = normalise.timestamp(ts_raw)
+    if ts is None:
+        return "bad_timestamp"
+    length_raw = _field(record, ("length",))
+    length, ok = normalise.length(length_raw) if length_raw is not None else (0, True)
+    if not ok:
+        return "bad_length"
+    key = urlkey(key_raw, _field(record, _URL_KEYS))
+    if key is None:
+        return "bad_url"
+    status_raw = _field(record, _STATUS_KEYS)
+    digest_raw = _field(record, _DIGEST_KEYS)
+    return (key, ts, normalise.mime(mime_raw),
+            normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
+            normalise.digest(digest_raw) if digest_raw is not None else "-",
+            length, mime_raw == b"warc/revisit")

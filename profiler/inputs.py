@@ -1,0 +1,145 @@
+"""Input resolution: paths, directories, globs and manifests -> index files -> map splits."""
+
+import glob
+import itertools
+import os
+import zlib
+
+from profiler import cdx
+from profiler.readers import compression_of, iter_lines
+
+DEFAULT_SPLIT_SIZE = 64 << 20
+_SNIFF_LINES = 50
+
+
+class InputError(Exception):
+    """A user mistake in the input arguments (one-line message)."""
+
+
+def resolve(args, manifests=()):
+    """Expand files, directories, glob patterns and manifest files into a sorted list of files."""
+    files = []
+    for arg in args:
+        if any(c in arg for c in "*?[") and not os.path.exists(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                raise InputError("no file matches %s" % arg)
+            files.extend(_expand(m) for m in matches)
+        elif os.path.isdir(arg):
+            files.append(_expand(arg))
+        elif os.path.isfile(arg):
+            files.append(read_manifest(arg) if is_manifest(arg) else [arg])
+        else:
+            raise InputError("input not found: %s" % arg)
+    for manifest in manifests:
+        if not os.path.isfile(manifest):
+            raise InputError("manifest not found: %s" % manifest)
+        files.append(read_manifest(manifest))
+    seen, out = set(), []
+    for path in itertools.chain.from_iterable(files):
+        path = os.path.abspath(path)
+        if path not in seen:
+            seen.add(path)
+            out.append(path)
+    if not out:
+        raise InputError("no input files in %s" % " ".join(list(args) + list(manifests)))
+    return out
+
+
+def _expand(path):
+    if not os.path.isdir(path):
+        return [path]
+    found = []
+    for root, dirs, names in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(root, n) for n in sorted(names) if not n.startswith("."))
+    return found
+
+
+def is_manifest(path):
+    """A manifest is a plain text file whose first non-empty line names an existing file."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if compression_of(head) or b"\0" in head:
+        return False
+    for line in head.splitlines():
+        line = line.strip()
+        if line and not line.startswith(b"#"):
+            name = line.decode("utf-8", "replace")
+            return os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), name))
+    return False
+
+
+def read_manifest(path):
+    """Paths listed one per line ('#' comments allowed), relative to the manifest's folder."""
+    base = os.path.dirname(os.path.abspath(path))
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            full = os.path.join(base, line)
+            if not os.path.exists(full):
+                raise InputError("%s:%d: input not found: %s" % (path, number, line))
+            out.extend(_expand(full))
+    return out
+
+
+def sniff(path):
+    """Describe an input file: {'path', 'size', 'compression', 'format', 'fields'|'reason'}."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
+    sample = []
+    try:
+        for line in iter_lines(path, compression=info["compression"]):
+            if len(sample) >= _SNIFF_LINES:
+                break
+            if line.strip():
+                sample.append(line)
+    except (OSError, EOFError, ValueError, zlib.error) as e:
+        if not sample:
+            info.update(format=None, reason="unreadable: %s" % e)
+            return info
+    info.update(_format_of(sample))
+    return info
+
+
+def _format_of(sample):
+    data = [l for l in sample if not l.startswith((b"!", b"@"))]
+    if not data:
+        return {"format": None, "reason": "no index lines"}
+    first = data[0]
+    if cdx.is_legend(first):
+        try:
+            return {"format": "cdx", "fields": cdx.legend_letters(first)}
+        except ValueError as e:
+            return {"format": None, "reason": str(e)}
+    if first.startswith((b"WARC/", b"filedesc:")):
+        return {"format": None, "reason": "a WARC/ARC file, not an index"}
+    parts = first.split(b" ", 2)
+    if len(parts) == 3 and parts[2].lstrip().startswith(b"{"):
+        return {"format": "cdxj"}
+    letters = cdx.infer_letters(data)
+    if letters is None:
+        return {"format": None, "reason": "not a CDX/CDXJ index (unrecognised layout)"}
+    return {"format": "cdx", "fields": letters, "inferred": True}
+
+
+def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
+    """Cut uncompressed files into byte ranges of about split_size; compressed files stay whole."""
+    splits = []
+    for info in infos:
+        if info["format"] is None:
+            continue
+        base = {k: info[k] for k in ("path", "compression", "format") if info.get(k) is not None}
+        if "fields" in info:
+            base["fields"] = info["fields"]
+        size = info["size"]
+        if info["compression"] or size <= split_size:
+            splits.append(dict(base, start=0, end=None))
+            continue
+        for start in range(0, size, split_size):
+            splits.append(dict(base, start=start, end=min(size, start + split_size)))
+    return splits

@@ -1,0 +1,86 @@
+"""Profile keys (spec section 2): SURT levels and (datetime, mime, status) suffixes."""
+
+from profiler.normalise import mime_category, status_class
+
+ROOT = "*"
+
+
+def host_part(urlkey):
+    """'com,cnn)/world' -> 'com,cnn'; None for a urlkey without ')' (dns:, urn:, ...)."""
+    i = urlkey.find(")")
+    return urlkey[:i] if i >= 0 else None
+
+
+def group_levels(host, policy):
+    """(level_type, key) of the levels a host shares with all its URI-Rs: root, tld, domain, host."""
+    out = [("root", ROOT)]
+    if host is None:
+        return out
+    labels = host.split(",")
+    n = len(labels)
+    for k in range(1, min(n - 1, policy.host_depth) + 1):
+        out.append(("tld" if k == 1 else "domain", ",".join(labels[:k]) + ",*"))
+    if n <= policy.host_depth:
+        out.append(("host", host + ")/*"))
+    return out
+
+
+def own_levels(urlkey, host, policy):
+    """(level_type, key) of the levels specific to one URI-R: path directories and the exact URL."""
+    out = []
+    if host is not None and policy.path_depth and len(host.split(",")) <= policy.host_depth:
+        path = urlkey[len(host) + 1:]
+        for stop in "?#":
+            i = path.find(stop)
+            if i >= 0:
+                path = path[:i]
+        if path.startswith("/"):
+            prefix = host + ")/"
+            for segment in path.split("/")[1:-1][:policy.path_depth]:
+                prefix += segment + "/"
+                out.append(("path", prefix + "*"))
+    if policy.exact_urls:
+        out.append(("url", exact_key(urlkey)))
+    return out
+
+
+def surt_levels(urlkey, policy):
+    """Every (level_type, key) a urlkey contributes to, from '*' down to the exact URL."""
+    host = host_part(urlkey)
+    return group_levels(host, policy) + own_levels(urlkey, host, policy)
+
+
+def exact_key(urlkey):
+    """An exact urlkey never ends in '*' (that would read as a wildcard): '*' -> '%2A'."""
+    return urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey
+
+
+def suffix_parts(period, mime, status, combo):
+    """The 'datetime mime status' key suffix of one combination of levels."""
+    dt, m, s = combo
+    return "%s %s %s" % (
+        "-" if dt == "any" else period[:4] if dt == "year" else period[:6],
+        "-" if m == "any" else mime if m == "type" else mime_category(mime),
+        "-" if s == "any" else status_class(status) if s == "class" else status,
+    )
+
+
+class SuffixTable:
+    """Cached, de-duplicated suffixes of a (period, mime, status) tuple for each combination set."""
+
+    def __init__(self, policy, limit=200000):
+        self.policy = policy
+        self.limit = limit
+        self.cache = {}
+
+    def __call__(self, t):
+        """Tuple of suffix tuples, indexed like policy.combo_sets."""
+        found = self.cache.get(t)
+        if found is None:
+            found = tuple(
+                tuple(dict.fromkeys(suffix_parts(t[0], t[1], t[2], c) for c in combos))
+                for combos in self.policy.combo_sets)
+            if len(self.cache) >= self.limit:
+                self.cache.clear()
+            self.cache[t] = found
+        return found

@@ -1,0 +1,133 @@
+"""Capture field normalisation (spec section 1).
+
+Every function takes the raw bytes of one index field and returns a str, or
+``None`` when the value is invalid and the capture must be skipped.
+"""
+
+import re
+
+UNKNOWN = "unk"
+REVISIT_MIME = "warc/revisit"
+
+_UNSAFE = re.compile("[\x00-\x20\x7f\udc80-\udcff]")
+_UNKNOWN_MIMES = {"", "-", "unk", "unknown", "no-type", "none"}
+
+_mime_cache = {}
+_status_cache = {}
+
+
+def key_field(raw):
+    """Bytes -> str safe for a key field: white space, control bytes and invalid UTF-8 percent-encoded.
+
+    >>> key_field(b"com,example)/a b")
+    'com,example)/a%20b'
+    >>> key_field(b"com,example)/caf\\xe9")
+    'com,example)/caf%E9'
+    """
+    text = raw.decode("utf-8", "surrogateescape")
+    if _UNSAFE.search(text):
+        return _UNSAFE.sub(_escape, text)
+    return text
+
+
+def _escape(match):
+    code = ord(match.group())
+    return "%%%02X" % (code - 0xDC00 if code >= 0xDC00 else code)
+
+
+def timestamp(raw):
+    """14-digit timestamp, right-padded with '0'; None when invalid.
+
+    >>> timestamp(b"2013")
+    '20130000000000'
+    >>> timestamp(b"20131301000000") is None
+    True
+    """
+    n = len(raw)
+    if n < 4 or n > 14 or not raw.isdigit():
+        return None
+    if n >= 6 and not b"01" <= raw[4:6] <= b"12":
+        return None
+    if n >= 8 and not b"01" <= raw[6:8] <= b"31":
+        return None
+    if n >= 10 and raw[8:10] > b"23":
+        return None
+    if n >= 12 and raw[10:12] > b"59":
+        return None
+    if n >= 14 and raw[12:14] > b"60":
+        return None
+    if n < 14:
+        raw = raw + b"0" * (14 - n)
+    return raw.decode("ascii")
+
+
+def mime(raw):
+    """Lower case, parameters and white space stripped; unknown forms -> 'unk'.
+
+    >>> mime(b"Text/HTML; charset=UTF-8")
+    'text/html'
+    >>> mime(b"-")
+    'unk'
+    """
+    value = _mime_cache.get(raw)
+    if value is None:
+        text = key_field(raw.split(b";", 1)[0].strip().lower())
+        value = UNKNOWN if text in _UNKNOWN_MIMES else text
+        if len(_mime_cache) < 10000:
+            _mime_cache[raw] = value
+    return value
+
+
+def status(raw):
+    """Three-digit HTTP status or 'unk'.
+
+    >>> status(b"200"), status(b"-"), status(b"30x")
+    ('200', 'unk', 'unk')
+    """
+    value = _status_cache.get(raw)
+    if value is None:
+        value = raw.decode("ascii") if len(raw) == 3 and raw.isdigit() else UNKNOWN
+        if len(_status_cache) < 10000:
+            _status_cache[raw] = value
+    return value
+
+
+def digest(raw):
+    """Algorithm prefix stripped, upper-cased; '-' when unknown.
+
+    >>> digest(b"sha1:b2ltwwpuoyah7uipq7zupq4vmbsvc36a")
+    'B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A'
+    """
+    if not raw or raw == b"-":
+        return "-"
+    i = raw.find(b":")
+    if i >= 0:
+        raw = raw[i + 1:]
+        if not raw:
+            return "-"
+    return key_field(raw.upper())
+
+
+def length(raw):
+    """Stored record length; '-', missing or invalid -> 0 (second item False when invalid).
+
+    >>> length(b"1043"), length(b"-"), length(b"x")
+    ((1043, True), (0, True), (0, False))
+    """
+    if raw.isdigit():
+        return int(raw), True
+    if not raw or raw == b"-":
+        return 0, True
+    return 0, False
+
+
+def status_class(code):
+    """'200' -> '2xx'; anything outside 1xx-5xx -> 'unk'."""
+    first = code[0]
+    return first + "xx" if first in "12345" and code != UNKNOWN else UNKNOWN
+
+
+def mime_category(value):
+    """Coarse FacetRedux-style category: the top-level type, 'text/html' -> 'text/*'."""
+    i = value.find("/")
+    return value[:i] + "/*" if i > 0 else value

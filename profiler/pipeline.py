@@ -1,0 +1,103 @@
+"""The `profile` command: inputs -> manifest -> mrjob job -> sorted, atomically written profile."""
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+
+import orjson
+
+from profiler import inputs as inputs_mod
+from profiler import output
+from profiler.policy import load as load_policy
+from profiler.shipping import package_zip
+
+RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
+log = logging.getLogger("archive-profiler")
+
+
+class JobFailed(Exception):
+    """The MapReduce job failed (one-line message); the previous output is intact."""
+
+
+def write_manifest(splits, folder):
+    """One manifest file per split, so that every runner starts at least one map task per split."""
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for i, split in enumerate(splits):
+        path = os.path.join(folder, "split-%05d.json" % i)
+        with open(path, "wb") as f:
+            f.write(orjson.dumps(split) + b"\n")
+        paths.append(path)
+    return paths
+
+
+def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
+             py_files=(), cores=None, extra=()):
+    """The mrjob command line of the profile job."""
+    args = list(manifests) + ["-r", runner, "--policy-json", orjson.dumps(policy.to_dict()).decode()]
+    for path in conf_paths:
+        args += ["-c", path]
+    if not resolve_revisits:
+        args.append("--no-resolve-revisits")
+    for path in py_files:
+        args += ["--py-files", path]
+    if cores:
+        args += ["--num-cores", str(cores)]
+    return args + list(extra)
+
+
+def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
+                archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
+                cores=None, manifests=(), extra_args=(), created=None, ship_package=True):
+    """Profile the inputs into out_path. Returns a summary dict."""
+    from jobs.profile_job import ProfileJob
+
+    if runner not in RUNNERS:
+        raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.isdir(out_dir):
+        raise inputs_mod.InputError("output folder does not exist: %s" % out_dir)
+    if os.path.isdir(out_path):
+        raise inputs_mod.InputError("output is a folder: %s" % out_path)
+    pol = load_policy(policy) if isinstance(policy, str) else policy
+    files = inputs_mod.resolve(input_args, manifests)
+    infos = [inputs_mod.sniff(f) for f in files]
+    skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
+    for item in skipped_files:
+        log.warning("skipping %s: %s", item["path"], item["reason"])
+    splits = inputs_mod.plan_splits(infos, split_size)
+    if not splits:
+        raise inputs_mod.InputError("none of the %d input file(s) is a CDX/CDXJ index" % len(files))
+    used = sorted({s["path"] for s in splits})
+    log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
+             len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
+
+    work = tempfile.mkdtemp(prefix="archive-profiler-")
+    try:
+        manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
+        py_files = [package_zip(work)] if ship_package and runner != "inline" else []
+        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args)
+        job = ProfileJob(args)
+        with job.make_runner() as mr:
+            try:
+                mr.run()
+            except Exception as e:
+                raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__))
+            out_uri = mr.get_output_dir()
+            parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
+            from mrjob.util import to_lines
+
+            readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
+
+            def headers(meta):
+                return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
+                                           resolve_revisits, created)
+            n_lines = output.write_profile(out_path, readers, headers)
+            counters = mr.counters()
+        log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, os.path.getsize(out_path))
+        return {"output": out_path, "lines": n_lines, "parts": len(parts), "splits": len(splits),
+                "counters": counters, "skipped_files": skipped_files}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,28 @@
+"""mrjob protocols that keep keys as raw bytes (sort keys are never JSON-encoded).
+
+A line is ``key<TAB>value``: the key is written byte for byte, the value with orjson.
+"""
+
+import orjson
+
+
+class RawKeyJsonValueProtocol:
+    """Between steps: raw bytes key, orjson value."""
+
+    def read(self, line):
+        key, _, value = line.partition(b"\t")
+        return key, orjson.loads(value)
+
+    def write(self, key, value):
+        return key + b"\t" + orjson.dumps(value)
+
+
+class RawLineProtocol:
+    """Final output: key and value are bytes already (``profile-key<TAB>{json}``)."""
+
+    def read(self, line):
+        key, _, value = line.partition(b"\t")
+        return key, value
+
+    def write(self, key, value):
+        return key + b"\t" + value

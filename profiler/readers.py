@@ -1,0 +1,98 @@
+"""Read lines of an index file, or of one byte range of it; plain, gzip or bz2."""
+
+import bz2
+import zlib
+
+GZIP_MAGIC = b"\x1f\x8b"
+BZ2_MAGIC = b"BZh"
+_CHUNK = 1 << 20
+
+
+def compression_of(head):
+    """'gzip', 'bz2' or None from the first bytes of a file."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(BZ2_MAGIC):
+        return "bz2"
+    return None
+
+
+def iter_gzip_members(fileobj):
+    """Yield the decompressed bytes of a (multi-member) gzip file, one member at a time.
+
+    Members are kept apart: a member that does not end with a newline (ZipNum blocks)
+    gets one, so lines of two members are never joined. A truncated last member
+    raises EOFError after its complete lines.
+    """
+    data = fileobj.read(_CHUNK)
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        last = b"\n"
+        while True:
+            out = d.decompress(data)
+            if out:
+                last = out[-1:]
+                yield out
+            if d.eof:
+                data = d.unused_data
+                break
+            data = fileobj.read(_CHUNK)
+            if not data:
+                raise EOFError("truncated gzip member")
+        if last != b"\n":
+            yield b"\n"
+        if not data:
+            data = fileobj.read(_CHUNK)
+
+
+def _split_lines(chunks):
+    rest = b""
+    for chunk in chunks:
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def iter_lines(path, start=0, end=None, compression=None, opener=open):
+    """Yield lines (without line ending) whose first byte lies in [start, end).
+
+    Hadoop LineRecordReader semantics: a range that does not start at 0 skips the
+    partial line it starts in; the line that crosses ``end`` belongs to this range.
+    Compressed files are always read whole.
+    """
+    with opener(path, "rb") as f:
+        if compression == "gzip":
+            lines = _split_lines(iter_gzip_members(f))
+        elif compression == "bz2":
+            lines = _split_lines(_read_all(bz2.BZ2File(f)))
+        else:
+            lines = _ranged_lines(f, start, end)
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            yield line
+
+
+def _read_all(f):
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _ranged_lines(f, start, end):
+    if start > 0:
+        f.seek(start - 1)
+        pos = start - 1 + len(f.readline())
+    else:
+        pos = 0
+    readline = f.readline
+    while end is None or pos < end:
+        line = readline()
+        if not line:
+            return
+        pos += len(line)
+        yield line[:-1] if line.endswith(b"\n") else line

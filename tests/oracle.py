@@ -1,0 +1,108 @@
+"""A brute-force oracle of the profile spec, written independently of profiler's job code.
+
+It reads a clean 11-field CDX (SURT urlkeys), resolves revisits per spec section 1 and
+computes every key of every capture (spec section 2) and its features (section 3) with
+plain sets. Only the policy's emit lists come from profiler.policy.
+"""
+
+from collections import defaultdict
+
+
+def read_captures(paths):
+    caps = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                f_ = line.split()
+                if not f_ or f_[0] == "CDX" or len(f_) != 11:
+                    continue
+                urlkey, ts, _, mime, status, digest, _, _, length, _, _ = f_
+                ts = ts + "0" * (14 - len(ts))
+                mime = mime.split(";")[0].strip().lower()
+                mime = "unk" if mime in ("", "-", "unk", "unknown") else mime
+                status = status if len(status) == 3 and status.isdigit() else "unk"
+                digest = digest.split(":")[-1].upper() if digest not in ("", "-") else "-"
+                length = int(length) if length.isdigit() else 0
+                caps.append([urlkey, ts, mime, status, digest, length, mime == "warc/revisit"])
+    return caps
+
+
+def resolve_revisits(caps):
+    for c in caps:
+        if c[6]:
+            originals = sorted((o[1], o[2], o[3]) for o in caps
+                               if o[0] == c[0] and not o[6] and o[4] == c[4] and c[4] != "-")
+            c[2], c[3] = (originals[0][1], originals[0][2]) if originals else ("warc/revisit", "unk")
+    return caps
+
+
+def surt_keys(urlkey, policy):
+    """(level type, key) pairs, straight from the spec's list."""
+    out = [("root", "*")]
+    if ")" not in urlkey:
+        if policy.exact_urls:
+            out.append(("url", urlkey))
+        return out
+    host, path = urlkey.split(")", 1)
+    labels = host.split(",")
+    for k in range(1, min(len(labels) - 1, policy.host_depth) + 1):
+        out.append(("tld" if k == 1 else "domain", ",".join(labels[:k]) + ",*"))
+    if len(labels) <= policy.host_depth:
+        out.append(("host", host + ")/*"))
+        dirs = path.split("?")[0].split("#")[0].split("/")[1:-1]
+        for depth in range(1, min(policy.path_depth, len(dirs)) + 1):
+            out.append(("path", host + ")/" + "/".join(dirs[:depth]) + "/*"))
+    if policy.exact_urls:
+        out.append(("url", urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey))
+    return out
+
+
+def field_values(cap, combo):
+    dt, m, s = combo
+    ts, mime, status = cap[1], cap[2], cap[3]
+    d = {"any": "-", "year": ts[:4], "month": ts[:6]}[dt]
+    mm = {"any": "-", "type": mime, "category": mime.split("/")[0] + "/*" if "/" in mime else mime}[m]
+    ss = {"any": "-", "code": status,
+          "class": status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk"}[s]
+    return "%s %s %s" % (d, mm, ss)
+
+
+def profile(caps, policy):
+    """{key: (total, min, max, urir, bytes, digests, dedup_bytes, first, last)}."""
+    members = defaultdict(list)
+    for c in caps:
+        keys = set()
+        for level_type, surt in surt_keys(c[0], policy):
+            for combo in policy.emit[level_type]:
+                keys.add(surt + " " + field_values(c, combo))
+        for k in keys:
+            members[k].append(c)
+    out = {}
+    for k, cs in members.items():
+        per_urir = defaultdict(int)
+        for c in cs:
+            per_urir[c[0]] += 1
+        largest = {}
+        for c in cs:
+            if c[4] != "-":
+                largest[c[4]] = max(largest.get(c[4], 0), c[5])
+        dedup = sum(largest.values()) + sum(c[5] for c in cs if c[4] == "-")
+        out[k] = (len(cs), min(per_urir.values()), max(per_urir.values()), len(per_urir),
+                  sum(c[5] for c in cs), len(largest), dedup,
+                  min(c[1] for c in cs), max(c[1] for c in cs))
+    return out
+
+
+def read_profile(path):
+    """{key: same tuple} from a CDXJ profile file."""
+    import json
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(("!", "@")):
+                continue
+            parts = line.rstrip("\n").split(" ", 4)
+            key, v = " ".join(parts[:4]), json.loads(parts[4])
+            out[key] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
+                        v["digests"], v["dedup_bytes"], v["first"], v["last"])
+    return out

@@ -1,0 +1,84 @@
+"""The console script: subcommands, one-line errors, atomic output."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from profiler import __version__, cli
+from profiler.output import write_atomic
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True,
+                          text=True, cwd=cwd or ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
+
+
+def test_version_and_help():
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == "archive-profiler " + __version__
+    r = run_cli("profile", "--help")
+    assert r.returncode == 0 and "--policy" in r.stdout and "--runner" in r.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["profile", "nope.cdx", "-o", "x.cdxj"], "input not found: nope.cdx"),
+    (["profile", SAMPLE, "-o", "x.cdxj", "--policy", "nope"], "policy not found: nope"),
+    (["profile", SAMPLE, "-o", "/no/such/folder/x.cdxj"], "output folder does not exist"),
+    (["profile", os.path.join(ROOT, "setup.cfg"), "-o", "x.cdxj"], "is a CDX/CDXJ index"),
+])
+def test_user_mistakes_get_one_line(tmp_path, args, message):
+    r = run_cli(*args, cwd=str(tmp_path))
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("archive-profiler: error:") and message in lines[-1], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_policy_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("host_depth: -1\n")
+    r = run_cli("profile", SAMPLE, "-o", str(tmp_path / "x.cdxj"), "--policy", str(bad))
+    assert r.returncode == 2 and "host_depth" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_profile_of_bundled_sample(tmp_path):
+    out = tmp_path / "sample.cdxj"
+    assert cli.main(["profile", "-q", SAMPLE, "-o", str(out), "--archive-uri", "https://a.example/"]) == 0
+    lines = out.read_bytes().splitlines()
+    assert lines[0].startswith(b"!context") and lines[1] == b'!id {"uri":"https://a.example/"}'
+    assert lines == sorted(lines) and len(set(lines)) == len(lines)
+    assert any(l.startswith(b'!meta {"inputs"') and b'"captures":5000' in l for l in lines)
+    assert lines[5].startswith(b"* - - - {\"urim\":{\"total\":5000,")
+
+
+def test_failed_job_leaves_previous_profile_intact(tmp_path):
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "p.cdxj"
+    out.write_bytes(b"previous profile\n")
+    # every task of the local runner fails: its python is /bin/false
+    r = run_cli("profile", SAMPLE, "-o", str(out), "-r", "local", "--", "--python-bin", "/bin/false",
+                cwd=str(tmp_path))
+    assert r.returncode == 1, r.stderr
+    assert "previous output" in r.stderr.strip().splitlines()[-1]
+    assert out.read_bytes() == b"previous profile\n"
+    assert os.listdir(tmp_path / "out") == ["p.cdxj"]
+
+
+def test_write_atomic_keeps_old_file_on_error(tmp_path):
+    (tmp_path / "out").mkdir()
+    path = tmp_path / "out" / "p.cdxj"
+    path.write_bytes(b"old\n")
+
+    def lines():
+        yield b"new"
+        raise RuntimeError("disk full")
+    with pytest.raises(RuntimeError):
+        write_atomic(str(path), lines())
+    assert path.read_bytes() == b"old\n" and os.listdir(tmp_path / "out") == ["p.cdxj"]
+    write_atomic(str(path), [b"a", b"b"])
+    assert path.read_bytes() == b"a\nb\n"
