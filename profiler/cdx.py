@@ -50,9 +50,15 @@ def surt_of(url):
     return key
 
 
+def is_surt(key):
+    """A SURT has ')' after its host part, and no '/' before it: 'com,example)/a'."""
+    i = key.find(b")")
+    return i > 0 and b"/" not in key[:i]
+
+
 def urlkey(key_raw, url_raw):
     """The SURT urlkey: taken from the index when it is one (contains ')'), else from surt()."""
-    if key_raw is not None and b")" in key_raw:
+    if key_raw is not None and is_surt(key_raw):
         key = normalise.key_field(key_raw)
     else:
         source = url_raw if url_raw not in (None, b"-", b"") else key_raw
@@ -123,5 +129,5 @@ def infer_letters(lines):
     if letters is None:
         return None
     parse = make_parser(letters)
-    good = sum(1 for line in lines if not isinstance(parse(line), str) or parse(line) == "not_a_capture")
+    good = sum(1 for result in map(parse, lines) if not isinstance(result, str) or result == "not_a_capture")
     return letters if good and good * 2 >= len(lines) else None

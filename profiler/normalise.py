@@ -38,26 +38,29 @@ def _escape(match):
 def timestamp(raw):
     """14-digit timestamp, right-padded with '0'; None when invalid.
 
+    A component holding at least one given digit must be in range; wholly padded
+    components (the month of '2013') may be '00'.
+
     >>> timestamp(b"2013")
     '20130000000000'
-    >>> timestamp(b"20131301000000") is None
-    True
+    >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None
+    (True, True)
     """
     n = len(raw)
     if n < 4 or n > 14 or not raw.isdigit():
         return None
-    if n >= 6 and not b"01" <= raw[4:6] <= b"12":
-        return None
-    if n >= 8 and not b"01" <= raw[6:8] <= b"31":
-        return None
-    if n >= 10 and raw[8:10] > b"23":
-        return None
-    if n >= 12 and raw[10:12] > b"59":
-        return None
-    if n >= 14 and raw[12:14] > b"60":
-        return None
     if n < 14:
         raw = raw + b"0" * (14 - n)
+    if n > 4 and not b"01" <= raw[4:6] <= b"12":
+        return None
+    if n > 6 and not b"01" <= raw[6:8] <= b"31":
+        return None
+    if n > 8 and raw[8:10] > b"23":
+        return None
+    if n > 10 and raw[10:12] > b"59":
+        return None
+    if n > 12 and raw[12:14] > b"60":
+        return None
     return raw.decode("ascii")
 
 

@@ -215,6 +215,17 @@ def test_sniff_unreadable_gzip(tmp_path):
     assert info["reason"].startswith("unreadable")
 
 
+def test_sniff_corrupt_gzip(tmp_path):
+    info = sniff(make(tmp_path, "a.cdx.gz", b"\x1f\x8b" + b"\x63" * 40))
+    assert info["format"] is None
+    assert info["reason"].startswith("unreadable")
+
+
+def test_sniff_gzip_with_trailing_garbage_keeps_its_lines(tmp_path):
+    info = sniff(make(tmp_path, "a.cdx.gz", gzip.compress(LEGEND + CDX11) + b"\0" * 8))
+    assert (info["format"], info["fields"]) == ("cdx", "N b a m s k r M S V g")
+
+
 def test_sniff_real_netarchivesuite_cdx():
     info = sniff(shared_data("netarchivesuite", "fyensdk.cdx"))
     assert (info["format"], info["fields"]) == ("cdx", "a e b m S g V k")
