@@ -88,6 +88,59 @@ def _record(entries):
     return stats.of_uri_r(count, nbytes, len(digests), sum(digests.values()) + dash, first, last)
 
 
+def _project(tuples, records, suffixes, idx, disjoint):
+    """{suffix: record} of one URI-R for the combinations of set idx.
+
+    records holds each tuple's own record; a suffix reached from several tuples gets
+    a record over all of them (one URI-R: urir 1, min = max = its count).
+    """
+    groups = {}
+    for t, sx in suffixes.items():
+        for suffix in sx[idx]:
+            found = groups.get(suffix)
+            if found is None:
+                groups[suffix] = t
+            elif found.__class__ is list:
+                found.append(t)
+            else:
+                groups[suffix] = [found, t]
+    out = {}
+    for suffix, g in groups.items():
+        if g.__class__ is tuple:
+            out[suffix] = records[g]
+        elif disjoint:
+            out[suffix] = _sum_disjoint([records[t] for t in g])
+        else:
+            out[suffix] = _record([tuples[t] for t in g])
+    return out
+
+
+def _sum_disjoint(records):
+    """Record of one URI-R over tuples that share no digest: every field adds up."""
+    total = list(records[0])
+    for r in records[1:]:
+        total[0] += r[0]
+        total[4] += r[4]
+        total[5] += r[5]
+        total[6] += r[6]
+        if r[7] < total[7]:
+            total[7] = r[7]
+        if r[8] > total[8]:
+            total[8] = r[8]
+    total[1] = total[2] = total[0]
+    return total
+
+
+def _digests_disjoint(tuples):
+    """True when no digest occurs in two tuples of the URI-R."""
+    seen = set()
+    n = 0
+    for e in tuples.values():
+        seen.update(e[5])
+        n += len(e[5])
+    return len(seen) == n
+
+
 class Expander:
     """Stateful reducer logic of step 1; ``add()`` and ``close()`` yield output records.
 
@@ -107,23 +160,33 @@ class Expander:
     def add(self, urlkey, cell_lists):
         tuples = resolve(merge_cells(cell_lists))
         host = host_part(urlkey)
+        policy = self.policy
         if self.group is None or host != self.host:
             self._close_group()
             self.host = host
-            self.group = group_levels(host, self.policy)
-        suffixes = self.suffixes
-        set_of = self.policy.set_of
+            self.group = group_levels(host, policy)
+            self.group_sets = sorted({policy.set_of[lt] for lt, _ in self.group})
+        records = {t: _record([e]) for t, e in tuples.items()}
         if len(tuples) == 1:
-            (t, e), = tuples.items()
-            stats.add(self.host_single, t, _record([e]))
+            (t, record), = records.items()
+            stats.add(self.host_single, t, record)
+            suffixes = None
         else:
-            for idx in {set_of[lt] for lt, _ in self.group}:
+            suffixes = {t: self.suffixes(t) for t in tuples}
+            disjoint = _digests_disjoint(tuples)
+            for idx in self.group_sets:
                 acc = self.host_sets.setdefault(idx, {})
-                for suffix, record in self._project(tuples, idx).items():
+                for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
                     stats.add(acc, suffix, record)
-        for lt, key in own_levels(urlkey, host, self.policy):
-            for suffix, record in self._project(tuples, set_of[lt]).items():
-                stats.add(self.table, key + " " + suffix, record)
+        own = own_levels(urlkey, host, policy)
+        if own:
+            if suffixes is None:
+                suffixes = {t: self.suffixes(t) for t in tuples}
+                disjoint = True
+            table = self.table
+            for lt, key in own:
+                for suffix, record in _project(tuples, records, suffixes, policy.set_of[lt], disjoint).items():
+                    stats.add(table, key + " " + suffix, record)
         by_digest = {}
         for t, e in tuples.items():
             for d, ml in e[5].items():
@@ -132,15 +195,6 @@ class Expander:
             yield b"D " + d.encode("utf-8"), [urlkey, entries]
         if len(self.table) >= self.limit:
             yield from self._flush()
-
-    def _project(self, tuples, idx):
-        """{suffix: record} of one URI-R for the combinations of set idx."""
-        groups = {}
-        suffixes = self.suffixes
-        for t, e in tuples.items():
-            for suffix in suffixes(t)[idx]:
-                groups.setdefault(suffix, []).append(e)
-        return {suffix: _record(entries) for suffix, entries in groups.items()}
 
     def _close_group(self):
         if self.group is None:

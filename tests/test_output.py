@@ -1,0 +1,62 @@
+"""The profile file: byte-ordered merge of job parts, header lines, atomic write."""
+
+import orjson
+import pytest
+
+from profiler.output import header_lines, write_profile
+
+
+def _headers(meta):
+    return header_lines("https://a.example/", {"name": "p"}, ["in.cdx"], meta, [], True, created="T")
+
+
+def _part(*keys):
+    return lambda: [k + b"\t{}\n" for k in keys]
+
+
+def test_sorted_parts_merge_in_byte_order(tmp_path):
+    out = tmp_path / "p.cdxj"
+    meta = b'!meta\t{"captures":3,"skipped":{"bad_json":1}}\n'
+    parts = [lambda: [meta] + [b"* - - -\t{}\n", b"com,z)/* - - -\t{}\n"], _part(b"com,* - - -", b"org,* - - -")]
+    n = write_profile(str(out), parts, _headers)
+    lines = out.read_bytes().splitlines()
+    assert n == len(lines) == 9
+    assert lines == sorted(lines)
+    assert lines[5:] == [b"* - - - {}", b"com,* - - - {}", b"com,z)/* - - - {}", b"org,* - - - {}"]
+    run_meta = orjson.loads(next(l for l in lines if l.startswith(b'!meta {"inputs"'))[6:])
+    assert run_meta == {"inputs": ["in.cdx"], "captures": 3, "skipped": {"bad_json": 1}}
+
+
+def test_unsorted_part_is_sorted_not_trusted(tmp_path):
+    """Hadoop/Spark parts are sorted only by their own partitioner: never trust order blindly."""
+    out = tmp_path / "p.cdxj"
+    write_profile(str(out), [_part(b"org,* - - -", b"com,* - - -"), _part(b"* - - -")], _headers)
+    data = [l for l in out.read_bytes().splitlines() if not l.startswith(b"!")]
+    assert data == [b"* - - - {}", b"com,* - - - {}", b"org,* - - - {}"]
+
+
+def test_byte_order_not_locale_order(tmp_path):
+    out = tmp_path / "p.cdxj"
+    keys = [b"com,b)/* - - -", b"com,B)/* - - -", b"com,a-b)/* - - -", b"com,a)/* - - -", "com,\u00e9)/* - - -".encode()]
+    write_profile(str(out), [_part(*sorted(keys))], _headers)
+    data = [l[:-3] for l in out.read_bytes().splitlines() if not l.startswith(b"!")]
+    assert data == sorted(keys)
+
+
+def test_duplicate_keys_across_parts_are_an_error(tmp_path):
+    out = tmp_path / "p.cdxj"
+    out.write_bytes(b"old\n")
+    with pytest.raises(ValueError, match="duplicate key"):
+        write_profile(str(out), [_part(b"* - - -"), _part(b"* - - -")], _headers)
+    assert out.read_bytes() == b"old\n"
+
+
+def test_header_lines_are_sorted_and_complete():
+    lines = header_lines(None, {"name": "p"}, ["a"], {"captures": 1, "skipped": {}},
+                         [{"path": "x", "reason": "r"}], False, created="T")
+    assert lines == sorted(lines)
+    assert [l.split(b" ", 1)[0] for l in lines] == [b"!context", b"!id", b"!keys", b"!meta", b"!meta"]
+    run_meta = orjson.loads(lines[3][6:])
+    assert run_meta["skipped"] == {"unusable_file": 1} and run_meta["skipped_files"][0]["path"] == "x"
+    about = orjson.loads(lines[4][6:])
+    assert about["type"] == "ArchiveProfile" and about["revisits"] == "unresolved" and about["created"] == "T"
