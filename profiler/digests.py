@@ -13,11 +13,9 @@ from profiler.keys import surt_levels
 def corrections(records, policy, suffixes):
     """records: [urlkey, [[period, mime, status, max_len], ...]] of one digest, one per URI-R.
 
-    Yields (profile key, correction record).
+    Yields (profile key, correction record). Records are streamed: memory grows with the
+    keys the digest touches, not with the number of its captures.
     """
-    records = list(records)
-    if len(records) < 2:
-        return
     set_of = policy.set_of
     per_key = {}
     for urlkey, entries in records:

@@ -119,15 +119,9 @@ def _sum_disjoint(records):
     """Record of one URI-R over tuples that share no digest: every field adds up."""
     total = list(records[0])
     for r in records[1:]:
-        total[0] += r[0]
-        total[4] += r[4]
-        total[5] += r[5]
-        total[6] += r[6]
-        if r[7] < total[7]:
-            total[7] = r[7]
-        if r[8] > total[8]:
-            total[8] = r[8]
+        stats.merge_into(total, r)
     total[1] = total[2] = total[0]
+    total[3] = 1
     return total
 
 

@@ -144,3 +144,35 @@ def test_inline_and_local_runners_write_identical_bytes(corpus, tmp_path):
     assert summary["splits"] >= 2
     assert summary["parts"] >= 3, summary["parts"]
     assert _without_created(a) == _without_created(b)
+
+
+def test_legend_order_and_compression_do_not_change_the_profile(corpus, tmp_path):
+    """A legend in another field order, gzip, bz2 and CDXJ copies of the same captures."""
+    import bz2
+    import gzip
+    import json
+    folder, lines, paths = corpus
+    order = "g V S M r k s m a b N".split()
+    standard = "N b a m s k r M S V g".split()
+    permuted = [" CDX " + " ".join(order)]
+    cdxj = []
+    for line in lines:
+        f = dict(zip(standard, line.split()))
+        permuted.append(" ".join(f[c] for c in order))
+        cdxj.append("%s %s %s" % (f["N"], f["b"], json.dumps(
+            {"url": f["a"], "mime": f["m"], "status": f["s"], "digest": "sha1:" + f["k"].lower(),
+             "length": f["S"]})))
+    text = "\n".join(permuted) + "\n"
+    (tmp_path / "permuted.cdx").write_text(text)
+    with gzip.open(tmp_path / "permuted.cdx.gz", "wt") as f:
+        f.write(text)
+    with bz2.open(tmp_path / "permuted.cdx.bz2", "wt") as f:
+        f.write(text)
+    (tmp_path / "copy.cdxj").write_text("\n".join(cdxj) + "\n")
+    reference = str(tmp_path / "ref.cdxj")
+    run_profile(paths, reference, policy="default")
+    expected = _data_lines(reference)
+    for name in ("permuted.cdx", "permuted.cdx.gz", "permuted.cdx.bz2", "copy.cdxj"):
+        out = str(tmp_path / (name + ".profile"))
+        run_profile([str(tmp_path / name)], out, policy="default", split_size=5000)
+        assert _data_lines(out) == expected, name

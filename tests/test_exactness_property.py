@@ -1,0 +1,115 @@
+"""Exactness under any cut: the map/reduce functions, run without mrjob over random splits,
+reducer partitions, table limits and policies, always equal the brute-force oracle."""
+
+import random
+
+import orjson
+from hypothesis import given, settings, strategies as st
+
+from oracle import profile as oracle_profile, resolve_revisits
+from profiler import cdx, digests, stats
+from profiler.expand import Expander
+from profiler.keys import SuffixTable
+from profiler.mapside import CaptureAggregator
+from profiler.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
+
+HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)"]
+PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
+
+
+def random_policy(rng):
+    levels = {c: [x for x in CHOICES[c] if rng.random() < 0.7] for c in CRITERIA}
+    emit = {}
+    for lt in LEVEL_TYPES:
+        r = rng.random()
+        if r < 0.3:
+            emit[lt] = "all"
+        elif r < 0.4:
+            emit[lt] = "none"
+        else:
+            emit[lt] = [{c: rng.sample(["any"] + levels[c], rng.randint(1, 1 + len(levels[c])))
+                         for c in CRITERIA} for _ in range(rng.randint(1, 2))]
+    return Policy({"host_depth": rng.randint(0, 4), "path_depth": rng.randint(0, 3),
+                   "exact_urls": rng.random() < 0.5, "levels": levels, "emit": emit})
+
+
+def random_captures(rng):
+    caps = []
+    digests_pool = ["D%d" % i for i in range(12)]
+    for _ in range(rng.randint(1, 120)):
+        urlkey = rng.choice(HOSTS) + rng.choice(PATHS) if rng.random() > 0.05 else "dns:z.example"
+        ts = "%d%02d%02d120000" % (rng.randint(2010, 2012), rng.randint(1, 12), rng.randint(1, 28))
+        revisit = rng.random() < 0.25
+        mime = "warc/revisit" if revisit else rng.choice(["text/html", "image/png", "unk", "text/css"])
+        status = "-" if revisit else rng.choice(["200", "404", "301", "-"])
+        digest = rng.choice(digests_pool + ["-"])
+        caps.append((urlkey, ts, mime, status, digest, rng.randint(0, 999)))
+    return caps
+
+
+def cdx_lines(caps):
+    return [("%s %s %s %s %s %s - - %d 0 f" % (u, t, u if ")" not in u else "http://x/", m, s, d, n)).encode()
+            for u, t, m, s, d, n in caps]
+
+
+def run_without_mrjob(lines, policy, rng):
+    """Map over random splits, shuffle into random reducer partitions, three steps."""
+    parse = cdx.make_parser("N b a m s k r M S V g")
+    cuts = sorted(rng.sample(range(len(lines) + 1), min(len(lines) + 1, rng.randint(1, 5))))
+    bounds = [0] + cuts + [len(lines)]
+    records = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        agg = CaptureAggregator(policy.period_len, limit=rng.randint(1, 20))
+        for line in lines[lo:hi]:
+            if agg.add(parse(line)):
+                records.extend(agg.flush())
+        records.extend(agg.flush())
+
+    def shuffle(pairs, n_reducers):
+        groups = {}
+        for key, value in pairs:
+            groups.setdefault(key, []).append(orjson.loads(orjson.dumps(value)))
+        parts = [[] for _ in range(n_reducers)]
+        for key in sorted(groups):
+            parts[hash(key) % n_reducers].append((key, groups[key]))
+        return parts
+
+    step1 = []
+    for part in shuffle(records, rng.randint(1, 4)):
+        exp = Expander(policy, limit=rng.randint(1, 50))
+        for key, values in part:
+            step1.extend(exp.add(key.decode(), values))
+        step1.extend(exp.close())
+    step2 = []
+    suffixes = SuffixTable(policy)
+    for part in shuffle(step1, rng.randint(1, 4)):
+        table = {}
+        for key, values in part:
+            if key.startswith(b"D "):
+                for k, rec in digests.corrections(values, policy, suffixes):
+                    stats.add(table, k, rec)
+            else:
+                step2.append((key, stats.sum_all(values)))
+        step2.extend((b"K " + k.encode(), rec) for k, rec in table.items())
+    final = {}
+    for part in shuffle(step2, rng.randint(1, 3)):
+        for key, values in part:
+            final[key[2:].decode()] = tuple(stats.sum_all(values))
+    return final
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32))
+def test_any_cut_equals_oracle(seed):
+    rng = random.Random(seed)
+    policy = random_policy(rng)
+    caps = random_captures(rng)
+    lines = cdx_lines(caps)
+    if rng.random() < 0.5:
+        lines.sort()
+    got = run_without_mrjob(lines, policy, rng)
+    oracle_caps = [[u, t, m, "unk" if s == "-" else s, d, n, m == "warc/revisit"] for u, t, m, s, d, n in caps]
+    expected = oracle_profile(resolve_revisits(oracle_caps), policy)
+    assert set(got) == set(expected)
+    for key in expected:
+        assert got[key] == expected[key], key
