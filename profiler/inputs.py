@@ -2,6 +2,7 @@
 
 import glob
 import itertools
+import mmap
 import os
 import zlib
 
@@ -140,6 +141,35 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
         if info["compression"] or size <= split_size:
             splits.append(dict(base, start=0, end=None))
             continue
-        for start in range(0, size, split_size):
-            splits.append(dict(base, start=start, end=min(size, start + split_size)))
+        segments = legend_segments(info["path"], size, base.get("fields")) if base["format"] == "cdx" \
+            else [(0, size, None)]
+        for seg_start, seg_end, fields in segments:
+            for start in range(seg_start, seg_end, split_size):
+                split = dict(base, start=start, end=min(seg_end, start + split_size))
+                if fields:
+                    split["fields"] = fields
+                splits.append(split)
     return splits
+
+
+def legend_segments(path, size, fields):
+    """(start, end, fields) of the parts of a CDX file between legend lines.
+
+    Concatenated CDX files may declare a new layout mid-file; a split that starts after
+    such a legend must not parse with the first one. A memchr-speed scan finds them.
+    """
+    bounds = [(0, fields)]
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        for marker in (b"\n CDX ", b"\nCDX "):
+            i = m.find(marker)
+            while i >= 0:
+                eol = m.find(b"\n", i + 1)
+                line = m[i + 1:eol if eol >= 0 else size]
+                try:
+                    bounds.append((i + 1, cdx.legend_letters(line)))
+                except ValueError:
+                    pass
+                i = m.find(marker, i + 1)
+    bounds.sort()
+    ends = [b[0] for b in bounds[1:]] + [size]
+    return [(start, end, letters) for (start, letters), end in zip(bounds, ends) if end > start]

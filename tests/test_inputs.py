@@ -240,16 +240,23 @@ def info(path, size, compression=None, fmt="cdx", fields="N b a m s k S"):
     return out
 
 
-def test_plan_splits_cuts_uncompressed_files():
-    splits = plan_splits([info("/a.cdx", 250)], split_size=100)
+def _file_of(tmp_path, size):
+    path = tmp_path / "a.cdx"
+    path.write_bytes((b"x" * 9 + b"\n") * (size // 10))
+    return str(path)
+
+
+def test_plan_splits_cuts_uncompressed_files(tmp_path):
+    path = _file_of(tmp_path, 250)
+    splits = plan_splits([info(path, 250)], split_size=100)
     assert [(s["start"], s["end"]) for s in splits] == [(0, 100), (100, 200), (200, 250)]
-    assert all(s["path"] == "/a.cdx" and s["format"] == "cdx" and s["fields"] == "N b a m s k S"
+    assert all(s["path"] == path and s["format"] == "cdx" and s["fields"] == "N b a m s k S"
                for s in splits)
     assert all("compression" not in s for s in splits)
 
 
-def test_plan_splits_exact_multiple():
-    splits = plan_splits([info("/a.cdx", 200)], split_size=100)
+def test_plan_splits_exact_multiple(tmp_path):
+    splits = plan_splits([info(_file_of(tmp_path, 200), 200)], split_size=100)
     assert [(s["start"], s["end"]) for s in splits] == [(0, 100), (100, 200)]
 
 
@@ -277,3 +284,22 @@ def test_plan_splits_then_read_covers_every_line(tmp_path):
     assert len(splits) > 5
     got = [line for s in splits for line in iter_lines(s["path"], s["start"], s["end"], s.get("compression"))]
     assert got == lines
+
+
+def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
+    """Concatenated CDX files: a split starting after a second legend must parse with it."""
+    from profiler import inputs
+    first = [" CDX N b a m s k r M S V g"] + [
+        "com,a)/%d 20130101000000 http://a/ text/html 200 D%d - - 10 0 f" % (i, i) for i in range(50)]
+    second = [" CDX a b N s m k r M V S g"] + [
+        "http://b/ 20140101000000 com,b)/%d 404 image/png E%d - - 0 20 f" % (i, i) for i in range(50)]
+    path = tmp_path / "concat.cdx"
+    path.write_text("\n".join(first + second) + "\n")
+    info = inputs.sniff(str(path))
+    splits = inputs.plan_splits([info], split_size=500)
+    assert {s["fields"] for s in splits} == {"N b a m s k r M S V g", "a b N s m k r M V S g"}
+    from profiler.mapside import iter_parsed
+    parsed = [p for s in splits for p in iter_parsed(s)]
+    assert len(parsed) == 100 and all(not isinstance(p, str) for p in parsed)
+    assert sorted({(p[0][:7], p[2], p[3], p[5]) for p in parsed}) == [
+        ("com,a)/", "text/html", "200", 10), ("com,b)/", "image/png", "404", 20)]
