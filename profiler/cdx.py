@@ -104,10 +104,11 @@ def make_parser(letters):
         key = urlkey(key_raw, url_raw)
         if key is None:
             return "bad_url"
-        return (key, ts, normalise.mime(mime_raw),
+        mime = normalise.mime(mime_raw)
+        return (key, ts, mime,
                 normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
                 normalise.digest(f[i_digest]) if i_digest is not None else "-",
-                length, mime_raw == b"warc/revisit")
+                length, mime == normalise.REVISIT_MIME)
 
     return parse
 

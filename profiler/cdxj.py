@@ -46,7 +46,8 @@ def parse(line):
         return "bad_url"
     status_raw = _field(record, _STATUS_KEYS)
     digest_raw = _field(record, _DIGEST_KEYS)
-    return (key, ts, normalise.mime(mime_raw),
+    mime = normalise.mime(mime_raw)
+    return (key, ts, mime,
             normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
             normalise.digest(digest_raw) if digest_raw is not None else "-",
-            length, mime_raw == b"warc/revisit")
+            length, mime == normalise.REVISIT_MIME)

@@ -77,6 +77,12 @@ def main(argv=None):
     except (InputError, PolicyError) as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("%s: interrupted (the previous output, if any, is unchanged)" % PROG, file=sys.stderr)
+        return 130
+    except OSError as e:
+        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, e), file=sys.stderr)
+        return 1
     except Exception as e:
         from profiler.pipeline import JobFailed
         if isinstance(e, JobFailed):

@@ -59,8 +59,11 @@ def _expand(path):
 
 def is_manifest(path):
     """A manifest is a plain text file whose first non-empty line names an existing file."""
-    with open(path, "rb") as f:
-        head = f.read(4096)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
     if compression_of(head) or b"\0" in head:
         return False
     for line in head.splitlines():
@@ -75,7 +78,7 @@ def read_manifest(path):
     """Paths listed one per line ('#' comments allowed), relative to the manifest's folder."""
     base = os.path.dirname(os.path.abspath(path))
     out = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith("#"):
@@ -89,8 +92,12 @@ def read_manifest(path):
 
 def sniff(path):
     """Describe an input file: {'path', 'size', 'compression', 'format', 'fields'|'reason'}."""
-    with open(path, "rb") as f:
-        head = f.read(8)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        return {"path": path, "size": 0, "compression": None, "format": None,
+                "reason": "unreadable: %s" % (e.strerror or e)}
     info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
     sample = []
     try:

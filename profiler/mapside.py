@@ -26,7 +26,7 @@ def parser_for(split):
 def iter_parsed(split, opener=open):
     """Yield capture tuples or skip-reason strs for the lines of one split.
 
-    File-level failures end the split with a reason ('unreadable', 'truncated') after
+    File-level failures end the split with a reason ('unreadable_file', 'truncated_file') after
     the lines read so far.
     """
     parse = parser_for(split)

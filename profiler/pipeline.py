@@ -61,6 +61,8 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
         raise inputs_mod.InputError("output folder does not exist: %s" % out_dir)
     if os.path.isdir(out_path):
         raise inputs_mod.InputError("output is a folder: %s" % out_path)
+    if not os.access(out_dir, os.W_OK):
+        raise inputs_mod.InputError("cannot write to folder: %s" % out_dir)
     pol = load_policy(policy) if isinstance(policy, str) else policy
     files = inputs_mod.resolve(input_args, manifests)
     infos = [inputs_mod.sniff(f) for f in files]

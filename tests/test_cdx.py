@@ -274,3 +274,10 @@ def test_real_iana_cdx():
     assert all(isinstance(c, tuple) and c[0].startswith("org,iana)/") for c in caps)
     revisits = [c for c in caps if c[6]]
     assert revisits and all(c[2] == "warc/revisit" and c[3] == "unk" for c in revisits)
+
+
+def test_revisit_flag_uses_the_normalised_mime():
+    from profiler import cdx
+    parse = cdx.make_parser("N b a m s k r M S V g")
+    got = parse(b"com,a)/ 20100101000000 http://a/ WARC/Revisit;x=1 - sha1:AA - - 10 0 f")
+    assert got[2] == "warc/revisit" and got[6] is True

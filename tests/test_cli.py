@@ -82,3 +82,20 @@ def test_write_atomic_keeps_old_file_on_error(tmp_path):
     assert path.read_bytes() == b"old\n" and os.listdir(tmp_path / "out") == ["p.cdxj"]
     write_atomic(str(path), [b"a", b"b"])
     assert path.read_bytes() == b"a\nb\n"
+
+
+def test_unreadable_input_is_reported_not_a_traceback(tmp_path):
+    if os.geteuid() == 0:
+        # root reads everything: use a dangling symlink instead of permissions
+        bad = tmp_path / "gone.cdx"
+        bad.symlink_to(tmp_path / "missing-target.cdx")
+    else:
+        bad = tmp_path / "locked.cdx"
+        bad.write_text("x")
+        bad.chmod(0)
+    out = tmp_path / "out.cdxj"
+    r = run_cli("profile", SAMPLE, str(bad), "-o", str(out), cwd=str(tmp_path))
+    if r.returncode == 0:
+        assert b'"unusable_file":1' in out.read_bytes()
+    else:
+        assert r.returncode == 2 and "Traceback" not in r.stderr

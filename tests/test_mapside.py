@@ -1,5 +1,6 @@
 """Tests for profiler.mapside: parse one split and aggregate captures per URI-R."""
 
+import bz2
 import gzip
 
 import orjson
@@ -257,6 +258,20 @@ def test_map_split_gzip_missing_trailer_is_truncated(tmp_path):
     path.write_bytes(gzip.compress(SMALL.encode())[:-4])
     _, meta = run(manifest(path, compression="gzip"))
     assert meta[1]["skipped"].get("truncated_file") == 1
+
+
+def test_map_split_truncated_bz2(tmp_path):
+    path = tmp_path / "t.cdx.bz2"
+    path.write_bytes(bz2.compress(SMALL.encode())[:-10])
+    _, meta = run(manifest(path, compression="bz2"))
+    assert meta[1]["skipped"].get("truncated_file") == 1
+
+
+def test_map_split_not_really_gzip(tmp_path):
+    path = write(tmp_path / "a.cdx.gz", SMALL)
+    records, meta = run(manifest(path, compression="gzip"))
+    assert records == []
+    assert meta[1] == {"captures": 0, "skipped": {"unreadable_file": 1}}
 
 
 def test_map_split_missing_file(tmp_path):

@@ -3,7 +3,6 @@
 import os
 import stat
 import sys
-import sysconfig
 import zipfile
 
 import pytest
@@ -22,25 +21,37 @@ def test_package_zip_holds_every_module(tmp_path):
     assert modules <= names and "profiler/__init__.py" in names
 
 
+WRAPPER = """#!%s
+# A task python that imports profiler only from a shipped .zip on PYTHONPATH, never from
+# the installed (or editable) package.
+import importlib.machinery, os, runpy, sys
+
+if len(sys.argv) < 2 or sys.argv[1].startswith("-"):     # mrjob's own 'python -c ...' calls
+    os.execv(sys.executable, [sys.executable] + sys.argv[1:])
+
+class OnlyShipped:
+    def find_spec(self, name, path=None, target=None):
+        if name != "profiler":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if p.endswith(".zip")])
+        if spec is None:
+            raise ModuleNotFoundError("No module named 'profiler' (not shipped)", name=name)
+        return spec
+
+sys.meta_path.insert(0, OnlyShipped())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def _python_without_profiler(tmp_path):
-    """A python that sees site-packages minus profiler and jobs (installed or editable)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    purelib = sysconfig.get_paths()["purelib"]
-    for name in os.listdir(purelib):
-        low = name.lower()
-        if name in ("profiler", "jobs") or "archive_profiler" in low or "archive-profiler" in low \
-                or low.endswith(".pth"):
-            continue
-        os.symlink(os.path.join(purelib, name), site / name)
     wrapper = tmp_path / "python-no-profiler"
-    wrapper.write_text('#!/bin/sh\nPYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" exec "%s" -S "$@"\n'
-                       % (site, sys.executable))
+    wrapper.write_text(WRAPPER % sys.executable)
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return str(wrapper)
 
 
-def test_local_tasks_need_and_get_the_shipped_package(tmp_path, monkeypatch):
+def test_local_tasks_need_and_get_the_shipped_package(tmp_path, monkeypatch, caplog):
     monkeypatch.delenv("PYTHONPATH", raising=False)
     python = _python_without_profiler(tmp_path)
     out = str(tmp_path / "p.cdxj")
@@ -49,5 +60,6 @@ def test_local_tasks_need_and_get_the_shipped_package(tmp_path, monkeypatch):
         run_profile([SAMPLE], out, runner="local", cores=1, ship_package=False,
                     extra_args=["--python-bin", python])
     assert not os.path.exists(out)
+    assert "No module named 'profiler' (not shipped)" in caplog.text
     summary = run_profile([SAMPLE], out, runner="local", cores=1, extra_args=["--python-bin", python])
     assert summary["lines"] > 1000
