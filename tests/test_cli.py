@@ -99,3 +99,14 @@ def test_unreadable_input_is_reported_not_a_traceback(tmp_path):
         assert b'"unusable_file":1' in out.read_bytes()
     else:
         assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_mrjob_conf_and_manifest_inputs(tmp_path):
+    manifest = tmp_path / "inputs.txt"
+    manifest.write_text("# today's indexes\n%s\n" % SAMPLE)
+    out = tmp_path / "m.cdxj"
+    r = run_cli("profile", str(manifest), "-o", str(out), "-r", "local", "--cores", "2",
+                "-c", os.path.join(ROOT, "conf", "mrjob.conf"), cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "Running step 3 of 3" in r.stderr          # progress is shown
+    assert b'"captures":5000' in out.read_bytes()
