@@ -2,7 +2,10 @@
 
 Revisits are resolved inside the URI-R (the original with the same digest is there).
 Keys of the host and above (root, tld, domain, host) are accumulated per host and
-rolled up once per host; path and URL keys go straight to the output table. Digest
+rolled up once per host. URI-Rs whose captures all share one (period, mime, status)
+tuple (most of them) contribute the same record to every key of that tuple, so they are
+merged per tuple up to the TLD, domain and '*' keys and expanded into keys only once per
+tuple. Path and URL keys go straight to the output table. Digest
 features are first counted as if no digest were shared between URI-Rs; one record per
 (URI-R, digest) lets step 2 correct the digests that are (see profiler.digests).
 """
@@ -150,6 +153,8 @@ class Expander:
         self.host = self.group = None
         self.host_single = {}     # tuple -> merged records of single-tuple URI-Rs
         self.host_sets = {}       # combo set index -> {suffix: record}
+        self.level_single = {}    # (tld/domain/root key, set index) -> {tuple: record}
+        self.level_tuples = 0
 
     def add(self, urlkey, cell_lists):
         tuples = resolve(merge_cells(cell_lists))
@@ -191,23 +196,40 @@ class Expander:
             yield from self._flush()
 
     def _close_group(self):
+        """Roll the finished host up: multi-tuple URI-Rs by suffix, single-tuple ones by tuple."""
         if self.group is None:
             return
         set_of = self.policy.set_of
-        sets = self.host_sets
-        for t, record in self.host_single.items():
-            sx = self.suffixes(t)
-            for idx in {set_of[lt] for lt, _ in self.group}:
-                acc = sets.setdefault(idx, {})
-                for suffix in sx[idx]:
-                    stats.add(acc, suffix, record)
         table = self.table
         for lt, key in self.group:
-            for suffix, record in sets.get(set_of[lt], {}).items():
+            for suffix, record in self.host_sets.get(set_of[lt], {}).items():
                 stats.add(table, key + " " + suffix, record)
+            if lt == "host":
+                self._expand(key, set_of[lt], self.host_single)
+            else:
+                acc = self.level_single.setdefault((key, set_of[lt]), {})
+                for t, record in self.host_single.items():
+                    stats.add(acc, t, record)
+                self.level_tuples += len(self.host_single)
         self.host_single = {}
         self.host_sets = {}
         self.group = None
+        if self.level_tuples >= self.limit:
+            self._expand_levels()
+
+    def _expand(self, key, idx, by_tuple):
+        """Add records of single-tuple URI-Rs, merged per tuple, to every suffix of their tuple."""
+        table = self.table
+        suffixes = self.suffixes
+        for t, record in by_tuple.items():
+            for suffix in suffixes(t)[idx]:
+                stats.add(table, key + " " + suffix, record)
+
+    def _expand_levels(self):
+        for (key, idx), by_tuple in self.level_single.items():
+            self._expand(key, idx, by_tuple)
+        self.level_single = {}
+        self.level_tuples = 0
 
     def _flush(self):
         table, self.table = self.table, {}
@@ -216,4 +238,5 @@ class Expander:
 
     def close(self):
         self._close_group()
+        self._expand_levels()
         yield from self._flush()
