@@ -2,7 +2,6 @@
 
 import glob
 import itertools
-import mmap
 import os
 import zlib
 
@@ -159,24 +158,34 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
     return splits
 
 
-def legend_segments(path, size, fields):
+def legend_segments(path, size, fields, chunk=8 << 20):
     """(start, end, fields) of the parts of a CDX file between legend lines.
 
     Concatenated CDX files may declare a new layout mid-file; a split that starts after
-    such a legend must not parse with the first one. A memchr-speed scan finds them.
+    such a legend must not parse with the first one. A chunked memchr-speed scan finds them.
     """
     bounds = [(0, fields)]
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        for marker in (b"\n CDX ", b"\nCDX "):
-            i = m.find(marker)
-            while i >= 0:
-                eol = m.find(b"\n", i + 1)
-                line = m[i + 1:eol if eol >= 0 else size]
-                try:
-                    bounds.append((i + 1, cdx.legend_letters(line)))
-                except ValueError:
-                    pass
-                i = m.find(marker, i + 1)
-    bounds.sort()
+    markers = (b"\n CDX ", b"\nCDX ")
+    overlap = max(len(m) for m in markers) - 1
+    with open(path, "rb") as f, open(path, "rb") as lines:
+        offset, tail = 0, b""
+        while True:
+            data = f.read(chunk)
+            if not data:
+                break
+            window = tail + data
+            base = offset - len(tail)
+            for marker in markers:
+                i = window.find(marker)
+                while i >= 0:
+                    lines.seek(base + i + 1)
+                    try:
+                        bounds.append((base + i + 1, cdx.legend_letters(lines.readline().rstrip(b"\r\n"))))
+                    except ValueError:
+                        pass
+                    i = window.find(marker, i + 1)
+            tail = window[-overlap:]
+            offset += len(data)
+    bounds = sorted(set(bounds))
     ends = [b[0] for b in bounds[1:]] + [size]
     return [(start, end, letters) for (start, letters), end in zip(bounds, ends) if end > start]

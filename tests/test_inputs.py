@@ -303,3 +303,14 @@ def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
     assert len(parsed) == 100 and all(not isinstance(p, str) for p in parsed)
     assert sorted({(p[0][:7], p[2], p[3], p[5]) for p in parsed}) == [
         ("com,a)/", "text/html", "200", 10), ("com,b)/", "image/png", "404", 20)]
+
+
+def test_legend_found_across_chunk_boundaries(tmp_path):
+    from profiler.inputs import legend_segments
+    head = b" CDX N b a m s k S\n" + b"x" * 95 + b"\n"
+    data = head + b" CDX a b N m s k S\n" + b"y" * 50 + b"\n"
+    path = tmp_path / "c.cdx"
+    path.write_bytes(data)
+    for chunk in (3, 5, 7, 64, 1 << 20):
+        segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=chunk)
+        assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
