@@ -166,26 +166,22 @@ class Expander:
             self.group = group_levels(host, policy)
             self.group_sets = sorted({policy.set_of[lt] for lt, _ in self.group})
         records = {t: _record([e]) for t, e in tuples.items()}
-        if len(tuples) == 1:
+        single = len(tuples) == 1
+        if single:
             (t, record), = records.items()
             stats.add(self.host_single, t, record)
-            suffixes = None
-        else:
-            suffixes = {t: self.suffixes(t) for t in tuples}
-            disjoint = _digests_disjoint(tuples)
-            for idx in self.group_sets:
-                acc = self.host_sets.setdefault(idx, {})
-                for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
-                    stats.add(acc, suffix, record)
         own = own_levels(urlkey, host, policy)
-        if own:
-            if suffixes is None:
-                suffixes = {t: self.suffixes(t) for t in tuples}
-                disjoint = True
-            table = self.table
+        if own or not single:
+            suffixes = {t: self.suffixes(t) for t in tuples}
+            disjoint = single or _digests_disjoint(tuples)
+            if not single:
+                for idx in self.group_sets:
+                    acc = self.host_sets.setdefault(idx, {})
+                    for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
+                        stats.add(acc, suffix, record)
             for lt, key in own:
                 for suffix, record in _project(tuples, records, suffixes, policy.set_of[lt], disjoint).items():
-                    stats.add(table, key + " " + suffix, record)
+                    stats.add(self.table, key + " " + suffix, record)
         by_digest = {}
         for t, e in tuples.items():
             for d, ml in e[5].items():
