@@ -5,6 +5,7 @@ import itertools
 import os
 import zlib
 
+from profiler.errors import UserError
 from profiler import cdx
 from profiler.readers import compression_of, iter_lines
 
@@ -12,7 +13,7 @@ DEFAULT_SPLIT_SIZE = 64 << 20
 _SNIFF_LINES = 50
 
 
-class InputError(Exception):
+class InputError(UserError):
     """A user mistake in the input arguments (one-line message)."""
 
 

@@ -8,6 +8,7 @@ import tempfile
 
 import orjson
 
+from profiler.errors import RunError
 from profiler import inputs as inputs_mod
 from profiler import output
 from profiler.policy import load as load_policy
@@ -17,7 +18,7 @@ RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
 log = logging.getLogger("archive-profiler")
 
 
-class JobFailed(Exception):
+class JobFailed(RunError):
     """The MapReduce job failed (one-line message); the previous output is intact."""
 
 

@@ -18,6 +18,7 @@ import os
 import sys
 
 import yaml
+from profiler.errors import UserError
 
 CRITERIA = ("datetime", "mime", "status")
 CHOICES = {"datetime": ("year", "month"), "mime": ("type", "category"), "status": ("class", "code")}
@@ -29,7 +30,7 @@ POLICY_DIRS = (
 )
 
 
-class PolicyError(Exception):
+class PolicyError(UserError):
     """An invalid policy file (one-line message)."""
 
 

@@ -1,0 +1,55 @@
+"""`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
+
+import argparse
+import sys
+
+from profiler.inputs import DEFAULT_SPLIT_SIZE
+
+NAME = "profile"
+HELP = "profile CDX/CDXJ indexes into a CDXJ archive profile"
+DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
+               "manifests of paths) into a sorted CDXJ archive profile. Arguments after '--' go to "
+               "mrjob unchanged.")
+TAKES_EXTRA = True
+
+
+def size(text):
+    """Parse a size such as 64M, 512k or 1G into bytes."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = text.strip().lower().rstrip("b")
+    mult = units.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in units else text
+    try:
+        value = int(float(number) * mult)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("size must be positive")
+    return value
+
+
+def add_arguments(p):
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.cdxj")
+    p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
+    p.add_argument("-r", "--runner", default="inline",
+                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
+    p.add_argument("-c", "--conf-path", action="append", default=[], metavar="MRJOB_CONF",
+                   help="mrjob.conf file (repeatable)")
+    p.add_argument("--archive-uri", default=None, help="URI of the archive, for the !id line")
+    p.add_argument("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
+                   help="do not give revisits the mime and status of their original")
+    p.add_argument("--split-size", type=size, default=DEFAULT_SPLIT_SIZE,
+                   help="bytes of uncompressed input per map task (default 64M)")
+    p.add_argument("--cores", type=int, default=None, help="processes for the local runner")
+    p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
+
+
+def run(args):
+    from profiler.pipeline import run_profile
+    summary = run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
+                          args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
+                          args.manifest, args.extra)
+    if not args.quiet:
+        print("%s: %d lines" % (summary["output"], summary["lines"]), file=sys.stderr)
+    return 0
