@@ -11,8 +11,8 @@ features are first counted as if no digest were shared between URI-Rs; one recor
 """
 
 from profiler import stats
-from profiler.keys import SuffixTable, group_levels, host_part, own_levels
-from profiler.normalise import REVISIT_MIME, UNKNOWN
+from profiler.keys import DT_BIT, MIME_BIT, STATUS_BIT, SuffixTable, group_levels, host_part, own_levels
+from profiler.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_class
 
 # tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
 
@@ -141,8 +141,14 @@ def _digests_disjoint(tuples):
 class Expander:
     """Stateful reducer logic of step 1; ``add()`` and ``close()`` yield output records.
 
-    Output keys: b'K <profile key>' with a stats record, b'D <digest>' with
-    [urlkey, [[period, mime, status, max_len], ...]].
+    Output keys: b'K <profile key>' with a stats record (partial: records of one key from
+    several flushes add up), b'D <digest>' with [urlkey, [[period, mime, status, max_len], ...]].
+
+    Host-and-above keys: each URI-R adds one exact record per block of its tuples (see
+    blocks(); one record for the many URI-Rs with a single tuple) to a per-host table by
+    virtual tuple. At the end of a host the table is expanded into the host key's suffixes and
+    rolled up by virtual tuple to the TLD, domain and root keys, which are expanded into
+    suffixes when their tables fill up: once per (key, virtual tuple), not per URI-R.
     """
 
     def __init__(self, policy, limit=200000):
@@ -151,10 +157,11 @@ class Expander:
         self.limit = limit
         self.table = {}
         self.host = self.group = None
-        self.host_single = {}     # tuple -> merged records of single-tuple URI-Rs
-        self.host_sets = {}       # combo set index -> {suffix: record}
-        self.level_single = {}    # (tld/domain/root key, set index) -> {tuple: record}
-        self.level_tuples = 0
+        self.host_tuples = {}     # tuple -> record of the host's URI-Rs (see class docstring)
+        self.host_suffixes = {}   # combination set index -> {suffix: record}, see _ambiguous()
+        self.level_tuples = {}    # (tld/domain/root key, set index) -> {tuple: record}
+        self.level_size = 0
+        self.used = used_options(policy)
 
     def add(self, urlkey, cell_lists):
         tuples = resolve(merge_cells(cell_lists))
@@ -164,21 +171,21 @@ class Expander:
             self._close_group()
             self.host = host
             self.group = group_levels(host, policy)
-            self.group_sets = sorted({policy.set_of[lt] for lt, _ in self.group})
-        records = {t: _record([e]) for t, e in tuples.items()}
-        single = len(tuples) == 1
-        if single:
-            (t, record), = records.items()
-            stats.add(self.host_single, t, record)
+        host_tuples = self.host_tuples
+        if len(tuples) == 1:
+            for (p, m, st), e in tuples.items():
+                stats.add(host_tuples, (p, m, st, 7, 7, 7),
+                          stats.of_uri_r(e[0], e[1], len(e[5]), sum(e[5].values()) + e[4], e[2], e[3]))
+        elif _ambiguous(tuples):
+            self._add_by_suffix(tuples)
+        else:
+            for vt, entries in blocks(tuples, self.used):
+                _add(host_tuples, vt, _record(entries))
         own = own_levels(urlkey, host, policy)
-        if own or not single:
+        if own:
+            records = {t: _record([e]) for t, e in tuples.items()}
             suffixes = {t: self.suffixes(t) for t in tuples}
-            disjoint = single or _digests_disjoint(tuples)
-            if not single:
-                for idx in self.group_sets:
-                    acc = self.host_sets.setdefault(idx, {})
-                    for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
-                        stats.add(acc, suffix, record)
+            disjoint = len(tuples) == 1 or _digests_disjoint(tuples)
             for lt, key in own:
                 for suffix, record in _project(tuples, records, suffixes, policy.set_of[lt], disjoint).items():
                     stats.add(self.table, key + " " + suffix, record)
@@ -191,41 +198,70 @@ class Expander:
         if len(self.table) >= self.limit:
             yield from self._flush()
 
+    def _add_by_suffix(self, tuples):
+        """The exact record of each suffix, for a URI-R where two options give one suffix."""
+        records = {t: _record([e]) for t, e in tuples.items()}
+        suffixes = {t: self.suffixes(t) for t in tuples}
+        disjoint = _digests_disjoint(tuples)
+        for idx in {self.policy.set_of[lt] for lt, _ in self.group}:
+            acc = self.host_suffixes.setdefault(idx, {})
+            for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
+                _add(acc, suffix, record)
+
     def _close_group(self):
-        """Roll the finished host up: multi-tuple URI-Rs by suffix, single-tuple ones by tuple."""
+        """Roll the finished host's records by tuple up to its host, domain, TLD and root keys."""
         if self.group is None:
             return
         set_of = self.policy.set_of
+        suffixes = self.suffixes
         table = self.table
+        levels = []
         for lt, key in self.group:
-            for suffix, record in self.host_sets.get(set_of[lt], {}).items():
-                stats.add(table, key + " " + suffix, record)
+            idx = set_of[lt]
             if lt == "host":
-                self._expand(key, set_of[lt], self.host_single)
+                levels.append((idx, key + " ", None))
             else:
-                acc = self.level_single.setdefault((key, set_of[lt]), {})
-                for t, record in self.host_single.items():
-                    stats.add(acc, t, record)
-                self.level_tuples += len(self.host_single)
-        self.host_single = {}
-        self.host_sets = {}
+                acc = self.level_tuples.get((key, idx))
+                if acc is None:
+                    acc = self.level_tuples[(key, idx)] = {}
+                levels.append((idx, None, acc))
+        for lt, key in self.group:
+            prefix = key + " "
+            for suffix, r in self.host_suffixes.get(set_of[lt], {}).items():
+                _add(table, prefix + suffix, r)
+        self.host_suffixes = {}
+        added = 0
+        for t, r in self.host_tuples.items():
+            sx = suffixes(t)
+            for idx, prefix, acc in levels:
+                if not sx[idx]:
+                    continue
+                if acc is None:
+                    for suffix in sx[idx]:
+                        _add(table, prefix + suffix, r)
+                else:
+                    _add(acc, t, r)
+                    added += 1
+        self.level_size += added
+        self.host_tuples = {}
         self.group = None
-        if self.level_tuples >= self.limit:
+        if self.level_size >= self.limit:
             self._expand_levels()
 
     def _expand(self, key, idx, by_tuple):
-        """Add records of single-tuple URI-Rs, merged per tuple, to every suffix of their tuple."""
+        """Add records merged per tuple to every suffix of their tuple under key."""
         table = self.table
         suffixes = self.suffixes
-        for t, record in by_tuple.items():
+        prefix = key + " "
+        for t, r in by_tuple.items():
             for suffix in suffixes(t)[idx]:
-                stats.add(table, key + " " + suffix, record)
+                _add(table, prefix + suffix, r)
 
     def _expand_levels(self):
-        for (key, idx), by_tuple in self.level_single.items():
+        for (key, idx), by_tuple in self.level_tuples.items():
             self._expand(key, idx, by_tuple)
-        self.level_single = {}
-        self.level_tuples = 0
+        self.level_tuples = {}
+        self.level_size = 0
 
     def _flush(self):
         table, self.table = self.table, {}
@@ -236,3 +272,114 @@ class Expander:
         self._close_group()
         self._expand_levels()
         yield from self._flush()
+
+
+def _classes(counts):
+    """Options of one criterion, coarse to fine, grouped where they cut a URI-R's tuples alike.
+
+    counts: the number of distinct values under each of the three options (1 for 'any').
+    Nested options cut alike exactly when they give as many values. Yields (bit mask of the
+    options, index of the finest option of the group).
+    """
+    start = 0
+    for i in (1, 2, 3):
+        if i == 3 or counts[i] != counts[start]:
+            yield sum(1 << j for j in range(start, i)), i - 1
+            start = i
+
+
+def _add(table, key, r):
+    """stats.add, inlined for the hot loops: table[key] += r."""
+    a = table.get(key)
+    if a is None:
+        table[key] = r[:]
+        return
+    a[0] += r[0]
+    if r[1] < a[1]:
+        a[1] = r[1]
+    if r[2] > a[2]:
+        a[2] = r[2]
+    a[3] += r[3]
+    a[4] += r[4]
+    a[5] += r[5]
+    a[6] += r[6]
+    if r[7] < a[7]:
+        a[7] = r[7]
+    if r[8] > a[8]:
+        a[8] = r[8]
+
+
+_CATEGORY = {}
+_CLASS = {}
+
+
+def _category(mime):
+    found = _CATEGORY.get(mime)
+    if found is None:
+        if len(_CATEGORY) > 100000:
+            _CATEGORY.clear()
+        found = _CATEGORY[mime] = mime_category(mime)
+    return found
+
+
+def _class(status):
+    found = _CLASS.get(status)
+    if found is None:
+        if len(_CLASS) > 100000:
+            _CLASS.clear()
+        found = _CLASS[status] = status_class(status)
+    return found
+
+
+def _ambiguous(tuples):
+    """True when a tuple's mime or status reads the same under two options ('unk', '-', 'x/*').
+
+    Their suffixes then coincide across blocks of different options, so such URI-Rs (rare)
+    are added suffix by suffix.
+    """
+    for _, m, s in tuples:
+        if _category(m) == m or _class(s) == s:
+            return True
+    return False
+
+
+def used_options(policy):
+    """(datetime, mime, status) option bits of every combination the policy emits."""
+    return {(DT_BIT[c[0]], MIME_BIT[c[1]], STATUS_BIT[c[2]]) for combos in policy.combo_sets for c in combos}
+
+
+def blocks(tuples, used=None):
+    """A URI-R with several tuples -> (virtual tuple, [entries]) per block.
+
+    Under one combination of options (say year, any mime, status class) the URI-R's tuples
+    fall into blocks with the same key suffix; the URI-R's exact record for that suffix is the
+    record of the block. Combinations that cut the tuples alike share the block: the virtual
+    tuple (period, mime, status, datetime options, mime options, status options) holds the
+    values projected to the finest of those options, and SuffixTable expands it into the
+    suffixes of exactly those combinations. A URI-R with one tuple is the case of one block
+    under all options: (period, mime, status, 7, 7, 7).
+    """
+    items = list(tuples.items())
+    periods = [("", t[0][:4], t[0]) for t, _ in items]
+    mimes = [("", _category(t[1]), t[1]) for t, _ in items]
+    statuses = [("", _class(t[2]), t[2]) for t, _ in items]
+    dcls = list(_classes([1, len({v[1] for v in periods}), len({v[2] for v in periods})]))
+    mcls = list(_classes([1, len({v[1] for v in mimes}), len({v[2] for v in mimes})]))
+    scls = list(_classes([1, len({v[1] for v in statuses}), len({v[2] for v in statuses})]))
+    entries = [e for _, e in items]
+    out = []
+    for dmask, di in dcls:
+        for mmask, mi in mcls:
+            for smask, si in scls:
+                if used is not None and not any(d & dmask and m & mmask and s & smask for d, m, s in used):
+                    continue
+                found = {}
+                for n, e in enumerate(entries):
+                    vt = (periods[n][di], mimes[n][mi], statuses[n][si], dmask, mmask, smask)
+                    group = found.get(vt)
+                    if group is None:
+                        found[vt] = [e]
+                    else:
+                        group.append(e)
+                out.extend(found.items())
+    return out

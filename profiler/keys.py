@@ -4,6 +4,11 @@ from profiler.normalise import mime_category, status_class
 
 ROOT = "*"
 
+#: bits of each criterion's options, coarse to fine (virtual tuples carry masks of them)
+DT_BIT = {"any": 1, "year": 2, "month": 4}
+MIME_BIT = {"any": 1, "category": 2, "type": 4}
+STATUS_BIT = {"any": 1, "class": 2, "code": 4}
+
 
 def host_part(urlkey):
     """'com,cnn)/world' -> 'com,cnn'; None for a urlkey without ')' (dns:, urn:, ...)."""
@@ -74,11 +79,27 @@ class SuffixTable:
         self.cache = {}
 
     def __call__(self, t):
-        """Tuple of suffix tuples, indexed like policy.combo_sets."""
+        """Tuple of suffix tuples, indexed like policy.combo_sets.
+
+        t is (period, mime, status), or a virtual tuple (period, mime, status, datetime
+        options, mime options, status options) with bit masks of the options whose
+        combinations it stands for (see profiler.expand.blocks).
+        """
         found = self.cache.get(t)
         if found is None:
+            p, m, s = t[0], t[1], t[2]
+            parts = ({"any": "-", "year": p[:4], "month": p[:6]},
+                     {"any": "-", "type": m, "category": mime_category(m)},
+                     {"any": "-", "code": s, "class": status_class(s) if s else s})
+            if len(t) == 3:
+                keep = None
+            else:
+                keep = (t[3], t[4], t[5])
             found = tuple(
-                tuple(dict.fromkeys(suffix_parts(t[0], t[1], t[2], c) for c in combos))
+                tuple(dict.fromkeys(
+                    parts[0][c[0]] + " " + parts[1][c[1]] + " " + parts[2][c[2]] for c in combos
+                    if keep is None or (DT_BIT[c[0]] & keep[0] and MIME_BIT[c[1]] & keep[1]
+                                        and STATUS_BIT[c[2]] & keep[2])))
                 for combos in self.policy.combo_sets)
             if len(self.cache) >= self.limit:
                 self.cache.clear()

@@ -1,6 +1,7 @@
 """Exactness under any cut: the map/reduce functions, run without mrjob over random splits,
 reducer partitions, table limits and policies, always equal the brute-force oracle."""
 
+import os
 import random
 
 import orjson
@@ -98,7 +99,7 @@ def run_without_mrjob(lines, policy, rng):
     return final
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "60")), deadline=None)
 @given(st.integers(0, 2 ** 32))
 def test_any_cut_equals_oracle(seed):
     rng = random.Random(seed)
