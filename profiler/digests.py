@@ -6,6 +6,8 @@ largest length, so the key gets a correction of -(n-1) digests and
 -(sum of lengths - largest) dedup bytes. Digests of a single URI-R need nothing.
 """
 
+import itertools
+
 from profiler import stats
 from profiler.keys import surt_levels
 
@@ -16,9 +18,14 @@ def corrections(records, policy, suffixes):
     Yields (profile key, correction record). Records are streamed: memory grows with the
     keys the digest touches, not with the number of its captures.
     """
+    records = iter(records)
+    first = next(records, None)
+    second = next(records, None)
+    if second is None:
+        return   # one URI-R holds the digest: nothing was counted twice
     set_of = policy.set_of
     per_key = {}
-    for urlkey, entries in records:
+    for urlkey, entries in itertools.chain((first, second), records):
         levels = surt_levels(urlkey, policy)
         mine = {}
         for period, mime, status, max_len in entries:

@@ -77,6 +77,21 @@ class SuffixTable:
         self.policy = policy
         self.limit = limit
         self.cache = {}
+        self.by_mask = {}
+
+    def _combos(self, masks):
+        """The combinations of each set that a virtual tuple's option masks allow."""
+        found = self.by_mask.get(masks)
+        if found is None:
+            if not masks:
+                found = tuple(tuple(combos) for combos in self.policy.combo_sets)
+            else:
+                dm, mm, sm = masks
+                found = tuple(tuple(c for c in combos if DT_BIT[c[0]] & dm and MIME_BIT[c[1]] & mm
+                                    and STATUS_BIT[c[2]] & sm)
+                              for combos in self.policy.combo_sets)
+            self.by_mask[masks] = found
+        return found
 
     def __call__(self, t):
         """Tuple of suffix tuples, indexed like policy.combo_sets.
@@ -88,19 +103,11 @@ class SuffixTable:
         found = self.cache.get(t)
         if found is None:
             p, m, s = t[0], t[1], t[2]
-            parts = ({"any": "-", "year": p[:4], "month": p[:6]},
-                     {"any": "-", "type": m, "category": mime_category(m)},
-                     {"any": "-", "code": s, "class": status_class(s) if s else s})
-            if len(t) == 3:
-                keep = None
-            else:
-                keep = (t[3], t[4], t[5])
-            found = tuple(
-                tuple(dict.fromkeys(
-                    parts[0][c[0]] + " " + parts[1][c[1]] + " " + parts[2][c[2]] for c in combos
-                    if keep is None or (DT_BIT[c[0]] & keep[0] and MIME_BIT[c[1]] & keep[1]
-                                        and STATUS_BIT[c[2]] & keep[2])))
-                for combos in self.policy.combo_sets)
+            dt = {"any": "-", "year": p[:4], "month": p[:6]}
+            mi = {"any": "-", "type": m, "category": mime_category(m)}
+            st = {"any": "-", "code": s, "class": status_class(s) if s else s}
+            found = tuple(tuple(dict.fromkeys([f"{dt[c0]} {mi[c1]} {st[c2]}" for c0, c1, c2 in combos]))
+                          if combos else () for combos in self._combos(t[3:]))
             if len(self.cache) >= self.limit:
                 self.cache.clear()
             self.cache[t] = found

@@ -84,15 +84,32 @@ def _read_all(f):
 
 
 def _ranged_lines(f, start, end):
+    """Lines of a plain file whose first byte lies in [start, end), read in chunks."""
     if start > 0:
         f.seek(start - 1)
         pos = start - 1 + len(f.readline())
     else:
         pos = 0
-    readline = f.readline
+    rest = b""
     while end is None or pos < end:
-        line = readline()
-        if not line:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            if rest:
+                yield rest
             return
-        pos += len(line)
-        yield line[:-1] if line.endswith(b"\n") else line
+        buf = rest + chunk
+        lines = buf.split(b"\n")
+        rest = lines.pop()
+        complete = len(buf) - len(rest)
+        if end is None or pos + complete <= end:
+            pos += complete
+            yield from lines
+            continue
+        for line in lines:
+            if pos >= end:
+                return
+            pos += len(line) + 1
+            yield line
+    # the last line begins before end: ours even when it crosses end
+    if rest and pos < end:
+        yield rest
