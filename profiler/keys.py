@@ -78,6 +78,23 @@ class SuffixTable:
         self.limit = limit
         self.cache = {}
         self.by_mask = {}
+        self.tails = {}
+
+    def _tails(self, mime, status, masks):
+        """Per set: [(datetime option, ' mime status'), ...] and whether two may coincide."""
+        key = (mime, status, masks)
+        found = self.tails.get(key)
+        if found is None:
+            mi = {"any": "-", "type": mime, "category": mime_category(mime)}
+            st = {"any": "-", "code": status, "class": status_class(status) if status else status}
+            found = []
+            for combos in self._combos(masks):
+                tails = [(c0, " %s %s" % (mi[c1], st[c2])) for c0, c1, c2 in combos]
+                found.append((tails, len(set(tails)) < len(tails)))
+            if len(self.tails) >= self.limit:
+                self.tails.clear()
+            self.tails[key] = found
+        return found
 
     def _combos(self, masks):
         """The combinations of each set that a virtual tuple's option masks allow."""
@@ -102,12 +119,11 @@ class SuffixTable:
         """
         found = self.cache.get(t)
         if found is None:
-            p, m, s = t[0], t[1], t[2]
+            p = t[0]
             dt = {"any": "-", "year": p[:4], "month": p[:6]}
-            mi = {"any": "-", "type": m, "category": mime_category(m)}
-            st = {"any": "-", "code": s, "class": status_class(s) if s else s}
-            found = tuple(tuple(dict.fromkeys([f"{dt[c0]} {mi[c1]} {st[c2]}" for c0, c1, c2 in combos]))
-                          if combos else () for combos in self._combos(t[3:]))
+            found = tuple(tuple(dict.fromkeys([dt[o] + rest for o, rest in tails])) if dedupe
+                          else tuple([dt[o] + rest for o, rest in tails])
+                          for tails, dedupe in self._tails(t[1], t[2], t[3:]))
             if len(self.cache) >= self.limit:
                 self.cache.clear()
             self.cache[t] = found
