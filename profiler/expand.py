@@ -1,13 +1,15 @@
 """Reduce side of step 1: one URI-R's captures -> its contribution to every profile key.
 
 Revisits are resolved inside the URI-R (the original with the same digest is there).
-Keys of the host and above (root, tld, domain, host) are accumulated per host and
-rolled up once per host. URI-Rs whose captures all share one (period, mime, status)
-tuple (most of them) contribute the same record to every key of that tuple, so they are
-merged per tuple up to the TLD, domain and '*' keys and expanded into keys only once per
-tuple. Path and URL keys go straight to the output table. Digest
-features are first counted as if no digest were shared between URI-Rs; one record per
-(URI-R, digest) lets step 2 correct the digests that are (see profiler.digests).
+For the keys of the host and above (root, tld, domain, host) a URI-R is cut into blocks:
+under each group of option combinations that cut its (period, mime, status) tuples alike,
+the tuples with one key suffix form a block whose record is exact for that URI-R (see
+blocks(); a URI-R with one tuple is one block). Block records are merged per host by
+virtual tuple, rolled up by virtual tuple to the TLD, domain and '*' keys, and expanded into
+key suffixes once per (key, virtual tuple), so the work per URI-R does not grow with the
+number of combinations. Path and URL keys go straight to the output table. Digest features
+are first counted as if no digest were shared between URI-Rs; one record per (URI-R, digest)
+lets step 2 correct the digests that are (see profiler.digests).
 """
 
 from profiler import stats
