@@ -13,7 +13,7 @@ from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 from mrjob.step import MRStep
 
-from profiler import digests, expand, mapside, stats
+from profiler import digests, expand, mapside, remote, stats
 from profiler.keys import SuffixTable
 from profiler.policy import Policy
 from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol
@@ -51,7 +51,7 @@ class ProfileJob(MRJob):
     # step 1
     def map_split(self, _, manifest_line):
         for key, value in mapside.map_split(manifest_line, self.policy.period_len,
-                                            self.options.resolve_revisits):
+                                            self.options.resolve_revisits, remote.open_input):
             if key == META:
                 for reason, n in value["skipped"].items():
                     self.increment_counter("skipped", reason, n)

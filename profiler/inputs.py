@@ -6,10 +6,12 @@ import os
 import zlib
 
 from profiler.errors import UserError
-from profiler import cdx
+from profiler import ache, cdx, warc
 from profiler.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
+#: formats read whole by one map task (never cut into byte ranges)
+WHOLE_FILE_FORMATS = ("warc", "ache")
 _SNIFF_LINES = 50
 
 
@@ -21,7 +23,9 @@ def resolve(args, manifests=()):
     """Expand files, directories, glob patterns and manifest files into a sorted list of files."""
     files = []
     for arg in args:
-        if any(c in arg for c in "*?[") and not os.path.exists(arg):
+        if _is_uri(arg):                # hdfs://, s3://, gs://: listed by the runner's fs
+            files.append([arg])
+        elif any(c in arg for c in "*?[") and not os.path.exists(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
                 raise InputError("no file matches %s" % arg)
@@ -38,13 +42,22 @@ def resolve(args, manifests=()):
         files.append(read_manifest(manifest))
     seen, out = set(), []
     for path in itertools.chain.from_iterable(files):
-        path = os.path.abspath(path)
+        path = path if _is_uri(path) else os.path.abspath(path)
         if path not in seen:
             seen.add(path)
             out.append(path)
     if not out:
         raise InputError("no input files in %s" % " ".join(list(args) + list(manifests)))
     return out
+
+
+#: URI schemes of cluster filesystems: resolved by the runner's filesystem (profiler.remote)
+REMOTE_SCHEMES = ("hdfs", "s3", "s3a", "s3n", "gs", "viewfs", "wasb", "wasbs", "abfs", "abfss")
+
+
+def _is_uri(path):
+    scheme, sep, rest = path.partition("://")
+    return bool(sep) and scheme in REMOTE_SCHEMES and not any(c.isspace() for c in rest)
 
 
 def _expand(path):
@@ -70,18 +83,21 @@ def is_manifest(path):
         line = line.strip()
         if line and not line.startswith(b"#"):
             name = line.decode("utf-8", "replace")
-            return os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), name))
+            return _is_uri(name) or os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), name))
     return False
 
 
 def read_manifest(path):
-    """Paths listed one per line ('#' comments allowed), relative to the manifest's folder."""
+    """Paths or URIs listed one per line ('#' comments allowed), relative to the manifest's folder."""
     base = os.path.dirname(os.path.abspath(path))
     out = []
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith("#"):
+                continue
+            if _is_uri(line):
+                out.append(line)
                 continue
             full = os.path.join(base, line)
             if not os.path.exists(full):
@@ -99,6 +115,9 @@ def sniff(path):
         return {"path": path, "size": 0, "compression": None, "format": None,
                 "reason": "unreadable: %s" % (e.strerror or e)}
     info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
+    if info["compression"] is None and ache.is_zlib(head) and ache.sniff(path):
+        info.update(format="ache", compression="deflate")
+        return info
     sample = []
     try:
         for line in iter_lines(path, compression=info["compression"]):
@@ -111,6 +130,10 @@ def sniff(path):
             info.update(format=None, reason="unreadable: %s" % e)
             return info
     info.update(_format_of(sample))
+    if info["format"] == "warc" and info["compression"] == "gzip":
+        problem = warc.gzip_problem(path)
+        if problem:
+            info.update(format=None, reason=problem)
     return info
 
 
@@ -125,12 +148,14 @@ def _format_of(sample):
         except ValueError as e:
             return {"format": None, "reason": str(e)}
     if first.startswith((b"WARC/", b"filedesc:")):
-        return {"format": None, "reason": "a WARC/ARC file, not an index"}
+        return {"format": "warc"}
     parts = first.split(b" ", 2)
     if len(parts) == 3 and parts[2].lstrip().startswith(b"{"):
         return {"format": "cdxj"}
     letters = cdx.infer_letters(data)
     if letters is None:
+        if warc.looks_like_arc_record(first):
+            return {"format": "warc"}
         return {"format": None, "reason": "not a CDX/CDXJ index (unrecognised layout)"}
     return {"format": "cdx", "fields": letters, "inferred": True}
 
@@ -145,7 +170,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]
-        if info["compression"] or size <= split_size:
+        if info["compression"] or size <= split_size or base["format"] in WHOLE_FILE_FORMATS:
             splits.append(dict(base, start=0, end=None))
             continue
         segments = legend_segments(info["path"], size, base.get("fields")) if base["format"] == "cdx" \

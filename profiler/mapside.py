@@ -9,11 +9,13 @@ import zlib
 
 import orjson
 
-from profiler import cdx, cdxj
+from profiler import ache, cdx, cdxj, warc, warc_fast
 from profiler.readers import iter_lines
 
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
+#: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format
+ARCHIVE_READERS = {"warc": warc.iter_captures, "ache": ache.iter_captures, "fastwarc": warc_fast.iter_captures}
 
 
 def parser_for(split):
@@ -29,6 +31,9 @@ def iter_parsed(split, opener=open):
     File-level failures end the split with a reason ('unreadable_file', 'truncated_file') after
     the lines read so far.
     """
+    if split["format"] in ARCHIVE_READERS:
+        yield from ARCHIVE_READERS[split.get("reader", split["format"])](split["path"], opener)
+        return
     parse = parser_for(split)
     is_cdx = split["format"] == "cdx"
     try:

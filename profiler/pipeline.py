@@ -10,7 +10,8 @@ import orjson
 
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
-from profiler import output
+from profiler import output, warc
+from profiler import remote
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
 
@@ -51,28 +52,29 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
-                cores=None, manifests=(), extra_args=(), created=None, ship_package=True):
+                cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
+                warc_reader="warcio"):
     """Profile the inputs into out_path. Returns a summary dict."""
     from jobs.profile_job import ProfileJob
 
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
-    out_dir = os.path.dirname(os.path.abspath(out_path))
-    if not os.path.isdir(out_dir):
-        raise inputs_mod.InputError("output folder does not exist: %s" % out_dir)
-    if os.path.isdir(out_path):
-        raise inputs_mod.InputError("output is a folder: %s" % out_path)
-    if not os.access(out_dir, os.W_OK):
-        raise inputs_mod.InputError("cannot write to folder: %s" % out_dir)
+    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
+    if not out_remote:
+        _check_output(out_path)
     pol = load_policy(policy) if isinstance(policy, str) else policy
     files = inputs_mod.resolve(input_args, manifests)
-    infos = [inputs_mod.sniff(f) for f in files]
+    fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
+    files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
+    infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
         log.warning("skipping %s: %s", item["path"], item["reason"])
-    splits = inputs_mod.plan_splits(infos, split_size)
+    splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size) \
+        + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
         raise inputs_mod.InputError("none of the %d input file(s) is a CDX/CDXJ index" % len(files))
+    splits = warc.choose_reader(splits, warc_reader)
     used = sorted({s["path"] for s in splits})
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
@@ -97,10 +99,32 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
             def headers(meta):
                 return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
                                            resolve_revisits, created)
-            n_lines = output.write_profile(out_path, readers, headers)
+            local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
+            n_lines = output.write_profile(local_out, readers, headers)
+            size = os.path.getsize(local_out)
+            if out_remote:
+                remote.publish(mr.fs, local_out, out_path)
             counters = mr.counters()
-        log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, os.path.getsize(out_path))
+        log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
         return {"output": out_path, "lines": n_lines, "parts": len(parts), "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _check_output(out_path):
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.isdir(out_dir):
+        raise inputs_mod.InputError("output folder does not exist: %s" % out_dir)
+    if os.path.isdir(out_path):
+        raise inputs_mod.InputError("output is a folder: %s" % out_path)
+    if not os.access(out_dir, os.W_OK):
+        raise inputs_mod.InputError("cannot write to folder: %s" % out_dir)
+
+
+def _runner_fs(runner, pol, conf_paths, extra_args):
+    """The filesystem (mrjob ``runner.fs``) of a runner with these options, for remote paths."""
+    from jobs.profile_job import ProfileJob
+
+    job = ProfileJob(job_args([], pol, runner, conf_paths, extra=extra_args))
+    return job.make_runner().fs

@@ -37,6 +37,23 @@ def iter_data(path):
                 raise ProfileFormatError("bad JSON on line %d of %s: %s" % (lineno, path, e))
 
 
+def iter_raw(path):
+    """Yield (line number, key bytes, JSON bytes) for every data line, without parsing the JSON."""
+    with open(path, "rb") as f:
+        for lineno, line in enumerate(f, 1):
+            if not is_header(line):
+                key, value = split_line(line, lineno)
+                yield lineno, key, value
+
+
+def load_value(value, lineno, path):
+    """Parse the JSON block of a data line; a bad one is a ProfileFormatError naming the line."""
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError as e:
+        raise ProfileFormatError("bad JSON on line %d of %s: %s" % (lineno, path, e))
+
+
 def read_header(path):
     """The header lines of a profile, as a list of (name, parsed JSON or raw bytes)."""
     out = []
@@ -50,3 +67,70 @@ def read_header(path):
             except orjson.JSONDecodeError:
                 out.append((name.decode("ascii", "replace"), rest))
     return out
+
+
+# ---------------------------------------------------------------- toolkit helpers
+
+#: the features of a data line, flattened ("urim.total"), in the spec's order
+FEATURES = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
+
+
+def flatten(value):
+    """A data line's parsed JSON -> {"urim.total": ..., "urir": ..., ...} (only the features present)."""
+    out = {}
+    urim = value.get("urim")
+    if isinstance(urim, dict):
+        for name in ("total", "min", "max"):
+            if name in urim:
+                out["urim." + name] = urim[name]
+    for name in FEATURES[3:]:
+        if name in value:
+            out[name] = value[name]
+    return out
+
+
+def unflatten(flat, bounds=None):
+    """The inverse of flatten, keys in the spec's order; ``bounds`` ({feature: [low, high]}) last."""
+    out = {"urim": {n: flat["urim." + n] for n in ("total", "min", "max") if "urim." + n in flat}}
+    for name in FEATURES[3:]:
+        if name in flat:
+            out[name] = flat[name]
+    if bounds:
+        out["bounds"] = {n: list(bounds[n]) for n in FEATURES if n in bounds}
+    return out
+
+
+def data_offset(path):
+    """Byte offset of the first data line (just after the leading header lines)."""
+    offset = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if not is_header(line):
+                break
+            offset += len(line)
+    return offset
+
+
+def sniff_kind(path):
+    """'cdxj' (an archive profile) or 'ukvs' (a MementoMap), from the headers or the first data line."""
+    first = None
+    with open(path, "rb") as f:
+        for line in f:
+            if not is_header(line):
+                first = line
+                break
+            name, _, rest = line.partition(b" ")
+            if name[1:] == b"fields":
+                return "ukvs"
+            if name[1:] == b"keys":
+                return "cdxj"
+            if name[1:] == b"context":
+                if b"ukvs" in rest:
+                    return "ukvs"
+                if b"archiveprofiles" in rest:
+                    return "cdxj"
+    if first is not None:
+        i = first.find(b" {")
+        if i < 0 or b'"urim"' not in first[i:]:
+            return "ukvs"
+    return "cdxj"

@@ -65,9 +65,9 @@ def test_whole_corpus_in_one_run_reports_unusable_files(tmp_path):
     run_meta = next(m for m in meta if "inputs" in m)
     reasons = {os.path.relpath(s["path"], SHARED_DATA): s["reason"] for s in run_meta["skipped_files"]}
     assert reasons["ipwb/indexes/5mementos.cdxj"].startswith("not a CDX/CDXJ index")
-    assert reasons["pywb/warcs/iana.warc.gz"] == "a WARC/ARC file, not an index"
+    assert reasons["pywb/warcs/example-bad.warc.gz.bad"].startswith("whole-file gzip")   # WARCs: test_warc.py
     assert run_meta["skipped"]["unusable_file"] == len(reasons)
-    assert run_meta["skipped"]["bad_timestamp"] == 2
+    assert run_meta["skipped"]["bad_timestamp"] == 3          # 2 CDX lines, 1 WARC-Date "2014-01"
     assert data["* - - -"]["urim"]["total"] == run_meta["captures"]
 
 

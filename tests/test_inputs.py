@@ -183,16 +183,15 @@ def test_sniff_gzip_cdxj_named_cdx():
 
 
 @pytest.mark.parametrize("name, data", [("a.warc", WARC), ("a.warc.gz", gzip.compress(WARC))])
-def test_sniff_refuses_warc(tmp_path, name, data):
+def test_sniff_recognises_warc(tmp_path, name, data):
+    # WARC/ARC files are profiled directly (profiler.warc; more in tests/test_warc.py)
     info = sniff(make(tmp_path, name, data))
-    assert info["format"] is None
-    assert "WARC" in info["reason"]
+    assert info["format"] == "warc"
 
 
-def test_sniff_refuses_real_arc():
+def test_sniff_recognises_real_arc():
     info = sniff(shared_data("pywb", "warcs", "example.arc"))
-    assert info["format"] is None
-    assert info["reason"]
+    assert info["format"] == "warc"
 
 
 def test_sniff_refuses_prose(tmp_path):

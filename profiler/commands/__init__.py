@@ -7,4 +7,14 @@ Register a new subcommand by adding its module name to SUBCOMMANDS.
 
 SUBCOMMANDS = [
     "profile",
+    "report",
+    "ukvs",
+    "lookup",
+    "compact",
+    "validate",
+    "query",
+    "merge",
+    "split",
+    "diff",
+    "overlap",
 ]

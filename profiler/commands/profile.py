@@ -6,10 +6,10 @@ import sys
 from profiler.inputs import DEFAULT_SPLIT_SIZE
 
 NAME = "profile"
-HELP = "profile CDX/CDXJ indexes into a CDXJ archive profile"
+HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
 DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
-               "manifests of paths) into a sorted CDXJ archive profile. Arguments after '--' go to "
-               "mrjob unchanged.")
+               "manifests of paths), or WARC/ARC files and ACHE crawl output, into a sorted CDXJ "
+               "archive profile. Arguments after '--' go to mrjob unchanged.")
 TAKES_EXTRA = True
 
 
@@ -43,13 +43,15 @@ def add_arguments(p):
                    help="bytes of uncompressed input per map task (default 64M)")
     p.add_argument("--cores", type=int, default=None, help="processes for the local runner")
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
+    p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
+                   help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
 
 
 def run(args):
     from profiler.pipeline import run_profile
     summary = run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                           args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
-                          args.manifest, args.extra)
+                          args.manifest, args.extra, warc_reader=args.warc_reader)
     if not args.quiet:
         print("%s: %d lines" % (summary["output"], summary["lines"]), file=sys.stderr)
     return 0

@@ -1,0 +1,480 @@
+"""Lookup in a sorted profile or MementoMap (spec section 6): the most specific key wins.
+
+A URI (or SURT) is canonicalised as the profile does it (a SURT is kept, anything else goes
+through ``surt.surt``). Its candidate SURT keys, most specific first, are: the exact urlkey, the
+path-directory wildcards deepest first (``com,cnn)/world/asia/*``, ``com,cnn)/world/*``), the
+full host (``com,cnn)/*``), the host-label wildcards deepest first (``com,cnn,*``, ``com,*``),
+then ``*``. Under one SURT key the datetime decides: in a CDXJ profile the lines
+``SURT MONTH - -``, ``SURT YEAR - -``, ``SURT - - -`` in that order (mime and status ``-``);
+in a UKVS map with a datetime key field the matching line (``:``, a prefix or a range holding
+the datetime) of narrowest span; without a datetime only the all-time line (``-`` or ``:``).
+The first candidate present in the file is the answer; a zero URI-M count there is an explicit
+"not held" and stops the search. No candidate present: no match.
+
+The file is never loaded whole: single lookups bisect over byte offsets with seek (realigning
+to line starts, caching the top bisection levels), batches sort their probes and walk the file
+forward block by block.
+"""
+
+import bisect
+import collections
+import os
+import re
+
+import orjson
+
+from profiler import cdx
+from profiler.errors import UserError
+from profiler.keys import exact_key, host_part
+from profiler.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
+                           read_headers)
+
+BLOCK = 1 << 12           # bytes read at the end of a bisection
+FORWARD_BLOCK = 1 << 18   # bytes read at a time by a batch's forward walk
+HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
+
+#: one answer: the canonical query, status, and the matched key (bytes) and Frequency or None
+Answer = collections.namedtuple("Answer", "urlkey status key frequency")
+
+
+# ---------------------------------------------------------------- queries
+
+_SIMPLE_URL = re.compile(rb"(https?)://([A-Za-z0-9.-]+)(?::([1-9][0-9]{0,4}))?(/[A-Za-z0-9_.~/-]*)?\Z")
+_WWW = re.compile(rb"www[0-9]*\.")
+_DEFAULT_PORT = {b"http": 80, b"https": 443}
+
+
+def _simple_surt(raw):
+    """surt.surt() of a plain http(s) URL without query, escapes, dot segments or empty segments,
+    computed directly (surt's canonicalisers leave such a URL's characters alone); None for
+    anything else. tests/test_lookup.py checks it equals surt.surt()."""
+    m = _SIMPLE_URL.match(raw)
+    if m is None:
+        return None
+    scheme, host, port, path = m.groups()
+    host = host.lower()
+    if b".." in host or host[:1] == b"." or host[-1:] == b"." or not host.strip(b"0123456789."):
+        return None
+    segments = (path or b"/").split(b"/")[1:]
+    for seg in segments[:-1]:
+        if seg in (b"", b".", b".."):
+            return None
+    if segments[-1] in (b".", b".."):
+        return None
+    w = _WWW.match(host)
+    if w:
+        host = host[w.end():]
+        if not host:
+            return None
+    key = b",".join(reversed(host.split(b".")))
+    if port is not None and int(port) != _DEFAULT_PORT[scheme.lower()]:
+        if int(port) > 65535:
+            return None
+        key += b":" + port
+    path = (path or b"/").lower()
+    if len(path) > 1 and path.endswith(b"/"):
+        path = path[:-1]
+    return (key + b")" + path).decode("ascii")
+
+
+def canonical(uri):
+    """URI or SURT (str or bytes) -> the urlkey a profile would hold it under, or None."""
+    raw = uri.encode("utf-8", "surrogateescape") if isinstance(uri, str) else uri
+    raw = raw.strip()
+    if not raw:
+        return None
+    if raw[:4] in (b"http", b"HTTP"):
+        fast = _simple_surt(raw)
+        if fast is not None:
+            return fast
+    return cdx.urlkey(raw, raw)
+
+
+def surt_candidates(urlkey):
+    """SURT keys that can hold a urlkey, most specific first (exact, path dirs, host, labels, '*')."""
+    out = [exact_key(urlkey)]
+    host = host_part(urlkey)
+    if host is not None:
+        path = urlkey[len(host) + 1:]
+        for stop in "?#":
+            i = path.find(stop)
+            if i >= 0:
+                path = path[:i]
+        if path.startswith("/"):
+            segments = path.split("/")[1:-1]
+            for k in range(len(segments), 0, -1):
+                out.append(host + ")/" + "/".join(segments[:k]) + "/*")
+        out.append(host + ")/*")
+        labels = host.split(",")
+        for k in range(len(labels) - 1, 0, -1):
+            out.append(",".join(labels[:k]) + ",*")
+    out.append("*")
+    return list(dict.fromkeys(out))
+
+
+def datetime_query(text):
+    """'2013', '201305', '20130512083000' -> the digits (4 to 14); a UserError otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not (text.isdigit() and 4 <= len(text) <= 14):
+        raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
+    return text
+
+
+# ---------------------------------------------------------------- the sorted file
+
+class SortedLines:
+    """Lines of a byte-wise sorted file from byte offset ``start``, found by prefix without
+    reading the file whole: seek-based bisection to a block, then bisection inside the block."""
+
+    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK):
+        self.f = open(path, "rb")
+        self.size = os.fstat(self.f.fileno()).st_size
+        self.start = start
+        self.block_size = block
+        self.forward_block = max(forward_block, block)
+        self._block = None          # (start offset, end offset, list of lines)
+        self._mids = {}             # bisection probe offset -> (line start, line)
+        self.seeks = 0
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _line_at_or_after(self, pos):
+        hit = self._mids.get(pos)
+        if hit is not None:
+            return hit
+        self.seeks += 1
+        f = self.f
+        if pos <= self.start:
+            f.seek(self.start)
+        else:
+            f.seek(pos - 1)
+            f.readline()
+        at = f.tell()
+        found = (at, f.readline().rstrip(b"\n"))
+        if len(self._mids) > 100000:
+            self._mids.clear()
+        self._mids[pos] = found
+        return found
+
+    def _bisect_file(self, target, lo):
+        """A line-start offset at or before the first line >= target (searching from lo)."""
+        hi = self.size
+        while hi - lo > self.block_size // 2:
+            mid = (lo + hi) // 2
+            at, line = self._line_at_or_after(mid)
+            if at >= hi:
+                hi = mid
+            elif line < target:
+                lo = at + len(line) + 1
+            else:
+                hi = at
+        return lo
+
+    def _load(self, offset, forward=False):
+        f = self.f
+        f.seek(offset)
+        self.seeks += 1
+        data = f.read(self.forward_block if forward else self.block_size)
+        if offset + len(data) < self.size:
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                data += f.readline()
+            else:
+                data = data[:cut + 1]
+        lines = data.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        self._block = (offset, offset + len(data), lines)
+        return self._block
+
+    def _position(self, prefix, forward):
+        """(block, index) of the first line >= prefix."""
+        b = self._block
+        if b is not None:
+            i = bisect.bisect_left(b[2], prefix)
+            if i < len(b[2]) or b[1] >= self.size:
+                if i > 0 or b[0] <= self.start:
+                    return b, i
+            elif forward:
+                b = self._load(b[1], True)
+                i = bisect.bisect_left(b[2], prefix)
+                if i < len(b[2]) or b[1] >= self.size:
+                    return b, i
+        lo = self.start
+        if forward and b is not None and b[2] and b[2][0] < prefix:
+            lo = b[0]
+        b = self._load(self._bisect_file(prefix, lo), forward)
+        i = bisect.bisect_left(b[2], prefix)
+        while i == len(b[2]) and b[1] < self.size:
+            b = self._load(b[1], forward)
+            i = bisect.bisect_left(b[2], prefix)
+        return b, i
+
+    def group(self, prefix, forward=False):
+        """Every line starting with prefix (bytes), in file order. ``forward``: the prefixes of
+        successive calls increase (a sorted batch), so the search starts at the current block."""
+        b, i = self._position(prefix, forward)
+        out = []
+        lines = b[2]
+        while True:
+            while i < len(lines) and lines[i].startswith(prefix):
+                out.append(lines[i])
+                i += 1
+            if i < len(lines) or b[1] >= self.size:
+                return out
+            b = self._load(b[1], forward)
+            lines, i = b[2], 0
+
+
+# ---------------------------------------------------------------- profile or map
+
+class Lookup:
+    """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
+
+    def __init__(self, path):
+        if not os.path.isfile(path):
+            raise UserError("no such file: %s" % path)
+        headers, start = read_headers(path)
+        self.path = path
+        self.kind, self.nkeys = file_kind(path, headers, start)
+        self.lines = SortedLines(path, start)
+        self._freqs = {}
+
+    def close(self):
+        self.lines.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # probes: (prefix bytes, datetime digits or None); the file answers each with its lines
+    def surt_probes(self, s, dt=None):
+        """The (prefix, dt) probes of one SURT key (bytes), most specific first."""
+        if self.kind == "cdxj":
+            out = []
+            if dt and len(dt) >= 6:
+                out.append((s + b" " + dt[:6].encode() + b" - - ", None))
+            if dt:
+                out.append((s + b" " + dt[:4].encode() + b" - - ", None))
+            out.append((s + b" - - - ", None))
+            return out
+        if self.nkeys == 2:
+            return [(s + b" ", dt or "")]
+        return [(s + b" ", None)]
+
+    def probes(self, urlkey, dt=None):
+        """The (prefix, dt) probes of one query, most specific first."""
+        out = []
+        for s in surt_candidates(urlkey):
+            out += self.surt_probes(s.encode("utf-8", "surrogateescape"), dt)
+        return out
+
+    def _pick(self, prefix, dt, lines):
+        """The answering line among a probe's lines, or None."""
+        if not lines:
+            return None
+        if dt is None:
+            return lines[0]
+        best = None
+        for line in lines:
+            field = line[len(prefix):].split(None, 1)[0]
+            span = datetime_span(field)
+            if span is None:
+                continue
+            if dt == "":
+                if span[0] != "00000000000000" or span[1] != "99999999999999":
+                    continue
+                return line
+            q_low, q_high = dt.ljust(14, "0"), dt.ljust(14, "9")
+            if span[0] <= q_low and q_high <= span[1]:
+                width = int(span[1]) - int(span[0])
+                if best is None or width < best[0]:
+                    best = (width, line)
+        return best[1] if best else None
+
+    def answer(self, urlkey, probes, found, partial=False):
+        """Answer from the probes of one query and a mapping prefix -> lines (with partial: None
+        when none of these probes answers)."""
+        for prefix, dt in probes:
+            line = self._pick(prefix, dt, found.get(prefix))
+            if line is not None:
+                key, freq = self.parse(line)
+                status = HELD if is_held(freq) else NOT_HELD
+                return Answer(urlkey, status, key, freq)
+        return None if partial else Answer(urlkey, NO_MATCH, None, None)
+
+    def parse(self, line):
+        """A data line -> (key bytes, Frequency)."""
+        line = line.rstrip(b"\r")
+        i = line.find(b" {")
+        if self.kind == "cdxj":
+            value = orjson.loads(line[i + 1:])
+            urim = value.get("urim")
+            urim = urim.get("total") if isinstance(urim, dict) else urim
+            # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
+            urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
+            return line[:i], Frequency(urim, "", value.get("urir"), urir_mark)
+        if i < 0 and b"  " not in line and b"\t" not in line:
+            key, _, freq = line.rpartition(b" ")
+        else:
+            fields = (line[:i] if i >= 0 else line).split()
+            key, freq = b" ".join(fields[:-1]), fields[-1]
+        found = self._freqs.get(freq)
+        if found is None:
+            found = parse_frequency(freq)
+            if len(self._freqs) > 10000:
+                self._freqs.clear()
+            self._freqs[freq] = found
+        return key, found
+
+    def lookup(self, uri, dt=None):
+        """One lookup: URI or SURT, optional datetime digits -> Answer."""
+        urlkey = canonical(uri)
+        if urlkey is None:
+            return Answer(None, INVALID, None, None)
+        probes = self.probes(urlkey, dt)
+        found = {}
+        for prefix, pdt in probes:
+            lines = self.lines.group(prefix)
+            found[prefix] = lines
+            if self._pick(prefix, pdt, lines) is not None:
+                break
+        return self.answer(urlkey, probes, found)
+
+    def batch(self, uris, dt=None, chunk=200000):
+        """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
+        one forward walk per chunk of ``chunk`` URIs (memory is bounded by the chunk)."""
+        buf = []
+        for uri in uris:
+            buf.append(uri)
+            if len(buf) >= chunk:
+                yield from zip(buf, self._batch(buf, dt))
+                buf = []
+        if buf:
+            yield from zip(buf, self._batch(buf, dt))
+
+    def _batch(self, uris, dt):
+        """Two passes: the exact keys of all queries (one sorted walk), then the wildcard
+        candidates of the queries still unanswered (another walk, shared hosts probed once)."""
+        if dt is None and (self.kind == "cdxj" or self.nkeys == 1):
+            return self._batch_all_time(uris)
+        urlkeys = [canonical(u) for u in uris]
+        answers = [None] * len(urlkeys)
+        exact = []
+        for n, urlkey in enumerate(urlkeys):
+            if urlkey is None:
+                answers[n] = Answer(None, INVALID, None, None)
+            else:
+                exact.append((n, self.surt_probes(exact_key(urlkey).encode("utf-8", "surrogateescape"), dt)))
+        found = self._walk({p for _, probes in exact for p, _ in probes})
+        rest = []
+        for n, probes in exact:
+            a = self.answer(urlkeys[n], probes, found, partial=True)
+            if a is None:
+                rest.append((n, self.probes(urlkeys[n], dt)))
+            else:
+                answers[n] = a
+        if rest:
+            found.update(self._walk({p for _, probes in rest for p, _ in probes} - set(found)))
+            for n, probes in rest:
+                answers[n] = self.answer(urlkeys[n], probes, found)
+        return answers
+
+    def _batch_all_time(self, uris):
+        """_batch for one probe per SURT key (a surt map, or a profile without datetime): the
+        same two passes with less bookkeeping per query."""
+        suffix = b" - - - " if self.kind == "cdxj" else b" "
+        urlkeys = [canonical(u) for u in uris]
+        probes = [None if k is None else
+                  (k if k[-1:] != "*" else exact_key(k)).encode("utf-8", "surrogateescape") + suffix
+                  for k in urlkeys]
+        found = self._walk({p for p in probes if p is not None})
+        answers = [None] * len(urlkeys)
+        rest = []
+        for n, probe in enumerate(probes):
+            if probe is None:
+                answers[n] = Answer(None, INVALID, None, None)
+                continue
+            lines = found.get(probe)
+            if lines is None:
+                rest.append(n)
+            else:
+                answers[n] = self._answer_line(urlkeys[n], lines[0])
+        if not rest:
+            return answers
+        lists = {}
+        for n in rest:
+            lists[n] = [c.encode("utf-8", "surrogateescape") + suffix for c in surt_candidates(urlkeys[n])[1:]]
+        found = self._walk({p for n in rest for p in lists[n]})
+        for n in rest:
+            for probe in lists[n]:
+                lines = found.get(probe)
+                if lines is not None:
+                    answers[n] = self._answer_line(urlkeys[n], lines[0])
+                    break
+            else:
+                answers[n] = Answer(urlkeys[n], NO_MATCH, None, None)
+        return answers
+
+    def _answer_line(self, urlkey, line):
+        key, freq = self.parse(line)
+        return Answer(urlkey, HELD if is_held(freq) else NOT_HELD, key, freq)
+
+    def _walk(self, prefixes):
+        """prefix -> lines for every prefix with lines, in one forward walk over the file."""
+        found = {}
+        self.lines._block = None
+        group = self.lines.group
+        for prefix in sorted(prefixes):
+            lines = group(prefix, forward=True)
+            if lines:
+                found[prefix] = lines
+        self.lines._block = None
+        return found
+
+
+def is_held(freq):
+    """A positive answer: a URI-M count that is not zero (an unknown one counts when URI-Rs are)."""
+    if freq.urim is None:
+        return freq.urir is None or freq.urir > 0
+    return freq.urim > 0
+
+
+def file_kind(path, headers, start):
+    """('cdxj', 4) for a profile, ('ukvs', number of key fields) for a map."""
+    names = [n for n, _ in headers]
+    n = key_count(headers)
+    if n is not None:
+        if n not in (1, 2):
+            raise UserError("%s: lookup needs a map keyed by surt or surt,datetime, not %d key fields" % (path, n))
+        return "ukvs", n
+    with open(path, "rb") as f:
+        f.seek(start)
+        first = f.readline().rstrip(b"\r\n")
+    if "!keys" in names or "@keys" in names or (b" {" in first and len(first[:first.find(b" {")].split()) == 4):
+        return "cdxj", 4
+    if not first:
+        return "ukvs", 1
+    i = first.find(b" {")
+    fields = (first[:i] if i >= 0 else first).split()
+    if len(fields) not in (2, 3):
+        raise UserError("%s: neither a CDXJ profile nor a UKVS map (first line %r)" % (path, first[:80]))
+    return "ukvs", len(fields) - 1
+
+
+def format_answer(query, a):
+    """One output line: QUERY, status, matched key, frequency (tab-separated; '-' when none)."""
+    freq = "-" if a.frequency is None else format_frequency(a.frequency)
+    key = a.key.decode("utf-8", "replace") if a.key is not None else "-"
+    return "%s\t%s\t%s\t%s" % (query, a.status, key, freq)

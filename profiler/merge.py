@@ -1,0 +1,320 @@
+"""Merging profiles (or maps) of different captures into one: a k-way merge of sorted files.
+
+For a key, the merged captures are the union of the inputs' captures under it (a key missing
+from an input means no capture there: the inputs must share one policy). The rules (README,
+"Split and merge rules"):
+
+- urim.total and bytes add up; first is the smallest, last the largest: always exact.
+- urir, urim.min, urim.max are exact only when the inputs hold disjoint sets of URI-Rs
+  (``disjoint`` contains 'urir'): then urir adds up, min is the smallest, max the largest.
+- digests and dedup_bytes are exact only when the inputs share no payload digest
+  (``disjoint`` contains 'digests'): then they add up.
+- Otherwise the written number is what it would be if the inputs were disjoint, and
+  ``"bounds": {"urir": [low, high], ...}`` gives the range the true value lies in:
+  urir, digests, dedup_bytes: [largest low, sum of highs] (at most urim.total, bytes);
+  urim.max: [largest low, sum of highs]; urim.min: [smallest low, min over inputs i of
+  (high min_i + sum of the other inputs' high max)]. Bounds of merged inputs carry over, so
+  merging is associative.
+- A key held by one input only is copied unchanged.
+
+UKVS maps merge the same way: urim adds up; urir adds up and is marked '-' (upper bound)
+unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' stay '+', mixed
+marks become '~'); an unknown count in one input makes the sum a lower bound ('+').
+"""
+
+import datetime
+import heapq
+import os
+
+import orjson
+
+from profiler import GENERATOR
+from profiler.errors import UserError
+from profiler.output import CONTEXT, KEYS, write_atomic
+from profiler.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind, unflatten
+from profiler import ukvs
+
+DISJOINT_CHOICES = ("urir", "digests")
+ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
+BY_URIR = ("urim.min", "urim.max", "urir")
+BY_DIGEST = ("digests", "dedup_bytes")
+#: a revisit whose original is in another input was not resolved
+REVISITS_PER_INPUT = "resolved within each merged input"
+
+
+class MergeError(UserError):
+    """Inputs that cannot be merged (different policies, kinds or key fields, unsorted)."""
+
+
+# ---------------------------------------------------------------- values
+
+def _bounds(value, flat):
+    b = value.get("bounds") or {}
+    return {n: tuple(b[n]) if n in b else (flat[n], flat[n]) for n in FEATURES[:7]}
+
+
+def combine(values, disjoint=()):
+    """Merge the parsed JSON values of one key from several inputs into one value dict."""
+    if len(values) == 1:
+        return values[0]
+    flats = [flatten(v) for v in values]
+    bounds = [_bounds(v, f) for v, f in zip(values, flats)]
+    out = {
+        "urim.total": sum(f["urim.total"] for f in flats),
+        "urim.min": min(f["urim.min"] for f in flats),
+        "urim.max": max(f["urim.max"] for f in flats),
+        "urir": sum(f["urir"] for f in flats),
+        "bytes": sum(f["bytes"] for f in flats),
+        "digests": sum(f["digests"] for f in flats),
+        "dedup_bytes": sum(f["dedup_bytes"] for f in flats),
+        "first": min(f["first"] for f in flats),
+        "last": max(f["last"] for f in flats),
+    }
+    b = {n: (sum(x[n][0] for x in bounds), sum(x[n][1] for x in bounds)) for n in ("urim.total", "bytes")}
+    caps = {"urir": out["urim.total"], "digests": out["urim.total"], "dedup_bytes": out["bytes"]}
+    for names, exact in ((("urir",), "urir" in disjoint), (BY_DIGEST, "digests" in disjoint)):
+        for n in names:
+            if exact:
+                b[n] = (sum(x[n][0] for x in bounds), sum(x[n][1] for x in bounds))
+            else:
+                b[n] = (max(x[n][0] for x in bounds), min(sum(x[n][1] for x in bounds), caps[n]))
+    lows_min = [x["urim.min"][0] for x in bounds]
+    highs_min = [x["urim.min"][1] for x in bounds]
+    highs_max = [x["urim.max"][1] for x in bounds]
+    if "urir" in disjoint:
+        b["urim.min"] = (min(lows_min), min(highs_min))
+        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), max(highs_max))
+    else:
+        total_high_max = sum(highs_max)
+        b["urim.min"] = (min(lows_min), min(min(h + total_high_max - m for h, m in zip(highs_min, highs_max)),
+                                            out["urim.total"]))
+        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
+    kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
+    return unflatten(out, kept)
+
+
+def combine_marks(marks):
+    """Marks of numbers that were added: '' exact, '+'/'-' when all inexact ones agree, else '~'."""
+    found = set(marks) - {""}
+    if not found:
+        return ""
+    return found.pop() if len(found) == 1 else "~"
+
+
+def combine_frequencies(freqs, disjoint=()):
+    """Merge the Frequency values of one key from several UKVS maps."""
+    if len(freqs) == 1:
+        return freqs[0]
+
+    def add(counts, marks, extra):
+        known = [c for c in counts if c is not None]
+        if not known:
+            return None, ""
+        marks = [m for c, m in zip(counts, marks) if c is not None] + extra
+        if len(known) < len(counts):
+            marks.append("+")
+        return sum(known), combine_marks(marks)
+
+    urim, urim_mark = add([f.urim for f in freqs], [f.urim_mark for f in freqs], [])
+    urir, urir_mark = add([f.urir for f in freqs], [f.urir_mark for f in freqs],
+                          [] if "urir" in disjoint else ["-"])
+    return ukvs.Frequency(urim, urim_mark, urir, urir_mark)
+
+
+# ---------------------------------------------------------------- streams
+
+def _sorted_stream(index, path, pairs):
+    previous = None
+    for lineno, key, value in pairs:
+        if previous is not None and key <= previous:
+            raise MergeError("%s is not sorted (line %d %s the key before it); run "
+                             "'archive-profiler validate %s'" % (
+                                 path, lineno, "repeats" if key == previous else "sorts before", path))
+        previous = key
+        yield key, index, value
+
+
+def _grouped(streams):
+    """(key, [values in input order]) for every key of the k-way merge."""
+    key, values = None, []
+    for k, _, value in heapq.merge(*streams):
+        if k != key:
+            if values:
+                yield key, values
+            key, values = k, []
+        values.append(value)
+    if values:
+        yield key, values
+
+
+def _map_records(path):
+    headers, records = ukvs.read_map(path)
+    lineno = len(headers)
+    for key, freq in records:
+        lineno += 1
+        yield lineno, key, freq
+
+
+# ---------------------------------------------------------------- headers
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _header_dict(headers):
+    out = {"meta": []}
+    for name, value in headers:
+        if name[1:] == "meta":
+            out["meta"].append(value)
+        else:
+            out.setdefault(name[1:], value)
+    return out
+
+
+def _common(values, what, paths):
+    for v, p in zip(values[1:], paths[1:]):
+        if v != values[0]:
+            raise MergeError("cannot merge: %s and %s have different %s" % (paths[0], p, what))
+    return values[0]
+
+
+def _exact_in(meta_list):
+    """Features an input declares exact (all of them for a profile that was not merged)."""
+    for m in meta_list:
+        if isinstance(m, dict) and isinstance(m.get("merge"), dict):
+            return set(m["merge"].get("exact", FEATURES))
+    return set(FEATURES)
+
+
+def exact_features(input_exact, disjoint):
+    """The features exact on every line of a merge of inputs with these exact-feature sets."""
+    exact = set.intersection(*input_exact) if input_exact else set(FEATURES)
+    if len(input_exact) > 1:
+        if "urir" not in disjoint:
+            exact -= set(BY_URIR)
+        if "digests" not in disjoint:
+            exact -= set(BY_DIGEST)
+    return [n for n in FEATURES if n in exact]
+
+
+def _archive_uri(ids, archive_uri):
+    if archive_uri is not None:
+        return archive_uri
+    uris = {i.get("uri") if isinstance(i, dict) else None for i in ids}
+    return uris.pop() if len(uris) == 1 else None
+
+
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
+    """The '!' lines of a merged profile, in byte order."""
+    hs = [_header_dict(h) for h in headers]
+    for h, p in zip(hs, paths):
+        if h.get("keys") not in (None, KEYS):
+            raise MergeError("cannot merge: %s has key fields %r, not %r" % (p, h.get("keys"), KEYS))
+    abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
+    runs = [next((m for m in h["meta"] if isinstance(m, dict) and "inputs" in m), {}) for h in hs]
+    pages = [next((m["page"] for m in h["meta"] if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
+             for h in hs]
+    if all(pages) and len({(p.get("source"), p.get("of")) for p in pages}) == 1:
+        runs = runs[:1]    # pages of one split file: one set of captures
+    policy = _common([a.get("policy") for a in abouts], "policies (a key missing from one would "
+                     "read as zero captures)", paths)
+    given = [a.get("revisits") for a in abouts]
+    revisits = _common(["resolved" if str(v).startswith("resolved") else v for v in given],
+                       "revisit handling", paths)
+    exact = exact_features([_exact_in(h["meta"]) for h in hs], disjoint)
+    inputs, captures, skipped, skipped_files = [], 0, {}, []
+    for r in runs:
+        inputs += r.get("inputs", [])
+        captures += r.get("captures", 0)
+        for k, v in (r.get("skipped") or {}).items():
+            skipped[k] = skipped.get(k, 0) + v
+        skipped_files += r.get("skipped_files", [])
+    run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped.items()))}
+    if skipped_files:
+        run_meta["skipped_files"] = skipped_files
+    if revisits == "resolved" and (REVISITS_PER_INPUT in given or ("urir" not in disjoint and len(paths) > 1)):
+        revisits = REVISITS_PER_INPUT
+    about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
+             "policy": policy, "revisits": revisits,
+             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                       "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
+    lines = [b"!context " + orjson.dumps(CONTEXT),
+             b"!id " + orjson.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+             b"!keys " + orjson.dumps(KEYS),
+             b"!meta " + orjson.dumps(run_meta),
+             b"!meta " + orjson.dumps(about)]
+    return sorted(lines)
+
+
+def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
+    """The '!' lines of a merged UKVS map, in byte order."""
+    hs = [_header_dict(h) for h in headers]
+    fields = _common([h.get("fields") for h in hs], "!fields", paths)
+    exact_urir = "urir" in disjoint or len(paths) == 1
+    meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
+            "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                      "exact": ["urim"] + (["urir"] if exact_urir else []),
+                      "part_meta": [h["meta"] for h in hs]}}
+    out = [("!context", ukvs.CONTEXT),
+           ("!id", {"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+           ("!fields", fields or {"keys": ["surt"], "values": ["frequency"]}),
+           ("!meta", meta)]
+    return sorted(ukvs.header_line(n, v) for n, v in out)
+
+
+# ---------------------------------------------------------------- merge
+
+def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
+    """Merge sorted profiles or UKVS maps into out_path (written atomically). Returns a summary."""
+    if not paths:
+        raise MergeError("nothing to merge")
+    for p in paths:
+        if not os.path.isfile(p):
+            raise MergeError("input not found: %s" % p)
+    bad = set(disjoint) - set(DISJOINT_CHOICES)
+    if bad:
+        raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
+    kinds = [sniff_kind(p) for p in paths]
+    kind = _common(kinds, "formats (CDXJ profile and UKVS map)", paths)
+    counter = {"lines": 0, "merged": 0}
+    if kind == "cdxj":
+        headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
+        streams = [_sorted_stream(i, p, iter_raw(p)) for i, p in enumerate(paths)]
+
+        def data():
+            for key, values in _grouped(streams):
+                counter["lines"] += 1
+                try:
+                    parsed = [orjson.loads(v) for v in values]
+                    if len(values) == 1:
+                        if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
+                            raise TypeError("not a JSON object with features")
+                        yield key + b" " + values[0]
+                        continue
+                    counter["merged"] += 1
+                    merged = combine(parsed, disjoint)
+                except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+                    raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
+                                     "'archive-profiler validate' on the inputs"
+                                     % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
+                yield key + b" " + orjson.dumps(merged)
+    else:
+        headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
+        streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]
+
+        def data():
+            for key, values in _grouped(streams):
+                counter["lines"] += 1
+                counter["merged"] += len(values) > 1
+                yield key + b" " + ukvs.format_frequency(combine_frequencies(values, disjoint)).encode("ascii")
+
+    def lines():
+        yield from headers
+        yield from data()
+
+    if os.path.isdir(out_path) or not os.path.isdir(os.path.dirname(os.path.abspath(out_path))):
+        raise MergeError("cannot write %s (a folder, or its folder does not exist)" % out_path)
+    write_atomic(out_path, lines())
+    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
+            "merged_keys": counter["merged"]}
+

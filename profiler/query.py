@@ -1,0 +1,235 @@
+"""Answering FacetRedux-style questions from a profile's precomputed lines, without a rescan.
+
+A query fixes some key fields (`surt datetime mime status`; '-' is "any") and lets the others
+vary (``group``). The file is sorted, so the lines that share the query's fixed leading fields
+(or lie under a SURT prefix) are one contiguous range: a binary search over byte offsets
+(seek, skip to the next line start, compare) finds its start and only that range is read.
+Rankings keep the N best lines in a heap.
+"""
+
+import heapq
+import itertools
+import os
+
+import orjson
+
+from profiler.errors import UserError
+from profiler.output import KEYS
+from profiler.policy import Policy, PolicyError
+from profiler.profilefile import FEATURES, data_offset, flatten, read_header, sniff_kind
+
+FIELDS = tuple(KEYS)
+LEVELS = ("root", "tld", "domain", "host", "path", "url")
+DERIVED = {
+    "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
+    "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+}
+ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
+FEATURE_NAMES = FEATURES + tuple(DERIVED)
+
+
+class QueryError(UserError):
+    """A query that cannot be answered from this file (one-line message)."""
+
+
+def feature_name(name):
+    """'urim' -> 'urim.total'; unknown names are a QueryError."""
+    name = ALIASES.get(name, name)
+    if name not in FEATURE_NAMES:
+        raise QueryError("unknown feature %r (choose from %s)" % (name, ", ".join(FEATURE_NAMES)))
+    return name
+
+
+def feature_value(flat, name):
+    return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+
+
+def surt_level(surt):
+    """The SURT level of a key's surt field: root, tld, domain, host, path or url."""
+    if surt == "*":
+        return "root"
+    if ")" not in surt:
+        if surt.endswith(",*"):
+            return "tld" if surt.count(",") == 1 else "domain"
+        return "url"
+    rest = surt.split(")", 1)[1]
+    if rest == "/*":
+        return "host"
+    return "path" if rest.endswith("/*") else "url"
+
+
+def field_levels(field, value):
+    """The policy levels a datetime, mime or status key value can belong to."""
+    if value == "-":
+        return ["any"]
+    if field == "datetime":
+        return ["year"] if len(value) == 4 else ["month"] if len(value) == 6 else []
+    if field == "mime":
+        return ["category"] if value.endswith("/*") else ["type"] if "/" in value else ["type", "category"]
+    if value == "unk":
+        return ["class", "code"]
+    return ["class"] if value.endswith("xx") else ["code"]
+
+
+def not_emitted(policy, fields):
+    """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
+    surt, dt, mime, status = fields
+    level = surt_level(surt)
+    if level in ("tld", "domain"):
+        if surt.count(",") > policy.host_depth:
+            return "host_depth %d stops at %d labels" % (policy.host_depth, policy.host_depth)
+    elif level in ("host", "path"):
+        if surt.split(")")[0].count(",") + 1 > policy.host_depth:
+            return "hosts of more than %d labels get no host or path keys (host_depth)" % policy.host_depth
+        if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
+            return "path_depth is %d" % policy.path_depth
+    combos = policy.emit.get(level, ())
+    for combo in itertools.product(field_levels("datetime", dt), field_levels("mime", mime),
+                                   field_levels("status", status)):
+        if combo in combos:
+            return None
+    emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
+    return "%s keys come %s" % (level, "as: " + ", ".join(emitted) if emitted else "not at all")
+
+
+class SortedProfile:
+    """A sorted profile opened for range reads: binary search over byte offsets, no full load."""
+
+    def __init__(self, path):
+        if not os.path.isfile(path):
+            raise QueryError("profile not found: %s" % path)
+        if sniff_kind(path) != "cdxj":
+            raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
+        self.path = path
+        self.headers = read_header(path)
+        self.start = data_offset(path)
+        self.size = os.path.getsize(path)
+        self.f = open(path, "rb")
+        self.seeks = 0
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def policy(self):
+        for name, value in self.headers:
+            if name == "!meta" and isinstance(value, dict) and isinstance(value.get("policy"), dict):
+                try:
+                    return Policy.from_dict(value["policy"], self.path)
+                except PolicyError:
+                    return None
+        return None
+
+    def _offset_at(self, offset):
+        """Where the first data line starting at or after offset starts."""
+        if offset <= self.start:
+            return self.start
+        self.f.seek(offset - 1)
+        self.f.readline()
+        return self.f.tell()
+
+    def find(self, prefix):
+        """Byte offset of the first data line >= prefix (the file size when there is none)."""
+        lo, hi = self.start, self.size
+        while lo < hi:
+            mid = (lo + hi) // 2
+            self.f.seek(self._offset_at(mid))
+            line = self.f.readline()
+            self.seeks += 1
+            if not line or line >= prefix:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._offset_at(lo)
+
+    def lines(self, prefix=b""):
+        """(key fields, JSON bytes) of the data lines starting with prefix, in file order."""
+        self.f.seek(self.find(prefix) if prefix else self.start)
+        for line in self.f:
+            if not line.startswith(prefix):
+                break
+            i = line.find(b" {")
+            if i < 0:
+                raise QueryError("%s: not a profile line at byte %d" % (self.path, self.f.tell() - len(line)))
+            yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r\n")
+
+
+def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
+    """(matching lines as (key str, flat features), a note when nothing matches, seeks made).
+
+    The flat features carry the line's "bounds" (a merged profile's) when it has some.
+
+    ``fixed`` maps key fields to values ('-' by default); fields in ``group`` vary over every
+    value but '-'; ``under`` is a SURT prefix for a varying surt; ``level`` keeps one SURT level.
+    With ``top``, the ``top`` lines with the largest ``by`` feature, largest first.
+    """
+    values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in FIELDS}
+    for f in group:
+        if f not in FIELDS:
+            raise QueryError("cannot group by %r (choose from %s)" % (f, ", ".join(FIELDS)))
+        values[f] = None
+    if under is not None and values["surt"] is not None:
+        values["surt"] = None
+    if level is not None and level not in LEVELS:
+        raise QueryError("unknown level %r (choose from %s)" % (level, ", ".join(LEVELS)))
+    if level is not None and values["surt"] is not None:
+        values["surt"] = None
+    prefix = []
+    for f in FIELDS:
+        if values[f] is None:
+            break
+        prefix.append(values[f])
+    if len(prefix) == len(FIELDS):
+        prefix_bytes = " ".join(prefix).encode("utf-8") + b" {"
+    elif prefix:
+        prefix_bytes = " ".join(prefix).encode("utf-8") + b" "
+    else:
+        prefix_bytes = (under or "").rstrip("*").encode("utf-8")
+    by = feature_name(by) if by else None
+
+    with SortedProfile(path) as profile:
+        def matches():
+            for fields, value in profile.lines(prefix_bytes):
+                if len(fields) != len(FIELDS):
+                    continue
+                if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
+                           for i, f in enumerate(FIELDS)):
+                    continue
+                if level is not None and surt_level(fields[0]) != level:
+                    continue
+                if under and not fields[0].startswith(under.rstrip("*")):
+                    continue
+                try:
+                    parsed = orjson.loads(value)
+                except orjson.JSONDecodeError as e:
+                    raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
+                                     % (path, " ".join(fields), e, path))
+                flat = flatten(parsed)
+                if parsed.get("bounds"):
+                    flat["bounds"] = parsed["bounds"]
+                yield " ".join(fields), flat
+
+        if top:
+            if not by:
+                raise QueryError("--top needs --by FEATURE")
+            found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
+        else:
+            found = list(matches()) if by is None else sorted(
+                matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
+        note = None
+        if not found and None not in values.values():
+            policy = profile.policy()
+            reason = not_emitted(policy, [values[f] for f in FIELDS]) if policy else None
+            if reason:
+                raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
+                                 "combination (%s)" % (" ".join(values[f] for f in FIELDS), policy.name, reason))
+            note = ("no captures: the policy emits this key, so no line means none are held" if policy
+                    else "no line for this key")
+        return found, note, profile.seeks

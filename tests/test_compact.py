@@ -1,0 +1,157 @@
+import os
+
+import pytest
+
+from profiler.cli import main
+from profiler.compact import _sum, compact_file, parents
+from profiler.lookup import HELD, NOT_HELD, Lookup
+from profiler.pipeline import run_profile
+from profiler.profilefile import iter_data
+from profiler.synthetic import write_cdx
+from profiler.ukvs import Frequency, profile_to_map, read_map
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A generated CDX profiled with the `urls` and `full` policies, and their maps."""
+    d = tmp_path_factory.mktemp("compact")
+    cdx = d / "in.cdx"
+    write_cdx(str(cdx), 2000, seed=3)
+    out = {}
+    for policy in ("urls", "full"):
+        out[policy] = str(d / ("%s.cdxj" % policy))
+        run_profile([str(cdx)], out[policy], policy=policy)
+        out[policy + ".ukvs"] = str(d / ("%s.ukvs" % policy))
+        profile_to_map(out[policy], out[policy + ".ukvs"])
+    out["full2.ukvs"] = str(d / "full2.ukvs")
+    profile_to_map(out["full"], out["full2.ukvs"], ("surt", "datetime"))
+    rows = [line.split() for line in cdx.read_text().splitlines()[1:]]
+    out["urlkeys"] = sorted({r[0] for r in rows})
+    out["captures"] = sorted({(r[0], r[1]) for r in rows})[::7]
+    return out
+
+
+def _all_held(path, queries, dt=None):
+    with Lookup(path) as index:
+        return all(a.status == HELD for _, a in index.batch(queries, dt))
+
+
+def _line_count(path):
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def test_parents():
+    assert parents("com,cnn)/a/b/c.html") == ["com,cnn)/a/b/*", "com,cnn)/a/*", "com,cnn)/*", "com,*"]
+    assert parents("com,cnn)/a/*") == ["com,cnn)/*", "com,*"]
+    assert parents("com,cnn)/*") == ["com,*"]
+    assert parents("com,*") == [] and parents("*") == []
+
+
+def test_sum_marks():
+    assert _sum([Frequency(3, "", 1, ""), Frequency(4, "", 2, "")]) == Frequency(7, "", 3, "")
+    assert _sum([Frequency(3, "+", 1, ""), Frequency(4, "", None, "")]) == Frequency(7, "+", 1, "+")
+    assert _sum([Frequency(3, "+", 1, "-"), Frequency(4, "-", 2, "-")]) == Frequency(7, "~", 3, "-")
+    assert _sum([Frequency(None, "", None, "")]) == Frequency(None, "", None, "")
+
+
+@pytest.mark.parametrize("name", ["urls.ukvs", "full.ukvs", "full2.ukvs", "full"])
+@pytest.mark.parametrize("fraction", [0.5, 0.1, 0.02])
+def test_no_false_negatives_and_quota(files, tmp_path, name, fraction):
+    src = files[name]
+    quota = max(int(_line_count(src) * fraction), 60)
+    out = str(tmp_path / "c")
+    try:
+        report = compact_file(src, out, max_lines=quota)
+    except Exception as e:          # a profile keeps its parents' lines: small quotas are refused
+        assert name == "full" and "cannot shrink" in str(e)
+        assert not os.path.exists(out)
+        return
+    assert _line_count(out) <= quota == quota and report.lines_out == _line_count(out)
+    lines = open(out, "rb").read().splitlines()
+    assert lines == sorted(lines)
+    assert _all_held(out, files["urlkeys"])
+    if name in ("full2.ukvs", "full"):
+        for urlkey, ts in files["captures"]:
+            with Lookup(out) as index:
+                assert index.lookup(urlkey, ts).status == HELD
+    assert 0 <= report.fp_in <= report.fp_out <= 1
+
+
+def test_created_parents_are_exact(files, tmp_path):
+    """Host and label wildcards created from exact-URL lines equal the full profile's lines."""
+    out = str(tmp_path / "c.ukvs")
+    report = compact_file(files["urls.ukvs"], out, max_lines=150)
+    assert report.created > 5
+    full = {k.split(b" ")[0]: v for k, v in iter_data(files["full"]) if k.endswith(b" - - -")}
+    src = dict(read_map(files["urls.ukvs"])[1])
+    checked = new = 0
+    for key, freq in read_map(out)[1]:
+        if key in src:
+            assert freq == src[key]            # kept lines are unchanged
+            continue
+        new += 1
+        if key in full:                        # full has path wildcards down to depth 2 only
+            v = full[key]
+            assert freq == Frequency(v["urim"]["total"], "", v["urir"], ""), key
+            checked += 1
+    assert checked >= 10 and checked >= new * 0.8
+
+
+def test_profile_compaction_keeps_exact_lines(files, tmp_path):
+    out = str(tmp_path / "c.cdxj")
+    n = _line_count(files["full"])
+    assert main(["compact", files["full"], "-o", out, "--max-lines", str(n // 3), "-q"]) == 0
+    src = set(open(files["full"], "rb").read().splitlines())
+    got = open(out, "rb").read().splitlines()
+    assert len(got) <= n // 3 and got == sorted(got)
+    meta = [line for line in got if line not in src]
+    assert len(meta) == 1 and meta[0].startswith(b'!meta {"compacted":{')
+    assert _all_held(out, files["urlkeys"])
+
+
+def test_max_bytes(files, tmp_path):
+    out = str(tmp_path / "c.ukvs")
+    report = compact_file(files["full.ukvs"], out, max_bytes=20000)
+    assert os.path.getsize(out) <= 20000 == 20000 and report.bytes_out == os.path.getsize(out)
+    assert _all_held(out, files["urlkeys"])
+
+
+def test_fp_estimate_grows_as_quota_shrinks(files, tmp_path):
+    fps = []
+    n = _line_count(files["urls.ukvs"])
+    for quota in (n + 1, n // 2, n // 4, n // 16):     # + 1: the '!meta {"compacted"...}' line
+        r = compact_file(files["urls.ukvs"], str(tmp_path / ("c%d" % quota)), max_lines=quota)
+        fps.append(r.fp_out)
+    assert fps[0] == 0.0          # an exact-URL map has no wildcard besides '*'
+    assert fps == sorted(fps) and fps[-1] > 0.3
+
+
+def test_zero_wildcard_is_never_a_target(tmp_path):
+    src = tmp_path / "m.ukvs"
+    body = [b"* 100/60", b"com,cnn)/* 0"] + [b"com,cnn)/a/%d 1/1" % i for i in range(30)] + \
+        [b"com,cnn)/b/%d 2/1" % i for i in range(30)]
+    src.write_bytes(b'!fields {"keys":["surt"],"values":["frequency"]}\n' + b"\n".join(sorted(body)) + b"\n")
+    out = str(tmp_path / "c.ukvs")
+    compact_file(str(src), out, max_lines=6)
+    with Lookup(out) as index:
+        assert index.lookup("com,cnn)/a/3").status == HELD
+        assert index.lookup("com,cnn)/c").status == NOT_HELD
+    assert b"com,cnn)/a/* 30/30" in open(out, "rb").read()
+
+
+def test_quota_out_of_reach(files, tmp_path, capsys):
+    out = tmp_path / "c.ukvs"
+    assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "3"]) == 2
+    assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "0"]) == 2
+    assert main(["compact", str(tmp_path / "missing"), "-o", str(out), "--max-bytes", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot shrink" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_compact_command_reports(files, tmp_path, capsys):
+    out = tmp_path / "c.ukvs"
+    assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "200"]) == 0
+    err = capsys.readouterr().err
+    assert "estimated false-positive rate 0.00% ->" in err and "rollups" in err
