@@ -35,6 +35,10 @@ def write_manifest(splits, folder):
     return paths
 
 
+#: memory of the local runner's `sort` (its -S); the rest of each task is bounded by table limits
+LOCAL_SORT_BUFFER = "256M"
+
+
 def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
              py_files=(), cores=None, extra=()):
     """The mrjob command line of the profile job."""
@@ -47,6 +51,10 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         args += ["--py-files", path]
     if cores:
         args += ["--num-cores", str(cores)]
+    if runner == "local":
+        # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input
+        # (1.4 GiB at 10M captures). A later --sort-bin in extra wins.
+        args += ["--sort-bin", "sort -t '\t' -k 1,1 -s -S %s" % LOCAL_SORT_BUFFER]
     return args + list(extra)
 
 

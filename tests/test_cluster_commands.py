@@ -242,3 +242,19 @@ def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
         script = f.read()
     assert "apt-get" not in script
     assert "sudo /opt/conda/default/bin/python -m pip install $__mrjob_PWD/archive_profiler-0.1.0" in script
+
+
+def test_local_runner_sort_has_a_bounded_buffer():
+    """GNU sort's default buffer grows with the input; the local runner's is capped (-S)."""
+    from mrjob.job import MRJob  # noqa: F401  (mrjob parses the option below)
+    from jobs.profile_job import ProfileJob
+    args = job_args(["m.json"], load_policy("default"), "local")
+    job = ProfileJob(args)
+    with job.make_runner() as runner:
+        sort_bin = runner._sort_bin()
+    assert sort_bin[-2:] == ["-S", "256M"]
+    assert sort_bin[:6] == ["sort", "-t", "\t", "-k", "1,1", "-s"]
+    # a user's own --sort-bin comes later on the command line and wins
+    job = ProfileJob(job_args(["m.json"], load_policy("default"), "local", extra=["--sort-bin", "sort"]))
+    with job.make_runner() as runner:
+        assert runner._sort_bin() == ["sort"]

@@ -60,7 +60,9 @@ def test_each_index_profiles(name, tmp_path):
 
 def test_whole_corpus_in_one_run_reports_unusable_files(tmp_path):
     out = str(tmp_path / "all.cdxj")
-    run_profile([shared_data()], out, policy="default", runner="local", cores=2)
+    # inline: the local runner would start a task process for each of the ~230 files (minutes);
+    # the local runner and shipping are covered by test_exactness and test_shipping
+    run_profile([shared_data()], out, policy="default", runner="inline")
     lines, meta, data = read(out)
     run_meta = next(m for m in meta if "inputs" in m)
     reasons = {os.path.relpath(s["path"], SHARED_DATA): s["reason"] for s in run_meta["skipped_files"]}
