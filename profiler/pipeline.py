@@ -3,7 +3,6 @@
 import logging
 import os
 import shutil
-import sys
 import tempfile
 
 import orjson

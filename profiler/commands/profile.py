@@ -1,7 +1,6 @@
 """`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
 
 import argparse
-import sys
 
 from profiler.inputs import DEFAULT_SPLIT_SIZE
 
@@ -49,9 +48,7 @@ def add_arguments(p):
 
 def run(args):
     from profiler.pipeline import run_profile
-    summary = run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
-                          args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
-                          args.manifest, args.extra, warc_reader=args.warc_reader)
-    if not args.quiet:
-        print("%s: %d lines" % (summary["output"], summary["lines"]), file=sys.stderr)
+    run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
+                args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
+                args.manifest, args.extra, warc_reader=args.warc_reader)
     return 0
