@@ -100,13 +100,24 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
 
 def write_atomic(path, lines):
     """Write byte lines to path through a temp file and a rename; on failure path is untouched."""
+    def write(f):
+        for line in lines:
+            f.write(line)
+            f.write(b"\n")
+    _atomically(path, write)
+
+
+def write_bytes_atomic(path, data):
+    """Write bytes (a PNG, a page) to path through a temp file and a rename."""
+    _atomically(path, lambda f: f.write(data))
+
+
+def _atomically(path, write):
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            for line in lines:
-                f.write(line)
-                f.write(b"\n")
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)

@@ -9,13 +9,12 @@ turns them into sections of charts whose tables carry the exact numbers. Plottin
 import dataclasses
 import os
 import re
-import tempfile
 
 import orjson
 
 from profiler import GENERATOR
 from profiler.errors import UserError
-from profiler.output import write_atomic
+from profiler.output import write_atomic, write_bytes_atomic
 from profiler.profilefile import ProfileFormatError, iter_raw, load_value, read_header
 
 KEYS = ["surt", "datetime", "mime", "status"]
@@ -392,28 +391,9 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None):
         svgs[chart.id], png = charts_mod.render(chart, with_png=png_dir is not None)
         if png is not None:
             path = os.path.join(png_dir, chart.id + ".png")
-            write_atomic_bytes(path, png)
+            write_bytes_atomic(path, png)
             pngs.append(path)
     page = render_page(holdings, sections, svgs, title)
     write_atomic(out_path, [page.encode("utf-8")])
     return {"output": out_path, "charts": [c.id for c in drawn],
             "missing": [c.id for c in charts_of(sections) if c.missing], "pngs": pngs}
-
-
-def write_atomic_bytes(path, data):
-    """Write bytes through a temp file and a rename (``write_atomic`` writes lines)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
