@@ -182,7 +182,7 @@ class Expander:
             self._add_by_suffix(tuples)
         else:
             for vt, entries in blocks(tuples, self.used):
-                _add(host_tuples, vt, _record(entries))
+                stats.add(host_tuples, vt, _record(entries))
         own = own_levels(urlkey, host, policy)
         if own:
             records = {t: _record([e]) for t, e in tuples.items()}
@@ -208,7 +208,7 @@ class Expander:
         for idx in {self.policy.set_of[lt] for lt, _ in self.group}:
             acc = self.host_suffixes.setdefault(idx, {})
             for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
-                _add(acc, suffix, record)
+                stats.add(acc, suffix, record)
 
     def _close_group(self):
         """Roll the finished host's records by tuple up to its host, domain, TLD and root keys."""
@@ -230,7 +230,7 @@ class Expander:
         for lt, key in self.group:
             prefix = key + " "
             for suffix, r in self.host_suffixes.get(set_of[lt], {}).items():
-                _add(table, prefix + suffix, r)
+                stats.add(table, prefix + suffix, r)
         self.host_suffixes = {}
         added = 0
         for t, r in self.host_tuples.items():
@@ -240,9 +240,9 @@ class Expander:
                     continue
                 if acc is None:
                     for suffix in sx[idx]:
-                        _add(table, prefix + suffix, r)
+                        stats.add(table, prefix + suffix, r)
                 else:
-                    _add(acc, t, r)
+                    stats.add(acc, t, r)
                     added += 1
         self.level_size += added
         self.host_tuples = {}
@@ -257,7 +257,7 @@ class Expander:
         prefix = key + " "
         for t, r in by_tuple.items():
             for suffix in suffixes(t)[idx]:
-                _add(table, prefix + suffix, r)
+                stats.add(table, prefix + suffix, r)
 
     def _expand_levels(self):
         for (key, idx), by_tuple in self.level_tuples.items():
@@ -290,49 +290,6 @@ def _classes(counts):
             start = i
 
 
-def _add(table, key, r):
-    """stats.add, inlined for the hot loops: table[key] += r."""
-    a = table.get(key)
-    if a is None:
-        table[key] = r[:]
-        return
-    a[0] += r[0]
-    if r[1] < a[1]:
-        a[1] = r[1]
-    if r[2] > a[2]:
-        a[2] = r[2]
-    a[3] += r[3]
-    a[4] += r[4]
-    a[5] += r[5]
-    a[6] += r[6]
-    if r[7] < a[7]:
-        a[7] = r[7]
-    if r[8] > a[8]:
-        a[8] = r[8]
-
-
-_CATEGORY = {}
-_CLASS = {}
-
-
-def _category(mime):
-    found = _CATEGORY.get(mime)
-    if found is None:
-        if len(_CATEGORY) > 100000:
-            _CATEGORY.clear()
-        found = _CATEGORY[mime] = mime_category(mime)
-    return found
-
-
-def _class(status):
-    found = _CLASS.get(status)
-    if found is None:
-        if len(_CLASS) > 100000:
-            _CLASS.clear()
-        found = _CLASS[status] = status_class(status)
-    return found
-
-
 def _ambiguous(tuples):
     """True when a tuple's mime or status reads the same under two options ('unk', '-', 'x/*').
 
@@ -340,7 +297,7 @@ def _ambiguous(tuples):
     are added suffix by suffix.
     """
     for _, m, s in tuples:
-        if _category(m) == m or _class(s) == s:
+        if mime_category(m) == m or status_class(s) == s:
             return True
     return False
 
@@ -363,8 +320,8 @@ def blocks(tuples, used=None):
     """
     items = list(tuples.items())
     periods = [("", t[0][:4], t[0]) for t, _ in items]
-    mimes = [("", _category(t[1]), t[1]) for t, _ in items]
-    statuses = [("", _class(t[2]), t[2]) for t, _ in items]
+    mimes = [("", mime_category(t[1]), t[1]) for t, _ in items]
+    statuses = [("", status_class(t[2]), t[2]) for t, _ in items]
     dcls = list(_classes([1, len({v[1] for v in periods}), len({v[2] for v in periods})]))
     mcls = list(_classes([1, len({v[1] for v in mimes}), len({v[2] for v in mimes})]))
     scls = list(_classes([1, len({v[1] for v in statuses}), len({v[2] for v in statuses})]))

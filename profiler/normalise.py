@@ -4,6 +4,7 @@ Every function takes the raw bytes of one index field and returns a str, or
 ``None`` when the value is invalid and the capture must be skipped.
 """
 
+import functools
 import re
 
 UNKNOWN = "unk"
@@ -124,12 +125,14 @@ def length(raw):
     return 0, False
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def status_class(code):
     """'200' -> '2xx'; anything outside 1xx-5xx -> 'unk'."""
     first = code[0]
     return first + "xx" if first in "12345" and code != UNKNOWN else UNKNOWN
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def mime_category(value):
     """Coarse FacetRedux-style category: the top-level type, 'text/html' -> 'text/*'."""
     i = value.find("/")
