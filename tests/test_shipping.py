@@ -7,6 +7,7 @@ import zipfile
 
 import pytest
 
+from shipped import ONLY_SHIPPED
 from profiler.pipeline import JobFailed, run_profile
 from profiler.shipping import package_zip
 
@@ -29,15 +30,7 @@ import importlib.machinery, os, runpy, sys
 if len(sys.argv) < 2 or sys.argv[1].startswith("-"):     # mrjob's own 'python -c ...' calls
     os.execv(sys.executable, [sys.executable] + sys.argv[1:])
 
-class OnlyShipped:
-    def find_spec(self, name, path=None, target=None):
-        if name != "profiler":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if p.endswith(".zip")])
-        if spec is None:
-            raise ModuleNotFoundError("No module named 'profiler' (not shipped)", name=name)
-        return spec
-
+""" + ONLY_SHIPPED + """
 sys.meta_path.insert(0, OnlyShipped())
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")

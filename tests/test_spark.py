@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from shipped import ONLY_SHIPPED
 from profiler.pipeline import run_profile
 from profiler.shipping import package_zip
 
@@ -31,15 +32,7 @@ import importlib.machinery, os, runpy, sys
 with open(%r, "a") as log:                 # who runs through this python: driver, workers
     log.write(" ".join(sys.argv[1:3]) + "\\n")
 
-class OnlyShipped:
-    def find_spec(self, name, path=None, target=None):
-        if name != "profiler":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if p.endswith(".zip")])
-        if spec is None:
-            raise ModuleNotFoundError("No module named 'profiler' (not shipped)", name=name)
-        return spec
-
+""" + ONLY_SHIPPED + """
 if len(sys.argv) > 2 and sys.argv[1] == "-m":
     sys.meta_path.insert(0, OnlyShipped())
     sys.argv = sys.argv[2:]
