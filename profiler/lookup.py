@@ -16,7 +16,6 @@ to line starts, caching the top bisection levels), batches sort their probes and
 forward block by block.
 """
 
-import bisect
 import collections
 import os
 import re
@@ -26,11 +25,10 @@ import orjson
 from profiler import cdx
 from profiler.errors import UserError
 from profiler.keys import exact_key, host_part
+from profiler.sortedfile import SortedLines
 from profiler.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
                            read_headers)
 
-BLOCK = 1 << 12           # bytes read at the end of a bisection
-FORWARD_BLOCK = 1 << 18   # bytes read at a time by a batch's forward walk
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 
 #: one answer: the canonical query, status, and the matched key (bytes) and Frequency or None
@@ -120,119 +118,6 @@ def datetime_query(text):
     if not (text.isdigit() and 4 <= len(text) <= 14):
         raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
     return text
-
-
-# ---------------------------------------------------------------- the sorted file
-
-class SortedLines:
-    """Lines of a byte-wise sorted file from byte offset ``start``, found by prefix without
-    reading the file whole: seek-based bisection to a block, then bisection inside the block."""
-
-    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK):
-        self.f = open(path, "rb")
-        self.size = os.fstat(self.f.fileno()).st_size
-        self.start = start
-        self.block_size = block
-        self.forward_block = max(forward_block, block)
-        self._block = None          # (start offset, end offset, list of lines)
-        self._mids = {}             # bisection probe offset -> (line start, line)
-        self.seeks = 0
-
-    def close(self):
-        self.f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _line_at_or_after(self, pos):
-        hit = self._mids.get(pos)
-        if hit is not None:
-            return hit
-        self.seeks += 1
-        f = self.f
-        if pos <= self.start:
-            f.seek(self.start)
-        else:
-            f.seek(pos - 1)
-            f.readline()
-        at = f.tell()
-        found = (at, f.readline().rstrip(b"\n"))
-        if len(self._mids) > 100000:
-            self._mids.clear()
-        self._mids[pos] = found
-        return found
-
-    def _bisect_file(self, target, lo):
-        """A line-start offset at or before the first line >= target (searching from lo)."""
-        hi = self.size
-        while hi - lo > self.block_size // 2:
-            mid = (lo + hi) // 2
-            at, line = self._line_at_or_after(mid)
-            if at >= hi:
-                hi = mid
-            elif line < target:
-                lo = at + len(line) + 1
-            else:
-                hi = at
-        return lo
-
-    def _load(self, offset, forward=False):
-        f = self.f
-        f.seek(offset)
-        self.seeks += 1
-        data = f.read(self.forward_block if forward else self.block_size)
-        if offset + len(data) < self.size:
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                data += f.readline()
-            else:
-                data = data[:cut + 1]
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
-        self._block = (offset, offset + len(data), lines)
-        return self._block
-
-    def _position(self, prefix, forward):
-        """(block, index) of the first line >= prefix."""
-        b = self._block
-        if b is not None:
-            i = bisect.bisect_left(b[2], prefix)
-            if i < len(b[2]) or b[1] >= self.size:
-                if i > 0 or b[0] <= self.start:
-                    return b, i
-            elif forward:
-                b = self._load(b[1], True)
-                i = bisect.bisect_left(b[2], prefix)
-                if i < len(b[2]) or b[1] >= self.size:
-                    return b, i
-        lo = self.start
-        if forward and b is not None and b[2] and b[2][0] < prefix:
-            lo = b[0]
-        b = self._load(self._bisect_file(prefix, lo), forward)
-        i = bisect.bisect_left(b[2], prefix)
-        while i == len(b[2]) and b[1] < self.size:
-            b = self._load(b[1], forward)
-            i = bisect.bisect_left(b[2], prefix)
-        return b, i
-
-    def group(self, prefix, forward=False):
-        """Every line starting with prefix (bytes), in file order. ``forward``: the prefixes of
-        successive calls increase (a sorted batch), so the search starts at the current block."""
-        b, i = self._position(prefix, forward)
-        out = []
-        lines = b[2]
-        while True:
-            while i < len(lines) and lines[i].startswith(prefix):
-                out.append(lines[i])
-                i += 1
-            if i < len(lines) or b[1] >= self.size:
-                return out
-            b = self._load(b[1], forward)
-            lines, i = b[2], 0
 
 
 # ---------------------------------------------------------------- profile or map

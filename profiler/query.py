@@ -17,6 +17,7 @@ from profiler.errors import UserError
 from profiler.output import KEYS
 from profiler.policy import Policy, PolicyError
 from profiler.profilefile import FEATURES, data_offset, flatten, read_header, sniff_kind
+from profiler.sortedfile import SortedLines
 
 FIELDS = tuple(KEYS)
 LEVELS = ("root", "tld", "domain", "host", "path", "url")
@@ -104,13 +105,14 @@ class SortedProfile:
             raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
         self.path = path
         self.headers = read_header(path)
-        self.start = data_offset(path)
-        self.size = os.path.getsize(path)
-        self.f = open(path, "rb")
-        self.seeks = 0
+        self.sorted = SortedLines(path, data_offset(path))
+
+    @property
+    def seeks(self):
+        return self.sorted.seeks
 
     def close(self):
-        self.f.close()
+        self.sorted.close()
 
     def __enter__(self):
         return self
@@ -127,38 +129,13 @@ class SortedProfile:
                     return None
         return None
 
-    def _offset_at(self, offset):
-        """Where the first data line starting at or after offset starts."""
-        if offset <= self.start:
-            return self.start
-        self.f.seek(offset - 1)
-        self.f.readline()
-        return self.f.tell()
-
-    def find(self, prefix):
-        """Byte offset of the first data line >= prefix (the file size when there is none)."""
-        lo, hi = self.start, self.size
-        while lo < hi:
-            mid = (lo + hi) // 2
-            self.f.seek(self._offset_at(mid))
-            line = self.f.readline()
-            self.seeks += 1
-            if not line or line >= prefix:
-                hi = mid
-            else:
-                lo = mid + 1
-        return self._offset_at(lo)
-
     def lines(self, prefix=b""):
         """(key fields, JSON bytes) of the data lines starting with prefix, in file order."""
-        self.f.seek(self.find(prefix) if prefix else self.start)
-        for line in self.f:
-            if not line.startswith(prefix):
-                break
+        for line in self.sorted.iter_from(prefix):
             i = line.find(b" {")
             if i < 0:
-                raise QueryError("%s: not a profile line at byte %d" % (self.path, self.f.tell() - len(line)))
-            yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r\n")
+                raise QueryError("%s: not a profile line: %r" % (self.path, line[:80]))
+            yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r")
 
 
 def query(path, fixed, group=(), under=None, level=None, top=None, by=None):

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from profiler.cli import main
-from profiler.lookup import (HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, SortedLines, canonical,
-                             surt_candidates)
+from profiler.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, canonical, surt_candidates
 from profiler.pipeline import run_profile
+from profiler.sortedfile import SortedLines
 from profiler.synthetic import write_cdx
 from profiler.ukvs import Frequency, profile_to_map
 
