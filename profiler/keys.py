@@ -30,20 +30,24 @@ def group_levels(host, policy):
     return out
 
 
+def directories(urlkey, host):
+    """The directory segments of a urlkey's path: 'com,cnn)/a/b/c.html?x' -> ['a', 'b']."""
+    path = urlkey[len(host) + 1:]
+    for stop in "?#":
+        i = path.find(stop)
+        if i >= 0:
+            path = path[:i]
+    return path.split("/")[1:-1] if path.startswith("/") else []
+
+
 def own_levels(urlkey, host, policy):
     """(level_type, key) of the levels specific to one URI-R: path directories and the exact URL."""
     out = []
     if host is not None and policy.path_depth and len(host.split(",")) <= policy.host_depth:
-        path = urlkey[len(host) + 1:]
-        for stop in "?#":
-            i = path.find(stop)
-            if i >= 0:
-                path = path[:i]
-        if path.startswith("/"):
-            prefix = host + ")/"
-            for segment in path.split("/")[1:-1][:policy.path_depth]:
-                prefix += segment + "/"
-                out.append(("path", prefix + "*"))
+        prefix = host + ")/"
+        for segment in directories(urlkey, host)[:policy.path_depth]:
+            prefix += segment + "/"
+            out.append(("path", prefix + "*"))
     if policy.exact_urls:
         out.append(("url", exact_key(urlkey)))
     return out

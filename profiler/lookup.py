@@ -24,7 +24,7 @@ import orjson
 
 from profiler import cdx
 from profiler.errors import UserError
-from profiler.keys import exact_key, host_part
+from profiler.keys import directories, exact_key, host_part
 from profiler.sortedfile import SortedLines
 from profiler.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
                            read_headers)
@@ -93,15 +93,9 @@ def surt_candidates(urlkey):
     out = [exact_key(urlkey)]
     host = host_part(urlkey)
     if host is not None:
-        path = urlkey[len(host) + 1:]
-        for stop in "?#":
-            i = path.find(stop)
-            if i >= 0:
-                path = path[:i]
-        if path.startswith("/"):
-            segments = path.split("/")[1:-1]
-            for k in range(len(segments), 0, -1):
-                out.append(host + ")/" + "/".join(segments[:k]) + "/*")
+        segments = directories(urlkey, host)
+        for k in range(len(segments), 0, -1):
+            out.append(host + ")/" + "/".join(segments[:k]) + "/*")
         out.append(host + ")/*")
         labels = host.split(",")
         for k in range(len(labels) - 1, 0, -1):

@@ -40,28 +40,12 @@ def merge_into(a, b):
 
 
 def add(table, key, record):
-    """table[key] += record (copying record the first time).
-
-    The hot path of the reducers: merge_into is written out here to save a call per record.
-    """
-    a = table.get(key)
-    if a is None:
+    """table[key] += record (copying record the first time)."""
+    found = table.get(key)
+    if found is None:
         table[key] = list(record)
-        return
-    b = record
-    a[0] += b[0]
-    if b[1] < a[1]:
-        a[1] = b[1]
-    if b[2] > a[2]:
-        a[2] = b[2]
-    a[3] += b[3]
-    a[4] += b[4]
-    a[5] += b[5]
-    a[6] += b[6]
-    if b[7] < a[7]:
-        a[7] = b[7]
-    if b[8] > a[8]:
-        a[8] = b[8]
+    else:
+        merge_into(found, record)
 
 
 def sum_all(records):
