@@ -17,4 +17,5 @@ SUBCOMMANDS = [
     "split",
     "diff",
     "overlap",
+    "nightly",
 ]
