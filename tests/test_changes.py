@@ -1,0 +1,43 @@
+from profiler import changes
+
+HEAD = (b'!keys ["surt","datetime","mime","status"]\n'
+        b'!meta {"inputs":["a.cdx"],"captures":%d,"skipped":{}}\n'
+        b'!meta {"type":"ArchiveProfile","created":"2026-11-2%dT03:00:00Z","policy":{}}\n')
+
+
+def line(key, total, urir, size):
+    return b'%s {"urim":{"total":%d,"min":1,"max":%d},"urir":%d,"bytes":%d,"digests":1,"dedup_bytes":%d,' \
+           b'"first":"20130101000000","last":"20250101000000"}\n' % (key, total, total, urir, size, size)
+
+
+def write(path, created, captures, lines):
+    path.write_bytes(HEAD % (captures, created) + b"".join(lines))
+    return str(path)
+
+
+def test_report_of_growth_new_and_vanished(tmp_path):
+    old = write(tmp_path / "old.cdxj", 1, 10, [
+        line(b"* - - -", 10, 4, 1000), line(b"* - text/html -", 10, 4, 1000), line(b"* 2013 - -", 10, 4, 1000),
+        line(b"com,* - - -", 6, 2, 600), line(b"com,a)/* - - -", 6, 2, 600),
+        line(b"org,* - - -", 4, 2, 400), line(b"org,old)/* - - -", 4, 2, 400)])
+    new = write(tmp_path / "new.cdxj", 2, 17, [
+        line(b"* - - -", 17, 7, 1700), line(b"* - image/png -", 3, 3, 300), line(b"* - text/html -", 14, 4, 1400),
+        line(b"* 2013 - -", 10, 4, 1000), line(b"* 2026 - -", 7, 3, 700),
+        line(b"com,* - - -", 13, 5, 1300), line(b"com,a)/* - - -", 10, 2, 1000), line(b"com,b)/* - - -", 3, 3, 300),
+        line(b"org,* - - -", 4, 2, 400)])
+    r = changes.compare(old, new)
+    assert r["totals"]["urim.total"] == [10, 17, 7] and r["totals"]["urir"] == [4, 7, 3]
+    assert r["new_hosts"] == {"count": 1, "top": [changes._row("com,b)/*", None, {"urim.total": 3, "urir": 3,
+                                                                                    "bytes": 300, "dedup_bytes": 300})]}
+    assert [h["key"] for h in r["vanished_hosts"]["top"]] == ["org,old)/*"]
+    assert [(t["key"], t["urim.total"][2]) for t in r["by_tld"]] == [("com,*", 7), ("org,*", 0)]
+    assert [(y["key"], y["urim.total"]) for y in r["by_year"]] == [("2013", [10, 10, 0]), ("2026", [0, 7, 7])]
+    assert [(m["key"], m["urim.total"][2]) for m in r["by_mime"]] == [("text/html", 4), ("image/png", 3)]
+    assert r["keys"] == {"appeared": 3, "vanished": 1, "changed": 4, "same": 2}
+    assert r["vanished_keys"] == ["org,old)/* - - -"]
+    text = changes.markdown(r)
+    assert "| `com,*` | 13 | +7 | 5 | +3 | 1,300 | +700 |" in text
+    assert "## Vanished keys (1)" in text and "- `org,old)/* - - -`" in text
+    first = changes.compare(None, new)
+    assert first["old"] is None and first["keys"]["appeared"] == 9 and first["new_hosts"]["count"] == 2
+    assert "First profile" in changes.markdown(first)

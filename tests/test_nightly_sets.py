@@ -1,0 +1,51 @@
+import gzip
+import random
+
+from profiler import nightly_sets as sets
+from profiler import synthetic, synthetic_warc
+from profiler.mapside import iter_parsed
+from profiler.inputs import plan_splits, sniff
+
+
+def test_sorted_set_spills_and_merges_to_the_same_items(tmp_path):
+    rng = random.Random(3)
+    items = [b"%d" % rng.randrange(500) for _ in range(3000)]
+    s = sets.SortedSet(str(tmp_path), limit=100)
+    for item in items:
+        s.add(item)
+    assert len(s.runs) > 3
+    assert list(s.sorted_items()) == sorted(set(items))
+
+
+def test_union_and_common_are_byte_ordered_set_operations(tmp_path):
+    a = tmp_path / "a.gz"
+    sets.write_set(str(a), [b"com,a)/", b"com,b)/", b"org,z)/%C3%A9"])
+    out = tmp_path / "u.gz"
+    assert sets.union(str(a), iter([b"com,b)/", b"net,c)/"]), str(out)) == 4
+    assert list(sets.read_set(str(out))) == [b"com,a)/", b"com,b)/", b"net,c)/", b"org,z)/%C3%A9"]
+    assert sets.common(str(out), iter([b"aa", b"com,b)/", b"org,z)/%C3%A9", b"zz"])) == {b"com,b)/", b"org,z)/%C3%A9"}
+    assert sets.common(str(out), iter([])) == set()
+    assert sets.union(None, iter([b"x"]), str(out)) == 1
+    assert gzip.open(str(out)).read() == b"x\n"
+
+
+def _captures(path):
+    return [c for split in plan_splits([sniff(str(path))]) for c in iter_parsed(split) if not isinstance(c, str)]
+
+
+def test_scan_collects_the_urirs_and_digests_the_job_sees(tmp_path):
+    cdx, warc = tmp_path / "a.cdx", tmp_path / "b.warc.gz"
+    synthetic.write_cdx(str(cdx), 500, seed=2)
+    synthetic_warc.write_warc(str(warc), 40, seed=2)
+    captures = _captures(cdx) + _captures(warc)
+    scan = sets.Scan(str(tmp_path), str(tmp_path / "caps.cdxj"), pairs=True).run([str(cdx), str(warc)])
+    assert scan.captures == len(captures)
+    assert list(scan.urirs.sorted_items()) == sorted({c[0].encode() for c in captures})
+    assert list(scan.digests.sorted_items()) == sorted({c[4].encode() for c in captures if c[4] != "-"})
+    assert scan.pairs == {(c[0].encode(), c[4].encode()) for c in captures if c[4] != "-"}
+    # the normalised captures read back as the same captures
+    again = _captures(tmp_path / "caps.cdxj")
+    assert sorted(again) == sorted(captures)
+    some = {c[0].encode() for c in captures[::3]}
+    n = sets.write_subset(str(tmp_path / "caps.cdxj"), str(tmp_path / "sub.cdxj"), lambda u, d: u in some)
+    assert n == sum(1 for c in captures if c[0].encode() in some) == len(_captures(tmp_path / "sub.cdxj"))

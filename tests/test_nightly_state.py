@@ -1,0 +1,38 @@
+import os
+
+import pytest
+
+from profiler.errors import RunError
+from profiler.nightly_state import State, compare_inputs, fingerprint
+
+
+def test_fingerprints_and_what_changed(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"one")
+    b.write_bytes(b"two")
+    known = {str(a): fingerprint(str(a)), str(b): fingerprint(str(b)), "/gone": {"size": 1, "mtime_ns": 1}}
+    b.write_bytes(b"TWO")                          # same size
+    os.utime(b, ns=(5, 5))
+    c = tmp_path / "c"
+    c.write_bytes(b"new")
+    current = {str(p): fingerprint(str(p)) for p in (a, b, c)}
+    assert compare_inputs(known, current) == ([str(c)], [str(b)], ["/gone"])
+    sums = {str(p): fingerprint(str(p), checksum=True) for p in (a, b)}
+    os.utime(a, ns=(9, 9))                         # touched, same bytes: not changed by checksum
+    again = {str(p): fingerprint(str(p), checksum=True) for p in (a, b)}
+    assert compare_inputs(sums, again) == ([], [], [])
+    assert len(again[str(a)]["sha256"]) == 64
+
+
+def test_commit_is_atomic_and_checked_on_load(tmp_path):
+    state = State(str(tmp_path)).load()
+    assert state.data is None and state.current is None and state.inputs == {}
+    state.commit({"current": {"stamp": "x"}, "inputs": {}, "versions": ["x"]})
+    assert State(str(tmp_path)).load().current == {"stamp": "x"}
+    assert [n for n in os.listdir(tmp_path) if n != "tmp"] == ["state.json"]   # no temp file left
+    (tmp_path / "state.json").write_text("{broken")
+    with pytest.raises(RunError, match="unreadable"):
+        State(str(tmp_path)).load()
+    (tmp_path / "state.json").write_text('{"format": 99}')
+    with pytest.raises(RunError, match="format 99"):
+        State(str(tmp_path)).load()
