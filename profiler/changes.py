@@ -6,6 +6,8 @@ growth by TLD, by year and by MIME type, and how many keys appeared, changed or 
 Written as JSON (for scripts) and Markdown (for people), beside the profile.
 """
 
+import os
+
 import orjson
 
 from profiler.diff import join, records
@@ -15,6 +17,7 @@ from profiler.query import surt_level
 
 GROWTH_FEATURES = ("urim.total", "urir", "bytes", "dedup_bytes")
 TOP = 20
+BAR = {"width": 640, "row": 18, "label": 150, "colour": "#2f6690", "minus": "#d1813a"}
 
 
 def _row(name, old, new):
@@ -127,9 +130,46 @@ def markdown(report, top=TOP):
     return "\n".join(out) + "\n"
 
 
+def _escape(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg(report, top=12):
+    """Bar charts of the captures added by year and by TLD (the growth at a glance), as SVG text."""
+    panels = [("Captures added by year", sorted((r for r in report["by_year"] if r["urim.total"][2]),
+                                                key=lambda r: r["key"])[-top:]),
+              ("Captures added by TLD", [r for r in report["by_tld"] if r["urim.total"][2]][:top])]
+    w, row, label = BAR["width"], BAR["row"], BAR["label"]
+    parts, y = [], 0
+    for title, rows in panels:
+        parts.append('<text x="0" y="%d" font-weight="bold">%s</text>' % (y + 14, _escape(title)))
+        y += 24
+        if not rows:
+            parts.append('<text x="0" y="%d" fill="#666">no change</text>' % (y + 12))
+            y += row + 8
+            continue
+        largest = max(abs(r["urim.total"][2]) for r in rows) or 1
+        for r in rows:
+            delta = r["urim.total"][2]
+            length = max(1, round((w - label - 90) * abs(delta) / largest))
+            parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (label - 6, y + 13, _escape(r["key"])))
+            parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s: %s</title></rect>' % (
+                label, y + 2, length, row - 4, BAR["colour"] if delta > 0 else BAR["minus"], _escape(r["key"]),
+                _signed(delta)))
+            parts.append('<text x="%d" y="%d">%s</text>' % (label + length + 4, y + 13, _signed(delta)))
+            y += row
+        y += 12
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+            'font-size="12">\n%s\n</svg>\n' % (w, y, "\n".join(parts)))
+
+
 def write(old_path, new_path, json_path, md_path, top=TOP, note=None):
-    """Write the report beside the profile (both files atomically). Returns the report."""
+    """Write the report beside the profile (JSON, Markdown and, named like the Markdown with .svg,
+    its chart; each atomically). Returns the report."""
     report = compare(old_path, new_path, top, note)
+    svg_path = md_path[:-3] + ".svg" if md_path.endswith(".md") else md_path + ".svg"
     write_bytes_atomic(json_path, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-    write_bytes_atomic(md_path, markdown(report, top).encode("utf-8"))
+    write_bytes_atomic(svg_path, svg(report).encode("utf-8"))
+    text = markdown(report, top).replace("\n", "\n\n![growth by year and TLD](%s)\n" % os.path.basename(svg_path), 1)
+    write_bytes_atomic(md_path, text.encode("utf-8"))
     return report

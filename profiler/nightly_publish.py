@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 
-SUFFIXES = (".cdxj", ".changes.json", ".changes.md")
+SUFFIXES = (".cdxj", ".changes.json", ".changes.md", ".changes.svg")
 
 
 def stamp(now=None, taken=()):

@@ -41,3 +41,19 @@ def test_report_of_growth_new_and_vanished(tmp_path):
     first = changes.compare(None, new)
     assert first["old"] is None and first["keys"]["appeared"] == 9 and first["new_hosts"]["count"] == 2
     assert "First profile" in changes.markdown(first)
+
+
+def test_written_report_has_its_chart(tmp_path):
+    old = write(tmp_path / "old.cdxj", 1, 10, [line(b"* - - -", 10, 4, 1000), line(b"* 2013 - -", 10, 4, 1000),
+                                               line(b"com,* - - -", 10, 4, 1000)])
+    new = write(tmp_path / "new.cdxj", 2, 12, [line(b"* - - -", 12, 5, 1200), line(b"* 2013 - -", 10, 4, 1000),
+                                               line(b"* 2026 - -", 2, 1, 200), line(b"com,* - - -", 9, 3, 900),
+                                               line(b"org,* - - -", 3, 2, 300)])
+    changes.write(old, new, str(tmp_path / "r.changes.json"), str(tmp_path / "r.changes.md"))
+    import xml.etree.ElementTree as ET
+    root = ET.parse(str(tmp_path / "r.changes.svg")).getroot()
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    bars = [r.find("{http://www.w3.org/2000/svg}title").text for r in root.iter("{http://www.w3.org/2000/svg}rect")]
+    assert bars == ["2026: +2", "org,*: +3", "com,*: -1"]
+    assert "Captures added by year" in texts and "+3" in texts
+    assert "![growth by year and TLD](r.changes.svg)" in (tmp_path / "r.changes.md").read_text()
