@@ -18,6 +18,7 @@ in the state (the one atomic step that makes it current), and linked as NAME-lat
 Anything that fails before the commit leaves the published profile and the state untouched.
 """
 
+import contextlib
 import datetime
 import logging
 import os
@@ -58,6 +59,12 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def _cpu():
+    """CPU seconds of this process and of its finished children (the local runner's tasks)."""
+    own = os.times()
+    return own.user + own.system + own.children_user + own.children_system
+
+
 def _iso(t):
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -71,6 +78,17 @@ class Night:
         self.work = os.path.join(config.state_dir, "work")
         self.sets_dir = os.path.join(config.state_dir, "sets")
         self.record = {}
+
+    @contextlib.contextmanager
+    def _phase(self, name):
+        """Adds the CPU and wall seconds of a phase (this process and the tasks it waited for)."""
+        t, c = time.monotonic(), _cpu()
+        try:
+            yield
+        finally:
+            timings = self.record.setdefault("timings", {})
+            wall, cpu = timings.get(name, (0, 0))
+            timings[name] = (round(wall + time.monotonic() - t, 2), round(cpu + _cpu() - c, 2))
 
     # ------------------------------------------------------------ the run
 
@@ -198,11 +216,12 @@ class Night:
     def _profile(self, files, out, runner=None, created=None):
         from profiler.pipeline import run_profile
         c = self.config
-        return run_profile(list(files), out, policy=self.policy, runner=runner or c.runner,
-                           conf_paths=c.mrjob_conf if not runner else (), archive_uri=c.archive_uri,
-                           resolve_revisits=c.resolve_revisits, split_size=c.split_size,
-                           cores=c.cores if not runner else None,
-                           extra_args=c.mrjob_args if not runner else (), created=created)
+        with self._phase("profile"):
+            return run_profile(list(files), out, policy=self.policy, runner=runner or c.runner,
+                               conf_paths=c.mrjob_conf if not runner else (), archive_uri=c.archive_uri,
+                               resolve_revisits=c.resolve_revisits, split_size=c.split_size,
+                               cores=c.cores if not runner else None,
+                               extra_args=c.mrjob_args if not runner else (), created=created)
 
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]
@@ -216,7 +235,8 @@ class Night:
         files = sorted(current)
         self._profile(files, out)
         if night_scan is None:
-            scan = sets.Scan(self.work).run(files, self.config.split_size, progress=self._progress("scanning"))
+            with self._phase("scan"):
+                scan = sets.Scan(self.work).run(files, self.config.split_size, progress=self._progress("scanning"))
             urirs, digests = self._write_sets(None, scan)
         else:
             scan = night_scan
@@ -228,12 +248,14 @@ class Night:
     def _delta(self, new, current, old_profile, out):
         c, prev = self.config, self.state.current
         captures_path = os.path.join(self.work, "captures.cdxj")
-        scan = sets.Scan(self.work, captures_path, pairs=True).run(
-            new, c.split_size, progress=self._progress("scanning"))
+        with self._phase("scan"):
+            scan = sets.Scan(self.work, captures_path, pairs=True).run(
+                new, c.split_size, progress=self._progress("scanning"))
         old_urirs = os.path.join(self.sets_dir, prev["urirs"])
         old_digests = os.path.join(self.sets_dir, prev["digests"])
-        seen_urirs = sets.common(old_urirs, scan.urirs.sorted_items())
-        seen_digests = sets.common(old_digests, scan.digests.sorted_items())
+        with self._phase("sets"):
+            seen_urirs = sets.common(old_urirs, scan.urirs.sorted_items())
+            seen_digests = sets.common(old_digests, scan.digests.sorted_items())
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",
                  len(new), scan.captures, len(seen_urirs), len(seen_digests))
         self.record.update(seen_urirs=len(seen_urirs), seen_digests=len(seen_digests))
@@ -259,7 +281,8 @@ class Night:
         header = fold_mod.headers(runs, old_about, c.archive_uri, self.policy.to_dict(),
                                   c.resolve_revisits, exact, extra_skipped_files=unusable)
         try:
-            counts = fold_mod.fold(old_profile, delta, out, header, keys_urir, keys_digest)
+            with self._phase("fold"):
+                counts = fold_mod.fold(old_profile, delta, out, header, keys_urir, keys_digest)
         except UserError as e:     # the published file was damaged since: start again from the inputs
             return self._rebuild(current, out, ["the published profile cannot be read (%s)"
                                                 % str(e).splitlines()[0]], scan)
@@ -286,7 +309,8 @@ class Night:
         for what, found in (("urirs", scan.urirs), ("digests", scan.digests)):
             tmp = os.path.join(self.work, what + ".gz")
             old = os.path.join(self.sets_dir, prev[what]) if prev else None
-            n = sets.union(old, found.sorted_items(), tmp)
+            with self._phase("sets"):
+                n = sets.union(old, found.sorted_items(), tmp)
             self.record[what] = n
             names.append(tmp)
         return names
@@ -303,7 +327,8 @@ class Night:
     # ------------------------------------------------------------ checking and publishing
 
     def _check(self, out, built):
-        report = validate(out)
+        with self._phase("validate"):
+            report = validate(out)
         if not report.ok:
             first = report.problems[0]
             raise ValidationFailed("the new profile did not validate (%d problem(s), first: line %s: %s); "
@@ -327,11 +352,12 @@ class Night:
             set_names.append(name)
         if c.report:
             paths = [publish.version_path(c.output_dir, c.name, stamp, s) for s in (".changes.json", ".changes.md")]
-            try:
-                report = changes.write(old_profile, final, *paths)
-            except UserError as e:
-                log.warning("the change report compares with nothing: %s", e)
-                report = changes.write(None, final, *paths, note="the previous profile cannot be read (%s)" % e)
+            with self._phase("report"):
+                try:
+                    report = changes.write(old_profile, final, *paths)
+                except UserError as e:
+                    log.warning("the change report compares with nothing: %s", e)
+                    report = changes.write(None, final, *paths, note="the previous profile cannot be read (%s)" % e)
             self.record["changes"] = {"new_hosts": report["new_hosts"]["count"],
                                       "vanished_keys": report["keys"]["vanished"],
                                       "appeared_keys": report["keys"]["appeared"]}

@@ -39,8 +39,11 @@ def write_cdx(path, captures, tag=""):
             f.write("%s %s %s %s %s %s - - %d 0 x.warc.gz\n" % (urlkey, ts, url, mime, status, digest, length))
 
 
-def generate(folder, lines, growth, seed):
-    """base.cdx (about `lines` captures) and the new hosts' captures (about growth * lines)."""
+def generate(folder, pool, lines, growth, seed):
+    """folder/base.cdx (about `lines` captures) and the nights' files in pool; returns their counts.
+
+    Run in a child process: the captures held here would otherwise count in the peak RSS of every
+    command this script starts (Linux carries a forked process's peak over exec)."""
     total = int(lines * (1 + growth))
     every = max(2, round((1 + growth) / growth))
     base, new, host, index = [], [], None, -1
@@ -53,7 +56,10 @@ def generate(folder, lines, growth, seed):
     step = max(1, round(1 / growth))
     recrawl = [(u, "2025" + ts[4:], url, mime, status, "R" + d if d != "-" else "-", n)
                for u, ts, url, mime, status, d, n in base[::step] if mime != "warc/revisit"]
-    return len(base), new, recrawl
+    write_cdx(os.path.join(pool, "new-hosts.cdx"), new, "N")
+    write_cdx(os.path.join(pool, "new-hosts-shared.cdx"), new)
+    write_cdx(os.path.join(pool, "recrawl.cdx"), recrawl)
+    return {"base": len(base), "new-hosts": len(new), "new-hosts-shared": len(new), "recrawl": len(recrawl)}
 
 
 def run(cmd, env=None):
@@ -77,16 +83,26 @@ def main():
     ap.add_argument("--cores", type=int, default=None)
     ap.add_argument("--work", default=None, help="folder for the archive (default: a temp folder, removed)")
     ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--generate", nargs=2, metavar=("FOLDER", "POOL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.generate:
+        print(json.dumps(generate(args.generate[0], args.generate[1], args.lines, args.growth, args.seed)))
+        return
     work = args.work or tempfile.mkdtemp(prefix="bench-nightly-")
     exe = [sys.executable, "-m", "profiler.cli"]
     env = dict(os.environ, PYTHONPATH=ROOT)
     results = []
     try:
-        os.makedirs(os.path.join(work, "seed", "in"))
+        folder, pool = os.path.join(work, "seed"), os.path.join(work, "pool")
+        os.makedirs(os.path.join(folder, "in"))
+        os.makedirs(pool)
         print("generating %d + %.0f %% captures in %s ..." % (args.lines, args.growth * 100, work), flush=True)
-        n_base, new, recrawl = generate(os.path.join(work, "seed", "in"), args.lines, args.growth, args.seed)
-        print("archive: %d captures; new hosts: %d captures; recrawl: %d captures" % (n_base, len(new), len(recrawl)))
+        counts = json.loads(subprocess.check_output([sys.executable, __file__, "--generate", os.path.join(folder, "in"), pool,
+                                                     "--lines", str(args.lines), "--growth", str(args.growth),
+                                                     "--seed", str(args.seed)]))
+        n_base = counts["base"]
+        print("archive: %d captures; new hosts: %d captures; recrawl: %d captures"
+              % (n_base, counts["new-hosts"], counts["recrawl"]))
 
         def config(folder, on_overlap):
             with open(os.path.join(folder, "nightly.yaml"), "w") as f:
@@ -94,7 +110,6 @@ def main():
                            "on_overlap": on_overlap, "archive_uri": "https://archive.example.org/"}, f)
             return os.path.join(folder, "nightly.yaml")
 
-        folder = os.path.join(work, "seed")
         out, saved = os.path.join(folder, "out"), os.path.join(work, "first-out")
         night = os.path.join(folder, "in", "night.cdx")
         wall, cpu, rss, line = run(exe + ["nightly", "--config", config(folder, "rebuild"), "-q"], env)
@@ -102,21 +117,20 @@ def main():
                         "summary": line})
         print("%-34s %7.1f s wall %7.1f CPU-s  %s" % ("first (full build)", wall, cpu, line), flush=True)
         shutil.copytree(out, saved, symlinks=True)
-        for scenario, captures, tag in (("new-hosts", new, "N"), ("new-hosts-shared", new, ""),
-                                        ("recrawl", recrawl, "")):
+        for scenario in ("new-hosts", "new-hosts-shared", "recrawl"):
             for on_overlap in ("approximate", "rebuild"):
                 if scenario == "new-hosts" and on_overlap == "rebuild":
                     continue            # folds exactly either way
                 shutil.rmtree(out)                      # every night starts from the first build's state
                 shutil.copytree(saved, out, symlinks=True)
-                write_cdx(night, captures, tag)
+                shutil.copyfile(os.path.join(pool, scenario + ".cdx"), night)
                 wall, cpu, rss, line = run(exe + ["nightly", "--config", config(folder, on_overlap), "-q"], env)
                 with open(os.path.join(out, ".nightly", "runs.jsonl")) as f:
                     record = json.loads(f.read().splitlines()[-1])
                 name = "%s, on_overlap %s" % (scenario, on_overlap)
-                results.append({"night": name, "captures": len(captures), "wall": wall, "cpu": cpu, "rss": rss,
+                results.append({"night": name, "captures": counts[scenario], "wall": wall, "cpu": cpu, "rss": rss,
                                 "mode": record.get("mode"), "bounded_keys": record.get("bounded_keys", 0),
-                                "lines": record.get("lines"), "summary": line})
+                                "lines": record.get("lines"), "timings": record.get("timings"), "summary": line})
                 print("%-34s %7.1f s wall %7.1f CPU-s  %s" % (name, wall, cpu, line), flush=True)
                 os.unlink(night)
         full = results[0]["cpu"]
@@ -126,6 +140,10 @@ def main():
             print("| %s | %s | %s | %.1f s | %.1f | %.0f %% | %.0f MiB | %s |" % (
                 r["night"], "{:,}".format(r["captures"]), r.get("mode", "rebuild"), r["wall"], r["cpu"],
                 100 * r["cpu"] / full, r["rss"], "{:,}".format(r.get("bounded_keys", 0))))
+        print("\nCPU seconds by phase (profile: the MapReduce jobs; scan: the client's pass for the URI-R "
+              "and digest sets; sets: checking and merging them; fold; validate; report):")
+        for r in results[1:]:
+            print("  %-42s %s" % (r["night"], ", ".join("%s %.1f" % (k, v[1]) for k, v in (r["timings"] or {}).items())))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
