@@ -137,10 +137,11 @@ class Night:
                 if path not in (current["urirs"], current["digests"]):
                     os.unlink(os.path.join(self.sets_dir, path))
                     removed.append(path)
-            if publish.latest_target(c.output_dir, c.name) != current["profile"]:
-                publish.point_latest(c.output_dir, c.name, current["profile"])
-                log.warning("recovered: %s-latest.cdxj points at %s again", c.name, current["profile"])
-                self.record["recovered_link"] = True
+            for suffix, target in ((".cdxj", current["profile"]), (".ukvs", current.get("map"))):
+                if target and publish.latest_target(c.output_dir, c.name, suffix) != target:
+                    publish.point_latest(c.output_dir, c.name, target, suffix)
+                    log.warning("recovered: %s-latest%s points at %s again", c.name, suffix, target)
+                    self.record["recovered_link"] = True
         if removed:
             log.warning("recovered: removed %d file(s) a killed run left", len(removed))
             self.record["recovered_files"] = len(removed)
@@ -361,16 +362,27 @@ class Night:
             self.record["changes"] = {"new_hosts": report["new_hosts"]["count"],
                                       "vanished_keys": report["keys"]["vanished"],
                                       "appeared_keys": report["keys"]["appeared"]}
+        map_path = None
+        if c.mementomap:
+            from profiler.ukvs import KEY_CHOICES, profile_to_map
+            map_path = publish.version_path(c.output_dir, c.name, stamp, ".ukvs")
+            with self._phase("mementomap"):
+                profile_to_map(final, map_path, KEY_CHOICES[c.mementomap], c.archive_uri)
         _checkpoint("placed")
         versions = (state.versions + [stamp])[-c.keep:]
         current_entry = {"stamp": stamp, "profile": os.path.basename(final), "urirs": set_names[0],
                          "digests": set_names[1], "mode": built["mode"], "exact": built["exact"],
-                         "approximate_nights": built["approximate_nights"]}
+                         "approximate_nights": built["approximate_nights"],
+                         "map": os.path.basename(map_path) if map_path else None}
         state.commit({"identity": identity, "inputs": current, "current": current_entry,
                       "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
                       "committed": _iso(_now())})
         _checkpoint("committed")
         publish.point_latest(c.output_dir, c.name, final)
+        if map_path:
+            publish.point_latest(c.output_dir, c.name, map_path, ".ukvs")
+        elif publish.latest_target(c.output_dir, c.name, ".ukvs"):     # maps were turned off
+            os.unlink(publish.latest_path(c.output_dir, c.name, ".ukvs"))
         pruned = publish.prune(c.output_dir, c.name, set(versions))
         for path in os.listdir(self.sets_dir):
             if path not in set_names:

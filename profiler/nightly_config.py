@@ -30,6 +30,7 @@ DEFAULTS = {
     "detect_changes": "mtime",
     "settle_seconds": 0,
     "report": True,
+    "mementomap": None,
 }
 
 
@@ -93,6 +94,8 @@ class NightlyConfig:
         for key in ("resolve_revisits", "report"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "must be true or false")
+        if self.mementomap not in (None, "surt", "surt,datetime"):
+            bad("mementomap", "must be surt, surt,datetime or null (no map)")
         if self.archive_uri is not None and not isinstance(self.archive_uri, str):
             bad("archive_uri", "must be a URI")
 

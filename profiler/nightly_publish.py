@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 
-SUFFIXES = (".cdxj", ".changes.json", ".changes.md", ".changes.svg")
+SUFFIXES = (".cdxj", ".ukvs", ".changes.json", ".changes.md", ".changes.svg")
 
 
 def stamp(now=None, taken=()):
@@ -29,8 +29,8 @@ def version_path(folder, name, stamp_, suffix=".cdxj"):
     return os.path.join(folder, "%s-%s%s" % (name, stamp_, suffix))
 
 
-def latest_path(folder, name):
-    return os.path.join(folder, "%s-latest.cdxj" % name)
+def latest_path(folder, name, suffix=".cdxj"):
+    return os.path.join(folder, "%s-latest%s" % (name, suffix))
 
 
 def place(src, dst):
@@ -49,9 +49,9 @@ def place(src, dst):
         os.unlink(src)
 
 
-def point_latest(folder, name, target):
-    """Make NAME-latest.cdxj a link to target (a file in folder), atomically."""
-    link = latest_path(folder, name)
+def point_latest(folder, name, target, suffix=".cdxj"):
+    """Make NAME-latest.cdxj (or another suffix) a link to target (a file in folder), atomically."""
+    link = latest_path(folder, name, suffix)
     tmp = os.path.join(folder, ".%s-latest.%d.tmp" % (name, os.getpid()))
     try:
         os.unlink(tmp)
@@ -61,10 +61,10 @@ def point_latest(folder, name, target):
     os.replace(tmp, link)
 
 
-def latest_target(folder, name):
-    """The file name NAME-latest.cdxj points at, or None."""
+def latest_target(folder, name, suffix=".cdxj"):
+    """The file name NAME-latest.cdxj (or another suffix) points at, or None."""
     try:
-        return os.readlink(latest_path(folder, name))
+        return os.readlink(latest_path(folder, name, suffix))
     except OSError:
         return None
 

@@ -309,3 +309,22 @@ def test_missing_inputs_is_a_user_error_not_a_traceback(tmp_path, capsys):
     assert status == 2 and line == "archive-profiler nightly: FAILED after %s: input not found: %s (the " \
         "published profile and the state are unchanged)" % (line.split("after ")[1].split(":")[0],
                                                             os.path.join(str(tmp_path), "nowhere/"))
+
+
+def test_mementomap_published_beside_each_version(tmp_path, capsys):
+    from profiler.ukvs import profile_to_map
+    a = Archive(tmp_path, mementomap="surt")
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    a.night(capsys)
+    link = os.path.join(a.out, "archive-latest.ukvs")
+    assert os.readlink(link) == os.readlink(a.latest)[:-5] + ".ukvs"
+    profile_to_map(a.scratch(), str(tmp_path / "scratch.ukvs"))
+    body = lambda p: [l for l in open(p, "rb") if not l.startswith(b"!")]   # noqa: E731
+    assert body(link) == body(str(tmp_path / "scratch.ukvs"))
+    assert state(a)["current"]["map"] == os.readlink(link)
+    a.configure(mementomap=None)
+    a.add_cdx("c.cdx", hosts(2), tag="N3")
+    a.night(capsys)
+    assert not os.path.lexists(link)
