@@ -13,7 +13,7 @@ from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 from mrjob.step import MRStep
 
-from profiler import digests, expand, mapside, remote, stats
+from profiler import digests, fast, mapside, remote, stats
 from profiler.keys import SuffixTable
 from profiler.policy import Policy
 from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol
@@ -59,7 +59,8 @@ class ProfileJob(MRJob):
             yield key, value
 
     def init_uri_r(self):
-        self.expander = expand.Expander(self.policy, TABLE_LIMIT)
+        self.expander = fast.expander(self.policy, TABLE_LIMIT)
+        self.increment_counter("tasks", "step-1 reducers (%s)" % fast.kind(), 1)
 
     def reduce_uri_r(self, urlkey, cell_lists):
         if urlkey == META:

@@ -9,7 +9,7 @@ import orjson
 
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
-from profiler import output, warc
+from profiler import fast, output, warc
 from profiler import remote
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
@@ -39,7 +39,7 @@ LOCAL_SORT_BUFFER = "256M"
 
 
 def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
-             py_files=(), cores=None, extra=()):
+             py_files=(), cores=None, extra=(), files=()):
     """The mrjob command line of the profile job."""
     args = list(manifests) + ["-r", runner, "--policy-json", orjson.dumps(policy.to_dict()).decode()]
     for path in conf_paths:
@@ -48,6 +48,8 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         args.append("--no-resolve-revisits")
     for path in py_files:
         args += ["--py-files", path]
+    for path in files:
+        args += ["--files", path]
     if cores:
         args += ["--num-cores", str(cores)]
     if runner == "local":
@@ -89,8 +91,12 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     work = tempfile.mkdtemp(prefix="archive-profiler-")
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
-        py_files = [package_zip(work)] if ship_package and runner != "inline" else []
-        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args)
+        shipping = ship_package and runner != "inline"
+        py_files = [package_zip(work)] if shipping else []
+        # the compiled hot path, if built, into each task's working directory (profiler.fast)
+        files = fast.shipped_files() if shipping else []
+        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args,
+                        files)
         job = ProfileJob(args)
         with job.make_runner() as mr:
             try:

@@ -15,6 +15,7 @@ import pytest
 from mrjob.conf import load_opts_from_mrjob_conf
 
 import fake_hadoop
+from profiler import fast
 from profiler.pipeline import job_args, run_profile, write_manifest
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
@@ -136,7 +137,9 @@ def test_hadoop_streaming_steps_and_remote_inputs(fake_cluster, tmp_path):
         assert opts["D"] == expected_d
         assert_sort_safe(opts)
         shipped = sorted(f.rpartition("#")[2] for f in opts["files"])
-        assert shipped == ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"]
+        # and the compiled hot path when it is built (profiler.fast; tasks fall back to Python without it)
+        compiled = [os.path.basename(f) for f in fast.shipped_files()]
+        assert shipped == sorted(compiled + ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"])
         assert all(f.startswith("hdfs:///user/tester/tmp/archive-profiler/") for f in opts["files"])
         assert ("--step-num=%d --reducer" % step) in opts["reducer"]
         if step == 0:

@@ -8,8 +8,7 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from oracle import profile as oracle_profile, resolve_revisits
-from profiler import cdx, digests, stats
-from profiler.expand import Expander
+from profiler import cdx, digests, fast, stats
 from profiler.keys import SuffixTable
 from profiler.mapside import CaptureAggregator
 from profiler.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
@@ -77,7 +76,7 @@ def run_without_mrjob(lines, policy, rng):
 
     step1 = []
     for part in shuffle(records, rng.randint(1, 4)):
-        exp = Expander(policy, limit=rng.randint(1, 50))
+        exp = fast.expander(policy, rng.randint(1, 50))   # compiled when built, else profiler.expand
         for key, values in part:
             step1.extend(exp.add(key.decode(), values))
         step1.extend(exp.close())
@@ -102,6 +101,24 @@ def run_without_mrjob(lines, policy, rng):
 @settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "60")), deadline=None)
 @given(st.integers(0, 2 ** 32))
 def test_any_cut_equals_oracle(seed):
+    check_against_oracle(seed)
+
+
+@settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "60")), deadline=None)
+@given(st.integers(0, 2 ** 32))
+def test_any_cut_equals_oracle_pure_python(seed):
+    old = os.environ.get(fast.PURE_ENV)
+    os.environ[fast.PURE_ENV] = "1"
+    try:
+        check_against_oracle(seed)
+    finally:
+        if old is None:
+            del os.environ[fast.PURE_ENV]
+        else:
+            os.environ[fast.PURE_ENV] = old
+
+
+def check_against_oracle(seed):
     rng = random.Random(seed)
     policy = random_policy(rng)
     caps = random_captures(rng)

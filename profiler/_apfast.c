@@ -1,0 +1,1247 @@
+/* Compiled hot path of the profile job (optional; profiler/fast.py picks it or the pure-Python code).
+ *
+ * Expander: the step-1 reducer (profiler.expand.Expander): one URI-R's cells -> key records
+ * (b'K <key>', [total, min, max, urir, bytes, digests, dedup_bytes, first, last]) and digest
+ * records (b'D <digest>', [urlkey, [[period, mime, status, max_len], ...]]). The records differ
+ * in how they are cut into partial records from the Python Expander's, never in their sums.
+ *
+ * Aggregator: the map side (profiler.mapside.CaptureAggregator) with a CDX line parser
+ * (profiler.cdx.make_parser) for the lines that need no surt() call and no escaping; other
+ * lines are handed back to Python, whose captures are added with add_capture().
+ *
+ * Every string is handled as the UTF-8 bytes of the Python str; the operations used
+ * (prefixes, find of ASCII bytes, comparisons) give the same results on code points and bytes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ byte buffers */
+
+typedef struct { char *p; Py_ssize_t n, cap; } Buf;
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (b->n + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p; b->cap = cap;
+    return 0;
+}
+static inline int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->p + b->n, s, n); b->n += n;
+    return 0;
+}
+static inline int buf_putc(Buf *b, char c) { return buf_put(b, &c, 1); }
+static inline int buf_put_u32(Buf *b, uint32_t v) { return buf_put(b, (const char *)&v, 4); }
+static void buf_free(Buf *b) { PyMem_Free(b->p); b->p = NULL; b->n = b->cap = 0; }
+
+/* ------------------------------------------------------------------ hash map: bytes -> insertion index */
+
+typedef struct { Py_ssize_t off, len, slot; uint64_t h; } Ent;
+typedef struct {
+    Ent *ents; Py_ssize_t n, ecap;
+    Py_ssize_t *slots; Py_ssize_t nslots;     /* power of two, -1 = empty */
+    Buf keys;
+} Map;
+
+static inline uint64_t hash_bytes(const char *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    return h ^ (h >> 29);
+}
+
+static int map_init(Map *m) {
+    memset(m, 0, sizeof *m);
+    m->nslots = 16;
+    m->slots = PyMem_Malloc(m->nslots * sizeof(Py_ssize_t));
+    if (!m->slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < m->nslots; i++) m->slots[i] = -1;
+    return 0;
+}
+static void map_free(Map *m) {
+    PyMem_Free(m->ents); PyMem_Free(m->slots); buf_free(&m->keys);
+    memset(m, 0, sizeof *m);
+}
+static void map_clear(Map *m) {
+    for (Py_ssize_t i = 0; i < m->n; i++) m->slots[m->ents[i].slot] = -1;
+    m->n = 0; m->keys.n = 0;
+}
+static inline const char *map_key(const Map *m, Py_ssize_t i) { return m->keys.p + m->ents[i].off; }
+
+static int map_grow(Map *m) {
+    Py_ssize_t ns = m->nslots * 2;
+    Py_ssize_t *slots = PyMem_Malloc(ns * sizeof(Py_ssize_t));
+    if (!slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < ns; i++) slots[i] = -1;
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        Py_ssize_t s = (Py_ssize_t)(m->ents[i].h & (uint64_t)(ns - 1));
+        while (slots[s] >= 0) s = (s + 1) & (ns - 1);
+        slots[s] = i; m->ents[i].slot = s;
+    }
+    PyMem_Free(m->slots); m->slots = slots; m->nslots = ns;
+    return 0;
+}
+
+/* Index of key k (added when absent: *added = 1). -1 on memory error. */
+static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *added) {
+    uint64_t h = hash_bytes(k, kl);
+    Py_ssize_t mask = m->nslots - 1, s = (Py_ssize_t)(h & (uint64_t)mask);
+    for (;;) {
+        Py_ssize_t i = m->slots[s];
+        if (i < 0) break;
+        Ent *e = &m->ents[i];
+        if (e->h == h && e->len == kl && memcmp(m->keys.p + e->off, k, kl) == 0) { *added = 0; return i; }
+        s = (s + 1) & mask;
+    }
+    if (m->n == m->ecap) {
+        Py_ssize_t cap = m->ecap ? m->ecap * 2 : 16;
+        Ent *ents = PyMem_Realloc(m->ents, cap * sizeof(Ent));
+        if (!ents) { PyErr_NoMemory(); return -1; }
+        m->ents = ents; m->ecap = cap;
+    }
+    Py_ssize_t off = m->keys.n;
+    if (buf_put(&m->keys, k, kl) < 0) return -1;
+    Py_ssize_t i = m->n++;
+    m->ents[i].off = off; m->ents[i].len = kl; m->ents[i].h = h; m->ents[i].slot = s;
+    m->slots[s] = i;
+    *added = 1;
+    if (m->n * 2 > m->nslots && map_grow(m) < 0) return -1;
+    return i;
+}
+
+/* ------------------------------------------------------------------ strings of a record */
+
+#define TSMAX 31
+typedef struct { char s[TSMAX + 1]; uint8_t n; } TS;
+
+static inline int bytes_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn ? 1 : 0;
+}
+static inline int ts_cmp(const TS *a, const TS *b) { return bytes_cmp(a->s, a->n, b->s, b->n); }
+static int ts_set(TS *t, const char *s, Py_ssize_t n) {
+    if (n > TSMAX) { PyErr_SetString(PyExc_ValueError, "timestamp too long"); return -1; }
+    memcpy(t->s, s, n); t->n = (uint8_t)n;
+    return 0;
+}
+
+/* stats record (profiler.stats) */
+typedef struct { int64_t total, min, max, urir, bytes, digests, dedup; TS first, last; } Rec;
+
+static inline void rec_merge(Rec *a, const Rec *b) {
+    a->total += b->total;
+    if (b->min < a->min) a->min = b->min;
+    if (b->max > a->max) a->max = b->max;
+    a->urir += b->urir; a->bytes += b->bytes; a->digests += b->digests; a->dedup += b->dedup;
+    if (ts_cmp(&b->first, &a->first) < 0) a->first = b->first;
+    if (ts_cmp(&b->last, &a->last) > 0) a->last = b->last;
+}
+
+static PyObject *rec_to_list(const Rec *r) {
+    return Py_BuildValue("[LLLLLLLs#s#]", (long long)r->total, (long long)r->min, (long long)r->max,
+                         (long long)r->urir, (long long)r->bytes, (long long)r->digests,
+                         (long long)r->dedup, r->first.s, (Py_ssize_t)r->first.n,
+                         r->last.s, (Py_ssize_t)r->last.n);
+}
+
+/* a Map with one Rec per key */
+typedef struct { Map m; Rec *recs; Py_ssize_t rcap; } RecMap;
+
+static int recmap_init(RecMap *t) { t->recs = NULL; t->rcap = 0; return map_init(&t->m); }
+static void recmap_free(RecMap *t) { map_free(&t->m); PyMem_Free(t->recs); t->recs = NULL; t->rcap = 0; }
+static int recmap_add(RecMap *t, const char *k, Py_ssize_t kl, const Rec *r) {
+    int added;
+    Py_ssize_t i = map_find_or_add(&t->m, k, kl, &added);
+    if (i < 0) return -1;
+    if (added) {
+        if (i >= t->rcap) {
+            Py_ssize_t cap = t->rcap ? t->rcap * 2 : 16;
+            while (cap <= i) cap *= 2;
+            Rec *recs = PyMem_Realloc(t->recs, cap * sizeof(Rec));
+            if (!recs) { PyErr_NoMemory(); return -1; }
+            t->recs = recs; t->rcap = cap;
+        }
+        t->recs[i] = *r;
+    } else {
+        rec_merge(&t->recs[i], r);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ str helpers */
+
+static const char *utf8(PyObject *o, Py_ssize_t *n) {
+    if (!PyUnicode_Check(o)) { PyErr_SetString(PyExc_TypeError, "expected str"); return NULL; }
+    return PyUnicode_AsUTF8AndSize(o, n);
+}
+
+static int get_i64(PyObject *o, int64_t *v) {
+    long long x = PyLong_AsLongLong(o);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    *v = x;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ suffixes */
+
+/* "datetime mime status" of (p, m, s) under one combination (option codes, see fast.py):
+ * datetime 0 any, 1 year, 2 month; mime 0 any, 1 type, 2 category; status 0 any, 1 class, 2 code. */
+static int put_suffix(Buf *b, const char *p, Py_ssize_t pn, const char *m, Py_ssize_t mn,
+                      const char *s, Py_ssize_t sn, const uint8_t *c) {
+    if (c[0] == 0) { if (buf_putc(b, '-') < 0) return -1; }
+    else if (buf_put(b, p, c[0] == 1 ? (pn < 4 ? pn : 4) : (pn < 6 ? pn : 6)) < 0) return -1;
+    if (buf_putc(b, ' ') < 0) return -1;
+    if (c[1] == 0) { if (buf_putc(b, '-') < 0) return -1; }
+    else if (c[1] == 1) { if (buf_put(b, m, mn) < 0) return -1; }
+    else {   /* mime_category: 'text/html' -> 'text/' + '*'; without '/' (or at 0) unchanged */
+        const char *slash = mn ? memchr(m, '/', mn) : NULL;
+        if (slash && slash > m) { if (buf_put(b, m, slash - m) < 0 || buf_put(b, "/*", 2) < 0) return -1; }
+        else if (buf_put(b, m, mn) < 0) return -1;
+    }
+    if (buf_putc(b, ' ') < 0) return -1;
+    if (c[2] == 0) return buf_putc(b, '-');
+    if (c[2] == 2 || sn == 0) return buf_put(b, s, sn);
+    /* status_class: '200' -> '2xx'; 'unk' and anything else -> 'unk' */
+    if (s[0] >= '1' && s[0] <= '5' && !(sn == 3 && memcmp(s, "unk", 3) == 0)) {
+        char cls[3] = {s[0], 'x', 'x'};
+        return buf_put(b, cls, 3);
+    }
+    return buf_put(b, "unk", 3);
+}
+
+/* ------------------------------------------------------------------ Expander */
+
+typedef struct {   /* one resolved (period, mime, status) tuple of the current URI-R */
+    const char *p, *m, *s; Py_ssize_t pn, mn, sn;
+    int64_t count, bytes, dash;
+    TS first, last;
+    Py_ssize_t dig_head;      /* linked list of (digest id, max_len) in the dg arrays */
+    Rec rec;
+} Tup;
+
+typedef struct {   /* one merged cell */
+    const char *p, *m, *s, *d; Py_ssize_t pn, mn, sn, dn; int rev;
+    int64_t count, bytes, maxlen; TS first, last;
+} Cell;
+
+typedef struct {
+    PyObject_HEAD
+    int nsets;
+    int *ncombos;              /* per set */
+    uint8_t (**combos)[3];     /* per set: ncombos[i] option triples */
+    int set_of[6];             /* root, tld, domain, host, path, url */
+    int host_depth, path_depth, exact_urls;
+    Py_ssize_t limit;
+    RecMap table;              /* profile key -> record (flushed at limit) */
+    RecMap host_tuples;        /* [u32 len p][p][u32 len m][m][u32 len s][s] -> single-tuple URI-Rs */
+    RecMap host_suffix;        /* [set byte][suffix] -> multi-tuple URI-Rs' exact records */
+    RecMap level_tuples;       /* [u32 len key][key][set byte][tuple key] -> records rolled up by tuple */
+    int have_group, host_none;
+    Buf host;
+    int ngroup, gcap;
+    int *gset, *gis_host; Buf gkeys; Py_ssize_t *goff, *glen;
+    /* scratch of one URI-R */
+    Map cellmap; Cell *cells; Py_ssize_t ccap;
+    Map tupmap; Tup *tups; Py_ssize_t tcap;
+    Map digmap; int64_t *dmax; uint64_t *dstamp; Py_ssize_t dcap; uint64_t stamp;
+    Py_ssize_t *dg_did, *dg_next; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
+    Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
+    Map projmap; Py_ssize_t *pj_head, *pj_last, pjcap; Py_ssize_t *pe_t, *pe_next, pecap, pen;
+    Buf kb, sb;
+    PyObject *out;             /* list of output pairs of the current call */
+} Expander;
+
+static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *p = PyMem_Realloc(*arr, c * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *arr = p; *cap = c;
+    return 0;
+}
+
+/* grow two parallel arrays of one capacity */
+static int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py_ssize_t need) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *pa = PyMem_Realloc(*a, c * asz);
+    if (!pa) { PyErr_NoMemory(); return -1; }
+    *a = pa;
+    void *pb = PyMem_Realloc(*b, c * bsz);
+    if (!pb) { PyErr_NoMemory(); return -1; }
+    *b = pb;
+    *cap = c;
+    return 0;
+}
+
+static int emit(Expander *x, const char *prefix, Py_ssize_t pn, const char *k, Py_ssize_t kn, PyObject *value) {
+    if (!value) return -1;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, pn + kn);
+    if (!key) { Py_DECREF(value); return -1; }
+    memcpy(PyBytes_AS_STRING(key), prefix, pn);
+    memcpy(PyBytes_AS_STRING(key) + pn, k, kn);
+    PyObject *pair = PyTuple_Pack(2, key, value);
+    Py_DECREF(key); Py_DECREF(value);
+    if (!pair) return -1;
+    int r = PyList_Append(x->out, pair);
+    Py_DECREF(pair);
+    return r;
+}
+
+static int flush_table(Expander *x) {
+    Map *m = &x->table.m;
+    for (Py_ssize_t i = 0; i < m->n; i++)
+        if (emit(x, "K ", 2, map_key(m, i), m->ents[i].len, rec_to_list(&x->table.recs[i])) < 0) return -1;
+    map_clear(m);
+    return 0;
+}
+
+/* table[key + ' ' + suffix] += r for every distinct suffix of tuple (p, m, s) in set idx */
+static int expand_tuple(Expander *x, const char *key, Py_ssize_t kn, const char *p, Py_ssize_t pn,
+                        const char *m, Py_ssize_t mn, const char *s, Py_ssize_t sn, int idx, const Rec *r) {
+    Buf *b = &x->kb;
+    int nc = x->ncombos[idx];
+    Py_ssize_t starts[64], lens[64];
+    int seen = 0;
+    for (int c = 0; c < nc; c++) {
+        b->n = 0;
+        if (buf_put(b, key, kn) < 0 || buf_putc(b, ' ') < 0) return -1;
+        if (put_suffix(b, p, pn, m, mn, s, sn, x->combos[idx][c]) < 0) return -1;
+        /* dedupe: two combinations may give one suffix ('unk', a mime without '/') */
+        Py_ssize_t sl = b->n - kn - 1;
+        int dup = 0;
+        for (int j = 0; j < seen && !dup; j++)
+            dup = lens[j] == sl && memcmp(x->sb.p + starts[j], b->p + kn + 1, sl) == 0;
+        if (dup) continue;
+        if (seen < 64) {
+            if (seen == 0) x->sb.n = 0;
+            starts[seen] = x->sb.n; lens[seen] = sl;
+            if (buf_put(&x->sb, b->p + kn + 1, sl) < 0) return -1;
+            seen++;
+        }
+        if (recmap_add(&x->table, b->p, b->n, r) < 0) return -1;
+    }
+    return 0;
+}
+
+static int put_tuple_key(Buf *b, const char *p, Py_ssize_t pn, const char *m, Py_ssize_t mn,
+                         const char *s, Py_ssize_t sn) {
+    return (buf_put_u32(b, (uint32_t)pn) < 0 || buf_put(b, p, pn) < 0 || buf_put_u32(b, (uint32_t)mn) < 0
+            || buf_put(b, m, mn) < 0 || buf_put_u32(b, (uint32_t)sn) < 0 || buf_put(b, s, sn) < 0) ? -1 : 0;
+}
+
+static void get_tuple_key(const char *k, const char **p, Py_ssize_t *pn, const char **m, Py_ssize_t *mn,
+                          const char **s, Py_ssize_t *sn) {
+    uint32_t n;
+    memcpy(&n, k, 4); *pn = n; *p = k + 4; k += 4 + n;
+    memcpy(&n, k, 4); *mn = n; *m = k + 4; k += 4 + n;
+    memcpy(&n, k, 4); *sn = n; *s = k + 4;
+}
+
+static int expand_levels(Expander *x) {
+    Map *m = &x->level_tuples.m;
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        const char *k = map_key(m, i), *p, *mm, *s;
+        Py_ssize_t pn, mn, sn;
+        uint32_t kl;
+        memcpy(&kl, k, 4);
+        int idx = (unsigned char)k[4 + kl];
+        get_tuple_key(k + 5 + kl, &p, &pn, &mm, &mn, &s, &sn);
+        /* k stays valid: expand_tuple adds to the table only */
+        if (expand_tuple(x, k + 4, kl, p, pn, mm, mn, s, sn, idx, &x->level_tuples.recs[i]) < 0) return -1;
+    }
+    map_clear(m);
+    return 0;
+}
+
+/* the finished host's records -> its host key (expanded), TLD/domain/root keys (rolled up by tuple) */
+static int close_group(Expander *x) {
+    if (!x->have_group) return 0;
+    x->have_group = 0;
+    Map *hs = &x->host_suffix.m, *ht = &x->host_tuples.m;
+    for (int g = 0; g < x->ngroup; g++) {
+        const char *key = x->gkeys.p + x->goff[g];
+        Py_ssize_t kn = x->glen[g];
+        int idx = x->gset[g];
+        for (Py_ssize_t i = 0; i < hs->n; i++) {
+            const char *k = map_key(hs, i);
+            if ((unsigned char)k[0] != idx) continue;
+            x->kb.n = 0;
+            if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
+                || buf_put(&x->kb, k + 1, hs->ents[i].len - 1) < 0) return -1;
+            if (recmap_add(&x->table, x->kb.p, x->kb.n, &x->host_suffix.recs[i]) < 0) return -1;
+        }
+        if (x->ncombos[idx] == 0) continue;
+        for (Py_ssize_t i = 0; i < ht->n; i++) {
+            const char *k = map_key(ht, i), *p, *m, *s;
+            Py_ssize_t pn, mn, sn;
+            get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
+            if (x->gis_host[g]) {
+                if (expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, &x->host_tuples.recs[i]) < 0) return -1;
+            } else {
+                Buf *b = &x->sb;
+                b->n = 0;
+                if (buf_put_u32(b, (uint32_t)kn) < 0 || buf_put(b, key, kn) < 0 || buf_putc(b, (char)idx) < 0
+                    || buf_put(b, k, ht->ents[i].len) < 0) return -1;
+                if (recmap_add(&x->level_tuples, b->p, b->n, &x->host_tuples.recs[i]) < 0) return -1;
+            }
+        }
+    }
+    map_clear(hs);
+    map_clear(ht);
+    if (x->level_tuples.m.n >= x->limit) return expand_levels(x);
+    return 0;
+}
+
+static int add_group_level(Expander *x, int lt, const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
+    if (x->ngroup == x->gcap) {
+        int cap = x->gcap ? x->gcap * 2 : 8;
+        int *gs = PyMem_Realloc(x->gset, cap * sizeof(int)), *gh;
+        if (!gs) { PyErr_NoMemory(); return -1; }
+        x->gset = gs;
+        gh = PyMem_Realloc(x->gis_host, cap * sizeof(int));
+        if (!gh) { PyErr_NoMemory(); return -1; }
+        x->gis_host = gh;
+        Py_ssize_t *go = PyMem_Realloc(x->goff, cap * sizeof(Py_ssize_t));
+        if (!go) { PyErr_NoMemory(); return -1; }
+        x->goff = go;
+        Py_ssize_t *gl = PyMem_Realloc(x->glen, cap * sizeof(Py_ssize_t));
+        if (!gl) { PyErr_NoMemory(); return -1; }
+        x->glen = gl;
+        x->gcap = cap;
+    }
+    int g = x->ngroup++;
+    x->gset[g] = x->set_of[lt];
+    x->gis_host[g] = lt == 3;
+    x->goff[g] = x->gkeys.n;
+    if (buf_put(&x->gkeys, a, an) < 0 || buf_put(&x->gkeys, b, bn) < 0) return -1;
+    x->glen[g] = an + bn;
+    return 0;
+}
+
+/* group_levels(host): root, tld, domain (host-label wildcards), host */
+static int open_group(Expander *x, const char *host, Py_ssize_t hn, int none) {
+    x->ngroup = 0; x->gkeys.n = 0;
+    x->host.n = 0;
+    if (!none && buf_put(&x->host, host, hn) < 0) return -1;
+    x->host_none = none;
+    x->have_group = 1;
+    if (add_group_level(x, 0, "*", 1, "", 0) < 0) return -1;
+    if (none) return 0;
+    Py_ssize_t labels = 1;
+    for (Py_ssize_t i = 0; i < hn; i++) labels += host[i] == ',';
+    Py_ssize_t upto = labels - 1 < x->host_depth ? labels - 1 : x->host_depth;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < hn && k < upto; i++) {
+        if (host[i] == ',') {
+            k++;
+            if (add_group_level(x, k == 1 ? 1 : 2, host, i, ",*", 2) < 0) return -1;
+        }
+    }
+    if (labels <= x->host_depth && add_group_level(x, 3, host, hn, ")/*", 3) < 0) return -1;
+    return 0;
+}
+
+/* record of one URI-R over the tuples of projection group g (one tuple: its own record) */
+static void group_record(Expander *x, Py_ssize_t g, Rec *out) {
+    Py_ssize_t e = x->pj_head[g];
+    if (x->pe_next[e] < 0) { *out = x->tups[x->pe_t[e]].rec; return; }
+    int64_t count = 0, bytes = 0, dash = 0, ndig = 0, dsum = 0;
+    TS first = {"~", 1}, last = {"", 0};
+    uint64_t stamp = ++x->stamp;
+    for (; e >= 0; e = x->pe_next[e]) {
+        Tup *t = &x->tups[x->pe_t[e]];
+        count += t->count; bytes += t->bytes; dash += t->dash;
+        if (ts_cmp(&t->first, &first) < 0) first = t->first;
+        if (ts_cmp(&t->last, &last) > 0) last = t->last;
+        for (Py_ssize_t d = t->dig_head; d >= 0; d = x->dg_next[d]) {
+            Py_ssize_t did = x->dg_did[d];
+            int64_t ml = x->dg_ml[d];
+            if (x->dstamp[did] != stamp) { x->dstamp[did] = stamp; x->dmax[did] = ml; ndig++; dsum += ml; }
+            else if (ml > x->dmax[did]) { dsum += ml - x->dmax[did]; x->dmax[did] = ml; }
+        }
+    }
+    out->total = out->min = out->max = count; out->urir = 1; out->bytes = bytes;
+    out->digests = ndig; out->dedup = dsum + dash; out->first = first; out->last = last;
+}
+
+/* the URI-R's exact record of each suffix of set idx; added to table under key, or to
+ * host_suffix (key NULL) */
+static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ssize_t kn) {
+    int nc = x->ncombos[idx];
+    if (nc == 0) return 0;
+    Map *pm = &x->projmap;
+    map_clear(pm);
+    x->pen = 0;
+    for (Py_ssize_t t = 0; t < ntup; t++) {
+        Tup *tp = &x->tups[t];
+        for (int c = 0; c < nc; c++) {
+            Buf *b = &x->sb;
+            b->n = 0;
+            if (put_suffix(b, tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn, x->combos[idx][c]) < 0) return -1;
+            int added;
+            Py_ssize_t g = map_find_or_add(pm, b->p, b->n, &added);
+            if (g < 0) return -1;
+            if (added) {
+                if (grow2((void **)&x->pj_head, sizeof(Py_ssize_t), (void **)&x->pj_last, sizeof(Py_ssize_t),
+                          &x->pjcap, g + 1) < 0) return -1;
+                x->pj_head[g] = -1; x->pj_last[g] = -1;
+            } else if (x->pe_t[x->pj_last[g]] == t) {
+                continue;     /* the tuple is in the group already */
+            }
+            if (grow2((void **)&x->pe_t, sizeof(Py_ssize_t), (void **)&x->pe_next, sizeof(Py_ssize_t),
+                      &x->pecap, x->pen + 1) < 0) return -1;
+            Py_ssize_t e = x->pen++;
+            x->pe_t[e] = t; x->pe_next[e] = -1;
+            if (x->pj_last[g] < 0) x->pj_head[g] = e; else x->pe_next[x->pj_last[g]] = e;
+            x->pj_last[g] = e;
+        }
+    }
+    for (Py_ssize_t g = 0; g < pm->n; g++) {
+        Rec r;
+        group_record(x, g, &r);
+        Buf *b = &x->kb;
+        b->n = 0;
+        if (key) {
+            if (buf_put(b, key, kn) < 0 || buf_putc(b, ' ') < 0) return -1;
+        } else if (buf_putc(b, (char)idx) < 0) return -1;
+        if (buf_put(b, map_key(pm, g), pm->ents[g].len) < 0) return -1;
+        if (recmap_add(key ? &x->table : &x->host_suffix, b->p, b->n, &r) < 0) return -1;
+    }
+    return 0;
+}
+
+static const char REVISIT_MIME[] = "warc/revisit";
+
+/* cells of one URI-R (any number of cell lists) -> merged cells -> resolved tuples */
+static Py_ssize_t collect(Expander *x, PyObject *lists) {
+    Map *cm = &x->cellmap;
+    map_clear(cm);
+    Py_ssize_t nl = PyList_GET_SIZE(lists);
+    for (Py_ssize_t li = 0; li < nl; li++) {
+        PyObject *cl = PyList_GET_ITEM(lists, li);
+        if (!PyList_Check(cl)) { PyErr_SetString(PyExc_TypeError, "cell list expected"); return -1; }
+        for (Py_ssize_t ci = 0; ci < PyList_GET_SIZE(cl); ci++) {
+            PyObject *c = PyList_GET_ITEM(cl, ci);
+            if (!PyList_Check(c) || PyList_GET_SIZE(c) != 10) {
+                PyErr_SetString(PyExc_TypeError, "cell of 10 items expected"); return -1;
+            }
+            Cell v;
+            const char *f, *l; Py_ssize_t fn, ln;
+            if (!(v.p = utf8(PyList_GET_ITEM(c, 0), &v.pn)) || !(v.m = utf8(PyList_GET_ITEM(c, 1), &v.mn))
+                || !(v.s = utf8(PyList_GET_ITEM(c, 2), &v.sn)) || !(v.d = utf8(PyList_GET_ITEM(c, 3), &v.dn))
+                || !(f = utf8(PyList_GET_ITEM(c, 8), &fn)) || !(l = utf8(PyList_GET_ITEM(c, 9), &ln)))
+                return -1;
+            int rev = PyObject_IsTrue(PyList_GET_ITEM(c, 4));
+            if (rev < 0) return -1;
+            v.rev = rev;
+            if (get_i64(PyList_GET_ITEM(c, 5), &v.count) < 0 || get_i64(PyList_GET_ITEM(c, 6), &v.bytes) < 0
+                || get_i64(PyList_GET_ITEM(c, 7), &v.maxlen) < 0) return -1;
+            if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0) return -1;
+            Buf *b = &x->sb;
+            b->n = 0;
+            if (put_tuple_key(b, v.p, v.pn, v.m, v.mn, v.s, v.sn) < 0 || buf_put_u32(b, (uint32_t)v.dn) < 0
+                || buf_put(b, v.d, v.dn) < 0 || buf_putc(b, (char)v.rev) < 0) return -1;
+            int added;
+            Py_ssize_t i = map_find_or_add(cm, b->p, b->n, &added);
+            if (i < 0) return -1;
+            if (added) {
+                if (grow((void **)&x->cells, &x->ccap, i + 1, sizeof(Cell)) < 0) return -1;
+                x->cells[i] = v;
+            } else {
+                Cell *o = &x->cells[i];
+                o->count += v.count; o->bytes += v.bytes;
+                if (v.maxlen > o->maxlen) o->maxlen = v.maxlen;
+                if (ts_cmp(&v.first, &o->first) < 0) o->first = v.first;
+                if (ts_cmp(&v.last, &o->last) > 0) o->last = v.last;
+            }
+        }
+    }
+    Py_ssize_t nc = cm->n;
+    /* originals: per digest, the earliest non-revisit cell by (first, mime, status) */
+    Map *om = &x->origmap;
+    map_clear(om);
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        Cell *c = &x->cells[i];
+        if (c->rev || (c->dn == 1 && c->d[0] == '-')) continue;
+        int added;
+        Py_ssize_t j = map_find_or_add(om, c->d, c->dn, &added);
+        if (j < 0) return -1;
+        if (grow((void **)&x->orig_cell, &x->ocap, j + 1, sizeof(Py_ssize_t)) < 0) return -1;
+        if (added) { x->orig_cell[j] = i; continue; }
+        Cell *k = &x->cells[x->orig_cell[j]];
+        int r = ts_cmp(&c->first, &k->first);
+        if (r == 0) r = bytes_cmp(c->m, c->mn, k->m, k->mn);
+        if (r == 0) r = bytes_cmp(c->s, c->sn, k->s, k->sn);
+        if (r < 0) x->orig_cell[j] = i;
+    }
+    Map *tm = &x->tupmap, *dm = &x->digmap;
+    map_clear(tm);
+    map_clear(dm);
+    x->dgn = 0;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        Cell *c = &x->cells[i];
+        const char *m = c->m, *s = c->s;
+        Py_ssize_t mn = c->mn, sn = c->sn;
+        if (c->rev) {
+            Py_ssize_t j = -1;
+            if (!(c->dn == 1 && c->d[0] == '-')) {
+                /* lookup only: origmap holds exactly the digests with an original */
+                uint64_t h = hash_bytes(c->d, c->dn);
+                Py_ssize_t mask = om->nslots - 1, sl = (Py_ssize_t)(h & (uint64_t)mask);
+                for (;;) {
+                    Py_ssize_t e = om->slots[sl];
+                    if (e < 0) break;
+                    if (om->ents[e].h == h && om->ents[e].len == c->dn
+                        && memcmp(map_key(om, e), c->d, c->dn) == 0) { j = e; break; }
+                    sl = (sl + 1) & mask;
+                }
+            }
+            if (j >= 0) {
+                Cell *o = &x->cells[x->orig_cell[j]];
+                m = o->m; mn = o->mn; s = o->s; sn = o->sn;
+            } else {
+                m = REVISIT_MIME; mn = sizeof(REVISIT_MIME) - 1; s = "unk"; sn = 3;
+            }
+        }
+        Buf *b = &x->sb;
+        b->n = 0;
+        if (put_tuple_key(b, c->p, c->pn, m, mn, s, sn) < 0) return -1;
+        int added;
+        Py_ssize_t t = map_find_or_add(tm, b->p, b->n, &added);
+        if (t < 0) return -1;
+        if (added) {
+            if (grow((void **)&x->tups, &x->tcap, t + 1, sizeof(Tup)) < 0) return -1;
+            Tup *tp = &x->tups[t];
+            tp->p = c->p; tp->pn = c->pn; tp->m = m; tp->mn = mn; tp->s = s; tp->sn = sn;
+            tp->count = tp->bytes = tp->dash = 0;
+            tp->first.s[0] = '~'; tp->first.n = 1; tp->last.n = 0;
+            tp->dig_head = -1;
+        }
+        Tup *tp = &x->tups[t];
+        tp->count += c->count; tp->bytes += c->bytes;
+        if (ts_cmp(&c->first, &tp->first) < 0) tp->first = c->first;
+        if (ts_cmp(&c->last, &tp->last) > 0) tp->last = c->last;
+        if (c->dn == 1 && c->d[0] == '-') { tp->dash += c->bytes; continue; }
+        Py_ssize_t did = map_find_or_add(dm, c->d, c->dn, &added);
+        if (did < 0) return -1;
+        if (added) {
+            if (grow2((void **)&x->dmax, sizeof(int64_t), (void **)&x->dstamp, sizeof(uint64_t),
+                      &x->dcap, did + 1) < 0) return -1;
+            x->dstamp[did] = 0;
+        }
+        Py_ssize_t d;
+        for (d = tp->dig_head; d >= 0 && x->dg_did[d] != did; d = x->dg_next[d]) ;
+        if (d >= 0) {
+            if (c->maxlen > x->dg_ml[d]) x->dg_ml[d] = c->maxlen;
+            continue;
+        }
+        if (x->dgn == x->dgcap) {
+            Py_ssize_t cap = x->dgcap ? x->dgcap * 2 : 64;
+            Py_ssize_t *a = PyMem_Realloc(x->dg_did, cap * sizeof(Py_ssize_t));
+            if (!a) { PyErr_NoMemory(); return -1; }
+            x->dg_did = a;
+            a = PyMem_Realloc(x->dg_next, cap * sizeof(Py_ssize_t));
+            if (!a) { PyErr_NoMemory(); return -1; }
+            x->dg_next = a;
+            int64_t *ml = PyMem_Realloc(x->dg_ml, cap * sizeof(int64_t));
+            if (!ml) { PyErr_NoMemory(); return -1; }
+            x->dg_ml = ml;
+            x->dgcap = cap;
+        }
+        d = x->dgn++;
+        x->dg_did[d] = did; x->dg_ml[d] = c->maxlen; x->dg_next[d] = tp->dig_head; tp->dig_head = d;
+    }
+    Py_ssize_t nt = tm->n;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        Tup *tp = &x->tups[t];
+        int64_t nd = 0, sum = 0;
+        for (Py_ssize_t d = tp->dig_head; d >= 0; d = x->dg_next[d]) { nd++; sum += x->dg_ml[d]; }
+        Rec *r = &tp->rec;
+        r->total = r->min = r->max = tp->count; r->urir = 1; r->bytes = tp->bytes;
+        r->digests = nd; r->dedup = sum + tp->dash; r->first = tp->first; r->last = tp->last;
+    }
+    return nt;
+}
+
+static int digest_records(Expander *x, PyObject *urlkey, Py_ssize_t nt) {
+    Map *dm = &x->digmap;
+    if (dm->n == 0) return 0;
+    PyObject **lists = PyMem_Calloc(dm->n, sizeof(PyObject *));
+    if (!lists) { PyErr_NoMemory(); return -1; }
+    int rc = -1;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        Tup *tp = &x->tups[t];
+        for (Py_ssize_t d = tp->dig_head; d >= 0; d = x->dg_next[d]) {
+            Py_ssize_t did = x->dg_did[d];
+            if (!lists[did] && !(lists[did] = PyList_New(0))) goto done;
+            PyObject *entry = Py_BuildValue("[s#s#s#L]", tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn,
+                                            (long long)x->dg_ml[d]);
+            if (!entry) goto done;
+            int r = PyList_Append(lists[did], entry);
+            Py_DECREF(entry);
+            if (r < 0) goto done;
+        }
+    }
+    for (Py_ssize_t did = 0; did < dm->n; did++) {
+        PyObject *value = Py_BuildValue("[OO]", urlkey, lists[did]);
+        if (emit(x, "D ", 2, map_key(dm, did), dm->ents[did].len, value) < 0) goto done;
+    }
+    rc = 0;
+done:
+    for (Py_ssize_t did = 0; did < dm->n; did++) Py_XDECREF(lists[did]);
+    PyMem_Free(lists);
+    return rc;
+}
+
+static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
+    Py_ssize_t un;
+    const char *u = utf8(urlkey, &un);
+    if (!u) return -1;
+    Py_ssize_t nt = collect(x, lists);
+    if (nt < 0) return -1;
+    const char *paren = memchr(u, ')', un);
+    Py_ssize_t hn = paren ? paren - u : 0;
+    int none = paren == NULL;
+    if (!x->have_group || none != x->host_none || (!none && (hn != x->host.n || memcmp(u, x->host.p, hn) != 0))) {
+        if (close_group(x) < 0 || open_group(x, u, hn, none) < 0) return -1;
+    }
+    if (nt == 1) {
+        Tup *tp = &x->tups[0];
+        x->sb.n = 0;
+        if (put_tuple_key(&x->sb, tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn) < 0) return -1;
+        if (recmap_add(&x->host_tuples, x->sb.p, x->sb.n, &tp->rec) < 0) return -1;
+    } else if (nt > 1) {
+        uint64_t done = 0;   /* sets already projected (set indices < 64) */
+        for (int g = 0; g < x->ngroup; g++) {
+            int idx = x->gset[g];
+            if (idx < 64 && (done >> idx) & 1) continue;
+            if (idx < 64) done |= 1ULL << idx;
+            if (project(x, nt, idx, NULL, 0) < 0) return -1;
+        }
+    }
+    /* own levels: path directories (hosts of <= host_depth labels) and the exact URL */
+    if (!none && x->path_depth) {
+        Py_ssize_t labels = 1;
+        for (Py_ssize_t i = 0; i < hn; i++) labels += u[i] == ',';
+        if (labels <= x->host_depth) {
+            const char *path = u + hn + 1;
+            Py_ssize_t pl = un - hn - 1;
+            const char *q = memchr(path, '?', pl);
+            if (q) pl = q - path;
+            const char *h = memchr(path, '#', pl);
+            if (h) pl = h - path;
+            if (pl > 0 && path[0] == '/') {
+                int depth = 0;
+                for (Py_ssize_t i = 1; i < pl && depth < x->path_depth; i++) {
+                    if (path[i] != '/') continue;
+                    depth++;
+                    Buf key = {0};
+                    if (buf_put(&key, u, hn + 1 + i + 1) < 0 || buf_putc(&key, '*') < 0) { buf_free(&key); return -1; }
+                    int r = project(x, nt, x->set_of[4], key.p, key.n);
+                    buf_free(&key);
+                    if (r < 0) return -1;
+                }
+            }
+        }
+    }
+    if (x->exact_urls) {
+        Buf key = {0};
+        int r;
+        if (un > 0 && u[un - 1] == '*')
+            r = (buf_put(&key, u, un - 1) < 0 || buf_put(&key, "%2A", 3) < 0) ? -1 : 0;
+        else
+            r = buf_put(&key, u, un);
+        if (r == 0) r = project(x, nt, x->set_of[5], key.p, key.n);
+        buf_free(&key);
+        if (r < 0) return -1;
+    }
+    if (digest_records(x, urlkey, nt) < 0) return -1;
+    if (x->table.m.n >= x->limit) return flush_table(x);
+    return 0;
+}
+
+static PyObject *Expander_add(Expander *x, PyObject *args) {
+    PyObject *urlkey, *values;
+    if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return NULL;
+    PyObject *lists = PySequence_List(values);     /* keeps the cells alive while their UTF-8 is used */
+    if (!lists) return NULL;
+    x->out = PyList_New(0);
+    if (!x->out) { Py_DECREF(lists); return NULL; }
+    int r = uri_r(x, urlkey, lists);
+    Py_DECREF(lists);
+    PyObject *out = x->out;
+    x->out = NULL;
+    if (r < 0) { Py_DECREF(out); return NULL; }
+    return out;
+}
+
+static PyObject *Expander_close(Expander *x, PyObject *noargs) {
+    x->out = PyList_New(0);
+    if (!x->out) return NULL;
+    int r = close_group(x);
+    if (r == 0) r = expand_levels(x);
+    if (r == 0) r = flush_table(x);
+    PyObject *out = x->out;
+    x->out = NULL;
+    if (r < 0) { Py_DECREF(out); return NULL; }
+    return out;
+}
+
+static void Expander_dealloc(Expander *x) {
+    for (int i = 0; i < x->nsets; i++) PyMem_Free(x->combos ? x->combos[i] : NULL);
+    PyMem_Free(x->combos); PyMem_Free(x->ncombos);
+    recmap_free(&x->table); recmap_free(&x->host_tuples); recmap_free(&x->host_suffix);
+    recmap_free(&x->level_tuples);
+    buf_free(&x->host); buf_free(&x->gkeys);
+    PyMem_Free(x->gset); PyMem_Free(x->gis_host); PyMem_Free(x->goff); PyMem_Free(x->glen);
+    map_free(&x->cellmap); PyMem_Free(x->cells);
+    map_free(&x->tupmap); PyMem_Free(x->tups);
+    map_free(&x->digmap); PyMem_Free(x->dmax); PyMem_Free(x->dstamp);
+    PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_ml);
+    map_free(&x->origmap); PyMem_Free(x->orig_cell);
+    map_free(&x->projmap); PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
+    PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
+    buf_free(&x->kb); buf_free(&x->sb);
+    Py_XDECREF(x->out);
+    Py_TYPE(x)->tp_free((PyObject *)x);
+}
+
+/* Expander(combo_sets, set_of, host_depth, path_depth, exact_urls, limit)
+ * combo_sets: [[(dt, mime, status) option codes, ...], ...]; set_of: 6 set indices */
+static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
+    PyObject *sets, *set_of;
+    int hd, pd, ex;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OOiipn", &sets, &set_of, &hd, &pd, &ex, &limit)) return -1;
+    if (x->combos) { PyErr_SetString(PyExc_RuntimeError, "Expander initialised twice"); return -1; }
+    PyObject *s = PySequence_Fast(sets, "combo_sets must be a sequence");
+    if (!s) return -1;
+    int n = (int)PySequence_Fast_GET_SIZE(s);
+    if (n > 255) { Py_DECREF(s); PyErr_SetString(PyExc_ValueError, "too many combination sets"); return -1; }
+    x->nsets = n;
+    x->ncombos = PyMem_Calloc(n ? n : 1, sizeof(int));
+    x->combos = PyMem_Calloc(n ? n : 1, sizeof(*x->combos));
+    if (!x->ncombos || !x->combos) { Py_DECREF(s); PyErr_NoMemory(); return -1; }
+    for (int i = 0; i < n; i++) {
+        PyObject *cs = PySequence_Fast(PySequence_Fast_GET_ITEM(s, i), "a combination set must be a sequence");
+        if (!cs) { Py_DECREF(s); return -1; }
+        int nc = (int)PySequence_Fast_GET_SIZE(cs);
+        if (nc > 64) { Py_DECREF(cs); Py_DECREF(s); PyErr_SetString(PyExc_ValueError, "too many combinations"); return -1; }
+        x->combos[i] = PyMem_Calloc(nc ? nc : 1, 3);
+        if (!x->combos[i]) { Py_DECREF(cs); Py_DECREF(s); PyErr_NoMemory(); return -1; }
+        x->ncombos[i] = nc;
+        for (int c = 0; c < nc; c++) {
+            int a, b, d;
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(cs, c), "iii", &a, &b, &d)) {
+                Py_DECREF(cs); Py_DECREF(s); return -1;
+            }
+            if (a < 0 || a > 2 || b < 0 || b > 2 || d < 0 || d > 2) {
+                Py_DECREF(cs); Py_DECREF(s); PyErr_SetString(PyExc_ValueError, "option code out of range"); return -1;
+            }
+            x->combos[i][c][0] = (uint8_t)a; x->combos[i][c][1] = (uint8_t)b; x->combos[i][c][2] = (uint8_t)d;
+        }
+        Py_DECREF(cs);
+    }
+    Py_DECREF(s);
+    if (!PyArg_ParseTuple(set_of, "iiiiii", &x->set_of[0], &x->set_of[1], &x->set_of[2], &x->set_of[3],
+                          &x->set_of[4], &x->set_of[5])) return -1;
+    for (int i = 0; i < 6; i++)
+        if (x->set_of[i] < 0 || x->set_of[i] >= n) { PyErr_SetString(PyExc_ValueError, "bad set index"); return -1; }
+    x->host_depth = hd; x->path_depth = pd; x->exact_urls = ex;
+    x->limit = limit < 1 ? 1 : limit;
+    if (recmap_init(&x->table) < 0 || recmap_init(&x->host_tuples) < 0 || recmap_init(&x->host_suffix) < 0
+        || recmap_init(&x->level_tuples) < 0 || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
+        || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->projmap) < 0) return -1;
+    return 0;
+}
+
+static PyMethodDef Expander_methods[] = {
+    {"add", (PyCFunction)Expander_add, METH_VARARGS, "add(urlkey, cell_lists) -> [(key, value), ...]"},
+    {"close", (PyCFunction)Expander_close, METH_NOARGS, "close() -> [(key, value), ...]"},
+    {NULL}
+};
+
+static PyTypeObject ExpanderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "profiler._apfast.Expander",
+    .tp_basicsize = sizeof(Expander),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Expander_init,
+    .tp_dealloc = (destructor)Expander_dealloc,
+    .tp_methods = Expander_methods,
+    .tp_doc = "Step-1 reducer: URI-R cells -> key and digest records (see profiler.expand.Expander).",
+};
+
+
+/* ------------------------------------------------------------------ Aggregator (map side) */
+
+typedef struct { int64_t count, bytes, maxlen; TS first, last; Py_ssize_t next; } ACell;
+
+typedef struct {
+    PyObject_HEAD
+    int period_len, resolve;
+    Py_ssize_t limit;
+    int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len;
+    Map uris; Py_ssize_t *u_head, *u_tail, ucap;
+    Map cells; ACell *cv; Py_ssize_t cvcap;
+    long long captures;
+    Buf kb, jb;
+} Aggregator;
+
+static int agg_layout(Aggregator *a, PyObject *letters) {
+    Py_ssize_t n;
+    const char *s = utf8(letters, &n);
+    if (!s) return -1;
+    a->nfields = 0;
+    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = -1;
+    int i_n = -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n) break;
+        Py_ssize_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t') j++;
+        int f = a->nfields++;
+        if (j - i == 1) {   /* the first position of a letter wins, as in make_parser's dict */
+            switch (s[i]) {
+            case 'N': if (a->i_key < 0) a->i_key = f; break;
+            case 'a': if (a->i_url < 0) a->i_url = f; break;
+            case 'b': if (a->i_ts < 0) a->i_ts = f; break;
+            case 'm': if (a->i_mime < 0) a->i_mime = f; break;
+            case 's': if (a->i_status < 0) a->i_status = f; break;
+            case 'k': if (a->i_digest < 0) a->i_digest = f; break;
+            case 'S': if (a->i_len < 0) a->i_len = f; break;
+            case 'n': if (i_n < 0) i_n = f; break;
+            }
+        }
+        i = j;
+    }
+    if (a->i_len < 0) a->i_len = i_n;
+    return 0;
+}
+
+/* add one capture (UTF-8 strings); 1 when the table is full, -1 on error */
+static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, Py_ssize_t tn,
+                   const char *m, Py_ssize_t mn, const char *s, Py_ssize_t sn, const char *d, Py_ssize_t dn,
+                   int64_t length, int revisit) {
+    int added;
+    Py_ssize_t ui = map_find_or_add(&a->uris, u, un, &added);
+    if (ui < 0) return -1;
+    if (added) {
+        if (grow2((void **)&a->u_head, sizeof(Py_ssize_t), (void **)&a->u_tail, sizeof(Py_ssize_t), &a->ucap, ui + 1) < 0)
+            return -1;
+        a->u_head[ui] = a->u_tail[ui] = -1;
+    }
+    a->captures++;
+    Py_ssize_t pn = tn < a->period_len ? tn : a->period_len;
+    int rev = revisit && a->resolve;
+    Buf *b = &a->kb;
+    b->n = 0;
+    uint32_t uix = (uint32_t)ui;
+    if (buf_put(b, (const char *)&uix, 4) < 0) return -1;
+    if (rev) { if (put_tuple_key(b, ts, pn, "", 0, "", 0) < 0) return -1; }
+    else if (put_tuple_key(b, ts, pn, m, mn, s, sn) < 0) return -1;
+    if (buf_put_u32(b, (uint32_t)dn) < 0 || buf_put(b, d, dn) < 0 || buf_putc(b, (char)rev) < 0) return -1;
+    Py_ssize_t ci = map_find_or_add(&a->cells, b->p, b->n, &added);
+    if (ci < 0) return -1;
+    if (added) {
+        if (grow((void **)&a->cv, &a->cvcap, ci + 1, sizeof(ACell)) < 0) return -1;
+        ACell *c = &a->cv[ci];
+        c->count = 1; c->bytes = length; c->maxlen = length;
+        if (ts_set(&c->first, ts, tn) < 0) return -1;
+        c->last = c->first;
+        c->next = -1;
+        if (a->u_tail[ui] < 0) a->u_head[ui] = ci; else a->cv[a->u_tail[ui]].next = ci;
+        a->u_tail[ui] = ci;
+    } else {
+        ACell *c = &a->cv[ci];
+        TS t;
+        if (ts_set(&t, ts, tn) < 0) return -1;
+        c->count++; c->bytes += length;
+        if (length > c->maxlen) c->maxlen = length;
+        if (ts_cmp(&t, &c->first) < 0) c->first = t;
+        else if (ts_cmp(&t, &c->last) > 0) c->last = t;
+    }
+    return a->uris.n >= a->limit ? 1 : 0;
+}
+
+static int json_str(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_putc(b, '"') < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { char e[2] = {'\\', (char)c}; if (buf_put(b, e, 2) < 0) return -1; }
+        else if (c < 0x20) {
+            char e[7];
+            snprintf(e, sizeof e, "\\u%04x", c);
+            if (buf_put(b, e, 6) < 0) return -1;
+        } else if (buf_putc(b, (char)c) < 0) return -1;
+    }
+    return buf_putc(b, '"');
+}
+
+static int json_int(Buf *b, int64_t v) {
+    char t[24];
+    int n = snprintf(t, sizeof t, "%lld", (long long)v);
+    return buf_put(b, t, n);
+}
+
+/* [(urlkey bytes, JSON bytes of [[period, mime, status, digest, revisit, count, bytes, max_len,
+ *   first, last], ...]), ...] and an empty table */
+static PyObject *Aggregator_flush(Aggregator *a, PyObject *noargs) {
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    Buf *b = &a->jb;
+    for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
+        b->n = 0;
+        if (buf_putc(b, '[') < 0) goto fail;
+        for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+            const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
+            Py_ssize_t pn, mn, sn;
+            get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
+            const char *dk = s + sn;
+            uint32_t dn;
+            memcpy(&dn, dk, 4);
+            const char *d = dk + 4;
+            int rev = d[dn];
+            ACell *c = &a->cv[ci];
+            if ((ci != a->u_head[ui] && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0
+                || json_str(b, p, pn) < 0 || buf_putc(b, ',') < 0 || json_str(b, m, mn) < 0
+                || buf_putc(b, ',') < 0 || json_str(b, s, sn) < 0 || buf_putc(b, ',') < 0
+                || json_str(b, d, dn) < 0 || buf_put(b, rev ? ",1," : ",0,", 3) < 0
+                || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
+                || buf_putc(b, ',') < 0 || json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0
+                || json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ',') < 0
+                || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) goto fail;
+        }
+        if (buf_putc(b, ']') < 0) goto fail;
+        PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
+        if (!pair) goto fail;
+        int r = PyList_Append(out, pair);
+        Py_DECREF(pair);
+        if (r < 0) goto fail;
+    }
+    map_clear(&a->uris);
+    map_clear(&a->cells);
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 11 || c == 12; }
+static inline int is_safe(const char *s, Py_ssize_t n) {   /* key_field leaves it as it is: printable ASCII */
+    for (Py_ssize_t i = 0; i < n; i++) if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f) return 0;
+    return 1;
+}
+static inline int all_digits(const char *s, Py_ssize_t n) {
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+static inline int starts(const char *s, Py_ssize_t n, const char *prefix) {
+    size_t pl = strlen(prefix);
+    return (size_t)n >= pl && memcmp(s, prefix, pl) == 0;
+}
+static inline int in2(const char *t, const char *lo, const char *hi) {
+    return memcmp(t, lo, 2) >= 0 && memcmp(t, hi, 2) <= 0;
+}
+
+#define MAXF 32
+/* One CDX line the way profiler.cdx's parser reads it, for the common case only: 0 parsed and
+ * added, 1 table full after adding it, 2 Python must read it (legend, skip reason, surt(),
+ * escaping), -1 error. */
+static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
+    const char *f[MAXF]; Py_ssize_t fl[MAXF];
+    int nf = 0;
+    if (a->nfields == 0 || a->nfields > MAXF || a->i_key < 0 || a->i_ts < 0) return 2;
+    if (n >= 4 && (memcmp(line, " CDX", 4) == 0 || memcmp(line, "CDX ", 4) == 0)) return 2;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && is_ws((unsigned char)line[i])) i++;
+        if (i >= n) break;
+        Py_ssize_t j = i;
+        while (j < n && !is_ws((unsigned char)line[j])) j++;
+        if (nf == MAXF) return 2;
+        f[nf] = line + i; fl[nf] = j - i; nf++;
+        i = j;
+    }
+    if (nf != a->nfields) return 2;
+    const char *key = f[a->i_key]; Py_ssize_t kn = fl[a->i_key];
+    const char *mr = a->i_mime >= 0 ? f[a->i_mime] : "-"; Py_ssize_t mrn = a->i_mime >= 0 ? fl[a->i_mime] : 1;
+    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
+        || starts(mr, mrn, "warc/request")) return 2;
+    if (a->i_url >= 0 && (starts(f[a->i_url], fl[a->i_url], "filedesc:") || starts(f[a->i_url], fl[a->i_url], "warcinfo:")))
+        return 2;
+    /* the index's urlkey, when it is a SURT that needs no escaping */
+    const char *paren = memchr(key, ')', kn);
+    if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@')
+        return 2;
+    /* timestamp: 4 to 14 digits, right-padded with '0', components in range */
+    const char *tr = f[a->i_ts]; Py_ssize_t tn = fl[a->i_ts];
+    if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 2;
+    char ts[14];
+    memcpy(ts, tr, tn);
+    memset(ts + tn, '0', 14 - tn);
+    if ((tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
+        || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
+        || (tn > 12 && memcmp(ts + 12, "60", 2) > 0)) return 2;
+    int64_t length = 0;
+    if (a->i_len >= 0) {
+        const char *lr = f[a->i_len]; Py_ssize_t ln = fl[a->i_len];
+        if (all_digits(lr, ln)) {
+            if (ln > 18) return 2;
+            for (Py_ssize_t k = 0; k < ln; k++) length = length * 10 + (lr[k] - '0');
+        } else if (!(ln == 1 && lr[0] == '-')) return 2;
+    }
+    /* mime: up to ';', lower case; unknown forms -> 'unk' */
+    char mime[256];
+    const char *semi = memchr(mr, ';', mrn);
+    Py_ssize_t mn = semi ? semi - mr : mrn;
+    if (mn > (Py_ssize_t)sizeof mime || !is_safe(mr, mn)) return 2;
+    for (Py_ssize_t k = 0; k < mn; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
+    if (mn == 0 || (mn == 1 && mime[0] == '-') || (mn == 3 && !memcmp(mime, "unk", 3))
+        || (mn == 7 && !memcmp(mime, "unknown", 7)) || (mn == 7 && !memcmp(mime, "no-type", 7))
+        || (mn == 4 && !memcmp(mime, "none", 4))) {
+        memcpy(mime, "unk", 3); mn = 3;
+    }
+    const char *st = "unk"; Py_ssize_t stn = 3;
+    if (a->i_status >= 0 && fl[a->i_status] == 3 && all_digits(f[a->i_status], 3)) { st = f[a->i_status]; stn = 3; }
+    char digest[256];
+    Py_ssize_t dn = 1;
+    digest[0] = '-';
+    if (a->i_digest >= 0) {
+        const char *dr = f[a->i_digest]; Py_ssize_t drn = fl[a->i_digest];
+        if (!(drn == 1 && dr[0] == '-')) {
+            const char *colon = memchr(dr, ':', drn);
+            if (colon) { drn -= colon + 1 - dr; dr = colon + 1; }
+            if (drn > 0) {
+                if (drn > (Py_ssize_t)sizeof digest || !is_safe(dr, drn)) return 2;
+                for (Py_ssize_t k = 0; k < drn; k++) digest[k] = (dr[k] >= 'a' && dr[k] <= 'z') ? dr[k] - 32 : dr[k];
+                dn = drn;
+            }
+        }
+    }
+    int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
+    int r = agg_add(a, key, kn, ts, 14, mime, mn, st, stn, digest, dn, length, revisit);
+    return r;
+}
+
+/* feed(buf, pos) -> (state, pos, end): reads the lines of buf from pos. state 0: all read (pos =
+ * len(buf)); 1: the line buf[pos:end] is for Python (then go on at end + 1); 2: the table is full
+ * (flush, then go on at pos). */
+static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &pos)) return NULL;
+    const char *buf = view.buf;
+    Py_ssize_t n = view.len;
+    int state = 0;
+    Py_ssize_t end = n;
+    while (pos < n) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        Py_ssize_t le = nl ? nl - buf : n, next = nl ? le + 1 : n;
+        Py_ssize_t ln = le - pos;
+        if (ln > 0 && buf[pos + ln - 1] == '\r') ln--;
+        if (ln == 0 || buf[pos] == '!' || buf[pos] == '@') { pos = next; continue; }
+        int r = agg_line(a, buf + pos, ln);
+        if (r < 0) { PyBuffer_Release(&view); return NULL; }
+        if (r == 2) { state = 1; end = le; break; }
+        pos = next;
+        if (r == 1) { state = 2; break; }
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(inn)", state, pos, end);
+}
+
+static PyObject *Aggregator_add_capture(Aggregator *a, PyObject *args) {
+    PyObject *u, *t, *m, *s, *d, *rev;
+    long long length;
+    if (!PyArg_ParseTuple(args, "UUUUULO", &u, &t, &m, &s, &d, &length, &rev)) return NULL;
+    Py_ssize_t un, tn, mn, sn, dn;
+    const char *us = utf8(u, &un), *ts = utf8(t, &tn), *ms = utf8(m, &mn), *ss = utf8(s, &sn), *ds = utf8(d, &dn);
+    if (!us || !ts || !ms || !ss || !ds) return NULL;
+    int r = PyObject_IsTrue(rev);
+    if (r < 0) return NULL;
+    r = agg_add(a, us, un, ts, tn, ms, mn, ss, sn, ds, dn, length, r);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyObject *Aggregator_set_layout(Aggregator *a, PyObject *letters) {
+    if (agg_layout(a, letters) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Aggregator_get_captures(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->captures); }
+
+static void Aggregator_dealloc(Aggregator *a) {
+    map_free(&a->uris); map_free(&a->cells);
+    PyMem_Free(a->u_head); PyMem_Free(a->u_tail); PyMem_Free(a->cv);
+    buf_free(&a->kb); buf_free(&a->jb);
+    Py_TYPE(a)->tp_free((PyObject *)a);
+}
+
+/* Aggregator(period_len, resolve_revisits, limit, letters) */
+static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
+    int pl, resolve;
+    Py_ssize_t limit;
+    PyObject *letters;
+    if (!PyArg_ParseTuple(args, "ipnU", &pl, &resolve, &limit, &letters)) return -1;
+    if (a->uris.slots) { PyErr_SetString(PyExc_RuntimeError, "Aggregator initialised twice"); return -1; }
+    a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
+    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0) return -1;
+    return agg_layout(a, letters);
+}
+
+static PyMethodDef Aggregator_methods[] = {
+    {"feed", (PyCFunction)Aggregator_feed, METH_VARARGS, "feed(buf, pos) -> (state, pos, end)"},
+    {"add_capture", (PyCFunction)Aggregator_add_capture, METH_VARARGS,
+     "add_capture(urlkey, ts, mime, status, digest, length, revisit) -> table full"},
+    {"flush", (PyCFunction)Aggregator_flush, METH_NOARGS, "flush() -> [(urlkey, cells JSON), ...]"},
+    {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
+    {NULL}
+};
+
+static PyGetSetDef Aggregator_getset[] = {
+    {"captures", (getter)Aggregator_get_captures, NULL, "captures added", NULL},
+    {NULL}
+};
+
+static PyTypeObject AggregatorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "profiler._apfast.Aggregator",
+    .tp_basicsize = sizeof(Aggregator),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Aggregator_init,
+    .tp_dealloc = (destructor)Aggregator_dealloc,
+    .tp_methods = Aggregator_methods,
+    .tp_getset = Aggregator_getset,
+    .tp_doc = "Map side: CDX lines -> cells per URI-R (see profiler.mapside.CaptureAggregator).",
+};
+
+/* ------------------------------------------------------------------ module */
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_apfast", "Compiled hot path of archive-profiler (optional).", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__apfast(void) {
+    if (PyType_Ready(&ExpanderType) < 0 || PyType_Ready(&AggregatorType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&ExpanderType);
+    if (PyModule_AddObject(m, "Expander", (PyObject *)&ExpanderType) < 0) { Py_DECREF(m); return NULL; }
+    Py_INCREF(&AggregatorType);
+    if (PyModule_AddObject(m, "Aggregator", (PyObject *)&AggregatorType) < 0) { Py_DECREF(m); return NULL; }
+    return m;
+}
