@@ -7,6 +7,7 @@ against them and writing their union are streaming passes; memory holds only the
 sets (spilled to sorted runs on disk past ``SPILL`` items).
 """
 
+import bisect
 import gzip
 import heapq
 import os
@@ -19,6 +20,8 @@ from profiler import warc
 from profiler.mapside import iter_parsed
 
 SPILL = 1000000
+CHUNK_ITEMS = 100000
+CHUNK_BYTES = 8 << 20
 REVISIT_MIME = "warc/revisit"
 
 
@@ -44,6 +47,8 @@ class SortedSet:
         self.items = set()
 
     def sorted_items(self):
+        if not self.runs:
+            return sorted(self.items)
         streams = [read_set(p) for p in self.runs] + [iter(sorted(self.items))]
         return unique(heapq.merge(*streams))
 
@@ -56,43 +61,87 @@ def unique(items):
             previous = item
 
 
+def _batches(items, size=CHUNK_ITEMS):
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def write_set(path, items):
     """Write sorted byte strings one a line into a gzip file (not atomic: callers rename it)."""
+    return _write_chunks(path, _batches(items))
+
+
+def _write_chunks(path, chunks):
     n = 0
-    with gzip.open(path, "wb", compresslevel=3) as f:
-        for item in items:
-            f.write(item)
-            f.write(b"\n")
-            n += 1
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        for chunk in chunks:
+            if chunk:
+                f.write(b"\n".join(chunk) + b"\n")
+                n += len(chunk)
     return n
+
+
+def read_chunks(path, size=None):
+    """The items of a set file in order, as lists of about ``size`` (CHUNK_BYTES) bytes of lines."""
+    size = size or CHUNK_BYTES
+    with gzip.open(path, "rb") as f:
+        rest = b""
+        while True:
+            block = f.read(size)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            if cut:
+                yield block[:cut - 1].split(b"\n")
+        if rest:
+            yield [rest]
 
 
 def read_set(path):
     """The items of a set file, in order."""
-    with gzip.open(path, "rb") as f:
-        for line in f:
-            yield line[:-1]
+    for chunk in read_chunks(path):
+        yield from chunk
 
 
 def common(path, sorted_items):
-    """The items of a sorted iterable that the set file at path holds (a merge join), as a set."""
+    """The items of an iterable that the set file at path holds, as a set."""
+    wanted = set(sorted_items)
     found = set()
-    kept = read_set(path)
-    current = next(kept, None)
-    for item in sorted_items:
-        while current is not None and current < item:
-            current = next(kept, None)
-        if current is None:
-            break
-        if current == item:
-            found.add(item)
+    if wanted:
+        for chunk in read_chunks(path):
+            found.update(wanted.intersection(chunk))
     return found
 
 
 def union(path, new_sorted, out_path):
-    """Write the union of the set file at path (None: empty) and a sorted iterable; returns its size."""
-    streams = [read_set(path)] if path else []
-    return write_set(out_path, unique(heapq.merge(*streams, new_sorted)))
+    """Write the union of the set file at path (None: empty) and a sorted iterable of unique
+    items; returns its size. Streams the file in chunks; each chunk is merged with the new items
+    that sort before its end (list sorts of two sorted runs: linear, in C)."""
+    new = new_sorted if isinstance(new_sorted, list) else list(new_sorted)
+    if not path:
+        return _write_chunks(out_path, _batches(new))
+
+    def merged():
+        i = 0
+        for chunk in read_chunks(path):
+            j = bisect.bisect_right(new, chunk[-1], i)
+            if j > i:
+                extra = set(new[i:j]).difference(chunk)
+                if extra:
+                    chunk = chunk + sorted(extra)
+                    chunk.sort()
+                i = j
+            yield chunk
+        yield new[i:]
+    return _write_chunks(out_path, merged())
 
 
 class Scan:

@@ -49,3 +49,17 @@ def test_scan_collects_the_urirs_and_digests_the_job_sees(tmp_path):
     some = {c[0].encode() for c in captures[::3]}
     n = sets.write_subset(str(tmp_path / "caps.cdxj"), str(tmp_path / "sub.cdxj"), lambda u, d: u in some)
     assert n == sum(1 for c in captures if c[0].encode() in some) == len(_captures(tmp_path / "sub.cdxj"))
+
+
+def test_chunked_union_and_common_equal_set_algebra(tmp_path, monkeypatch):
+    monkeypatch.setattr(sets, "CHUNK_BYTES", 64)            # many chunks, items on their edges
+    rng = random.Random(7)
+    for _ in range(30):
+        old = sorted({b"k%04d" % rng.randrange(3000) for _ in range(rng.randrange(0, 400))})
+        new = sorted({b"k%04d" % rng.randrange(3000) for _ in range(rng.randrange(0, 200))})
+        path, out = str(tmp_path / "old.gz"), str(tmp_path / "out.gz")
+        sets.write_set(path, old)
+        assert sum(1 for _ in sets.read_chunks(path)) >= len(old) * 6 // 64     # 64-byte chunks
+        assert sets.common(path, new) == set(old) & set(new)
+        assert sets.union(path, iter(new), out) == len(set(old) | set(new))
+        assert list(sets.read_set(out)) == sorted(set(old) | set(new))
