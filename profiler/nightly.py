@@ -32,7 +32,7 @@ from profiler import nightly_fold as fold_mod
 from profiler import nightly_publish as publish
 from profiler import nightly_sets as sets
 from profiler.errors import RunError, UserError
-from profiler.nightly_lock import RunLock, describe
+from profiler.nightly_lock import LockHeld, RunLock, describe
 from profiler.nightly_state import State, compare_inputs, fingerprint
 from profiler.policy import load as load_policy
 from profiler.validate import validate
@@ -112,7 +112,7 @@ class Night:
                 finally:
                     shutil.rmtree(self.work, ignore_errors=True)
         except BaseException as e:
-            self.record.setdefault("status", "locked" if type(e).__name__ == "LockHeld" else "failed")
+            self.record.setdefault("status", "locked" if isinstance(e, LockHeld) else "failed")
             self.record["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise
         finally:
@@ -161,6 +161,8 @@ class Night:
             fp = fingerprint(path, c.detect_changes == "checksum")
             if c.settle_seconds and fp["mtime_ns"] / 1e9 > limit:
                 settling.append(path)
+                if path in self.state.inputs:       # being rewritten: as it was, until it settles
+                    current[path] = self.state.inputs[path]
             else:
                 current[path] = fp
         return current, settling

@@ -285,6 +285,14 @@ def test_settling_inputs_wait_for_the_next_run(tmp_path, capsys):
     a.add_cdx("b.cdx", hosts(1), tag="N2")             # still being written
     assert a.night(capsys)[0] == 0
     assert last_run(a)["settling_inputs"] == 1 and last_run(a)["captures"] == len(hosts(0))
+    a.add_cdx("a.cdx", hosts(0)[:-3])                  # a known input being rewritten: no rebuild yet
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new" in line
+    for name in ("a.cdx", "b.cdx"):
+        os.utime(os.path.join(a.inputs, name), (old, old))
+    status, line = a.night(capsys)
+    assert "(rebuild: 1 input(s) changed" in line
+    assert_same_profile(a.latest, a.scratch())
 
 
 @pytest.mark.parametrize("text, message", [
