@@ -9,11 +9,13 @@ import zlib
 
 import orjson
 
-from profiler import ache, cdx, cdxj, warc, warc_fast
-from profiler.readers import iter_lines
+from profiler import ache, cdx, cdxj, fast, warc, warc_fast
+from profiler.readers import iter_chunks, iter_lines
 
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
+#: URI-Rs a map task holds before it flushes them
+TABLE_LIMIT = 50000
 #: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format
 ARCHIVE_READERS = {"warc": warc.iter_captures, "ache": ache.iter_captures, "fastwarc": warc_fast.iter_captures}
 
@@ -57,7 +59,7 @@ def iter_parsed(split, opener=open):
 class CaptureAggregator:
     """Aggregates captures per URI-R in a bounded table; ``flush()`` yields (urlkey, cells)."""
 
-    def __init__(self, period_len, resolve_revisits=True, limit=50000):
+    def __init__(self, period_len, resolve_revisits=True, limit=TABLE_LIMIT):
         self.period_len = period_len
         self.resolve = resolve_revisits
         self.limit = limit
@@ -104,11 +106,66 @@ class CaptureAggregator:
 
 
 def map_split(manifest_line, period_len, resolve_revisits=True, opener=open):
-    """The whole map side for one manifest line: yields (key, value) records."""
+    """The whole map side for one manifest line: yields (key, value) records.
+
+    A value is a list of cells, or the same list already JSON-encoded (bytes, from the
+    compiled aggregator; profiler.protocol writes both alike).
+    """
     split = orjson.loads(manifest_line)
+    module = fast.load()
+    if module is not None and split["format"] == "cdx":
+        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener)
+        return
     agg = CaptureAggregator(period_len, resolve_revisits)
     for parsed in iter_parsed(split, opener):
         if agg.add(parsed):
             yield from agg.flush()
     yield from agg.flush()
     yield b"!meta", agg.meta()
+
+
+def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener):
+    """map_split for a CDX split with the compiled parser and aggregator (profiler/_apfast.c).
+
+    It reads whole chunks of lines; a line it does not take (a legend, a line with a skip
+    reason, a URL key that needs surt() or escaping) comes back here and goes through
+    profiler.cdx's parser, in its place among the lines. Same records as the Python path.
+    """
+    letters = split["fields"]
+    agg = module.Aggregator(period_len, resolve_revisits, TABLE_LIMIT, letters)
+    parse = cdx.make_parser(letters)
+    skipped = {}
+    try:
+        for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),
+                               split.get("compression"), opener):
+            pos = 0
+            while True:
+                state, pos, end = agg.feed(buf, pos)
+                if state == 0:
+                    break
+                if state == 2:
+                    yield from agg.flush()
+                    continue
+                line = buf[pos:end]
+                pos = end + 1
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if cdx.is_legend(line):
+                    try:
+                        letters = cdx.legend_letters(line)
+                        parse = cdx.make_parser(letters)
+                        agg.set_layout(letters)
+                    except ValueError:
+                        skipped["bad_legend"] = skipped.get("bad_legend", 0) + 1
+                    continue
+                capture = parse(line)
+                if capture.__class__ is str:
+                    skipped[capture] = skipped.get(capture, 0) + 1
+                elif agg.add_capture(*capture):
+                    yield from agg.flush()
+    except EOFError:
+        skipped["truncated_file"] = skipped.get("truncated_file", 0) + 1
+    except (OSError, zlib.error, ValueError):
+        skipped["unreadable_file"] = skipped.get("unreadable_file", 0) + 1
+    yield from agg.flush()
+    yield b"!meta", {"captures": agg.captures, "skipped": skipped}

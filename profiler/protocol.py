@@ -7,14 +7,14 @@ import orjson
 
 
 class RawKeyJsonValueProtocol:
-    """Between steps: raw bytes key, orjson value."""
+    """Between steps: raw bytes key, orjson value; a bytes value is JSON already (written as is)."""
 
     def read(self, line):
         key, _, value = line.partition(b"\t")
         return key, orjson.loads(value)
 
     def write(self, key, value):
-        return key + b"\t" + orjson.dumps(value)
+        return key + b"\t" + (value if value.__class__ is bytes else orjson.dumps(value))
 
 
 class RawLineProtocol:

@@ -10,7 +10,7 @@ import pytest
 from oracle import profile as oracle_profile, resolve_revisits
 from test_exactness_property import cdx_lines, random_captures, random_policy
 from test_shipping import _python_without_profiler
-from profiler import cdx, fast, stats
+from profiler import cdx, fast, mapside, stats
 from profiler.expand import Expander
 from profiler.mapside import CaptureAggregator
 from profiler.pipeline import run_profile
@@ -132,3 +132,86 @@ def test_both_paths_equal_the_oracle(seed, monkeypatch):
         got = {k[2:].decode(): (v[0], v[1], v[2], v[3], v[4], v[7], v[8]) for k, v in keys.items()}
         want = {k: (v[0], v[1], v[2], v[3], v[4], v[7], v[8]) for k, v in expected.items()}
         assert got == want
+
+
+# the map side: compiled CDX parser and aggregator against profiler.cdx + CaptureAggregator
+
+KEYS = ["com,a)/x", "com,a)/y?q=1", "org,b,c)/", "com,a)/%7E", "!odd)/", "@odd)/", "com,a)/caf\xe9",
+        "http://www.example.com/page", "dns:example.com", "-", "uk,co,z)/p\"q", "com,a)/back\\slash"]
+MIMES = ["text/html", "Text/HTML; charset=UTF-8", "image/png", "-", "unk", "warc/revisit", "application/pdf",
+         "warc/warcinfo", "none", "UNKNOWN", "x;y", "NO-TYPE", "t\xe9xt/html"]
+STATUSES = ["200", "404", "-", "30x", "301", "2000"]
+DIGESTS = ["sha1:abc", "ABC", "-", "sha1:", "md5:Xyz", "q:r:s", "d\"q"]
+TIMESTAMPS = ["20100101000000", "2010", "201013", "20101301", "20100132", "2010010124", "20100101236100",
+              "2010010123595961", "abcd", "201001011200"]
+
+
+def _random_cdx_line(rng):
+    r = rng.random()
+    if r < 0.05:
+        return rng.choice([b" CDX N b a m s k r M S V g", b" CDX N b m s k S", b"CDX bogus", b"", b"!comment",
+                           b"only three fields", b"@comment"])
+    encoding = "utf-8" if rng.random() < 0.9 else "latin-1"
+    fields = [rng.choice(KEYS).encode(encoding), rng.choice(TIMESTAMPS).encode(),
+              rng.choice([b"http://www.example.com/x", b"filedesc://a", b"-", b"warcinfo:x"]),
+              rng.choice(MIMES).encode(encoding), rng.choice(STATUSES).encode(), rng.choice(DIGESTS).encode(),
+              b"-", b"-", rng.choice([b"100", b"-", b"x1", b"0", b"123456789"]), b"0", b"f.warc.gz"]
+    if rng.random() < 0.05:
+        fields = fields[:10]
+    line = (b" " if rng.random() < 0.95 else b"\t").join(fields)
+    return line + b"\r" if rng.random() < 0.05 else line
+
+
+def _map_records(path, period_len, resolve, split_size):
+    from profiler.inputs import plan_splits, sniff
+    from profiler.mapside import map_split
+    info = sniff(path)
+    if info["format"] != "cdx":
+        return None
+    cells, captures, skipped = {}, 0, {}
+    for split in plan_splits([info], split_size):
+        for key, value in map_split(orjson.dumps(split), period_len, resolve):
+            if key == b"!meta":
+                captures += value["captures"]
+                stats.merge_counts(skipped, value["skipped"])
+            else:
+                cells.setdefault(key, []).extend(map(tuple, orjson.loads(value) if isinstance(value, bytes) else value))
+    return {k: sorted(v) for k, v in cells.items()}, captures, skipped
+
+
+@compiled
+@pytest.mark.parametrize("seed", range(150))
+def test_compiled_map_side_equals_python(seed, tmp_path, monkeypatch):
+    import gzip
+    rng = random.Random(seed)
+    lines = [_random_cdx_line(rng) for _ in range(rng.randint(1, 300))]
+    if rng.random() < 0.3:
+        lines.insert(0, b" CDX N b a m s k r M S V g")
+    data = b"\n".join(lines) + (b"\n" if rng.random() < 0.8 else b"")
+    path = str(tmp_path / ("a.cdx.gz" if rng.random() < 0.2 else "a.cdx"))
+    with (gzip.open if path.endswith(".gz") else open)(path, "wb") as f:
+        f.write(data)
+    args = (path, rng.choice([4, 6]), rng.random() < 0.8, rng.choice([50, 200, 1000, 1 << 20]))
+    used = []
+    real = mapside._map_cdx_compiled
+    monkeypatch.setattr(mapside, "_map_cdx_compiled", lambda *a: used.append(1) or real(*a))
+    monkeypatch.setenv(fast.PURE_ENV, "1")
+    python = _map_records(*args)
+    assert not used
+    monkeypatch.setenv(fast.PURE_ENV, "")
+    compiled_ = _map_records(*args)
+    assert compiled_ == python
+    assert python is None or used
+
+
+@compiled
+def test_compiled_map_side_flushes_at_the_limit(tmp_path, monkeypatch):
+    path = tmp_path / "a.cdx"
+    path.write_bytes(b"".join(b"com,a)/%d 20100101000000 http://a/ text/html 200 sha1:X - - 10 0 f\n" % i
+                              for i in range(25)))
+    monkeypatch.setattr(mapside, "TABLE_LIMIT", 10)
+    split = {"path": str(path), "format": "cdx", "fields": "N b a m s k r M S V g", "start": 0, "end": None,
+             "compression": None}
+    records = list(mapside.map_split(orjson.dumps(split), 4))
+    assert len(records) == 26 and records[-1] == (b"!meta", {"captures": 25, "skipped": {}})
+    assert all(isinstance(value, bytes) for _, value in records[:-1])

@@ -31,8 +31,9 @@ def manifest(path, fmt="cdx", fields=LAYOUT, compression=None, start=0, end=None
 
 
 def run(line, period_len=4, resolve=True):
+    """map_split's records (cells JSON-decoded: the compiled path writes them as JSON) and meta."""
     out = list(map_split(line, period_len, resolve))
-    return out[:-1], out[-1]
+    return [(k, orjson.loads(v) if isinstance(v, bytes) else v) for k, v in out[:-1]], out[-1]
 
 
 # CaptureAggregator

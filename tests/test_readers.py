@@ -212,3 +212,24 @@ def test_bz2(tmp_path):
 def test_bz2_multi_stream(tmp_path):
     path = write(tmp_path, "a.cdx.bz2", bz2.compress(b"a 1\nb 2\n") + bz2.compress(b"c 3\r\n"))
     assert list(iter_lines(path, compression="bz2")) == [b"a 1", b"b 2", b"c 3"]
+
+
+def test_iter_chunks_gives_the_lines_of_iter_lines(tmp_path):
+    """Any byte range, plain or compressed: the chunks hold exactly iter_lines' lines."""
+    import gzip
+    import random
+    from profiler.readers import iter_chunks
+    rng = random.Random(7)
+    for case in range(200):
+        lines = [b"x" * rng.randint(0, 30) for _ in range(rng.randint(0, 40))]
+        data = b"\n".join(lines) + (b"\n" if rng.random() < 0.7 else b"")
+        gz = rng.random() < 0.2
+        path = tmp_path / ("c%d.gz" % case if gz else "c%d" % case)
+        path.write_bytes(gzip.compress(data) if gz else data)
+        start = 0 if gz else rng.randint(0, len(data) + 2)
+        end = None if gz or rng.random() < 0.2 else rng.randint(start, len(data) + 3)
+        compression = "gzip" if gz else None
+        want = list(iter_lines(str(path), start, end, compression))
+        got = [line for chunk in iter_chunks(str(path), start, end, compression)
+               for line in (chunk[:-1] if chunk.endswith(b"\n") else chunk).split(b"\n")]
+        assert got == want, (case, start, end)
