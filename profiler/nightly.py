@@ -216,15 +216,17 @@ class Night:
 
     # ------------------------------------------------------------ building
 
-    def _profile(self, files, out, runner=None, created=None):
+    def _profile(self, files, out, runner=None):
+        """Profile files into out with the config's runner and its mrjob settings, or with another
+        runner (then without them: they belong to the configured runner)."""
         from profiler.pipeline import run_profile
         c = self.config
+        own = runner in (None, c.runner)
         with self._phase("profile"):
             return run_profile(list(files), out, policy=self.policy, runner=runner or c.runner,
-                               conf_paths=c.mrjob_conf if not runner else (), archive_uri=c.archive_uri,
+                               conf_paths=c.mrjob_conf if own else (), archive_uri=c.archive_uri,
                                resolve_revisits=c.resolve_revisits, split_size=c.split_size,
-                               cores=c.cores if not runner else None,
-                               extra_args=c.mrjob_args if not runner else (), created=created)
+                               cores=c.cores if own else None, extra_args=c.mrjob_args if own else ())
 
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]
@@ -275,7 +277,7 @@ class Night:
         delta = None
         if usable:
             delta = os.path.join(self.work, "delta.cdxj")
-            self._profile(usable, delta)
+            self._profile(usable, delta, c.delta_runner)
         keys_urir = self._subset_keys(captures_path, lambda u, d: u in seen_urirs, "urir")
         keys_digest = self._subset_keys(captures_path, lambda u, d: d in seen_digests, "digest")
         old_run, old_about = fold_mod.run_meta(old_profile)

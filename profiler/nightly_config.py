@@ -18,6 +18,7 @@ DEFAULTS = {
     "state_dir": None,
     "policy": "default",
     "runner": "local",
+    "delta_runner": None,
     "cores": None,
     "mrjob_conf": [],
     "mrjob_args": [],
@@ -76,6 +77,8 @@ class NightlyConfig:
             bad("name", "must be a plain file name stem (e.g. archive)")
         if self.runner not in RUNNERS:
             bad("runner", "must be one of %s" % ", ".join(RUNNERS))
+        if self.delta_runner not in RUNNERS + (None,):
+            bad("delta_runner", "must be one of %s, or null (the runner)" % ", ".join(RUNNERS))
         if self.on_overlap not in ON_OVERLAP:
             bad("on_overlap", "must be one of %s" % ", ".join(ON_OVERLAP))
         if self.detect_changes not in DETECT:

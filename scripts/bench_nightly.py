@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--growth", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runner", default="local")
+    ap.add_argument("--delta-runner", default=None, help="the config's delta_runner (default: the runner)")
     ap.add_argument("--cores", type=int, default=None)
     ap.add_argument("--work", default=None, help="folder for the archive (default: a temp folder, removed)")
     ap.add_argument("--json", default=None, help="also write the results here")
@@ -107,6 +108,7 @@ def main():
         def config(folder, on_overlap):
             with open(os.path.join(folder, "nightly.yaml"), "w") as f:
                 json.dump({"inputs": ["in"], "output_dir": "out", "runner": args.runner, "cores": args.cores,
+                           "delta_runner": args.delta_runner,
                            "on_overlap": on_overlap, "archive_uri": "https://archive.example.org/"}, f)
             return os.path.join(folder, "nightly.yaml")
 

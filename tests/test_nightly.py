@@ -336,3 +336,13 @@ def test_mementomap_published_beside_each_version(tmp_path, capsys):
     a.add_cdx("c.cdx", hosts(2), tag="N3")
     a.night(capsys)
     assert not os.path.lexists(link)
+
+
+def test_local_rebuilds_and_inline_nights_give_the_same_profile(tmp_path, capsys):
+    a = Archive(tmp_path, runner="local", cores=2, delta_runner="inline")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold:" in line
+    assert_same_profile(a.latest, a.scratch())
