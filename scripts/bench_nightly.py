@@ -65,7 +65,7 @@ def generate(folder, pool, lines, growth, seed):
 def run(cmd, env=None):
     """(wall s, CPU s of the process tree, peak RSS MiB of the largest process, stdout)."""
     t = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
     out = proc.stdout.read().decode()
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t
@@ -91,7 +91,11 @@ def main():
         return
     work = args.work or tempfile.mkdtemp(prefix="bench-nightly-")
     exe = [sys.executable, "-m", "profiler.cli"]
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    # the installed package (with its compiled extension when built); the source tree only when
+    # profiler is not installed in this Python
+    installed = subprocess.run([sys.executable, "-c", "import profiler"], cwd=tempfile.gettempdir(),
+                               capture_output=True).returncode == 0
+    env = dict(os.environ) if installed else dict(os.environ, PYTHONPATH=ROOT)
     results = []
     try:
         folder, pool = os.path.join(work, "seed"), os.path.join(work, "pool")
