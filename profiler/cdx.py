@@ -1,7 +1,5 @@
 """CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
 
-import surt
-
 from profiler import normalise
 
 #: Layouts assumed for CDX files without a legend line, by field count.
@@ -37,6 +35,7 @@ def surt_of(url):
     """SURT of a URL (bytes) as a key-safe str; None when surt cannot parse it."""
     key = _surt_cache.get(url)
     if key is None:
+        import surt    # here, not at the top: its import (tldextract, requests) costs every task 45 ms
         try:
             text = surt.surt(url.decode("utf-8", "surrogateescape"))
         except Exception:
