@@ -1,7 +1,7 @@
 /* Compiled hot path of the profile job (optional; profiler/fast.py picks it or the pure-Python code).
  *
  * Expander: the step-1 reducer (profiler.expand.Expander): one URI-R's cells -> key records
- * (b'K <key>', [total, min, max, urir, bytes, digests, dedup_bytes, first, last]) and digest
+ * (b'K <key>', JSON bytes of [total, min, max, urir, bytes, digests, dedup_bytes, first, last]) and digest
  * records (b'D <digest>', [urlkey, [[period, mime, status, max_len], ...]]). The records differ
  * in how they are cut into partial records from the Python Expander's, never in their sums.
  *
@@ -140,13 +140,6 @@ static inline void rec_merge(Rec *a, const Rec *b) {
     a->urir += b->urir; a->bytes += b->bytes; a->digests += b->digests; a->dedup += b->dedup;
     if (ts_cmp(&b->first, &a->first) < 0) a->first = b->first;
     if (ts_cmp(&b->last, &a->last) > 0) a->last = b->last;
-}
-
-static PyObject *rec_to_list(const Rec *r) {
-    return Py_BuildValue("[LLLLLLLs#s#]", (long long)r->total, (long long)r->min, (long long)r->max,
-                         (long long)r->urir, (long long)r->bytes, (long long)r->digests,
-                         (long long)r->dedup, r->first.s, (Py_ssize_t)r->first.n,
-                         r->last.s, (Py_ssize_t)r->last.n);
 }
 
 /* a Map with one Rec per key */
@@ -295,10 +288,27 @@ static int emit(Expander *x, const char *prefix, Py_ssize_t pn, const char *k, P
     return r;
 }
 
+static int json_str(Buf *b, const char *s, Py_ssize_t n);
+static int json_int(Buf *b, int64_t v);
+
+/* a record as the JSON text orjson gives its list (one bytes object: a flush holds up to
+ * limit of them at once) */
+static PyObject *rec_to_json(Expander *x, const Rec *r) {
+    Buf *b = &x->sb;
+    b->n = 0;
+    if (buf_putc(b, '[') < 0 || json_int(b, r->total) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->min) < 0
+        || buf_putc(b, ',') < 0 || json_int(b, r->max) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->urir) < 0
+        || buf_putc(b, ',') < 0 || json_int(b, r->bytes) < 0 || buf_putc(b, ',') < 0
+        || json_int(b, r->digests) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->dedup) < 0
+        || buf_putc(b, ',') < 0 || json_str(b, r->first.s, r->first.n) < 0 || buf_putc(b, ',') < 0
+        || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, ']') < 0) return NULL;
+    return PyBytes_FromStringAndSize(b->p, b->n);
+}
+
 static int flush_table(Expander *x) {
     Map *m = &x->table.m;
     for (Py_ssize_t i = 0; i < m->n; i++)
-        if (emit(x, "K ", 2, map_key(m, i), m->ents[i].len, rec_to_list(&x->table.recs[i])) < 0) return -1;
+        if (emit(x, "K ", 2, map_key(m, i), m->ents[i].len, rec_to_json(x, &x->table.recs[i])) < 0) return -1;
     map_clear(m);
     return 0;
 }

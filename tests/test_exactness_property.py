@@ -68,7 +68,8 @@ def run_without_mrjob(lines, policy, rng):
     def shuffle(pairs, n_reducers):
         groups = {}
         for key, value in pairs:
-            groups.setdefault(key, []).append(orjson.loads(orjson.dumps(value)))
+            # through JSON, as between steps (a bytes value is JSON already: profiler.protocol)
+            groups.setdefault(key, []).append(orjson.loads(value if isinstance(value, bytes) else orjson.dumps(value)))
         parts = [[] for _ in range(n_reducers)]
         for key in sorted(groups):
             parts[hash(key) % n_reducers].append((key, groups[key]))

@@ -45,7 +45,7 @@ def _reduce(expander, groups, order):
     keys, digests = {}, []
     for key, value in out:
         if key.startswith(b"K "):
-            stats.add(keys, key, value)
+            stats.add(keys, key, orjson.loads(value) if isinstance(value, bytes) else value)
         else:
             assert key.startswith(b"D ")
             digests.append((key, value[0], sorted(map(tuple, value[1]))))
