@@ -346,3 +346,38 @@ def test_local_rebuilds_and_inline_nights_give_the_same_profile(tmp_path, capsys
     status, line = a.night(capsys)
     assert status == 0 and "(fold:" in line
     assert_same_profile(a.latest, a.scratch())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_nights_are_exact_or_bounded(tmp_path, capsys, seed):
+    """Random nights (new hosts, recrawls with new or the same content, revisits, shared digests):
+    after each, the profile equals the from-scratch one, or every number it does not bound does."""
+    import random
+    rng = random.Random(seed)
+    a = Archive(tmp_path, on_overlap=rng.choice(["approximate", "rebuild"]), max_approximate_nights=3,
+                resolve_revisits=rng.random() < 0.8)
+    pool = list(range(12))
+    rng.shuffle(pool)
+    seen = []
+    for night in range(4):
+        captures = hosts(pool.pop(), 12)
+        if seen and rng.random() < 0.7:                     # recaptures of known URLs
+            old = rng.sample(seen, min(len(seen), 60))
+            year = "%d" % (2025 + night)
+            for u, ts, url, mime, status, digest, n in old:
+                kind = rng.random()
+                if kind < 0.3 and digest != "-":           # unchanged: a revisit of the same payload
+                    captures.append((u, year + ts[4:], url, "warc/revisit", "-", digest, 300))
+                elif kind < 0.8:                            # new content
+                    captures.append((u, year + ts[4:], url, mime, status, "R%d%s" % (night, digest), n))
+        tag = "" if rng.random() < 0.5 else "N%d" % night   # untagged: digests shared with other nights
+        a.add_cdx("night-%d.cdx" % night, captures, tag=tag)
+        seen += [c for c in captures if c[3] != "warc/revisit"]
+        status, line = a.night(capsys)
+        assert status == 0, line
+        scratch = a.scratch()
+        if last_run(a)["exact"] == list(nightly_fold.FEATURES):
+            assert_same_profile(a.latest, scratch)
+        else:
+            assert a.settings["on_overlap"] == "approximate"
+            check_within_bounds(a.latest, scratch)
