@@ -114,9 +114,15 @@ class Archive:
 
 
 def run_meta(path):
+    """The profile's run '!meta' (inputs, captures, skips), its skipped files in path order."""
     metas = [v for n, v in read_header(path) if n == "!meta"]
     run = next(m for m in metas if "inputs" in m)
     return dict(run, skipped_files=sorted(run.get("skipped_files", []), key=lambda i: i["path"]))
+
+
+def about_meta(path):
+    """The profile's '!meta' with the policy (type, generator, created, merge note)."""
+    return next(v for n, v in read_header(path) if n == "!meta" and "policy" in v)
 
 
 def assert_same_profile(published, scratch):

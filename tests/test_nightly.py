@@ -15,7 +15,8 @@ import time
 import orjson
 import pytest
 
-from nightly_archive import Archive, assert_same_profile, captures_by_host, cdx_text, check_within_bounds
+from nightly_archive import (Archive, about_meta, assert_same_profile, captures_by_host, cdx_text,
+                             check_within_bounds, run_meta)
 from profiler import nightly_fold
 from profiler.nightly_lock import RunLock
 from profiler.validate import validate
@@ -71,7 +72,7 @@ def test_several_nights_equal_from_scratch(tmp_path, capsys):
     a.add_bytes("notes.txt", b"this is not an index\n" * 20)
     status, line = a.night(capsys)
     assert status == 0 and "(fold:" in line
-    meta = [json.loads(l[6:]) for l in open(a.latest) if l.startswith("!meta") and '"inputs"' in l][0]
+    meta = run_meta(a.latest)
     assert meta["skipped"]["truncated_file"] == 1 and meta["skipped"]["unusable_file"] == 1
     assert [f["path"].endswith("notes.txt") for f in meta["skipped_files"]] == [True]
     assert_same_profile(a.latest, a.scratch())
@@ -107,7 +108,7 @@ def test_several_nights_equal_from_scratch(tmp_path, capsys):
         assert os.path.exists(os.path.join(a.out, v[:-5] + ".changes.md"))
     report = json.load(open(os.path.join(a.out, versions[-1][:-5] + ".changes.json")))
     assert report["keys"]["vanished"] > 0 and report["vanished_hosts"]["count"] > 0
-    runs = [json.loads(l) for l in open(os.path.join(a.state_dir, "runs.jsonl"))]
+    runs = [json.loads(line) for line in open(os.path.join(a.state_dir, "runs.jsonl"))]
     assert [r["status"] for r in runs].count("published") == 7 and len(runs) == 8
 
 
@@ -214,7 +215,7 @@ def test_approximate_fold_labels_exactly_the_keys_it_cannot_know(tmp_path, capsy
     assert status == 0 and "(approximate:" in line and "key(s) with bounds" in line
     exact, bounded = check_within_bounds(a.latest, a.scratch())
     assert bounded == last_run(a)["bounded_keys"] > 0 and exact > bounded
-    about = [json.loads(l[6:]) for l in open(a.latest) if l.startswith("!meta") and '"policy"' in l][0]
+    about = about_meta(a.latest)
     assert about["merge"]["bounds"] == ["urim.min", "urim.max", "urir"]
     assert validate(a.latest).ok
     # the next night folds exactly, bounds carried over; past max_approximate_nights it rebuilds
@@ -329,7 +330,8 @@ def test_mementomap_published_beside_each_version(tmp_path, capsys):
     link = os.path.join(a.out, "archive-latest.ukvs")
     assert os.readlink(link) == os.readlink(a.latest)[:-5] + ".ukvs"
     profile_to_map(a.scratch(), str(tmp_path / "scratch.ukvs"))
-    body = lambda p: [l for l in open(p, "rb") if not l.startswith(b"!")]   # noqa: E731
+    def body(path):
+        return [line for line in open(path, "rb") if not line.startswith(b"!")]
     assert body(link) == body(str(tmp_path / "scratch.ukvs"))
     assert state(a)["current"]["map"] == os.readlink(link)
     a.configure(mementomap=None)
