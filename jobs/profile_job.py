@@ -32,6 +32,9 @@ class ProfileJob(MRJob):
         self.add_passthru_arg("--policy-json", default="{}", help="the policy, as profiler.policy.Policy.to_dict()")
         self.add_passthru_arg("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
                               default=True, help="keep revisits as mime warc/revisit")
+        self.add_passthru_arg("--table-limit", type=int, default=TABLE_LIMIT,
+                              help="entries per reducer table before it is flushed or spilled (memory "
+                                   "bound of steps 1 and 2; any value gives the same profile)")
 
     def steps(self):
         return [
@@ -41,6 +44,13 @@ class ProfileJob(MRJob):
                    reducer_final=self.final_keys),
             MRStep(reducer=self.reduce_profile_lines),
         ]
+
+    def _runner_class(self):
+        # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)
+        if self.options.runner == "local":
+            from profiler.localrunner import LocalRunner
+            return LocalRunner
+        return super()._runner_class()
 
     @property
     def policy(self):
@@ -59,7 +69,7 @@ class ProfileJob(MRJob):
             yield key, value
 
     def init_uri_r(self):
-        self.expander = fast.expander(self.policy, TABLE_LIMIT)
+        self.expander = fast.expander(self.policy, self.options.table_limit)
         self.increment_counter("tasks", "step-1 reducers (%s)" % fast.kind(), 1)
 
     def reduce_uri_r(self, urlkey, cell_lists):
@@ -80,10 +90,13 @@ class ProfileJob(MRJob):
         if key == META:
             yield META, _merge_meta(values)
         elif key.startswith(b"D "):
-            for profile_key, record in digests.corrections(values, self.policy, self.suffixes):
+            # a digest that most hosts hold touches keys in proportion to the archive: the
+            # corrections spill past the table limit, and the table is flushed within a digest
+            limit = self.options.table_limit
+            for profile_key, record in digests.corrections(values, self.policy, self.suffixes, limit):
                 stats.add(self.table, profile_key, record)
-            if len(self.table) >= TABLE_LIMIT:
-                yield from self.final_keys()
+                if len(self.table) >= limit:
+                    yield from self.final_keys()
         else:
             yield key, stats.sum_all(values)
 

@@ -79,6 +79,8 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
         log.warning("skipping %s: %s", item["path"], item["reason"])
+    if runner == "local":
+        split_size = balanced_split_size(infos, split_size, cores or os.cpu_count() or 1)
     splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
@@ -123,6 +125,18 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
                 "counters": counters, "skipped_files": skipped_files}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def balanced_split_size(infos, split_size, cores):
+    """A split size near split_size that cuts the local, uncompressed, splittable inputs into a
+    multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
+    leave one core idle while the last runs)."""
+    total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
+                and i["format"] not in inputs_mod.WHOLE_FILE_FORMATS and not remote.is_remote(i["path"]))
+    if cores <= 1 or total <= split_size:
+        return split_size
+    n = max(cores, int(round(total / split_size / cores)) * cores)
+    return -(-total // n)
 
 
 def _check_output(out_path):

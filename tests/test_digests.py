@@ -107,3 +107,23 @@ def test_step_one_plus_corrections_is_exact():
     assert table["* 2011 - -"] == [1, 1, 1, 1, 300, 1, 300, "20110101000000", "20110101000000"]
     assert table["com,* - - -"] == table["* - - -"]
     assert table["com,a)/* - - -"] == [2, 2, 2, 1, 400, 1, 300, "20100101000000", "20110101000000"]
+
+
+def test_a_limit_spills_and_merges_to_the_same_corrections():
+    """With a key limit the corrections spill sorted runs and merge them: same keys, same values."""
+    import random
+    rng = random.Random(7)
+    policy = Policy({"host_depth": 3, "path_depth": 1, "exact_urls": True,
+                     "levels": {"datetime": ["year"], "mime": ["type"], "status": ["class"]},
+                     "emit": {lt: "all" for lt in ("root", "tld", "domain", "host", "path", "url")}})
+    hosts = ["com,a)", "com,a,b)", "com,c)", "org,x)", "uk,co,y)", "uk,co,y,www)"]
+    for _ in range(40):
+        records = [[rng.choice(hosts) + "/p%d/q" % rng.randint(0, 3),
+                    [[str(rng.randint(2010, 2012)), rng.choice(["text/html", "image/png"]),
+                      rng.choice(["200", "404"]), rng.randint(0, 999)] for _ in range(rng.randint(1, 3))]]
+                   for _ in range(rng.randint(2, 12))]
+        expected = run(records, policy)
+        for limit in (1, 2, 7, 50):
+            out = list(corrections(records, policy, SuffixTable(policy), limit))
+            assert len(dict(out)) == len(out), "a key was corrected twice"
+            assert dict(out) == expected

@@ -176,3 +176,12 @@ def test_legend_order_and_compression_do_not_change_the_profile(corpus, tmp_path
         out = str(tmp_path / (name + ".profile"))
         run_profile([str(tmp_path / name)], out, policy="default", split_size=5000)
         assert _data_lines(out) == expected, name
+
+
+def test_any_table_limit_writes_the_same_bytes(corpus, tmp_path):
+    """--table-limit (steps 1 and 2 flush and spill more often) changes memory, not the profile."""
+    folder, lines, paths = corpus
+    a, b = str(tmp_path / "default.cdxj"), str(tmp_path / "small.cdxj")
+    run_profile(paths, a, policy="full", runner="inline", split_size=3000)
+    run_profile(paths, b, policy="full", runner="inline", split_size=3000, extra_args=["--table-limit", "3"])
+    assert _without_created(a) == _without_created(b)

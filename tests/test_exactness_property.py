@@ -87,7 +87,7 @@ def run_without_mrjob(lines, policy, rng):
         table = {}
         for key, values in part:
             if key.startswith(b"D "):
-                for k, rec in digests.corrections(values, policy, suffixes):
+                for k, rec in digests.corrections(values, policy, suffixes, rng.choice([None, rng.randint(1, 40)])):
                     stats.add(table, k, rec)
             else:
                 step2.append((key, stats.sum_all(values)))

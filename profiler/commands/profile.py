@@ -39,7 +39,8 @@ def add_arguments(p):
     p.add_argument("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
                    help="do not give revisits the mime and status of their original")
     p.add_argument("--split-size", type=size, default=DEFAULT_SPLIT_SIZE,
-                   help="bytes of uncompressed input per map task (default 64M)")
+                   help="bytes of uncompressed input per map task (default 64M; the local runner "
+                        "rounds the number of map tasks to a multiple of --cores)")
     p.add_argument("--cores", type=int, default=None, help="processes for the local runner")
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
     p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],

@@ -1,0 +1,62 @@
+"""profiler.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
+
+import random
+import re
+
+import pytest
+
+from mrjob.sim import _split_records
+
+from profiler import synthetic
+from profiler.localrunner import LocalRunner, key_bounds
+from profiler.pipeline import run_profile
+
+
+def test_key_bounds_cut_where_mrjob_cuts(tmp_path):
+    rng = random.Random(1)
+    path = tmp_path / "sorted"
+    for _ in range(300):
+        lines = [b"k%05d\t%s\n" % (k, b"x" * rng.randint(0, 300))
+                 for k in sorted(rng.sample(range(10000), rng.randint(1, 60)))
+                 for _ in range(rng.choice([1, 1, 2, 5, 40]))]
+        data = b"".join(lines)
+        path.write_bytes(data)
+        split_size = len(data) // rng.choice([1, 2, 4, 8, 50])
+        expected = [b"".join(part) for part in _split_records(iter(lines), split_size, lambda l: l.split(b"\t")[0])]
+        bounds = key_bounds(str(path), split_size)
+        assert [data[a:b] for a, b in zip(bounds, bounds[1:])] == expected
+
+
+def test_empty_file_is_one_empty_part(tmp_path):
+    path = tmp_path / "empty"
+    path.write_bytes(b"")
+    assert key_bounds(str(path), 0) == [0, 0]
+
+
+def _without_created(path):
+    with open(path, "rb") as f:
+        return re.sub(rb'"created":"[^"]*"', b'"created":""', f.read())
+
+
+@pytest.mark.parametrize("parts_per_core", [1, 3])
+def test_local_runner_with_fast_splits_writes_the_inline_bytes(tmp_path, monkeypatch, parts_per_core):
+    monkeypatch.setattr(LocalRunner, "parts_per_core", parts_per_core)
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 4000, seed=3)
+    a, b = str(tmp_path / "inline.cdxj"), str(tmp_path / "local.cdxj")
+    run_profile([cdx], a, runner="inline", split_size=100000)
+    summary = run_profile([cdx], b, runner="local", split_size=100000, cores=2)
+    assert summary["parts"] == 2 * parts_per_core
+    assert _without_created(a) == _without_created(b)
+
+
+def test_map_splits_are_a_multiple_of_cores():
+    from profiler.pipeline import balanced_split_size
+    mib = 1 << 20
+    cdx = [{"path": "/a.cdx", "size": 176 * mib, "format": "cdx", "compression": None}]
+    assert balanced_split_size(cdx, 64 * mib, 1) == 64 * mib                # 1 core: as given
+    assert balanced_split_size(cdx, 64 * mib, 2) == 88 * mib                # 2.75 splits -> 2
+    assert balanced_split_size(cdx, 64 * mib, 4) == 44 * mib                # at least one per core
+    assert balanced_split_size(cdx, 200 * mib, 2) == 200 * mib              # one split: as given
+    gz = [dict(cdx[0], compression="gzip")]
+    assert balanced_split_size(gz, 64 * mib, 2) == 64 * mib                 # compressed files stay whole
