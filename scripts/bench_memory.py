@@ -287,7 +287,7 @@ def main(argv=None):
         if not sys.platform.startswith("linux"):
             raise BenchError("needs Linux (/proc/PID/status)")
         if (args.input is None) == (args.lines is None):
-            raise BenchError("give an INPUT or --lines N, not both")
+            raise BenchError("give either an INPUT or --lines N")
         if not 0.05 <= args.interval <= 5:
             raise BenchError("--interval must be between 0.05 and 5 seconds")
         if args.input:
