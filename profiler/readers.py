@@ -100,7 +100,7 @@ def _whole_lines(chunks):
 
 
 def _ranged_chunks(f, start, end):
-    """Buffers of the lines of a plain file whose first byte lies in [start, end) (see _ranged_lines)."""
+    """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end)."""
     if start > 0:
         f.seek(start - 1)
         pos = start - 1 + len(f.readline())
@@ -140,31 +140,8 @@ def _read_all(f):
 
 def _ranged_lines(f, start, end):
     """Lines of a plain file whose first byte lies in [start, end), read in chunks."""
-    if start > 0:
-        f.seek(start - 1)
-        pos = start - 1 + len(f.readline())
-    else:
-        pos = 0
-    rest = b""
-    while end is None or pos < end:
-        chunk = f.read(_CHUNK)
-        if not chunk:
-            if rest:
-                yield rest
-            return
-        buf = rest + chunk
-        lines = buf.split(b"\n")
-        rest = lines.pop()
-        complete = len(buf) - len(rest)
-        if end is None or pos + complete <= end:
-            pos += complete
-            yield from lines
-            continue
-        for line in lines:
-            if pos >= end:
-                return
-            pos += len(line) + 1
-            yield line
-    # the last line begins before end: ours even when it crosses end
-    if rest and pos < end:
-        yield rest
+    for chunk in _ranged_chunks(f, start, end):
+        lines = chunk.split(b"\n")
+        if not lines[-1]:               # the chunk ended with a newline
+            lines.pop()
+        yield from lines
