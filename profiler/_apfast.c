@@ -249,6 +249,14 @@ typedef struct {
     PyObject *out;             /* list of output pairs of the current call */
 } Expander;
 
+/* realloc one array to n elements of size bytes (a MemoryError on failure) */
+static int resize(void **arr, Py_ssize_t n, size_t size) {
+    void *p = PyMem_Realloc(*arr, n * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *arr = p;
+    return 0;
+}
+
 static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
     if (need <= *cap) return 0;
     Py_ssize_t c = *cap ? *cap : 16;
@@ -264,12 +272,7 @@ static int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py
     if (need <= *cap) return 0;
     Py_ssize_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
-    void *pa = PyMem_Realloc(*a, c * asz);
-    if (!pa) { PyErr_NoMemory(); return -1; }
-    *a = pa;
-    void *pb = PyMem_Realloc(*b, c * bsz);
-    if (!pb) { PyErr_NoMemory(); return -1; }
-    *b = pb;
+    if (resize(a, c, asz) < 0 || resize(b, c, bsz) < 0) return -1;
     *cap = c;
     return 0;
 }
@@ -413,18 +416,9 @@ static int close_group(Expander *x) {
 static int add_group_level(Expander *x, int lt, const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
     if (x->ngroup == x->gcap) {
         int cap = x->gcap ? x->gcap * 2 : 8;
-        int *gs = PyMem_Realloc(x->gset, cap * sizeof(int)), *gh;
-        if (!gs) { PyErr_NoMemory(); return -1; }
-        x->gset = gs;
-        gh = PyMem_Realloc(x->gis_host, cap * sizeof(int));
-        if (!gh) { PyErr_NoMemory(); return -1; }
-        x->gis_host = gh;
-        Py_ssize_t *go = PyMem_Realloc(x->goff, cap * sizeof(Py_ssize_t));
-        if (!go) { PyErr_NoMemory(); return -1; }
-        x->goff = go;
-        Py_ssize_t *gl = PyMem_Realloc(x->glen, cap * sizeof(Py_ssize_t));
-        if (!gl) { PyErr_NoMemory(); return -1; }
-        x->glen = gl;
+        if (resize((void **)&x->gset, cap, sizeof(int)) < 0 || resize((void **)&x->gis_host, cap, sizeof(int)) < 0
+            || resize((void **)&x->goff, cap, sizeof(Py_ssize_t)) < 0
+            || resize((void **)&x->glen, cap, sizeof(Py_ssize_t)) < 0) return -1;
         x->gcap = cap;
     }
     int g = x->ngroup++;
@@ -655,15 +649,9 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
         }
         if (x->dgn == x->dgcap) {
             Py_ssize_t cap = x->dgcap ? x->dgcap * 2 : 64;
-            Py_ssize_t *a = PyMem_Realloc(x->dg_did, cap * sizeof(Py_ssize_t));
-            if (!a) { PyErr_NoMemory(); return -1; }
-            x->dg_did = a;
-            a = PyMem_Realloc(x->dg_next, cap * sizeof(Py_ssize_t));
-            if (!a) { PyErr_NoMemory(); return -1; }
-            x->dg_next = a;
-            int64_t *ml = PyMem_Realloc(x->dg_ml, cap * sizeof(int64_t));
-            if (!ml) { PyErr_NoMemory(); return -1; }
-            x->dg_ml = ml;
+            if (resize((void **)&x->dg_did, cap, sizeof(Py_ssize_t)) < 0
+                || resize((void **)&x->dg_next, cap, sizeof(Py_ssize_t)) < 0
+                || resize((void **)&x->dg_ml, cap, sizeof(int64_t)) < 0) return -1;
             x->dgcap = cap;
         }
         d = x->dgn++;

@@ -31,12 +31,16 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = []
+def split_extra(argv):
+    """(arguments, arguments after '--'): the ones after '--' are passed on unchanged."""
     if "--" in argv:
         i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def main(argv=None):
+    argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:

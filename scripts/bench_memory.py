@@ -35,8 +35,10 @@ import time
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, REPO)
 
 from bench_profile import cached_input, output_size, profiler_command  # noqa: E402
+from profiler.cli import split_extra  # noqa: E402
 
 KIND_ORDER = ["client", "pool worker"] + ["%s task, step %d" % (t, n) for n in range(1, 10)
                                           for t in ("map", "combine", "reduce")] \
@@ -249,11 +251,7 @@ def markdown(results):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    passthrough = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, passthrough = argv[:i], argv[i + 1:]
+    argv, passthrough = split_extra(list(sys.argv[1:] if argv is None else argv))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="Arguments after -- go to `archive-profiler profile`.")
     parser.add_argument("input", nargs="?", help="CDX input (or use --lines)")
