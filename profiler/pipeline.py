@@ -9,7 +9,7 @@ import orjson
 
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
-from profiler import fast, output, warc
+from profiler import fast, output, taskenv, warc
 from profiler import remote
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
@@ -56,6 +56,8 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input
         # (1.4 GiB at 10M captures). A later --sort-bin in extra wins.
         args += ["--sort-bin", "sort -t '\t' -k 1,1 -s -S %s" % LOCAL_SORT_BUFFER]
+        for name, value in taskenv.local_task_env(extra).items():
+            args += ["--cmdenv", "%s=%s" % (name, value)]
     return args + list(extra)
 
 
