@@ -13,12 +13,12 @@ from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 from mrjob.step import MRStep
 
-from profiler import digests, fast, mapside, remote, stats
+from profiler import digests, fast, mapside, rawsteps, remote, stats
 from profiler.keys import SuffixTable
 from profiler.policy import Policy
 from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol
 
-META = b"!meta"
+META = rawsteps.META
 TABLE_LIMIT = 200000
 
 
@@ -44,6 +44,25 @@ class ProfileJob(MRJob):
                    reducer_final=self.final_keys),
             MRStep(reducer=self.reduce_profile_lines),
         ]
+
+    def run_mapper(self, step_num=0):
+        """Step 1's map task writes its records in batches (profiler.rawsteps)."""
+        if step_num != 0:
+            return super().run_mapper(step_num)
+        records = (pair for line in self._read_input() for pair in self.map_split(None, line.rstrip(b"\r\n")))
+        rawsteps.map_records(records, self.stdout.write)
+
+    def run_reducer(self, step_num=0):
+        """Steps 1 and 2 read and write raw lines (profiler.rawsteps): the records of the reducer
+        methods below (which the Spark harness calls) without mrjob's per-line protocol."""
+        if step_num == 0:
+            self.init_uri_r()
+            rawsteps.reduce_uri_rs(self._read_input(), self.expander, self.stdout.write)
+        elif step_num == 1:
+            rawsteps.reduce_digests_and_keys(self._read_input(), self.policy, self.options.table_limit,
+                                             self.stdout.write)
+        else:
+            super().run_reducer(step_num)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)
@@ -113,11 +132,7 @@ class ProfileJob(MRJob):
             yield key[2:], stats.to_json(stats.sum_all(values))
 
 
-def _merge_meta(values):
-    total = {}
-    for value in values:
-        stats.merge_counts(total, value)
-    return total
+_merge_meta = rawsteps.merge_meta
 
 
 if __name__ == "__main__":

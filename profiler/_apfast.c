@@ -49,8 +49,19 @@ typedef struct {
 } Map;
 
 static inline uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    /* 8 bytes at a time (FNV-1a's byte loop was a quarter of the step-1 reducer), then
+     * splitmix64's finaliser so that the low bits that pick a slot depend on every byte */
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, v;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&v, s, 8);
+        h = (h ^ v) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 32;
+    }
+    v = 0;
+    memcpy(&v, s, (size_t)n);
+    h = (h ^ v) * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
     return h ^ (h >> 29);
 }
 
@@ -245,8 +256,10 @@ typedef struct {
     Py_ssize_t *dg_did, *dg_next; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
     Map projmap; Py_ssize_t *pj_head, *pj_last, pjcap; Py_ssize_t *pe_t, *pe_next, pecap, pen;
+    Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
     Buf kb, sb;
     PyObject *out;             /* list of output pairs of the current call */
+    int raw_mode; Buf raw;     /* or: output lines of the current call (add_raw, close_raw) */
 } Expander;
 
 /* realloc one array to n elements of size bytes (a MemoryError on failure) */
@@ -277,12 +290,26 @@ static int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py
     return 0;
 }
 
-static int emit(Expander *x, const char *prefix, Py_ssize_t pn, const char *k, Py_ssize_t kn, PyObject *value) {
-    if (!value) return -1;
+/* one output record prefix+k with JSON value js: a (key, value) pair of bytes appended to x->out,
+ * or in raw mode the line "key<TAB>value\n" appended to x->raw */
+static int emit(Expander *x, const char *prefix, Py_ssize_t pn, const char *k, Py_ssize_t kn,
+                const char *js, Py_ssize_t jn) {
+    if (x->raw_mode) {
+        Buf *b = &x->raw;
+        if (buf_reserve(b, pn + kn + jn + 2) < 0) return -1;
+        memcpy(b->p + b->n, prefix, pn); b->n += pn;
+        memcpy(b->p + b->n, k, kn); b->n += kn;
+        b->p[b->n++] = '\t';
+        memcpy(b->p + b->n, js, jn); b->n += jn;
+        b->p[b->n++] = '\n';
+        return 0;
+    }
     PyObject *key = PyBytes_FromStringAndSize(NULL, pn + kn);
-    if (!key) { Py_DECREF(value); return -1; }
+    if (!key) return -1;
     memcpy(PyBytes_AS_STRING(key), prefix, pn);
     memcpy(PyBytes_AS_STRING(key) + pn, k, kn);
+    PyObject *value = PyBytes_FromStringAndSize(js, jn);
+    if (!value) { Py_DECREF(key); return -1; }
     PyObject *pair = PyTuple_Pack(2, key, value);
     Py_DECREF(key); Py_DECREF(value);
     if (!pair) return -1;
@@ -294,9 +321,8 @@ static int emit(Expander *x, const char *prefix, Py_ssize_t pn, const char *k, P
 static int json_str(Buf *b, const char *s, Py_ssize_t n);
 static int json_int(Buf *b, int64_t v);
 
-/* a record as the JSON text orjson gives its list (one bytes object: a flush holds up to
- * limit of them at once) */
-static PyObject *rec_to_json(Expander *x, const Rec *r) {
+/* a record as the JSON text orjson gives its list, in x->sb */
+static int rec_to_json(Expander *x, const Rec *r) {
     Buf *b = &x->sb;
     b->n = 0;
     if (buf_putc(b, '[') < 0 || json_int(b, r->total) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->min) < 0
@@ -304,14 +330,15 @@ static PyObject *rec_to_json(Expander *x, const Rec *r) {
         || buf_putc(b, ',') < 0 || json_int(b, r->bytes) < 0 || buf_putc(b, ',') < 0
         || json_int(b, r->digests) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->dedup) < 0
         || buf_putc(b, ',') < 0 || json_str(b, r->first.s, r->first.n) < 0 || buf_putc(b, ',') < 0
-        || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, ']') < 0) return NULL;
-    return PyBytes_FromStringAndSize(b->p, b->n);
+        || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+    return 0;
 }
 
 static int flush_table(Expander *x) {
     Map *m = &x->table.m;
     for (Py_ssize_t i = 0; i < m->n; i++)
-        if (emit(x, "K ", 2, map_key(m, i), m->ents[i].len, rec_to_json(x, &x->table.recs[i])) < 0) return -1;
+        if (rec_to_json(x, &x->table.recs[i]) < 0
+            || emit(x, "K ", 2, map_key(m, i), m->ents[i].len, x->sb.p, x->sb.n) < 0) return -1;
     map_clear(m);
     return 0;
 }
@@ -669,34 +696,43 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
     return nt;
 }
 
-static int digest_records(Expander *x, PyObject *urlkey, Py_ssize_t nt) {
+/* one record per digest of the URI-R: D digest -> JSON [urlkey, [[period, mime, status, max_len], ...]]
+ * (its entries in tuple order) */
+static int digest_records(Expander *x, const char *u, Py_ssize_t un, Py_ssize_t nt) {
     Map *dm = &x->digmap;
-    if (dm->n == 0) return 0;
-    PyObject **lists = PyMem_Calloc(dm->n, sizeof(PyObject *));
-    if (!lists) { PyErr_NoMemory(); return -1; }
-    int rc = -1;
-    for (Py_ssize_t t = 0; t < nt; t++) {
-        Tup *tp = &x->tups[t];
-        for (Py_ssize_t d = tp->dig_head; d >= 0; d = x->dg_next[d]) {
-            Py_ssize_t did = x->dg_did[d];
-            if (!lists[did] && !(lists[did] = PyList_New(0))) goto done;
-            PyObject *entry = Py_BuildValue("[s#s#s#L]", tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn,
-                                            (long long)x->dg_ml[d]);
-            if (!entry) goto done;
-            int r = PyList_Append(lists[did], entry);
-            Py_DECREF(entry);
-            if (r < 0) goto done;
+    Py_ssize_t nd = dm->n;
+    if (nd == 0) return 0;
+    /* entries by digest id: a counting sort of the tuples' digest chains */
+    if (grow((void **)&x->dr_start, &x->drcap, nd + 1, sizeof(Py_ssize_t)) < 0
+        || grow2((void **)&x->de_t, sizeof(Py_ssize_t), (void **)&x->de_d, sizeof(Py_ssize_t), &x->decap, x->dgn) < 0)
+        return -1;
+    Py_ssize_t *start = x->dr_start;
+    memset(start, 0, (nd + 1) * sizeof(Py_ssize_t));
+    for (Py_ssize_t t = 0; t < nt; t++)
+        for (Py_ssize_t d = x->tups[t].dig_head; d >= 0; d = x->dg_next[d]) start[x->dg_did[d] + 1]++;
+    for (Py_ssize_t did = 0; did < nd; did++) start[did + 1] += start[did];
+    for (Py_ssize_t t = 0; t < nt; t++)
+        for (Py_ssize_t d = x->tups[t].dig_head; d >= 0; d = x->dg_next[d]) {
+            Py_ssize_t at = start[x->dg_did[d]]++;
+            x->de_t[at] = t; x->de_d[at] = d;
         }
+    Buf *b = &x->sb;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t did = 0; did < nd; did++) {
+        b->n = 0;
+        if (buf_putc(b, '[') < 0 || json_str(b, u, un) < 0 || buf_put(b, ",[", 2) < 0) return -1;
+        for (Py_ssize_t e = at; e < start[did]; e++) {
+            Tup *tp = &x->tups[x->de_t[e]];
+            if ((e > at && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0 || json_str(b, tp->p, tp->pn) < 0
+                || buf_putc(b, ',') < 0 || json_str(b, tp->m, tp->mn) < 0 || buf_putc(b, ',') < 0
+                || json_str(b, tp->s, tp->sn) < 0 || buf_putc(b, ',') < 0
+                || json_int(b, x->dg_ml[x->de_d[e]]) < 0 || buf_putc(b, ']') < 0) return -1;
+        }
+        at = start[did];
+        if (buf_put(b, "]]", 2) < 0 || emit(x, "D ", 2, map_key(dm, did), dm->ents[did].len, b->p, b->n) < 0)
+            return -1;
     }
-    for (Py_ssize_t did = 0; did < dm->n; did++) {
-        PyObject *value = Py_BuildValue("[OO]", urlkey, lists[did]);
-        if (emit(x, "D ", 2, map_key(dm, did), dm->ents[did].len, value) < 0) goto done;
-    }
-    rc = 0;
-done:
-    for (Py_ssize_t did = 0; did < dm->n; did++) Py_XDECREF(lists[did]);
-    PyMem_Free(lists);
-    return rc;
+    return 0;
 }
 
 static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
@@ -761,7 +797,7 @@ static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
         buf_free(&key);
         if (r < 0) return -1;
     }
-    if (digest_records(x, urlkey, nt) < 0) return -1;
+    if (digest_records(x, u, un, nt) < 0) return -1;
     if (x->table.m.n >= x->limit) return flush_table(x);
     return 0;
 }
@@ -773,6 +809,7 @@ static PyObject *Expander_add(Expander *x, PyObject *args) {
     if (!lists) return NULL;
     x->out = PyList_New(0);
     if (!x->out) { Py_DECREF(lists); return NULL; }
+    x->raw_mode = 0;
     int r = uri_r(x, urlkey, lists);
     Py_DECREF(lists);
     PyObject *out = x->out;
@@ -781,9 +818,30 @@ static PyObject *Expander_add(Expander *x, PyObject *args) {
     return out;
 }
 
+/* the raw bytes of the lines written since x->raw was emptied (then emptied again) */
+static PyObject *take_raw(Expander *x, int r) {
+    x->raw_mode = 0;
+    PyObject *out = r < 0 ? NULL : PyBytes_FromStringAndSize(x->raw.p ? x->raw.p : "", x->raw.n);
+    x->raw.n = 0;
+    if (x->raw.cap > (64 << 20)) buf_free(&x->raw);   /* a large flush: give the memory back */
+    return out;
+}
+
+static PyObject *Expander_add_raw(Expander *x, PyObject *args) {
+    PyObject *urlkey, *values;
+    if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return NULL;
+    PyObject *lists = PySequence_List(values);
+    if (!lists) return NULL;
+    x->raw_mode = 1;
+    int r = uri_r(x, urlkey, lists);
+    Py_DECREF(lists);
+    return take_raw(x, r);
+}
+
 static PyObject *Expander_close(Expander *x, PyObject *noargs) {
     x->out = PyList_New(0);
     if (!x->out) return NULL;
+    x->raw_mode = 0;
     int r = close_group(x);
     if (r == 0) r = expand_levels(x);
     if (r == 0) r = flush_table(x);
@@ -791,6 +849,14 @@ static PyObject *Expander_close(Expander *x, PyObject *noargs) {
     x->out = NULL;
     if (r < 0) { Py_DECREF(out); return NULL; }
     return out;
+}
+
+static PyObject *Expander_close_raw(Expander *x, PyObject *noargs) {
+    x->raw_mode = 1;
+    int r = close_group(x);
+    if (r == 0) r = expand_levels(x);
+    if (r == 0) r = flush_table(x);
+    return take_raw(x, r);
 }
 
 static void Expander_dealloc(Expander *x) {
@@ -807,7 +873,8 @@ static void Expander_dealloc(Expander *x) {
     map_free(&x->origmap); PyMem_Free(x->orig_cell);
     map_free(&x->projmap); PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
-    buf_free(&x->kb); buf_free(&x->sb);
+    PyMem_Free(x->dr_start); PyMem_Free(x->de_t); PyMem_Free(x->de_d);
+    buf_free(&x->kb); buf_free(&x->sb); buf_free(&x->raw);
     Py_XDECREF(x->out);
     Py_TYPE(x)->tp_free((PyObject *)x);
 }
@@ -864,6 +931,9 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
 static PyMethodDef Expander_methods[] = {
     {"add", (PyCFunction)Expander_add, METH_VARARGS, "add(urlkey, cell_lists) -> [(key, value), ...]"},
     {"close", (PyCFunction)Expander_close, METH_NOARGS, "close() -> [(key, value), ...]"},
+    {"add_raw", (PyCFunction)Expander_add_raw, METH_VARARGS,
+     "add_raw(urlkey, cell_lists) -> bytes: the same records as add(), as key<TAB>value lines"},
+    {"close_raw", (PyCFunction)Expander_close_raw, METH_NOARGS, "close_raw() -> bytes: close()'s records as lines"},
     {NULL}
 };
 
