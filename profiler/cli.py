@@ -67,6 +67,13 @@ def main(argv=None):
         return 1
 
 
+def console_main():
+    """The `archive-profiler` console script: main() with a cheaper start (profiler.startup)."""
+    from profiler import startup
+    startup.use_stdlib_distutils()
+    sys.exit(main())
+
+
 def _logging(args):
     level = logging.ERROR if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     handler = logging.StreamHandler(sys.stderr)

@@ -15,8 +15,12 @@ tasks, and the profile is the same bytes.
 import os
 from os.path import dirname
 
-from mrjob.local import LocalMRJobRunner
-from mrjob.sim import _symlink_or_copy
+from profiler.startup import import_mrjob_bin
+
+import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
+
+from mrjob.local import LocalMRJobRunner  # noqa: E402
+from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 
 class LocalRunner(LocalMRJobRunner):
