@@ -313,3 +313,31 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
     for chunk in (3, 5, 7, 64, 1 << 20):
         segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=chunk)
         assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
+
+
+def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
+    """Random files of data lines, legends (with and without the leading space) and lookalikes
+    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds."""
+    import random
+    from profiler import cdx
+    from profiler.inputs import legend_segments
+    rng = random.Random(7)
+    for trial in range(60):
+        lines, expected = [], []
+        offset = 0
+        for _ in range(rng.randint(1, 40)):
+            r = rng.random()
+            if r < 0.15 and lines:
+                line = rng.choice([b" CDX a b N m s k S", b"CDX N b a m s k S", b" CDX N b a m s k r M S V g"])
+                expected.append((offset, cdx.legend_letters(line)))
+            elif r < 0.3:
+                line = rng.choice([b"com,x)/CDX a 2013 x", b"xCDX a b", b" xCDX N b", b"  CDX a b"])
+            else:
+                line = b"com,a)/%d 20130101000000 x" % rng.randrange(1000)
+            lines.append(line)
+            offset += len(line) + 1
+        path = tmp_path / ("f%d.cdx" % trial)
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        got = legend_segments(str(path), offset, "N b a m s k S", chunk=rng.randint(1, 64))
+        assert [(start, letters) for start, _, letters in got] == \
+            sorted(set([(0, "N b a m s k S")] + expected)), trial
