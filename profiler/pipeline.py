@@ -117,7 +117,8 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
                 return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
                                            resolve_revisits, created)
             local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
-            n_lines = output.write_profile(local_out, readers, headers)
+            local_parts = parts if all(os.path.isfile(p) for p in parts) else None
+            n_lines = output.write_profile(local_out, readers, headers, local_parts)
             size = os.path.getsize(local_out)
             if out_remote:
                 remote.publish(mr.fs, local_out, out_path)

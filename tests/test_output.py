@@ -60,3 +60,57 @@ def test_header_lines_are_sorted_and_complete():
     assert run_meta["skipped"] == {"unusable_file": 1} and run_meta["skipped_files"][0]["path"] == "x"
     about = orjson.loads(lines[4][6:])
     assert about["type"] == "ArchiveProfile" and about["revisits"] == "unresolved" and about["created"] == "T"
+
+
+def _write_parts(tmp_path, parts, newline_at_end=True):
+    paths = []
+    for i, lines in enumerate(parts):
+        path = tmp_path / ("part-%05d" % i)
+        data = b"".join(line + b"\n" for line in lines)
+        path.write_bytes(data if newline_at_end or not data else data[:-1])
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_local_parts_fast_path_writes_the_merge_bytes(tmp_path, seed):
+    """Local parts (ordered ranges, overlapping, unsorted, duplicates, meta, no final newline,
+    tiny blocks): the file is the merge path's, or the same error."""
+    import random
+    from profiler import output
+    rng = random.Random(seed)
+    keys = sorted({("%s,%s)/%d - - -" % (rng.choice("abc"), rng.choice("xyz"), rng.randrange(50))).encode()
+                   for _ in range(rng.randint(0, 60))})
+    lines = [k + b"\t{\"n\":%d}" % i for i, k in enumerate(keys)]
+    if rng.random() < 0.7:
+        lines.insert(0, b'!meta\t{"captures":%d,"skipped":{}}' % len(keys))
+    cuts = sorted(rng.sample(range(len(lines) + 1), min(len(lines) + 1, rng.randint(0, 3))))
+    parts = [lines[a:b] for a, b in zip([0] + cuts, cuts + [len(lines)])]
+    kind = rng.choice(["ordered", "ordered", "shuffled parts", "overlap", "unsorted", "duplicate"])
+    if kind == "shuffled parts":
+        rng.shuffle(parts)
+    elif kind == "overlap" and len(parts) > 1 and parts[0] and parts[1]:
+        parts[0], parts[1] = sorted(parts[0] + parts[1])[::2], sorted(parts[0] + parts[1])[1::2]
+    elif kind == "unsorted" and parts and len(parts[0]) > 2:
+        parts[0] = parts[0][::-1]
+    elif kind == "duplicate" and parts and parts[-1]:
+        parts[-1] = parts[-1] + [parts[-1][-1]]
+    paths = _write_parts(tmp_path, parts, rng.random() < 0.8)
+    readers = [lambda p=p: open(p, "rb").read().splitlines(keepends=True) for p in paths]
+
+    def run(out, local):
+        try:
+            if local:
+                return output.write_profile(str(out), readers, _headers, paths), out.read_bytes()
+            return output.write_profile(str(out), readers, _headers), out.read_bytes()
+        except ValueError as e:
+            return "error", str(e)
+    old = run(tmp_path / "merge.cdxj", False)
+    new = run(tmp_path / "fast.cdxj", True)
+    assert new == old
+    if old[0] != "error":      # any block size: the same file, or no answer (overlap, unsorted part)
+        try:
+            n = output.write_ordered_parts(str(tmp_path / "x.cdxj"), paths, _headers, block=rng.randint(1, 40))
+        except output.UnsortedPart:
+            n = None
+        assert n is None or (n, (tmp_path / "x.cdxj").read_bytes()) == old
