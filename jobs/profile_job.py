@@ -93,7 +93,7 @@ class ProfileJob(MRJob):
 
     def reduce_uri_r(self, urlkey, cell_lists):
         if urlkey == META:
-            yield META, _merge_meta(cell_lists)
+            yield META, rawsteps.merge_meta(cell_lists)
             return
         yield from self.expander.add(urlkey.decode("utf-8"), cell_lists)
 
@@ -107,7 +107,7 @@ class ProfileJob(MRJob):
 
     def reduce_digests_and_keys(self, key, values):
         if key == META:
-            yield META, _merge_meta(values)
+            yield META, rawsteps.merge_meta(values)
         elif key.startswith(b"D "):
             # a digest that most hosts hold touches keys in proportion to the archive: the
             # corrections spill past the table limit, and the table is flushed within a digest
@@ -127,12 +127,9 @@ class ProfileJob(MRJob):
     # step 3
     def reduce_profile_lines(self, key, values):
         if key == META:
-            yield META, orjson.dumps(_merge_meta(values))
+            yield META, orjson.dumps(rawsteps.merge_meta(values))
         else:
             yield key[2:], stats.to_json(stats.sum_all(values))
-
-
-_merge_meta = rawsteps.merge_meta
 
 
 if __name__ == "__main__":

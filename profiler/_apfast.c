@@ -802,62 +802,45 @@ static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
     return 0;
 }
 
-static PyObject *Expander_add(Expander *x, PyObject *args) {
+/* The records of one call, in either sink: a list of (key, value) pairs, or in raw mode the
+ * bytes of their key<TAB>value lines. step(x, arg) writes them; it returns -1 on an error. */
+static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, PyObject *), PyObject *arg) {
+    x->raw_mode = raw;
+    if (!raw && !(x->out = PyList_New(0))) return NULL;
+    int r = step(x, arg);
+    x->raw_mode = 0;
+    if (raw) {
+        PyObject *out = r < 0 ? NULL : PyBytes_FromStringAndSize(x->raw.p ? x->raw.p : "", x->raw.n);
+        x->raw.n = 0;
+        if (x->raw.cap > (64 << 20)) buf_free(&x->raw);   /* a large flush: give the memory back */
+        return out;
+    }
+    PyObject *out = x->out;
+    x->out = NULL;
+    if (r < 0) { Py_DECREF(out); return NULL; }
+    return out;
+}
+
+/* arg: (urlkey, cell lists) */
+static int add_step(Expander *x, PyObject *args) {
     PyObject *urlkey, *values;
-    if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return NULL;
+    if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return -1;
     PyObject *lists = PySequence_List(values);     /* keeps the cells alive while their UTF-8 is used */
-    if (!lists) return NULL;
-    x->out = PyList_New(0);
-    if (!x->out) { Py_DECREF(lists); return NULL; }
-    x->raw_mode = 0;
+    if (!lists) return -1;
     int r = uri_r(x, urlkey, lists);
     Py_DECREF(lists);
-    PyObject *out = x->out;
-    x->out = NULL;
-    if (r < 0) { Py_DECREF(out); return NULL; }
-    return out;
+    return r;
 }
 
-/* the raw bytes of the lines written since x->raw was emptied (then emptied again) */
-static PyObject *take_raw(Expander *x, int r) {
-    x->raw_mode = 0;
-    PyObject *out = r < 0 ? NULL : PyBytes_FromStringAndSize(x->raw.p ? x->raw.p : "", x->raw.n);
-    x->raw.n = 0;
-    if (x->raw.cap > (64 << 20)) buf_free(&x->raw);   /* a large flush: give the memory back */
-    return out;
+static int close_step(Expander *x, PyObject *unused) {
+    if (close_group(x) < 0 || expand_levels(x) < 0) return -1;
+    return flush_table(x);
 }
 
-static PyObject *Expander_add_raw(Expander *x, PyObject *args) {
-    PyObject *urlkey, *values;
-    if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return NULL;
-    PyObject *lists = PySequence_List(values);
-    if (!lists) return NULL;
-    x->raw_mode = 1;
-    int r = uri_r(x, urlkey, lists);
-    Py_DECREF(lists);
-    return take_raw(x, r);
-}
-
-static PyObject *Expander_close(Expander *x, PyObject *noargs) {
-    x->out = PyList_New(0);
-    if (!x->out) return NULL;
-    x->raw_mode = 0;
-    int r = close_group(x);
-    if (r == 0) r = expand_levels(x);
-    if (r == 0) r = flush_table(x);
-    PyObject *out = x->out;
-    x->out = NULL;
-    if (r < 0) { Py_DECREF(out); return NULL; }
-    return out;
-}
-
-static PyObject *Expander_close_raw(Expander *x, PyObject *noargs) {
-    x->raw_mode = 1;
-    int r = close_group(x);
-    if (r == 0) r = expand_levels(x);
-    if (r == 0) r = flush_table(x);
-    return take_raw(x, r);
-}
+static PyObject *Expander_add(Expander *x, PyObject *args) { return run_sink(x, 0, add_step, args); }
+static PyObject *Expander_add_raw(Expander *x, PyObject *args) { return run_sink(x, 1, add_step, args); }
+static PyObject *Expander_close(Expander *x, PyObject *noargs) { return run_sink(x, 0, close_step, NULL); }
+static PyObject *Expander_close_raw(Expander *x, PyObject *noargs) { return run_sink(x, 1, close_step, NULL); }
 
 static void Expander_dealloc(Expander *x) {
     for (int i = 0; i < x->nsets; i++) PyMem_Free(x->combos ? x->combos[i] : NULL);
