@@ -233,6 +233,13 @@ typedef struct {   /* one merged cell */
     int64_t count, bytes, maxlen; TS first, last;
 } Cell;
 
+typedef struct {   /* SURT levels: combination set and key of each (is_host: the host level) */
+    int n, cap;
+    int *set, *is_host; Py_ssize_t *off, *len; Buf keys;
+} Levels;
+
+typedef struct { int64_t n, total, largest; } KeyAcc;   /* a shared digest under one key */
+
 typedef struct {
     PyObject_HEAD
     int nsets;
@@ -247,8 +254,8 @@ typedef struct {
     RecMap level_tuples;       /* [u32 len key][key][set byte][tuple key] -> records rolled up by tuple */
     int have_group, host_none;
     Buf host;
-    int ngroup, gcap;
-    int *gset, *gis_host; Buf gkeys; Py_ssize_t *goff, *glen;
+    Levels grp;                /* root, TLD, domain and host levels of the open host */
+    Levels own;                /* path and URL levels of the current URI-R */
     /* scratch of one URI-R */
     Map cellmap; Cell *cells; Py_ssize_t ccap;
     Map tupmap; Tup *tups; Py_ssize_t tcap;
@@ -257,6 +264,10 @@ typedef struct {
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
     Map projmap; Py_ssize_t *pj_head, *pj_last, pjcap; Py_ssize_t *pe_t, *pe_next, pecap, pen;
     Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
+    /* step 2 (correct()): one shared digest's profile keys, see profiler.digests */
+    Levels clev;               /* levels of the URI-R being added */
+    Map cmine; int64_t *cmine_ml; Py_ssize_t cmine_cap;         /* key -> the URI-R's largest length */
+    Map ckey; KeyAcc *ck; Py_ssize_t ck_cap;                    /* key -> URI-Rs, sum, largest */
     Buf kb, sb;
     PyObject *out;             /* list of output pairs of the current call */
     int raw_mode; Buf raw;     /* or: output lines of the current call (add_raw, close_raw) */
@@ -406,10 +417,10 @@ static int close_group(Expander *x) {
     if (!x->have_group) return 0;
     x->have_group = 0;
     Map *hs = &x->host_suffix.m, *ht = &x->host_tuples.m;
-    for (int g = 0; g < x->ngroup; g++) {
-        const char *key = x->gkeys.p + x->goff[g];
-        Py_ssize_t kn = x->glen[g];
-        int idx = x->gset[g];
+    for (int g = 0; g < x->grp.n; g++) {
+        const char *key = x->grp.keys.p + x->grp.off[g];
+        Py_ssize_t kn = x->grp.len[g];
+        int idx = x->grp.set[g];
         for (Py_ssize_t i = 0; i < hs->n; i++) {
             const char *k = map_key(hs, i);
             if ((unsigned char)k[0] != idx) continue;
@@ -423,7 +434,7 @@ static int close_group(Expander *x) {
             const char *k = map_key(ht, i), *p, *m, *s;
             Py_ssize_t pn, mn, sn;
             get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
-            if (x->gis_host[g]) {
+            if (x->grp.is_host[g]) {
                 if (expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, &x->host_tuples.recs[i]) < 0) return -1;
             } else {
                 Buf *b = &x->sb;
@@ -440,31 +451,32 @@ static int close_group(Expander *x) {
     return 0;
 }
 
-static int add_group_level(Expander *x, int lt, const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
-    if (x->ngroup == x->gcap) {
-        int cap = x->gcap ? x->gcap * 2 : 8;
-        if (resize((void **)&x->gset, cap, sizeof(int)) < 0 || resize((void **)&x->gis_host, cap, sizeof(int)) < 0
-            || resize((void **)&x->goff, cap, sizeof(Py_ssize_t)) < 0
-            || resize((void **)&x->glen, cap, sizeof(Py_ssize_t)) < 0) return -1;
-        x->gcap = cap;
+static void levels_free(Levels *L) {
+    PyMem_Free(L->set); PyMem_Free(L->is_host); PyMem_Free(L->off); PyMem_Free(L->len); buf_free(&L->keys);
+    memset(L, 0, sizeof *L);
+}
+
+/* append the level a + b (a key in two parts) of combination set idx */
+static int levels_add(Levels *L, int idx, int is_host, const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
+    if (L->n == L->cap) {
+        int cap = L->cap ? L->cap * 2 : 8;
+        if (resize((void **)&L->set, cap, sizeof(int)) < 0 || resize((void **)&L->is_host, cap, sizeof(int)) < 0
+            || resize((void **)&L->off, cap, sizeof(Py_ssize_t)) < 0
+            || resize((void **)&L->len, cap, sizeof(Py_ssize_t)) < 0) return -1;
+        L->cap = cap;
     }
-    int g = x->ngroup++;
-    x->gset[g] = x->set_of[lt];
-    x->gis_host[g] = lt == 3;
-    x->goff[g] = x->gkeys.n;
-    if (buf_put(&x->gkeys, a, an) < 0 || buf_put(&x->gkeys, b, bn) < 0) return -1;
-    x->glen[g] = an + bn;
+    int g = L->n++;
+    L->set[g] = idx;
+    L->is_host[g] = is_host;
+    L->off[g] = L->keys.n;
+    if (buf_put(&L->keys, a, an) < 0 || buf_put(&L->keys, b, bn) < 0) return -1;
+    L->len[g] = an + bn;
     return 0;
 }
 
-/* group_levels(host): root, tld, domain (host-label wildcards), host */
-static int open_group(Expander *x, const char *host, Py_ssize_t hn, int none) {
-    x->ngroup = 0; x->gkeys.n = 0;
-    x->host.n = 0;
-    if (!none && buf_put(&x->host, host, hn) < 0) return -1;
-    x->host_none = none;
-    x->have_group = 1;
-    if (add_group_level(x, 0, "*", 1, "", 0) < 0) return -1;
+/* keys.group_levels(host), appended to L: root, tld, domain (host-label wildcards), host */
+static int group_level_keys(Expander *x, Levels *L, const char *host, Py_ssize_t hn, int none) {
+    if (levels_add(L, x->set_of[0], 0, "*", 1, "", 0) < 0) return -1;
     if (none) return 0;
     Py_ssize_t labels = 1;
     for (Py_ssize_t i = 0; i < hn; i++) labels += host[i] == ',';
@@ -473,11 +485,57 @@ static int open_group(Expander *x, const char *host, Py_ssize_t hn, int none) {
     for (Py_ssize_t i = 0; i < hn && k < upto; i++) {
         if (host[i] == ',') {
             k++;
-            if (add_group_level(x, k == 1 ? 1 : 2, host, i, ",*", 2) < 0) return -1;
+            if (levels_add(L, x->set_of[k == 1 ? 1 : 2], 0, host, i, ",*", 2) < 0) return -1;
         }
     }
-    if (labels <= x->host_depth && add_group_level(x, 3, host, hn, ")/*", 3) < 0) return -1;
+    if (labels <= x->host_depth && levels_add(L, x->set_of[3], 1, host, hn, ")/*", 3) < 0) return -1;
     return 0;
+}
+
+/* keys.own_levels(urlkey), appended to L: path directories (hosts of <= host_depth labels) and
+ * the exact URL; hn: length of the host part, none: no ')' */
+static int own_level_keys(Expander *x, Levels *L, const char *u, Py_ssize_t un, Py_ssize_t hn, int none) {
+    if (!none && x->path_depth) {
+        Py_ssize_t labels = 1;
+        for (Py_ssize_t i = 0; i < hn; i++) labels += u[i] == ',';
+        if (labels <= x->host_depth) {
+            const char *path = u + hn + 1;
+            Py_ssize_t pl = un - hn - 1;
+            const char *q = memchr(path, '?', pl);
+            if (q) pl = q - path;
+            const char *h = memchr(path, '#', pl);
+            if (h) pl = h - path;
+            if (pl > 0 && path[0] == '/') {
+                int depth = 0;
+                for (Py_ssize_t i = 1; i < pl && depth < x->path_depth; i++) {
+                    if (path[i] != '/') continue;
+                    depth++;
+                    if (levels_add(L, x->set_of[4], 0, u, hn + 1 + i + 1, "*", 1) < 0) return -1;
+                }
+            }
+        }
+    }
+    if (!x->exact_urls) return 0;
+    if (un > 0 && u[un - 1] == '*') return levels_add(L, x->set_of[5], 0, u, un - 1, "%2A", 3);
+    return levels_add(L, x->set_of[5], 0, u, un, "", 0);
+}
+
+/* the levels of urlkey u, all of them (keys.surt_levels) or only its own, in L */
+static int urlkey_levels(Expander *x, Levels *L, const char *u, Py_ssize_t un, int all) {
+    const char *paren = memchr(u, ')', un);
+    Py_ssize_t hn = paren ? paren - u : 0;
+    L->n = 0; L->keys.n = 0;
+    if (all && group_level_keys(x, L, u, hn, paren == NULL) < 0) return -1;
+    return own_level_keys(x, L, u, un, hn, paren == NULL);
+}
+
+static int open_group(Expander *x, const char *host, Py_ssize_t hn, int none) {
+    x->grp.n = 0; x->grp.keys.n = 0;
+    x->host.n = 0;
+    if (!none && buf_put(&x->host, host, hn) < 0) return -1;
+    x->host_none = none;
+    x->have_group = 1;
+    return group_level_keys(x, &x->grp, host, hn, none);
 }
 
 /* record of one URI-R over the tuples of projection group g (one tuple: its own record) */
@@ -754,49 +812,18 @@ static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
         if (recmap_add(&x->host_tuples, x->sb.p, x->sb.n, &tp->rec) < 0) return -1;
     } else if (nt > 1) {
         uint64_t done = 0;   /* sets already projected (set indices < 64) */
-        for (int g = 0; g < x->ngroup; g++) {
-            int idx = x->gset[g];
+        for (int g = 0; g < x->grp.n; g++) {
+            int idx = x->grp.set[g];
             if (idx < 64 && (done >> idx) & 1) continue;
             if (idx < 64) done |= 1ULL << idx;
             if (project(x, nt, idx, NULL, 0) < 0) return -1;
         }
     }
-    /* own levels: path directories (hosts of <= host_depth labels) and the exact URL */
-    if (!none && x->path_depth) {
-        Py_ssize_t labels = 1;
-        for (Py_ssize_t i = 0; i < hn; i++) labels += u[i] == ',';
-        if (labels <= x->host_depth) {
-            const char *path = u + hn + 1;
-            Py_ssize_t pl = un - hn - 1;
-            const char *q = memchr(path, '?', pl);
-            if (q) pl = q - path;
-            const char *h = memchr(path, '#', pl);
-            if (h) pl = h - path;
-            if (pl > 0 && path[0] == '/') {
-                int depth = 0;
-                for (Py_ssize_t i = 1; i < pl && depth < x->path_depth; i++) {
-                    if (path[i] != '/') continue;
-                    depth++;
-                    Buf key = {0};
-                    if (buf_put(&key, u, hn + 1 + i + 1) < 0 || buf_putc(&key, '*') < 0) { buf_free(&key); return -1; }
-                    int r = project(x, nt, x->set_of[4], key.p, key.n);
-                    buf_free(&key);
-                    if (r < 0) return -1;
-                }
-            }
-        }
-    }
-    if (x->exact_urls) {
-        Buf key = {0};
-        int r;
-        if (un > 0 && u[un - 1] == '*')
-            r = (buf_put(&key, u, un - 1) < 0 || buf_put(&key, "%2A", 3) < 0) ? -1 : 0;
-        else
-            r = buf_put(&key, u, un);
-        if (r == 0) r = project(x, nt, x->set_of[5], key.p, key.n);
-        buf_free(&key);
-        if (r < 0) return -1;
-    }
+    /* own levels: path directories and the exact URL */
+    Levels *own = &x->own;
+    if (urlkey_levels(x, own, u, un, 0) < 0) return -1;
+    for (int l = 0; l < own->n; l++)
+        if (project(x, nt, own->set[l], own->keys.p + own->off[l], own->len[l]) < 0) return -1;
     if (digest_records(x, u, un, nt) < 0) return -1;
     if (x->table.m.n >= x->limit) return flush_table(x);
     return 0;
@@ -837,6 +864,99 @@ static int close_step(Expander *x, PyObject *unused) {
     return flush_table(x);
 }
 
+/* step 2 (profiler.digests.corrections): one URI-R of a digest that several URI-Rs hold. The
+ * largest length of each profile key its entries [[period, mime, status, max_len], ...] reach is
+ * added to the digest's (URI-Rs, sum of lengths, largest) of that key. */
+static int correct_uri_r(Expander *x, PyObject *urlkey, PyObject *entries) {
+    Py_ssize_t un;
+    const char *u = utf8(urlkey, &un);
+    if (!u) return -1;
+    Levels *L = &x->clev;
+    if (urlkey_levels(x, L, u, un, 1) < 0) return -1;
+    Map *mm = &x->cmine;
+    map_clear(mm);
+    Py_ssize_t ne = PyList_GET_SIZE(entries);
+    for (Py_ssize_t i = 0; i < ne; i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        if (!PyList_Check(e) || PyList_GET_SIZE(e) != 4) {
+            PyErr_SetString(PyExc_ValueError, "a digest entry is [period, mime, status, max_len]");
+            return -1;
+        }
+        Py_ssize_t pn, mn, sn;
+        const char *p = utf8(PyList_GET_ITEM(e, 0), &pn), *m = p ? utf8(PyList_GET_ITEM(e, 1), &mn) : NULL;
+        const char *s = m ? utf8(PyList_GET_ITEM(e, 2), &sn) : NULL;
+        int64_t ml;
+        if (!s || get_i64(PyList_GET_ITEM(e, 3), &ml) < 0) return -1;
+        for (int l = 0; l < L->n; l++) {
+            int idx = L->set[l];
+            for (int c = 0; c < x->ncombos[idx]; c++) {
+                Buf *b = &x->kb;
+                b->n = 0;
+                if (buf_put(b, L->keys.p + L->off[l], L->len[l]) < 0 || buf_putc(b, ' ') < 0
+                    || put_suffix(b, p, pn, m, mn, s, sn, x->combos[idx][c]) < 0) return -1;
+                int added;
+                Py_ssize_t k = map_find_or_add(mm, b->p, b->n, &added);
+                if (k < 0 || grow((void **)&x->cmine_ml, &x->cmine_cap, k + 1, sizeof(int64_t)) < 0) return -1;
+                if (added || ml > x->cmine_ml[k]) x->cmine_ml[k] = ml;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < mm->n; i++) {
+        int added;
+        Py_ssize_t k = map_find_or_add(&x->ckey, map_key(mm, i), mm->ents[i].len, &added);
+        if (k < 0 || grow((void **)&x->ck, &x->ck_cap, k + 1, sizeof(KeyAcc)) < 0) return -1;
+        int64_t ml = x->cmine_ml[i];
+        KeyAcc *a = &x->ck[k];
+        if (added) { a->n = 1; a->total = a->largest = ml; continue; }
+        a->n++; a->total += ml;
+        if (ml > a->largest) a->largest = ml;
+    }
+    return 0;
+}
+
+/* correct(urlkey, entries) -> the number of profile keys the digest touches so far */
+static PyObject *Expander_correct(Expander *x, PyObject *args) {
+    PyObject *urlkey, *entries;
+    if (!PyArg_ParseTuple(args, "UO!", &urlkey, &PyList_Type, &entries)) return NULL;
+    if (correct_uri_r(x, urlkey, entries) < 0) return NULL;
+    return PyLong_FromSsize_t(x->ckey.n);
+}
+
+/* the digest's keys so far, {key: [URI-Rs, sum of lengths, largest]} (to spill), forgotten here */
+static PyObject *Expander_take_digest_keys(Expander *x, PyObject *noargs) {
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    Map *m = &x->ckey;
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        KeyAcc *a = &x->ck[i];
+        PyObject *k = PyUnicode_DecodeUTF8(map_key(m, i), m->ents[i].len, NULL);
+        PyObject *v = k ? Py_BuildValue("[LLL]", (long long)a->n, (long long)a->total, (long long)a->largest) : NULL;
+        if (!v || PyDict_SetItem(out, k, v) < 0) { Py_XDECREF(k); Py_XDECREF(v); Py_DECREF(out); return NULL; }
+        Py_DECREF(k); Py_DECREF(v);
+    }
+    map_clear(m);
+    return out;
+}
+
+/* the digest's corrections (a key held by n > 1 of its URI-Rs: -(n-1) digests, -(sum - largest)
+ * dedup bytes) into the table, which is flushed when full */
+static int end_digest_step(Expander *x, PyObject *unused) {
+    Map *m = &x->ckey;
+    Rec r = {0, (int64_t)1 << 62, 0, 0, 0, 0, 0, {"~", 1}, {"", 0}};   /* stats.correction */
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        KeyAcc *a = &x->ck[i];
+        if (a->n < 2) continue;
+        r.digests = -(a->n - 1);
+        r.dedup = -(a->total - a->largest);
+        if (recmap_add(&x->table, map_key(m, i), m->ents[i].len, &r) < 0) return -1;
+    }
+    map_clear(m);
+    if (x->table.m.n >= x->limit) return flush_table(x);
+    return 0;
+}
+
+static PyObject *Expander_end_digest_raw(Expander *x, PyObject *noargs) { return run_sink(x, 1, end_digest_step, NULL); }
+
 static PyObject *Expander_add(Expander *x, PyObject *args) { return run_sink(x, 0, add_step, args); }
 static PyObject *Expander_add_raw(Expander *x, PyObject *args) { return run_sink(x, 1, add_step, args); }
 static PyObject *Expander_close(Expander *x, PyObject *noargs) { return run_sink(x, 0, close_step, NULL); }
@@ -847,8 +967,8 @@ static void Expander_dealloc(Expander *x) {
     PyMem_Free(x->combos); PyMem_Free(x->ncombos);
     recmap_free(&x->table); recmap_free(&x->host_tuples); recmap_free(&x->host_suffix);
     recmap_free(&x->level_tuples);
-    buf_free(&x->host); buf_free(&x->gkeys);
-    PyMem_Free(x->gset); PyMem_Free(x->gis_host); PyMem_Free(x->goff); PyMem_Free(x->glen);
+    buf_free(&x->host); levels_free(&x->grp); levels_free(&x->own); levels_free(&x->clev);
+    map_free(&x->cmine); PyMem_Free(x->cmine_ml); map_free(&x->ckey); PyMem_Free(x->ck);
     map_free(&x->cellmap); PyMem_Free(x->cells);
     map_free(&x->tupmap); PyMem_Free(x->tups);
     map_free(&x->digmap); PyMem_Free(x->dmax); PyMem_Free(x->dstamp);
@@ -907,7 +1027,8 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
     x->limit = limit < 1 ? 1 : limit;
     if (recmap_init(&x->table) < 0 || recmap_init(&x->host_tuples) < 0 || recmap_init(&x->host_suffix) < 0
         || recmap_init(&x->level_tuples) < 0 || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
-        || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->projmap) < 0) return -1;
+        || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->projmap) < 0
+        || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0) return -1;
     return 0;
 }
 
@@ -917,6 +1038,12 @@ static PyMethodDef Expander_methods[] = {
     {"add_raw", (PyCFunction)Expander_add_raw, METH_VARARGS,
      "add_raw(urlkey, cell_lists) -> bytes: the same records as add(), as key<TAB>value lines"},
     {"close_raw", (PyCFunction)Expander_close_raw, METH_NOARGS, "close_raw() -> bytes: close()'s records as lines"},
+    {"correct", (PyCFunction)Expander_correct, METH_VARARGS,
+     "correct(urlkey, entries) -> int: add one URI-R of a shared digest (step 2); the digest's keys so far"},
+    {"take_digest_keys", (PyCFunction)Expander_take_digest_keys, METH_NOARGS,
+     "take_digest_keys() -> {key: [URI-Rs, sum of lengths, largest]}: the digest's keys so far (to spill)"},
+    {"end_digest_raw", (PyCFunction)Expander_end_digest_raw, METH_NOARGS,
+     "end_digest_raw() -> bytes: the digest's corrections into the table; K lines when it fills up"},
     {NULL}
 };
 

@@ -73,6 +73,37 @@ def corrections(records, policy, suffixes, limit=None):
             run.close()
 
 
+def compiled_corrections(records, expander, limit, batch=10000):
+    """corrections() by the compiled Expander (profiler.fast), as bytes of K lines to write.
+
+    The digest's corrections go to the expander's table, summed with other digests' (its lines
+    come when the table is full and from ``close_raw()``). A digest that touches limit keys or
+    more spills them to sorted runs, as corrections() does; its merged corrections come back
+    here as lines, batch at a time.
+    """
+    runs = []
+    try:
+        for urlkey, entries in records:
+            if expander.correct(urlkey, entries) >= limit:
+                runs.append(_spill(expander.take_digest_keys()))
+        if not runs:
+            yield expander.end_digest_raw()
+            return
+        runs.append(_spill(expander.take_digest_keys()))
+        lines = []
+        for full, n, total, largest in _merge(runs):
+            if n > 1:
+                lines.append(b"K " + full.encode("utf-8") + b"\t"
+                             + orjson.dumps(stats.correction(n - 1, total - largest)) + b"\n")
+                if len(lines) >= batch:
+                    yield b"".join(lines)
+                    lines = []
+        yield b"".join(lines)
+    finally:
+        for run in runs:
+            run.close()
+
+
 def _spill(per_key):
     """A temporary file of per_key's entries, one JSON [key, n, total, largest] per line, by key."""
     run = tempfile.TemporaryFile()

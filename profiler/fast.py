@@ -68,10 +68,18 @@ def kind():
 
 def expander(policy, limit):
     """The step-1 reducer logic: the compiled Expander, else profiler.expand.Expander."""
-    module = load()
-    if module is None:
+    found = compiled_expander(policy, limit)
+    if found is None:
         from profiler.expand import Expander
         return Expander(policy, limit)
+    return found
+
+
+def compiled_expander(policy, limit):
+    """The compiled Expander (step 1, and step 2's corrections of shared digests), or None."""
+    module = load()
+    if module is None:
+        return None
     sets = [[(DT_CODE[d], MIME_CODE[m], STATUS_CODE[s]) for d, m, s in combos] for combos in policy.combo_sets]
     return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
                            policy.path_depth, policy.exact_urls, limit)

@@ -9,7 +9,8 @@ methods through mrjob's reduce_pairs), on lines ``key<TAB>JSON`` read as bytes:
 - the map side's records are joined into one write per flush;
 - step 1 hands each URI-R's cell lists to the expander, whose records come back as lines;
 - step 2 parses only what it uses: a digest held by one URI-R (almost all of them) needs no
-  correction and is skipped unread, a key record with no other record of its key is copied.
+  correction and is skipped unread, a key record with no other record of its key is copied;
+  the corrections of a shared digest are made by the compiled Expander when there is one.
 
 Records are the same as the methods', so the profile is the same bytes.
 """
@@ -18,7 +19,7 @@ import itertools
 
 import orjson
 
-from profiler import digests, stats
+from profiler import digests, fast, stats
 from profiler.keys import SuffixTable
 
 META = b"!meta"
@@ -88,6 +89,7 @@ def reduce_digests_and_keys(lines, policy, limit, write):
     of at most limit keys, flushed when full), key records summed per key, !meta merged."""
     table = {}
     suffixes = SuffixTable(policy)
+    compiled = fast.compiled_expander(policy, limit)
     for key, group in itertools.groupby(lines, key_of):
         first = next(group)
         second = next(group, None)
@@ -100,7 +102,10 @@ def reduce_digests_and_keys(lines, policy, limit, write):
             records = map(value_of, (first,))
         else:
             records = map(value_of, itertools.chain((first, second), group))
-        if key.startswith(b"D "):
+        if key.startswith(b"D ") and compiled is not None:
+            for chunk in digests.compiled_corrections(records, compiled, limit):
+                write(chunk)
+        elif key.startswith(b"D "):
             for profile_key, record in digests.corrections(records, policy, suffixes, limit):
                 stats.add(table, profile_key, record)
                 if len(table) >= limit:
@@ -111,6 +116,8 @@ def reduce_digests_and_keys(lines, policy, limit, write):
         else:
             write(key + b"\t" + orjson.dumps(stats.sum_all(records)) + b"\n")
     write(table_lines(table))
+    if compiled is not None:
+        write(compiled.close_raw())
 
 
 def table_lines(table):

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from oracle import profile as oracle_profile, resolve_revisits
-from test_exactness_property import cdx_lines, random_captures, random_policy
+from test_exactness_property import HOSTS, PATHS, cdx_lines, random_captures, random_policy
 from test_shipping import _python_without_profiler
 from profiler import cdx, fast, mapside, stats
 from profiler.expand import Expander
@@ -224,3 +224,48 @@ def test_compiled_map_side_flushes_at_the_limit(tmp_path, monkeypatch):
     records = list(mapside.map_split(orjson.dumps(split), 4))
     assert len(records) == 26 and records[-1] == (b"!meta", {"captures": 25, "skipped": {}})
     assert all(isinstance(value, bytes) for _, value in records[:-1])
+
+
+def _digest_groups(rng):
+    """Random step-2 digest groups: [[urlkey, [[period, mime, status, max_len], ...]], ...] each."""
+    urlkeys = [h + p for h in HOSTS for p in PATHS] + ["dns:z.example", "com,a)/*", "com,é)/ü/x?q=/a/"]
+    groups = []
+    for _ in range(rng.randint(1, 6)):
+        group = []
+        for urlkey in rng.sample(urlkeys, rng.randint(2, 9)):
+            group.append([urlkey, [[rng.choice(["2010", "201101", "2011", "20", ""]),
+                                    rng.choice(["text/html", "image/png", "unk", "text", "/x", ""]),
+                                    rng.choice(["200", "404", "unk", "-", "9", ""]), rng.randint(0, 999)]
+                                   for _ in range(rng.randint(1, 4))]])
+        groups.append(group)
+    return groups
+
+
+def _corrections_by_key(lines):
+    table = {}
+    for line in lines.splitlines():
+        key, _, value = line.partition(b"\t")
+        assert key.startswith(b"K ")
+        stats.add(table, key[2:].decode("utf-8"), orjson.loads(value))
+    return table
+
+
+@compiled
+@pytest.mark.parametrize("seed", range(200))
+def test_compiled_corrections_equal_python(seed):
+    """Step 2's corrections of shared digests by the compiled Expander, summed per key, are the
+    pure-Python corrections' (table limits that flush and spill within a digest included)."""
+    from profiler import digests
+    from profiler.keys import SuffixTable
+    rng = random.Random(seed)
+    policy = random_policy(rng)
+    groups = _digest_groups(rng)
+    expected = {}
+    for group in groups:
+        for key, record in digests.corrections(group, policy, SuffixTable(policy)):
+            stats.add(expected, key, record)
+    limit = rng.choice([1, 2, 7, 200000])
+    expander = fast.compiled_expander(policy, limit)
+    out = b"".join(chunk for group in groups
+                   for chunk in digests.compiled_corrections(iter(group), expander, limit, batch=3))
+    assert _corrections_by_key(out + expander.close_raw()) == expected
