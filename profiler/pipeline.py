@@ -56,8 +56,7 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input
         # (1.4 GiB at 10M captures). A later --sort-bin in extra wins.
         args += ["--sort-bin", "sort -t '\t' -k 1,1 -s -S %s" % LOCAL_SORT_BUFFER]
-        for name, value in taskenv.local_task_env(extra).items():
-            args += ["--cmdenv", "%s=%s" % (name, value)]
+        args += taskenv.local_task_args(extra)
     return args + list(extra)
 
 

@@ -310,12 +310,12 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
     data = head + b" CDX a b N m s k S\n" + b"y" * 50 + b"\n"
     path = tmp_path / "c.cdx"
     path.write_bytes(data)
-    for chunk in (3, 5, 7, 64, 1 << 20):
+    for chunk in (3, 5, 7, 64, 1 << 20, None):      # None: the mapped file
         segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=chunk)
         assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
 
 
-def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
+def test_legend_segments_find_every_legend_line_mapped_or_at_any_chunk_size(tmp_path):
     """Random files of data lines, legends (with and without the leading space) and lookalikes
     ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds."""
     import random
@@ -338,6 +338,7 @@ def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
             offset += len(line) + 1
         path = tmp_path / ("f%d.cdx" % trial)
         path.write_bytes(b"\n".join(lines) + b"\n")
-        got = legend_segments(str(path), offset, "N b a m s k S", chunk=rng.randint(1, 64))
-        assert [(start, letters) for start, _, letters in got] == \
-            sorted(set([(0, "N b a m s k S")] + expected)), trial
+        for chunk in (rng.randint(1, 64), None):
+            got = legend_segments(str(path), offset, "N b a m s k S", chunk=chunk)
+            assert [(start, letters) for start, _, letters in got] == \
+                sorted(set([(0, "N b a m s k S")] + expected)), (trial, chunk)

@@ -1,7 +1,9 @@
 """Local-runner tasks import profiler from the shipped zip, not from the installed package."""
 
+import importlib.util
 import os
 import stat
+import subprocess
 import sys
 import zipfile
 
@@ -9,6 +11,7 @@ import pytest
 
 from shipped import ONLY_SHIPPED
 from profiler.pipeline import JobFailed, run_profile
+from profiler import shipping
 from profiler.shipping import package_zip
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,6 +23,49 @@ def test_package_zip_holds_every_module(tmp_path):
         names = set(z.namelist())
     modules = {"profiler/" + n for n in os.listdir(os.path.join(ROOT, "profiler")) if n.endswith(".py")}
     assert modules <= names and "profiler/__init__.py" in names
+
+
+def _import_from(zip_path, module, tmp_path):
+    """(__file__, the file its code was compiled from) of module imported by a new Python from zip_path."""
+    code = "import %s as m; print(m.__file__); print(m.of_uri_r.__code__.co_filename)" % module
+    env = dict(os.environ, PYTHONPATH=zip_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tmp_path), capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    return out[0], out[1]
+
+
+def test_package_zip_holds_current_bytecode_that_tasks_load(tmp_path):
+    path = package_zip(str(tmp_path))
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+    sources = {n for n in names if n.endswith(".py")}
+    assert {n[:-3] + ".pyc" for n in sources} == {n for n in names if n.endswith(".pyc")}
+    where, compiled_from = _import_from(path, "profiler.stats", tmp_path)
+    assert where.startswith(path) and where.endswith("stats.pyc")
+    assert compiled_from == os.path.join(ROOT, "profiler", "stats.py")   # not compiled in the task
+
+
+def test_bytecode_of_another_python_is_ignored(tmp_path):
+    """A .pyc with another magic number (a task on another Python) falls back to the .py."""
+    path = str(tmp_path / "other.zip")
+    with zipfile.ZipFile(package_zip(str(tmp_path))) as src, zipfile.ZipFile(path, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, b"\0\0\r\n" + data[4:] if info.filename.endswith(".pyc") else data)
+    where, compiled_from = _import_from(path, "profiler.stats", tmp_path)
+    assert where.endswith("stats.py") and compiled_from == where
+
+
+def test_stale_or_missing_bytecode_is_not_shipped(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text("X = 1\n")
+    assert shipping.bytecode(str(source))[:4] == importlib.util.MAGIC_NUMBER    # compiled into its cache
+    os.utime(source, (1_700_000_000, 1_700_000_000))
+    assert shipping._cached(str(source)) is None                           # stale: another mtime
+    assert shipping.bytecode(str(source)) == shipping._cached(str(source))  # recompiled
+    bad = tmp_path / "bad.py"
+    bad.write_text("def (:\n")
+    assert shipping.bytecode(str(bad)) is None
 
 
 WRAPPER = """#!%s
