@@ -310,22 +310,28 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
     data = head + b" CDX a b N m s k S\n" + b"y" * 50 + b"\n"
     path = tmp_path / "c.cdx"
     path.write_bytes(data)
-    for chunk in (3, 5, 7, 64, 1 << 20, None):      # None: the mapped file
+    for chunk in (3, 5, 7, 64, 1 << 20, None):
         segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=chunk)
         assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
 
 
-def test_legend_segments_find_every_legend_line_mapped_or_at_any_chunk_size(tmp_path):
+@pytest.mark.parametrize("mapped", [True, False])
+def test_legend_segments_find_every_legend_line_mapped_or_read(tmp_path, monkeypatch, mapped):
     """Random files of data lines, legends (with and without the leading space) and lookalikes
-    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds."""
+    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds,
+    in a file mapped a page at a time (legends across page edges) or read at any chunk size."""
     import random
-    from profiler import cdx
+    from profiler import cdx, inputs
     from profiler.inputs import legend_segments
+    if not mapped:
+        def unmappable(*args):
+            raise OSError("no mmap here")
+        monkeypatch.setattr(inputs, "_scan_mapped", unmappable)
     rng = random.Random(7)
     for trial in range(60):
         lines, expected = [], []
         offset = 0
-        for _ in range(rng.randint(1, 40)):
+        for _ in range(rng.randint(1, 40 if trial % 3 else 600)):   # some files of several pages
             r = rng.random()
             if r < 0.15 and lines:
                 line = rng.choice([b" CDX a b N m s k S", b"CDX N b a m s k S", b" CDX N b a m s k r M S V g"])
@@ -338,7 +344,24 @@ def test_legend_segments_find_every_legend_line_mapped_or_at_any_chunk_size(tmp_
             offset += len(line) + 1
         path = tmp_path / ("f%d.cdx" % trial)
         path.write_bytes(b"\n".join(lines) + b"\n")
-        for chunk in (rng.randint(1, 64), None):
+        for chunk in (rng.randint(1, 64), None):      # mapped: a page, or the default window
             got = legend_segments(str(path), offset, "N b a m s k S", chunk=chunk)
             assert [(start, letters) for start, _, letters in got] == \
                 sorted(set([(0, "N b a m s k S")] + expected)), (trial, chunk)
+
+
+@pytest.mark.parametrize("form", [b"CDX a b N m s k S", b" CDX a b N m s k S"])
+def test_a_legend_at_a_window_edge_is_found(tmp_path, form):
+    """The legend scan maps a window (here a page) at a time: a legend line that starts, or
+    whose 'CDX ' starts, a few bytes before or after a window's edge is found."""
+    import mmap
+    from profiler.inputs import legend_segments
+    page = mmap.ALLOCATIONGRANULARITY
+    head = b" CDX N b a m s k S\n"
+    for at in range(page - 8, page + 4):
+        data = head + b"x" * (at - len(head) - 1) + b"\n" + form + b"\n" + b"y" * page + b"\n"
+        path = tmp_path / "edge.cdx"
+        path.write_bytes(data)
+        segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=page)
+        assert [(start, letters) for start, _, letters in segments] == \
+            [(0, "N b a m s k S"), (at, "a b N m s k S")], at
