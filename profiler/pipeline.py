@@ -54,8 +54,12 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         args += ["--num-cores", str(cores)]
     if runner == "local":
         # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input
-        # (1.4 GiB at 10M captures). A later --sort-bin in extra wins.
-        args += ["--sort-bin", "sort -t '\t' -k 1,1 -s -S %s" % LOCAL_SORT_BUFFER]
+        # (1.4 GiB at 10M captures). Whole lines, not mrjob's stable sort on the key field:
+        # the lines of a key still follow each other (they share the prefix key<TAB>, which no
+        # other key's line has), every reducer here is indifferent to the order of a key's
+        # values, and it is 15 % faster (the 100 MB step-2 input: 0.55 -> 0.47 s, serial).
+        # A later --sort-bin in extra wins.
+        args += ["--sort-bin", "sort -S %s" % LOCAL_SORT_BUFFER]
         args += taskenv.local_task_args(extra)
     return args + list(extra)
 

@@ -50,6 +50,18 @@ def test_local_runner_with_fast_splits_writes_the_inline_bytes(tmp_path, monkeyp
     assert _without_created(a) == _without_created(b)
 
 
+@pytest.mark.parametrize("sort_bin", ["sort -S 16M", "sort -r -S 16M", "sort -t '\t' -k 1,1 -s -S 16M"])
+def test_the_profile_does_not_depend_on_the_order_of_keys_or_values(tmp_path, sort_bin):
+    """The local runner sorts whole lines; any order in which a key's lines follow each other,
+    keys in reverse and values in any order included, gives the same profile bytes."""
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 4000, seed=5)
+    a, b = str(tmp_path / "inline.cdxj"), str(tmp_path / "local.cdxj")
+    run_profile([cdx], a, runner="inline", split_size=100000)
+    run_profile([cdx], b, runner="local", split_size=100000, cores=2, extra_args=["--sort-bin", sort_bin])
+    assert _without_created(a) == _without_created(b)
+
+
 def test_map_splits_are_a_multiple_of_cores():
     from profiler.pipeline import balanced_split_size
     mib = 1 << 20
