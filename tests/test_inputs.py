@@ -310,23 +310,17 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
     data = head + b" CDX a b N m s k S\n" + b"y" * 50 + b"\n"
     path = tmp_path / "c.cdx"
     path.write_bytes(data)
-    for chunk in (3, 5, 7, 64, 1 << 20, None):
+    for chunk in (3, 5, 7, 64, 1 << 20):
         segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=chunk)
         assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
 
 
-@pytest.mark.parametrize("mapped", [True, False])
-def test_legend_segments_find_every_legend_line_mapped_or_read(tmp_path, monkeypatch, mapped):
+def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
     """Random files of data lines, legends (with and without the leading space) and lookalikes
-    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds,
-    in a file mapped a page at a time (legends across page edges) or read at any chunk size."""
+    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds."""
     import random
-    from profiler import cdx, inputs
+    from profiler import cdx
     from profiler.inputs import legend_segments
-    if not mapped:
-        def unmappable(*args):
-            raise OSError("no mmap here")
-        monkeypatch.setattr(inputs, "_scan_mapped", unmappable)
     rng = random.Random(7)
     for trial in range(60):
         lines, expected = [], []
@@ -344,19 +338,18 @@ def test_legend_segments_find_every_legend_line_mapped_or_read(tmp_path, monkeyp
             offset += len(line) + 1
         path = tmp_path / ("f%d.cdx" % trial)
         path.write_bytes(b"\n".join(lines) + b"\n")
-        for chunk in (rng.randint(1, 64), None):      # mapped: a page, or the default window
+        for chunk in (rng.randint(1, 64), 4096, 1 << 23):
             got = legend_segments(str(path), offset, "N b a m s k S", chunk=chunk)
             assert [(start, letters) for start, _, letters in got] == \
                 sorted(set([(0, "N b a m s k S")] + expected)), (trial, chunk)
 
 
 @pytest.mark.parametrize("form", [b"CDX a b N m s k S", b" CDX a b N m s k S"])
-def test_a_legend_at_a_window_edge_is_found(tmp_path, form):
-    """The legend scan maps a window (here a page) at a time: a legend line that starts, or
-    whose 'CDX ' starts, a few bytes before or after a window's edge is found."""
-    import mmap
+def test_a_legend_at_a_chunk_edge_is_found(tmp_path, form):
+    """The legend scan reads a chunk (here 4096 bytes) at a time: a legend line that starts, or
+    whose 'CDX ' starts, a few bytes before or after a chunk's edge is found."""
     from profiler.inputs import legend_segments
-    page = mmap.ALLOCATIONGRANULARITY
+    page = 4096
     head = b" CDX N b a m s k S\n"
     for at in range(page - 8, page + 4):
         data = head + b"x" * (at - len(head) - 1) + b"\n" + form + b"\n" + b"y" * page + b"\n"
