@@ -4,6 +4,8 @@
  * (b'K <key>', JSON bytes of [total, min, max, urir, bytes, digests, dedup_bytes, first, last]) and digest
  * records (b'D <digest>', [urlkey, [[period, mime, status, max_len], ...]]). The records differ
  * in how they are cut into partial records from the Python Expander's, never in their sums.
+ * Step 2 uses an Expander of its own for the corrections of digests that several URI-Rs hold
+ * (correct(), take_digest_keys(), end_digest_raw(); profiler.digests.compiled_corrections).
  *
  * Aggregator: the map side (profiler.mapside.CaptureAggregator) with a CDX line parser
  * (profiler.cdx.make_parser) for the lines that need no surt() call and no escaping; other
