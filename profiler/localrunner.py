@@ -9,11 +9,13 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking, then
 copied with copy_file_range. The tasks get the same lines, keys never straddle two reduce
-tasks, and the profile is the same bytes. The task wrapper skips mrjob's setup lock when the
-setup only sets PYTHONPATH (see _setup_cmd_content).
+tasks, and the profile is the same bytes. Tasks that run this Python use the installed mrjob
+instead of a zip of it, and the task wrapper skips mrjob's setup lock when the setup only sets
+PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
 """
 
 import os
+import sys
 from os.path import dirname
 
 from profiler.startup import import_mrjob_bin
@@ -29,6 +31,16 @@ class LocalRunner(LocalMRJobRunner):
 
     #: reduce tasks per core and step (mrjob: 2; a task costs about 0.25 CPU-s to start)
     parts_per_core = 1
+
+    def _bootstrap_mrjob(self):
+        """mrjob zips itself for every run and puts the zip first on the tasks' PYTHONPATH, for
+        clusters without mrjob; from the zip every task compiled the mrjob modules it imported
+        (zipimport keeps no bytecode). Tasks that run this very Python (mrjob's default for the
+        local runner) have this mrjob installed, with its bytecode: they use it, unless
+        --bootstrap-mrjob asks for the zip."""
+        if self._opts["bootstrap_mrjob"] is None and self._task_python_bin() == [sys.executable]:
+            return False
+        return super()._bootstrap_mrjob()
 
     def _setup_cmd_content(self, setup):
         """mrjob's setup lines, without its file lock when the setup only puts --py-files on

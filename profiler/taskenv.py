@@ -1,4 +1,4 @@
-"""How local task processes start: which distutils mrjob 0.7.4 imports, where mrjob comes from.
+"""Environment of local task processes: which distutils mrjob 0.7.4 imports when a task starts.
 
 mrjob imports distutils (LooseVersion, find_executable). With setuptools installed, its
 distutils shim (a .pth file read when Python starts) makes that import load setuptools and
@@ -6,13 +6,6 @@ pkg_resources: importing mrjob.job costs 0.27 CPU-s instead of 0.09 on Python 3.
 task. Up to Python 3.11 the standard library still has distutils, and setuptools leaves it
 alone when SETUPTOOLS_USE_DISTUTILS=stdlib is set before Python starts. Python 3.12 removed
 it, so there (or when the task Python is not known) nothing is set.
-
-mrjob also zips itself for every run and puts the zip first on the tasks' PYTHONPATH (its
-"bootstrap", for clusters without mrjob). Tasks that run this Python have this mrjob installed,
-with its bytecode; from the zip they compiled its modules in every task (0.06 CPU-s each) and
-the client spent 0.05 s writing the zip. So local tasks of this Python use the installed mrjob
-(``--no-bootstrap-mrjob``; a later ``--bootstrap-mrjob`` wins). The profiler package is still
-shipped (profiler.shipping).
 """
 
 import os
@@ -31,8 +24,6 @@ def local_task_args(extra_args=(), version=None, environ=None):
     args = []
     for name, value in local_task_env(extra_args, version, environ).items():
         args += ["--cmdenv", "%s=%s" % (name, value)]
-    if runs_this_python(extra_args):
-        args.append("--no-bootstrap-mrjob")
     return args
 
 

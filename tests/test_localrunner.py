@@ -72,3 +72,32 @@ def test_map_splits_are_a_multiple_of_cores():
     assert balanced_split_size(cdx, 200 * mib, 2) == 200 * mib              # one split: as given
     gz = [dict(cdx[0], compression="gzip")]
     assert balanced_split_size(gz, 64 * mib, 2) == 64 * mib                 # compressed files stay whole
+
+
+@pytest.mark.parametrize("extra, bootstrap", [
+    ([], False),                                          # the tasks run this Python: its mrjob
+    (["--python-bin", "/opt/other/bin/python3"], True),   # another Python may lack mrjob
+    (["--bootstrap-mrjob"], True),                        # asked for
+])
+def test_mrjob_is_zipped_for_tasks_only_when_they_may_lack_it(extra, bootstrap):
+    from jobs.profile_job import ProfileJob
+    from profiler.pipeline import job_args
+    from profiler.policy import load
+    job = ProfileJob(job_args(["m.json"], load("default"), "local", extra=extra))
+    with job.make_runner() as runner:
+        assert isinstance(runner, LocalRunner)
+        assert runner._bootstrap_mrjob() is bootstrap
+        assert any(p.endswith("mrjob.zip") for p in runner._py_files()) is bootstrap
+
+
+def test_setup_lock_only_for_setup_commands_that_may_need_it():
+    from jobs.profile_job import ProfileJob
+    from profiler.pipeline import job_args
+    from profiler.policy import load
+    for extra, locked in (([], False), (["--setup", "make -C /tmp/x"], True)):
+        job = ProfileJob(job_args(["m.json"], load("default"), "local", py_files=["/tmp/p.zip"], extra=extra))
+        with job.make_runner() as runner:
+            setup = runner._py_files_setup() + runner._setup
+            script = "\n".join(runner._setup_wrapper_script_content(setup))
+        assert "export PYTHONPATH=$__mrjob_PWD/p.zip:$PYTHONPATH" in script
+        assert ("fcntl.flock" in script) is locked

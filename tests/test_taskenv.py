@@ -42,9 +42,3 @@ def test_a_task_with_it_imports_mrjob_without_setuptools():
                          text=True, check=True).stdout.split()
     assert out == ["False", "False"]
 
-
-def test_local_tasks_of_this_python_use_the_installed_mrjob():
-    assert "--no-bootstrap-mrjob" in taskenv.local_task_args((), (3, 13, 0), {})
-    assert "--no-bootstrap-mrjob" not in taskenv.local_task_args(("--python-bin", "/opt/py/bin/python"))
-    assert "--no-bootstrap-mrjob" in pipeline.job_args(["m.json"], load("default"), "local")
-    assert "--no-bootstrap-mrjob" not in pipeline.job_args(["m.json"], load("default"), "hadoop")
