@@ -99,17 +99,31 @@ static int map_grow(Map *m) {
     return 0;
 }
 
-/* Index of key k (added when absent: *added = 1). -1 on memory error. */
-static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *added) {
-    uint64_t h = hash_bytes(k, kl);
+/* Index of key k with hash h, or -1; *slot: its slot, or the empty slot where it would go */
+static Py_ssize_t map_probe(const Map *m, const char *k, Py_ssize_t kl, uint64_t h, Py_ssize_t *slot) {
     Py_ssize_t mask = m->nslots - 1, s = (Py_ssize_t)(h & (uint64_t)mask);
     for (;;) {
         Py_ssize_t i = m->slots[s];
         if (i < 0) break;
-        Ent *e = &m->ents[i];
-        if (e->h == h && e->len == kl && memcmp(m->keys.p + e->off, k, kl) == 0) { *added = 0; return i; }
+        const Ent *e = &m->ents[i];
+        if (e->h == h && e->len == kl && memcmp(m->keys.p + e->off, k, kl) == 0) { *slot = s; return i; }
         s = (s + 1) & mask;
     }
+    *slot = s;
+    return -1;
+}
+
+/* Index of key k, or -1 when it is absent. */
+static inline Py_ssize_t map_find(const Map *m, const char *k, Py_ssize_t kl) {
+    Py_ssize_t slot;
+    return map_probe(m, k, kl, hash_bytes(k, kl), &slot);
+}
+
+/* Index of key k (added when absent: *added = 1). -1 on memory error. */
+static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *added) {
+    uint64_t h = hash_bytes(k, kl);
+    Py_ssize_t s, found = map_probe(m, k, kl, h, &s);
+    if (found >= 0) { *added = 0; return found; }
     if (m->n == m->ecap) {
         Py_ssize_t cap = m->ecap ? m->ecap * 2 : 16;
         Ent *ents = PyMem_Realloc(m->ents, cap * sizeof(Ent));
@@ -262,7 +276,9 @@ typedef struct {
     Map cellmap; Cell *cells; Py_ssize_t ccap;
     Map tupmap; Tup *tups; Py_ssize_t tcap;
     Map digmap; int64_t *dmax; uint64_t *dstamp; Py_ssize_t dcap; uint64_t stamp;
-    Py_ssize_t *dg_did, *dg_next; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
+    Py_ssize_t *dhead, dhcap;  /* per digest id: its latest entry (chained by dg_dnext) */
+    /* entries (tuple, digest, max_len): chained per tuple (dg_next) and per digest (dg_dnext) */
+    Py_ssize_t *dg_did, *dg_next, *dg_t, *dg_dnext; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
     Map projmap; Py_ssize_t *pj_head, *pj_last, pjcap; Py_ssize_t *pe_t, *pe_next, pecap, pen;
     Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
@@ -682,19 +698,8 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
         const char *m = c->m, *s = c->s;
         Py_ssize_t mn = c->mn, sn = c->sn;
         if (c->rev) {
-            Py_ssize_t j = -1;
-            if (!(c->dn == 1 && c->d[0] == '-')) {
-                /* lookup only: origmap holds exactly the digests with an original */
-                uint64_t h = hash_bytes(c->d, c->dn);
-                Py_ssize_t mask = om->nslots - 1, sl = (Py_ssize_t)(h & (uint64_t)mask);
-                for (;;) {
-                    Py_ssize_t e = om->slots[sl];
-                    if (e < 0) break;
-                    if (om->ents[e].h == h && om->ents[e].len == c->dn
-                        && memcmp(map_key(om, e), c->d, c->dn) == 0) { j = e; break; }
-                    sl = (sl + 1) & mask;
-                }
-            }
+            /* lookup only: origmap holds exactly the digests with an original */
+            Py_ssize_t j = (c->dn == 1 && c->d[0] == '-') ? -1 : map_find(om, c->d, c->dn);
             if (j >= 0) {
                 Cell *o = &x->cells[x->orig_cell[j]];
                 m = o->m; mn = o->mn; s = o->s; sn = o->sn;
@@ -725,11 +730,13 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
         if (did < 0) return -1;
         if (added) {
             if (grow2((void **)&x->dmax, sizeof(int64_t), (void **)&x->dstamp, sizeof(uint64_t),
-                      &x->dcap, did + 1) < 0) return -1;
+                      &x->dcap, did + 1) < 0
+                || grow((void **)&x->dhead, &x->dhcap, did + 1, sizeof(Py_ssize_t)) < 0) return -1;
             x->dstamp[did] = 0;
+            x->dhead[did] = -1;
         }
         Py_ssize_t d;
-        for (d = tp->dig_head; d >= 0 && x->dg_did[d] != did; d = x->dg_next[d]) ;
+        for (d = x->dhead[did]; d >= 0 && x->dg_t[d] != t; d = x->dg_dnext[d]) ;
         if (d >= 0) {
             if (c->maxlen > x->dg_ml[d]) x->dg_ml[d] = c->maxlen;
             continue;
@@ -738,11 +745,14 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
             Py_ssize_t cap = x->dgcap ? x->dgcap * 2 : 64;
             if (resize((void **)&x->dg_did, cap, sizeof(Py_ssize_t)) < 0
                 || resize((void **)&x->dg_next, cap, sizeof(Py_ssize_t)) < 0
+                || resize((void **)&x->dg_t, cap, sizeof(Py_ssize_t)) < 0
+                || resize((void **)&x->dg_dnext, cap, sizeof(Py_ssize_t)) < 0
                 || resize((void **)&x->dg_ml, cap, sizeof(int64_t)) < 0) return -1;
             x->dgcap = cap;
         }
         d = x->dgn++;
         x->dg_did[d] = did; x->dg_ml[d] = c->maxlen; x->dg_next[d] = tp->dig_head; tp->dig_head = d;
+        x->dg_t[d] = t; x->dg_dnext[d] = x->dhead[did]; x->dhead[did] = d;
     }
     Py_ssize_t nt = tm->n;
     for (Py_ssize_t t = 0; t < nt; t++) {
@@ -974,7 +984,8 @@ static void Expander_dealloc(Expander *x) {
     map_free(&x->cellmap); PyMem_Free(x->cells);
     map_free(&x->tupmap); PyMem_Free(x->tups);
     map_free(&x->digmap); PyMem_Free(x->dmax); PyMem_Free(x->dstamp);
-    PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_ml);
+    PyMem_Free(x->dhead);
+    PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_t); PyMem_Free(x->dg_dnext); PyMem_Free(x->dg_ml);
     map_free(&x->origmap); PyMem_Free(x->orig_cell);
     map_free(&x->projmap); PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
@@ -1058,7 +1069,8 @@ static PyTypeObject ExpanderType = {
     .tp_init = (initproc)Expander_init,
     .tp_dealloc = (destructor)Expander_dealloc,
     .tp_methods = Expander_methods,
-    .tp_doc = "Step-1 reducer: URI-R cells -> key and digest records (see profiler.expand.Expander).",
+    .tp_doc = "Step-1 reducer: URI-R cells -> key and digest records (see profiler.expand.Expander); "
+              "step 2: corrections of shared digests (see profiler.digests).",
 };
 
 
@@ -1322,6 +1334,7 @@ static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos;
     if (!PyArg_ParseTuple(args, "y*n", &view, &pos)) return NULL;
+    if (pos < 0) { PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "negative position"); return NULL; }
     const char *buf = view.buf;
     Py_ssize_t n = view.len;
     int state = 0;

@@ -65,21 +65,19 @@ def corrections(records, policy, suffixes, limit=None):
             merged = _merge(runs)
         else:
             merged = ((full, n, total, largest) for full, (n, total, largest) in per_key.items())
-        for full, n, total, largest in merged:
-            if n > 1:
-                yield full, stats.correction(n - 1, total - largest)
+        yield from _corrections(merged)
     finally:
         for run in runs:
             run.close()
 
 
-def compiled_corrections(records, expander, limit, batch=10000):
-    """corrections() by the compiled Expander (profiler.fast), as bytes of K lines to write.
+def compiled_corrections(records, expander, limit, write):
+    """corrections() by the compiled Expander (profiler.fast).
 
-    The digest's corrections go to the expander's table, summed with other digests' (its lines
-    come when the table is full and from ``close_raw()``). A digest that touches limit keys or
-    more spills them to sorted runs, as corrections() does; its merged corrections come back
-    here as lines, batch at a time.
+    The digest's corrections go to the expander's table, summed with other digests'; write()
+    gets its K lines when it fills up (the rest come from ``close_raw()``). A digest that
+    touches limit keys or more spills them to sorted runs, as corrections() does, and its
+    merged corrections are yielded as corrections() yields them.
     """
     runs = []
     try:
@@ -87,21 +85,20 @@ def compiled_corrections(records, expander, limit, batch=10000):
             if expander.correct(urlkey, entries) >= limit:
                 runs.append(_spill(expander.take_digest_keys()))
         if not runs:
-            yield expander.end_digest_raw()
+            write(expander.end_digest_raw())
             return
         runs.append(_spill(expander.take_digest_keys()))
-        lines = []
-        for full, n, total, largest in _merge(runs):
-            if n > 1:
-                lines.append(b"K " + full.encode("utf-8") + b"\t"
-                             + orjson.dumps(stats.correction(n - 1, total - largest)) + b"\n")
-                if len(lines) >= batch:
-                    yield b"".join(lines)
-                    lines = []
-        yield b"".join(lines)
+        yield from _corrections(_merge(runs))
     finally:
         for run in runs:
             run.close()
+
+
+def _corrections(merged):
+    """(profile key, correction) of each (key, URI-Rs, sum of lengths, largest) held twice or more."""
+    for full, n, total, largest in merged:
+        if n > 1:
+            yield full, stats.correction(n - 1, total - largest)
 
 
 def _spill(per_key):

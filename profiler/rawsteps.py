@@ -102,11 +102,12 @@ def reduce_digests_and_keys(lines, policy, limit, write):
             records = map(value_of, (first,))
         else:
             records = map(value_of, itertools.chain((first, second), group))
-        if key.startswith(b"D ") and compiled is not None:
-            for chunk in digests.compiled_corrections(records, compiled, limit):
-                write(chunk)
-        elif key.startswith(b"D "):
-            for profile_key, record in digests.corrections(records, policy, suffixes, limit):
+        if key.startswith(b"D "):
+            if compiled is not None:
+                found = digests.compiled_corrections(records, compiled, limit, write)
+            else:
+                found = digests.corrections(records, policy, suffixes, limit)
+            for profile_key, record in found:
                 stats.add(table, profile_key, record)
                 if len(table) >= limit:
                     write(table_lines(table))

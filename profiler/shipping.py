@@ -21,25 +21,17 @@ def package_zip(folder):
     root = os.path.dirname(os.path.abspath(profiler.__file__))
     path = os.path.join(folder, "profiler.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        add_tree(z, root, "profiler", lambda name: name.endswith(".py"))
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    full = os.path.join(dirpath, name)
+                    arcname = os.path.join("profiler", os.path.relpath(full, root))
+                    z.write(full, arcname)
+                    code = bytecode(full)
+                    if code is not None:
+                        z.writestr(arcname[:-3] + ".pyc", code)
     return path
-
-
-def add_tree(z, root, prefix, keep):
-    """Add the files under root whose names keep() accepts to the open ZipFile z under prefix,
-    each .py with its bytecode (see the module docstring)."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if not keep(name):
-                continue
-            full = os.path.realpath(os.path.join(dirpath, name))
-            arcname = os.path.join(prefix, os.path.relpath(os.path.join(dirpath, name), root))
-            z.write(full, arcname)
-            if name.endswith(".py"):
-                code = bytecode(full)
-                if code is not None:
-                    z.writestr(arcname[:-3] + ".pyc", code)
 
 
 def bytecode(path):

@@ -14,24 +14,11 @@ import sys
 VAR = "SETUPTOOLS_USE_DISTUTILS"
 
 
-def runs_this_python(extra_args):
-    """True when the local runner's tasks run this Python: no --python-bin among extra_args."""
-    return not any(a.startswith("--python-bin") for a in extra_args)
-
-
-def local_task_args(extra_args=(), version=None, environ=None):
-    """mrjob arguments for the local runner's tasks (before extra_args, which win)."""
-    args = []
-    for name, value in local_task_env(extra_args, version, environ).items():
-        args += ["--cmdenv", "%s=%s" % (name, value)]
-    return args
-
-
 def local_task_env(extra_args=(), version=None, environ=None):
     """{VAR: 'stdlib'} for the local runner's tasks when they run this Python (no --python-bin
     among extra_args), it is 3.11 or older and the user has not set VAR; else {}."""
     version = sys.version_info if version is None else version
     environ = os.environ if environ is None else environ
-    if version >= (3, 12) or VAR in environ or not runs_this_python(extra_args):
+    if version >= (3, 12) or VAR in environ or any(a.startswith("--python-bin") for a in extra_args):
         return {}
     return {VAR: "stdlib"}

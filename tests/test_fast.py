@@ -10,7 +10,7 @@ import pytest
 from oracle import profile as oracle_profile, resolve_revisits
 from test_exactness_property import HOSTS, PATHS, cdx_lines, random_captures, random_policy
 from test_shipping import _python_without_profiler
-from profiler import cdx, fast, mapside, stats
+from profiler import cdx, fast, mapside, rawsteps, stats
 from profiler.expand import Expander
 from profiler.mapside import CaptureAggregator
 from profiler.pipeline import run_profile
@@ -266,6 +266,9 @@ def test_compiled_corrections_equal_python(seed):
             stats.add(expected, key, record)
     limit = rng.choice([1, 2, 7, 200000])
     expander = fast.compiled_expander(policy, limit)
-    out = b"".join(chunk for group in groups
-                   for chunk in digests.compiled_corrections(iter(group), expander, limit, batch=3))
+    written, spilled = [], {}
+    for group in groups:
+        for key, record in digests.compiled_corrections(iter(group), expander, limit, written.append):
+            stats.add(spilled, key, record)
+    out = b"".join(written) + rawsteps.table_lines(spilled)
     assert _corrections_by_key(out + expander.close_raw()) == expected
