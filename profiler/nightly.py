@@ -41,7 +41,6 @@ log = logging.getLogger("archive-profiler")
 RUN_LOG = "runs.jsonl"
 #: test hook: the name of a stage at which the run stops and waits (to be killed)
 STALL_ENV = "ARCHIVE_PROFILER_NIGHTLY_STALL"
-STAGES = ("profiled", "placed", "committed")
 
 
 class ValidationFailed(RunError):
@@ -278,8 +277,11 @@ class Night:
         if usable:
             delta = os.path.join(self.work, "delta.cdxj")
             self._profile(usable, delta, c.delta_runner)
-        keys_urir = self._subset_keys(captures_path, lambda u, d: u in seen_urirs, "urir")
-        keys_digest = self._subset_keys(captures_path, lambda u, d: d in seen_digests, "digest")
+        # an exact fold (nothing seen before) selects no captures: no pass over the captures file
+        keys_urir = self._subset_keys(captures_path, lambda u, d: u in seen_urirs, "urir") \
+            if seen_urirs else frozenset()
+        keys_digest = self._subset_keys(captures_path, lambda u, d: d in seen_digests, "digest") \
+            if seen_digests else frozenset()
         old_run, old_about = fold_mod.run_meta(old_profile)
         runs = [old_run] + ([fold_mod.run_meta(delta)[0]] if delta else [])
         exact = fold_mod.exact_after(old_about, keys_urir, keys_digest)

@@ -98,7 +98,5 @@ def fold(old_path, delta_path, out_path, header, keys_urir=frozenset(), keys_dig
 
 
 def profile_keys(path):
-    """The set of data-line keys of a profile (None path: empty)."""
-    if not path:
-        return frozenset()
+    """The set of data-line keys of a profile."""
     return frozenset(key for _, key, _ in iter_raw(path))

@@ -11,9 +11,9 @@ import sys
 
 import yaml
 
-from profiler import cli, synthetic, synthetic_warc
+from profiler import cli, nightly_fold, synthetic, synthetic_warc
 from profiler.pipeline import run_profile
-from profiler.profilefile import FEATURES, flatten, iter_data, read_header
+from profiler.profilefile import FEATURES, flatten, iter_data
 
 ARCHIVE_URI = "https://archive.example.org/"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,11 +82,10 @@ class Archive:
 
     # ---------------------------------------------------------------- runs
 
-    def night(self, capsys=None, *extra):
+    def night(self, capsys):
         """Run nightly in process: (exit status, summary line)."""
-        status = cli.main(["nightly", "--config", self.config, "-q"] + list(extra))
-        line = capsys.readouterr().out.strip() if capsys else ""
-        return status, line
+        status = cli.main(["nightly", "--config", self.config, "-q"])
+        return status, capsys.readouterr().out.strip()
 
     def start(self, env=None):
         """Run nightly as a subprocess in its own process group (to be killed)."""
@@ -115,14 +114,13 @@ class Archive:
 
 def run_meta(path):
     """The profile's run '!meta' (inputs, captures, skips), its skipped files in path order."""
-    metas = [v for n, v in read_header(path) if n == "!meta"]
-    run = next(m for m in metas if "inputs" in m)
+    run = nightly_fold.run_meta(path)[0]
     return dict(run, skipped_files=sorted(run.get("skipped_files", []), key=lambda i: i["path"]))
 
 
 def about_meta(path):
     """The profile's '!meta' with the policy (type, generator, created, merge note)."""
-    return next(v for n, v in read_header(path) if n == "!meta" and "policy" in v)
+    return nightly_fold.run_meta(path)[1]
 
 
 def assert_same_profile(published, scratch):

@@ -1,7 +1,6 @@
 """profiler.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
 
 import random
-import re
 
 import pytest
 
@@ -10,6 +9,7 @@ from mrjob.sim import _split_records
 from profiler import synthetic
 from profiler.localrunner import LocalRunner, key_bounds
 from profiler.pipeline import run_profile
+from test_exactness import _without_created
 
 
 def test_key_bounds_cut_where_mrjob_cuts(tmp_path):
@@ -31,11 +31,6 @@ def test_empty_file_is_one_empty_part(tmp_path):
     path = tmp_path / "empty"
     path.write_bytes(b"")
     assert key_bounds(str(path), 0) == [0, 0]
-
-
-def _without_created(path):
-    with open(path, "rb") as f:
-        return re.sub(rb'"created":"[^"]*"', b'"created":""', f.read())
 
 
 @pytest.mark.parametrize("parts_per_core", [1, 3])
