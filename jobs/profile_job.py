@@ -47,22 +47,25 @@ class ProfileJob(MRJob):
 
     def run_mapper(self, step_num=0):
         """Step 1's map task writes its records in batches (profiler.rawsteps)."""
-        if step_num != 0:
-            return super().run_mapper(step_num)
-        records = (pair for line in self._read_input() for pair in self.map_split(None, line.rstrip(b"\r\n")))
-        rawsteps.map_records(records, self.stdout.write)
+        with rawsteps.no_cycle_collection():
+            if step_num != 0:
+                return super().run_mapper(step_num)
+            records = (pair for line in self._read_input() for pair in self._map_split(line.rstrip(b"\r\n"), True))
+            rawsteps.map_records(records, self.stdout.write)
 
     def run_reducer(self, step_num=0):
         """Steps 1 and 2 read and write raw lines (profiler.rawsteps): the records of the reducer
         methods below (which the Spark harness calls) without mrjob's per-line protocol."""
-        if step_num == 0:
-            self.init_uri_r()
-            rawsteps.reduce_uri_rs(self._read_input(), self.expander, self.stdout.write)
-        elif step_num == 1:
-            rawsteps.reduce_digests_and_keys(self._read_input(), self.policy, self.options.table_limit,
-                                             self.stdout.write)
-        else:
-            super().run_reducer(step_num)
+        with rawsteps.no_cycle_collection():
+            if step_num == 0:
+                self.init_uri_r()
+                rawsteps.reduce_uri_r_chunks(rawsteps.input_chunks(self.options.args, self.stdin),
+                                             self.expander, self.stdout.write)
+            elif step_num == 1:
+                rawsteps.reduce_digests_and_keys(self._read_input(), self.policy, self.options.table_limit,
+                                                 self.stdout.write)
+            else:
+                super().run_reducer(step_num)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)
@@ -79,8 +82,12 @@ class ProfileJob(MRJob):
 
     # step 1
     def map_split(self, _, manifest_line):
+        return self._map_split(manifest_line)
+
+    def _map_split(self, manifest_line, lines=False):
+        """mapside.map_split's records, counted; with lines, (None, lines) records too (rawsteps)"""
         for key, value in mapside.map_split(manifest_line, self.policy.period_len,
-                                            self.options.resolve_revisits, remote.open_input):
+                                            self.options.resolve_revisits, remote.open_input, lines):
             if key == META:
                 for reason, n in value["skipped"].items():
                     self.increment_counter("skipped", reason, n)

@@ -256,6 +256,11 @@ typedef struct {   /* SURT levels: combination set and key of each (is_host: the
 
 typedef struct { int64_t n, total, largest; } KeyAcc;   /* a shared digest under one key */
 
+/* the records of one level key (root, a TLD, a domain) over consecutive hosts, added to the table
+ * when the key changes: sfx [set byte][suffix] -> multi-tuple URI-Rs' exact records, tup [set byte]
+ * [tuple key] -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
+typedef struct { Buf key; int used; RecMap sfx, tup; } LevelAcc;
+
 typedef struct {
     PyObject_HEAD
     int nsets;
@@ -267,7 +272,7 @@ typedef struct {
     RecMap table;              /* profile key -> record (flushed at limit) */
     RecMap host_tuples;        /* [u32 len p][p][u32 len m][m][u32 len s][s] -> single-tuple URI-Rs */
     RecMap host_suffix;        /* [set byte][suffix] -> multi-tuple URI-Rs' exact records */
-    RecMap level_tuples;       /* [u32 len key][key][set byte][tuple key] -> records rolled up by tuple */
+    LevelAcc *acc; int nacc;   /* per position of the open host's levels above the host */
     int have_group, host_none;
     Buf host;
     Levels grp;                /* root, TLD, domain and host levels of the open host */
@@ -414,23 +419,57 @@ static void get_tuple_key(const char *k, const char **p, Py_ssize_t *pn, const c
     memcpy(&n, k, 4); *sn = n; *s = k + 4;
 }
 
-static int expand_levels(Expander *x) {
-    Map *m = &x->level_tuples.m;
+/* the accumulated records of one level key into the table */
+static int acc_flush(Expander *x, LevelAcc *a) {
+    const char *key = a->key.p;
+    Py_ssize_t kn = a->key.n;
+    Map *m = &a->sfx.m;
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        x->kb.n = 0;
+        if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
+            || buf_put(&x->kb, map_key(m, i) + 1, m->ents[i].len - 1) < 0
+            || recmap_add(&x->table, x->kb.p, x->kb.n, &a->sfx.recs[i]) < 0) return -1;
+    }
+    map_clear(m);
+    m = &a->tup.m;
     for (Py_ssize_t i = 0; i < m->n; i++) {
         const char *k = map_key(m, i), *p, *mm, *s;
         Py_ssize_t pn, mn, sn;
-        uint32_t kl;
-        memcpy(&kl, k, 4);
-        int idx = (unsigned char)k[4 + kl];
-        get_tuple_key(k + 5 + kl, &p, &pn, &mm, &mn, &s, &sn);
-        /* k stays valid: expand_tuple adds to the table only */
-        if (expand_tuple(x, k + 4, kl, p, pn, mm, mn, s, sn, idx, &x->level_tuples.recs[i]) < 0) return -1;
+        get_tuple_key(k + 1, &p, &pn, &mm, &mn, &s, &sn);
+        if (expand_tuple(x, key, kn, p, pn, mm, mn, s, sn, (unsigned char)k[0], &a->tup.recs[i]) < 0) return -1;
     }
     map_clear(m);
     return 0;
 }
 
-/* the finished host's records -> its host key (expanded), TLD/domain/root keys (rolled up by tuple) */
+static int acc_flush_all(Expander *x) {
+    for (int g = 0; g < x->nacc; g++)
+        if (acc_flush(x, &x->acc[g]) < 0) return -1;
+    return 0;
+}
+
+/* the accumulator of position g, holding level key (key, kn): a different key's records are
+ * added to the table first */
+static LevelAcc *acc_for(Expander *x, int g, const char *key, Py_ssize_t kn) {
+    if (g >= x->nacc) {
+        if (resize((void **)&x->acc, g + 1, sizeof(LevelAcc)) < 0) return NULL;
+        for (int i = x->nacc; i <= g; i++) {
+            LevelAcc *a = &x->acc[i];
+            memset(a, 0, sizeof *a);
+            x->nacc = i + 1;
+            if (recmap_init(&a->sfx) < 0 || recmap_init(&a->tup) < 0) return NULL;
+        }
+    }
+    LevelAcc *a = &x->acc[g];
+    if (a->used && a->key.n == kn && memcmp(a->key.p, key, kn) == 0) return a;
+    if (acc_flush(x, a) < 0) return NULL;
+    a->key.n = 0;
+    if (buf_put(&a->key, key, kn) < 0) return NULL;
+    a->used = 1;
+    return a;
+}
+
+/* the finished host's records -> its host key (expanded), TLD/domain/root accumulators */
 static int close_group(Expander *x) {
     if (!x->have_group) return 0;
     x->have_group = 0;
@@ -439,33 +478,43 @@ static int close_group(Expander *x) {
         const char *key = x->grp.keys.p + x->grp.off[g];
         Py_ssize_t kn = x->grp.len[g];
         int idx = x->grp.set[g];
+        if (x->grp.is_host[g]) {
+            for (Py_ssize_t i = 0; i < hs->n; i++) {
+                const char *k = map_key(hs, i);
+                if ((unsigned char)k[0] != idx) continue;
+                x->kb.n = 0;
+                if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
+                    || buf_put(&x->kb, k + 1, hs->ents[i].len - 1) < 0) return -1;
+                if (recmap_add(&x->table, x->kb.p, x->kb.n, &x->host_suffix.recs[i]) < 0) return -1;
+            }
+            if (x->ncombos[idx] == 0) continue;
+            for (Py_ssize_t i = 0; i < ht->n; i++) {
+                const char *k = map_key(ht, i), *p, *m, *s;
+                Py_ssize_t pn, mn, sn;
+                get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
+                if (expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, &x->host_tuples.recs[i]) < 0) return -1;
+            }
+            continue;
+        }
+        LevelAcc *a = acc_for(x, g, key, kn);
+        if (!a) return -1;
         for (Py_ssize_t i = 0; i < hs->n; i++) {
             const char *k = map_key(hs, i);
-            if ((unsigned char)k[0] != idx) continue;
-            x->kb.n = 0;
-            if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
-                || buf_put(&x->kb, k + 1, hs->ents[i].len - 1) < 0) return -1;
-            if (recmap_add(&x->table, x->kb.p, x->kb.n, &x->host_suffix.recs[i]) < 0) return -1;
+            if ((unsigned char)k[0] == idx && recmap_add(&a->sfx, k, hs->ents[i].len, &x->host_suffix.recs[i]) < 0)
+                return -1;
         }
-        if (x->ncombos[idx] == 0) continue;
-        for (Py_ssize_t i = 0; i < ht->n; i++) {
-            const char *k = map_key(ht, i), *p, *m, *s;
-            Py_ssize_t pn, mn, sn;
-            get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
-            if (x->grp.is_host[g]) {
-                if (expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, &x->host_tuples.recs[i]) < 0) return -1;
-            } else {
+        if (x->ncombos[idx] > 0) {
+            for (Py_ssize_t i = 0; i < ht->n; i++) {
                 Buf *b = &x->sb;
                 b->n = 0;
-                if (buf_put_u32(b, (uint32_t)kn) < 0 || buf_put(b, key, kn) < 0 || buf_putc(b, (char)idx) < 0
-                    || buf_put(b, k, ht->ents[i].len) < 0) return -1;
-                if (recmap_add(&x->level_tuples, b->p, b->n, &x->host_tuples.recs[i]) < 0) return -1;
+                if (buf_putc(b, (char)idx) < 0 || buf_put(b, map_key(ht, i), ht->ents[i].len) < 0
+                    || recmap_add(&a->tup, b->p, b->n, &x->host_tuples.recs[i]) < 0) return -1;
             }
         }
+        if (a->sfx.m.n + a->tup.m.n >= x->limit && acc_flush(x, a) < 0) return -1;
     }
     map_clear(hs);
     map_clear(ht);
-    if (x->level_tuples.m.n >= x->limit) return expand_levels(x);
     return 0;
 }
 
@@ -627,10 +676,31 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
 
 static const char REVISIT_MIME[] = "warc/revisit";
 
-/* cells of one URI-R (any number of cell lists) -> merged cells -> resolved tuples */
-static Py_ssize_t collect(Expander *x, PyObject *lists) {
-    Map *cm = &x->cellmap;
-    map_clear(cm);
+/* one cell of the current URI-R, merged with an equal (period, mime, status, digest, revisit) one */
+static int add_cell(Expander *x, const Cell *v) {
+    Buf *b = &x->sb;
+    b->n = 0;
+    if (put_tuple_key(b, v->p, v->pn, v->m, v->mn, v->s, v->sn) < 0 || buf_put_u32(b, (uint32_t)v->dn) < 0
+        || buf_put(b, v->d, v->dn) < 0 || buf_putc(b, (char)v->rev) < 0) return -1;
+    int added;
+    Py_ssize_t i = map_find_or_add(&x->cellmap, b->p, b->n, &added);
+    if (i < 0) return -1;
+    if (added) {
+        if (grow((void **)&x->cells, &x->ccap, i + 1, sizeof(Cell)) < 0) return -1;
+        x->cells[i] = *v;
+    } else {
+        Cell *o = &x->cells[i];
+        o->count += v->count; o->bytes += v->bytes;
+        if (v->maxlen > o->maxlen) o->maxlen = v->maxlen;
+        if (ts_cmp(&v->first, &o->first) < 0) o->first = v->first;
+        if (ts_cmp(&v->last, &o->last) > 0) o->last = v->last;
+    }
+    return 0;
+}
+
+/* the cells of cell lists (Python objects: [[period, mime, status, digest, revisit, count, bytes,
+ * max_len, first, last], ...]) into the current URI-R */
+static int add_cell_lists(Expander *x, PyObject *lists) {
     Py_ssize_t nl = PyList_GET_SIZE(lists);
     for (Py_ssize_t li = 0; li < nl; li++) {
         PyObject *cl = PyList_GET_ITEM(lists, li);
@@ -652,26 +722,78 @@ static Py_ssize_t collect(Expander *x, PyObject *lists) {
             if (get_i64(PyList_GET_ITEM(c, 5), &v.count) < 0 || get_i64(PyList_GET_ITEM(c, 6), &v.bytes) < 0
                 || get_i64(PyList_GET_ITEM(c, 7), &v.maxlen) < 0) return -1;
             if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0) return -1;
-            Buf *b = &x->sb;
-            b->n = 0;
-            if (put_tuple_key(b, v.p, v.pn, v.m, v.mn, v.s, v.sn) < 0 || buf_put_u32(b, (uint32_t)v.dn) < 0
-                || buf_put(b, v.d, v.dn) < 0 || buf_putc(b, (char)v.rev) < 0) return -1;
-            int added;
-            Py_ssize_t i = map_find_or_add(cm, b->p, b->n, &added);
-            if (i < 0) return -1;
-            if (added) {
-                if (grow((void **)&x->cells, &x->ccap, i + 1, sizeof(Cell)) < 0) return -1;
-                x->cells[i] = v;
-            } else {
-                Cell *o = &x->cells[i];
-                o->count += v.count; o->bytes += v.bytes;
-                if (v.maxlen > o->maxlen) o->maxlen = v.maxlen;
-                if (ts_cmp(&v.first, &o->first) < 0) o->first = v.first;
-                if (ts_cmp(&v.last, &o->last) > 0) o->last = v.last;
-            }
+            if (add_cell(x, &v) < 0) return -1;
         }
     }
-    Py_ssize_t nc = cm->n;
+    return 0;
+}
+
+/* JSON as the map side writes it (no spaces): a string without escapes and of ASCII only, or an
+ * integer of at most 18 digits. 0 read (*at moves past it), 1 anything else */
+static int json_plain_str(const char **at, const char *end, const char **s, Py_ssize_t *n) {
+    const char *p = *at;
+    if (p >= end || *p != '"') return 1;
+    const char *q = ++p;
+    while (q < end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c < 0x20 || c >= 0x80 || c == '\\') return 1;
+        q++;
+    }
+    if (q >= end) return 1;
+    *s = p; *n = q - p; *at = q + 1;
+    return 0;
+}
+static int json_plain_int(const char **at, const char *end, int64_t *v) {
+    const char *p = *at;
+    int neg = p < end && *p == '-';
+    if (neg) p++;
+    const char *q = p;
+    int64_t x = 0;
+    for (; q < end && *q >= '0' && *q <= '9'; q++) {
+        if (q - p == 18) return 1;
+        x = x * 10 + (*q - '0');
+    }
+    if (q == p) return 1;
+    *v = neg ? -x : x; *at = q;
+    return 0;
+}
+static inline int json_char(const char **at, const char *end, char c) {
+    if (*at >= end || **at != c) return 1;
+    (*at)++;
+    return 0;
+}
+
+/* the cells of one cell list in JSON text (a reduce input line's value) into the current URI-R.
+ * 0 added, 1 not in the map side's plain form (Python reads it), -1 error */
+static int add_cell_json(Expander *x, const char *p, const char *end) {
+    if (json_char(&p, end, '[')) return 1;
+    if (p < end && *p == ']') return p + 1 == end ? 0 : 1;
+    for (;;) {
+        Cell v;
+        const char *f, *l; Py_ssize_t fn, ln;
+        int64_t rev;
+        if (json_char(&p, end, '[') || json_plain_str(&p, end, &v.p, &v.pn) || json_char(&p, end, ',')
+            || json_plain_str(&p, end, &v.m, &v.mn) || json_char(&p, end, ',')
+            || json_plain_str(&p, end, &v.s, &v.sn) || json_char(&p, end, ',')
+            || json_plain_str(&p, end, &v.d, &v.dn) || json_char(&p, end, ',')
+            || json_plain_int(&p, end, &rev) || (rev != 0 && rev != 1) || json_char(&p, end, ',')
+            || json_plain_int(&p, end, &v.count) || json_char(&p, end, ',')
+            || json_plain_int(&p, end, &v.bytes) || json_char(&p, end, ',')
+            || json_plain_int(&p, end, &v.maxlen) || json_char(&p, end, ',')
+            || json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ',')
+            || json_plain_str(&p, end, &l, &ln) || json_char(&p, end, ']')
+            || fn > TSMAX || ln > TSMAX) return 1;
+        v.rev = (int)rev;
+        if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0 || add_cell(x, &v) < 0) return -1;
+        if (p < end && *p == ',') { p++; continue; }
+        if (json_char(&p, end, ']')) return 1;
+        return p == end ? 0 : 1;
+    }
+}
+
+/* the current URI-R's merged cells -> resolved tuples (its number) */
+static Py_ssize_t collect(Expander *x) {
+    Py_ssize_t nc = x->cellmap.n;
     /* originals: per digest, the earliest non-revisit cell by (first, mime, status) */
     Map *om = &x->origmap;
     map_clear(om);
@@ -805,11 +927,9 @@ static int digest_records(Expander *x, const char *u, Py_ssize_t un, Py_ssize_t 
     return 0;
 }
 
-static int uri_r(Expander *x, PyObject *urlkey, PyObject *lists) {
-    Py_ssize_t un;
-    const char *u = utf8(urlkey, &un);
-    if (!u) return -1;
-    Py_ssize_t nt = collect(x, lists);
+/* URI-R u, whose cells are added: its key and digest records */
+static int uri_r(Expander *x, const char *u, Py_ssize_t un) {
+    Py_ssize_t nt = collect(x);
     if (nt < 0) return -1;
     const char *paren = memchr(u, ')', un);
     Py_ssize_t hn = paren ? paren - u : 0;
@@ -864,15 +984,82 @@ static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, PyObject
 static int add_step(Expander *x, PyObject *args) {
     PyObject *urlkey, *values;
     if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return -1;
+    Py_ssize_t un;
+    const char *u = utf8(urlkey, &un);
+    if (!u) return -1;
     PyObject *lists = PySequence_List(values);     /* keeps the cells alive while their UTF-8 is used */
     if (!lists) return -1;
-    int r = uri_r(x, urlkey, lists);
+    map_clear(&x->cellmap);
+    int r = add_cell_lists(x, lists);
+    if (r == 0) r = uri_r(x, u, un);
     Py_DECREF(lists);
     return r;
 }
 
+/* feed(buf, pos, final) -> (state, pos, end, lines): step 1 over the sorted lines key<TAB>cells of
+ * buf from pos, a URI-R (a run of lines of one key) at a time; lines: the records, as add_raw().
+ * state 0: read up to pos; when not final, the last URI-R is left (it may go on in the next
+ * buffer) and pos is where it starts. state 1: the lines buf[pos:end] (one key: !meta, a key or
+ * cells not in the map side's plain form) are for Python, then go on at end. */
+typedef struct { const char *buf; Py_ssize_t pos, end, n; int final, state; } Feed;
+
+static int feed_step(Expander *x, PyObject *arg) {
+    Feed *fd = (Feed *)arg;
+    const char *buf = fd->buf;
+    Py_ssize_t n = fd->n, limit = n;
+    if (!fd->final) {   /* complete lines only */
+        while (limit > fd->pos && buf[limit - 1] != '\n') limit--;
+    }
+    Py_ssize_t pos = fd->pos;
+    while (pos < limit) {
+        const char *line = buf + pos;
+        const char *nl = memchr(line, '\n', limit - pos);
+        Py_ssize_t le = nl ? nl - buf : limit;
+        const char *tab = memchr(line, '\t', le - pos);
+        Py_ssize_t kn = tab ? tab - line : le - pos;
+        /* the run of lines with this key */
+        Py_ssize_t gend = nl ? le + 1 : limit;
+        while (gend < limit && limit - gend > kn && memcmp(buf + gend, line, kn) == 0 && buf[gend + kn] == '\t' && tab)
+            { const char *q = memchr(buf + gend, '\n', limit - gend); gend = q ? q - buf + 1 : limit; }
+        if (gend == limit && !fd->final) break;          /* may go on in the next buffer */
+        int plain = tab != NULL && !(kn == 5 && memcmp(line, "!meta", 5) == 0);
+        for (Py_ssize_t k = 0; plain && k < kn; k++) plain = (unsigned char)line[k] < 0x80;
+        if (plain) {
+            map_clear(&x->cellmap);
+            for (Py_ssize_t at = pos; at < gend && plain; ) {
+                const char *q = memchr(buf + at, '\n', gend - at);
+                Py_ssize_t e = q ? q - buf : gend;
+                int r = add_cell_json(x, buf + at + kn + 1, buf + e);
+                if (r < 0) return -1;
+                plain = r == 0;
+                at = e + 1;
+            }
+        }
+        if (!plain) { fd->state = 1; fd->pos = pos; fd->end = gend; return 0; }
+        if (uri_r(x, line, kn) < 0) return -1;
+        pos = gend;
+    }
+    fd->state = 0; fd->pos = pos; fd->end = pos;
+    return 0;
+}
+
+static PyObject *Expander_feed(Expander *x, PyObject *args) {
+    Py_buffer view;
+    Feed fd;
+    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
+    if (fd.pos < 0 || fd.pos > view.len) {
+        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
+    }
+    fd.buf = view.buf; fd.n = view.len;
+    PyObject *lines = run_sink(x, 1, feed_step, (PyObject *)&fd);
+    PyBuffer_Release(&view);
+    if (!lines) return NULL;
+    PyObject *out = Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
+    return out;
+}
+
 static int close_step(Expander *x, PyObject *unused) {
-    if (close_group(x) < 0 || expand_levels(x) < 0) return -1;
+    if (close_group(x) < 0 || acc_flush_all(x) < 0) return -1;
     return flush_table(x);
 }
 
@@ -978,7 +1165,10 @@ static void Expander_dealloc(Expander *x) {
     for (int i = 0; i < x->nsets; i++) PyMem_Free(x->combos ? x->combos[i] : NULL);
     PyMem_Free(x->combos); PyMem_Free(x->ncombos);
     recmap_free(&x->table); recmap_free(&x->host_tuples); recmap_free(&x->host_suffix);
-    recmap_free(&x->level_tuples);
+    for (int g = 0; g < x->nacc; g++) {
+        recmap_free(&x->acc[g].sfx); recmap_free(&x->acc[g].tup); buf_free(&x->acc[g].key);
+    }
+    PyMem_Free(x->acc); x->acc = NULL; x->nacc = 0;
     buf_free(&x->host); levels_free(&x->grp); levels_free(&x->own); levels_free(&x->clev);
     map_free(&x->cmine); PyMem_Free(x->cmine_ml); map_free(&x->ckey); PyMem_Free(x->ck);
     map_free(&x->cellmap); PyMem_Free(x->cells);
@@ -1039,7 +1229,7 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
     x->host_depth = hd; x->path_depth = pd; x->exact_urls = ex;
     x->limit = limit < 1 ? 1 : limit;
     if (recmap_init(&x->table) < 0 || recmap_init(&x->host_tuples) < 0 || recmap_init(&x->host_suffix) < 0
-        || recmap_init(&x->level_tuples) < 0 || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
+        || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
         || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->projmap) < 0
         || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0) return -1;
     return 0;
@@ -1051,6 +1241,8 @@ static PyMethodDef Expander_methods[] = {
     {"add_raw", (PyCFunction)Expander_add_raw, METH_VARARGS,
      "add_raw(urlkey, cell_lists) -> bytes: the same records as add(), as key<TAB>value lines"},
     {"close_raw", (PyCFunction)Expander_close_raw, METH_NOARGS, "close_raw() -> bytes: close()'s records as lines"},
+    {"feed", (PyCFunction)Expander_feed, METH_VARARGS,
+     "feed(buf, pos, final) -> (state, pos, end, lines): add_raw() over sorted reduce input lines"},
     {"correct", (PyCFunction)Expander_correct, METH_VARARGS,
      "correct(urlkey, entries) -> int: add one URI-R of a shared digest (step 2); the digest's keys so far"},
     {"take_digest_keys", (PyCFunction)Expander_take_digest_keys, METH_NOARGS,
@@ -1167,66 +1359,101 @@ static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, 
 }
 
 static int json_str(Buf *b, const char *s, Py_ssize_t n) {
-    if (buf_putc(b, '"') < 0) return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
+    /* runs that need no escape are copied whole */
+    if (buf_reserve(b, n + 2) < 0) return -1;
+    b->p[b->n++] = '"';
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t j = i;
+        while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+        if (buf_put(b, s + i, j - i) < 0) return -1;
+        if (j == n) break;
+        unsigned char c = (unsigned char)s[j];
         if (c == '"' || c == '\\') { char e[2] = {'\\', (char)c}; if (buf_put(b, e, 2) < 0) return -1; }
-        else if (c < 0x20) {
+        else {
             char e[7];
             snprintf(e, sizeof e, "\\u%04x", c);
             if (buf_put(b, e, 6) < 0) return -1;
-        } else if (buf_putc(b, (char)c) < 0) return -1;
+        }
+        i = j + 1;
     }
     return buf_putc(b, '"');
 }
 
 static int json_int(Buf *b, int64_t v) {
     char t[24];
-    int n = snprintf(t, sizeof t, "%lld", (long long)v);
-    return buf_put(b, t, n);
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { t[sizeof t - 1 - n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) t[sizeof t - 1 - n++] = '-';
+    return buf_put(b, t + sizeof t - n, n);
 }
 
-/* [(urlkey bytes, JSON bytes of [[period, mime, status, digest, revisit, count, bytes, max_len,
- *   first, last], ...]), ...] and an empty table */
+/* JSON of URI-R ui's cells [[period, mime, status, digest, revisit, count, bytes, max_len, first,
+ * last], ...] appended to b */
+static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
+    if (buf_putc(b, '[') < 0) return -1;
+    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+        const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
+        Py_ssize_t pn, mn, sn;
+        get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
+        const char *dk = s + sn;
+        uint32_t dn;
+        memcpy(&dn, dk, 4);
+        const char *d = dk + 4;
+        int rev = d[dn];
+        ACell *c = &a->cv[ci];
+        if ((ci != a->u_head[ui] && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0
+            || json_str(b, p, pn) < 0 || buf_putc(b, ',') < 0 || json_str(b, m, mn) < 0
+            || buf_putc(b, ',') < 0 || json_str(b, s, sn) < 0 || buf_putc(b, ',') < 0
+            || json_str(b, d, dn) < 0 || buf_put(b, rev ? ",1," : ",0,", 3) < 0
+            || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
+            || buf_putc(b, ',') < 0 || json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0
+            || json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ',') < 0
+            || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+    }
+    return buf_putc(b, ']');
+}
+
+static void agg_clear(Aggregator *a) {
+    map_clear(&a->uris);
+    map_clear(&a->cells);
+}
+
+/* [(urlkey bytes, cells JSON bytes), ...] and an empty table */
 static PyObject *Aggregator_flush(Aggregator *a, PyObject *noargs) {
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     Buf *b = &a->jb;
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
         b->n = 0;
-        if (buf_putc(b, '[') < 0) goto fail;
-        for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
-            const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
-            Py_ssize_t pn, mn, sn;
-            get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
-            const char *dk = s + sn;
-            uint32_t dn;
-            memcpy(&dn, dk, 4);
-            const char *d = dk + 4;
-            int rev = d[dn];
-            ACell *c = &a->cv[ci];
-            if ((ci != a->u_head[ui] && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0
-                || json_str(b, p, pn) < 0 || buf_putc(b, ',') < 0 || json_str(b, m, mn) < 0
-                || buf_putc(b, ',') < 0 || json_str(b, s, sn) < 0 || buf_putc(b, ',') < 0
-                || json_str(b, d, dn) < 0 || buf_put(b, rev ? ",1," : ",0,", 3) < 0
-                || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
-                || buf_putc(b, ',') < 0 || json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0
-                || json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ',') < 0
-                || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) goto fail;
-        }
-        if (buf_putc(b, ']') < 0) goto fail;
+        if (agg_cells_json(a, ui, b) < 0) goto fail;
         PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
         if (!pair) goto fail;
         int r = PyList_Append(out, pair);
         Py_DECREF(pair);
         if (r < 0) goto fail;
     }
-    map_clear(&a->uris);
-    map_clear(&a->cells);
+    agg_clear(a);
     return out;
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+/* flush() as bytes: the lines urlkey<TAB>cells JSON, and an empty table */
+static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *noargs) {
+    Buf *b = &a->jb;
+    b->n = 0;
+    for (Py_ssize_t ui = 0; ui < a->uris.n; ui++)
+        if (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
+            || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(b->p ? b->p : "", b->n);
+    if (!out) return NULL;
+    agg_clear(a);
+    b->n = 0;
+    if (b->cap > (64 << 20)) buf_free(b);
+    return out;
 }
 
 static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 11 || c == 12; }
@@ -1400,6 +1627,7 @@ static PyMethodDef Aggregator_methods[] = {
     {"add_capture", (PyCFunction)Aggregator_add_capture, METH_VARARGS,
      "add_capture(urlkey, ts, mime, status, digest, length, revisit) -> table full"},
     {"flush", (PyCFunction)Aggregator_flush, METH_NOARGS, "flush() -> [(urlkey, cells JSON), ...]"},
+    {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_NOARGS, "flush_raw() -> bytes: flush()'s records as lines"},
     {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
     {NULL}
 };

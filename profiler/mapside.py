@@ -105,16 +105,17 @@ class CaptureAggregator:
         return {"captures": self.captures, "skipped": dict(self.skipped)}
 
 
-def map_split(manifest_line, period_len, resolve_revisits=True, opener=open):
+def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lines=False):
     """The whole map side for one manifest line: yields (key, value) records.
 
     A value is a list of cells, or the same list already JSON-encoded (bytes, from the
-    compiled aggregator; profiler.protocol writes both alike).
+    compiled aggregator; profiler.protocol writes both alike). With ``lines``, the compiled
+    aggregator's records come as (None, bytes of key<TAB>value lines) instead, a table at a time.
     """
     split = orjson.loads(manifest_line)
     module = fast.load()
     if module is not None and split["format"] == "cdx":
-        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener)
+        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines)
         return
     agg = CaptureAggregator(period_len, resolve_revisits)
     for parsed in iter_parsed(split, opener):
@@ -124,7 +125,7 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open):
     yield b"!meta", agg.meta()
 
 
-def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener):
+def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines=False):
     """map_split for a CDX split with the compiled parser and aggregator (profiler/_apfast.c).
 
     It reads whole chunks of lines; a line it does not take (a legend, a line with a skip
@@ -133,6 +134,11 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener):
     """
     letters = split["fields"]
     agg = module.Aggregator(period_len, resolve_revisits, TABLE_LIMIT, letters)
+    if lines:
+        def flush():
+            return ((None, agg.flush_raw()),)
+    else:
+        flush = agg.flush
     parse = cdx.make_parser(letters)
     skipped = {}
     try:
@@ -144,7 +150,7 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener):
                 if state == 0:
                     break
                 if state == 2:
-                    yield from agg.flush()
+                    yield from flush()
                     continue
                 line = buf[pos:end]
                 pos = end + 1
@@ -162,10 +168,10 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener):
                 if capture.__class__ is str:
                     skipped[capture] = skipped.get(capture, 0) + 1
                 elif agg.add_capture(*capture):
-                    yield from agg.flush()
+                    yield from flush()
     except EOFError:
         skipped["truncated_file"] = skipped.get("truncated_file", 0) + 1
     except (OSError, zlib.error, ValueError):
         skipped["unreadable_file"] = skipped.get("unreadable_file", 0) + 1
-    yield from agg.flush()
+    yield from flush()
     yield b"!meta", {"captures": agg.captures, "skipped": skipped}

@@ -14,6 +14,7 @@ from profiler import cdx, fast, mapside, rawsteps, stats
 from profiler.expand import Expander
 from profiler.mapside import CaptureAggregator
 from profiler.pipeline import run_profile
+from profiler.policy import load as load_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -171,7 +172,7 @@ def _random_cdx_line(rng):
     return line + b"\r" if rng.random() < 0.05 else line
 
 
-def _map_records(path, period_len, resolve, split_size):
+def _map_records(path, period_len, resolve, split_size, lines=False):
     from profiler.inputs import plan_splits, sniff
     from profiler.mapside import map_split
     info = sniff(path)
@@ -179,7 +180,14 @@ def _map_records(path, period_len, resolve, split_size):
         return None
     cells, captures, skipped = {}, 0, {}
     for split in plan_splits([info], split_size):
-        for key, value in map_split(orjson.dumps(split), period_len, resolve):
+        records = []
+        for key, value in map_split(orjson.dumps(split), period_len, resolve, lines=lines):
+            if key is None:     # lines of records (the compiled aggregator's flush_raw)
+                assert value.endswith(b"\n") or not value
+                records.extend(tuple(line.split(b"\t")) for line in rawsteps.split_lines(value))
+            else:
+                records.append((key, value))
+        for key, value in records:
             if key == b"!meta":
                 captures += value["captures"]
                 stats.merge_counts(skipped, value["skipped"])
@@ -211,6 +219,7 @@ def test_compiled_map_side_equals_python(seed, tmp_path, monkeypatch):
     compiled_ = _map_records(*args)
     assert compiled_ == python
     assert python is None or used
+    assert _map_records(*args, lines=True) == python      # flush_raw's lines: the same records
 
 
 @compiled
@@ -272,3 +281,79 @@ def test_compiled_corrections_equal_python(seed):
             stats.add(spilled, key, record)
     out = b"".join(written) + rawsteps.table_lines(spilled)
     assert _corrections_by_key(out + expander.close_raw()) == expected
+
+
+def _reduce_input(rng, policy):
+    """Sorted step-1 reduce input lines (key<TAB>cells JSON), most in the map side's plain JSON;
+    some in forms feed() leaves to Python: !meta, escapes, non-ASCII, spaces, booleans, big numbers."""
+    groups = _map(cdx_lines(random_captures(rng)), policy, rng, rng.random() < 0.8)
+    lines = []
+    for key, cell_lists in groups.items():
+        for cells in cell_lists:
+            r = rng.random()
+            if r < 0.04:
+                cells = [[c[0], 'te"xt/\\h', *c[2:]] for c in cells]
+            elif r < 0.08:
+                key = key.replace(b"com", "cöm".encode())
+            elif r < 0.11:
+                cells = [c[:4] + [bool(c[4])] + c[5:] for c in cells]
+            elif r < 0.14:
+                cells = [c[:6] + [c[6] + 10 ** 18] + c[7:] for c in cells]
+            value = orjson.dumps(cells)
+            if rng.random() < 0.03:
+                value = value.replace(b",", b", ")
+            lines.append(key + b"\t" + value)
+    lines += [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 3))]
+    return sorted(lines)
+
+
+def _cut(data, rng):
+    """data in random pieces (sizes 1 to all of it)"""
+    pieces, pos = [], 0
+    while pos < len(data):
+        n = rng.choice([1, 2, 7, 64, 4096, len(data)])
+        pieces.append(data[pos:pos + n])
+        pos += n
+    return pieces
+
+
+@compiled
+@pytest.mark.parametrize("seed", range(200))
+def test_feed_equals_add_raw(seed):
+    """Expander.feed() reads reduce input lines in C, in buffers cut anywhere: the same bytes as the
+    lines handed to add_raw() one URI-R at a time (rawsteps.reduce_uri_rs)."""
+    rng = random.Random(seed)
+    policy = random_policy(rng)
+    limit = rng.randint(1, 50)
+    lines = _reduce_input(rng, policy)
+    data = b"\n".join(lines) + (b"\n" if lines and rng.random() < 0.8 else b"")
+    expected, got = [], []
+    rawsteps.reduce_uri_rs([line + b"\n" for line in lines], fast.expander(policy, limit), expected.append)
+    rawsteps.reduce_uri_r_chunks(_cut(data, rng), fast.expander(policy, limit), got.append)
+    assert b"".join(got) == b"".join(expected)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_chunks_through_the_python_expander(seed):
+    """Without feed() (pure Python), reduce_uri_r_chunks cuts the buffers into lines itself."""
+    rng = random.Random(seed)
+    policy = random_policy(rng)
+    lines = _reduce_input(rng, policy)
+    expected, got = [], []
+    rawsteps.reduce_uri_rs(lines, Expander(policy, 30), expected.append)
+    rawsteps.reduce_uri_r_chunks(_cut(b"\n".join(lines), rng), Expander(policy, 30), got.append)
+    assert b"".join(got) == b"".join(expected)
+
+
+@compiled
+def test_feed_leaves_the_last_uri_r_for_the_next_buffer():
+    ex = fast.expander(load_policy("default"), 100)
+    cell = b'[["201001","text/html","200","X",0,1,10,10,"20100101000000","20100101000000"]]'
+    buf = b"com,a)/\t" + cell + b"\ncom,b)/\t" + cell + b"\ncom,b)/\t" + cell[:20]
+    state, pos, end, out = ex.feed(buf, 0, False)
+    assert (state, pos) == (0, buf.index(b"com,b)/")) and out.startswith(b"D X\t")
+    assert ex.feed(buf, pos, False)[:2] == (0, pos)           # nothing more without more input
+    state, at, end, out = ex.feed(buf, pos, True)
+    assert (state, at, end, out) == (1, pos, len(buf), b"")     # the cut line: Python's, which raises
+    with pytest.raises(ValueError):
+        ex.feed(buf, len(buf) + 1, True)
