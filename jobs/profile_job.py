@@ -54,7 +54,7 @@ class ProfileJob(MRJob):
             rawsteps.map_records(records, self.stdout.write)
 
     def run_reducer(self, step_num=0):
-        """Steps 1 and 2 read and write raw lines (profiler.rawsteps): the records of the reducer
+        """The reducers read and write raw lines (profiler.rawsteps): the records of the reducer
         methods below (which the Spark harness calls) without mrjob's per-line protocol."""
         with rawsteps.no_cycle_collection():
             if step_num == 0:
@@ -62,10 +62,10 @@ class ProfileJob(MRJob):
                 rawsteps.reduce_uri_r_chunks(rawsteps.input_chunks(self.options.args, self.stdin),
                                              self.expander, self.stdout.write)
             elif step_num == 1:
-                rawsteps.reduce_digests_and_keys(self._read_input(), self.policy, self.options.table_limit,
-                                                 self.stdout.write)
+                rawsteps.reduce_digests_and_keys_chunks(rawsteps.input_chunks(self.options.args, self.stdin),
+                                                        self.policy, self.options.table_limit, self.stdout.write)
             else:
-                super().run_reducer(step_num)
+                rawsteps.reduce_profile_lines(self._read_input(), self.stdout.write)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)

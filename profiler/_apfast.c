@@ -150,12 +150,32 @@ static inline int bytes_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssiz
     if (c) return c;
     return an < bn ? -1 : an > bn ? 1 : 0;
 }
-static inline int ts_cmp(const TS *a, const TS *b) { return bytes_cmp(a->s, a->n, b->s, b->n); }
+/* bytes_cmp of two TS. Their bytes past n are zero (ts_set, TS_FIRST, TS_LAST), so up to 16 bytes
+ * two words read as big-endian numbers decide: a zero past the shorter one's end sorts first, as
+ * its end does (and equal words leave the lengths to decide). */
+static inline int ts_cmp(const TS *a, const TS *b) {
+    if (a->n <= 16 && b->n <= 16) {
+        uint64_t x, y;
+        memcpy(&x, a->s, 8); memcpy(&y, b->s, 8);
+        if (x == y) { memcpy(&x, a->s + 8, 8); memcpy(&y, b->s + 8, 8); }
+        if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            x = __builtin_bswap64(x); y = __builtin_bswap64(y);
+#endif
+            return x < y ? -1 : 1;
+        }
+        return a->n < b->n ? -1 : a->n > b->n;
+    }
+    return bytes_cmp(a->s, a->n, b->s, b->n);
+}
 static int ts_set(TS *t, const char *s, Py_ssize_t n) {
     if (n > TSMAX) { PyErr_SetString(PyExc_ValueError, "timestamp too long"); return -1; }
     memcpy(t->s, s, n); t->n = (uint8_t)n;
+    memset(t->s + n, 0, sizeof t->s - n);
     return 0;
 }
+/* start values of a running minimum and maximum */
+static const TS TS_FIRST = {"~", 1}, TS_LAST = {"", 0};
 
 /* stats record (profiler.stats) */
 typedef struct { int64_t total, min, max, urir, bytes, digests, dedup; TS first, last; } Rec;
@@ -241,6 +261,7 @@ typedef struct {   /* one resolved (period, mime, status) tuple of the current U
     int64_t count, bytes, dash;
     TS first, last;
     Py_ssize_t dig_head;      /* linked list of (digest id, max_len) in the dg arrays */
+    Py_ssize_t tid;           /* its id in tidmap */
     Rec rec;
 } Tup;
 
@@ -257,8 +278,8 @@ typedef struct {   /* SURT levels: combination set and key of each (is_host: the
 typedef struct { int64_t n, total, largest; } KeyAcc;   /* a shared digest under one key */
 
 /* the records of one level key (root, a TLD, a domain) over consecutive hosts, added to the table
- * when the key changes: sfx [set byte][suffix] -> multi-tuple URI-Rs' exact records, tup [set byte]
- * [tuple key] -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
+ * when the key changes: sfx [set byte][u32 suffix id] -> multi-tuple URI-Rs' exact records, tup
+ * [set byte][tuple key] -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
 typedef struct { Buf key; int used; RecMap sfx, tup; } LevelAcc;
 
 typedef struct {
@@ -271,7 +292,7 @@ typedef struct {
     Py_ssize_t limit;
     RecMap table;              /* profile key -> record (flushed at limit) */
     RecMap host_tuples;        /* [u32 len p][p][u32 len m][m][u32 len s][s] -> single-tuple URI-Rs */
-    RecMap host_suffix;        /* [set byte][suffix] -> multi-tuple URI-Rs' exact records */
+    RecMap host_suffix;        /* [set byte][u32 suffix id] -> multi-tuple URI-Rs' exact records */
     LevelAcc *acc; int nacc;   /* per position of the open host's levels above the host */
     int have_group, host_none;
     Buf host;
@@ -285,7 +306,12 @@ typedef struct {
     /* entries (tuple, digest, max_len): chained per tuple (dg_next) and per digest (dg_dnext) */
     Py_ssize_t *dg_did, *dg_next, *dg_t, *dg_dnext; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
-    Map projmap; Py_ssize_t *pj_head, *pj_last, pjcap; Py_ssize_t *pe_t, *pe_next, pecap, pen;
+    /* suffixes by id: tidmap (tuple key -> id), sfxmap (suffix -> id), memo[tid * ctot + cofs[set] +
+     * combination] (suffix id or -1, rows for memo_rows tuples); forgotten between hosts when large */
+    Map tidmap, sfxmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows; int ctot, *cofs;
+    /* projection groups of one set: per suffix id its group while pj_stamp[sid] == pj_gen */
+    uint64_t *pj_stamp, pj_gen; Py_ssize_t *pj_of, pjscap;
+    Py_ssize_t *pj_head, *pj_last, *pj_sid, pjcap, npg; Py_ssize_t *pe_t, *pe_next, pecap, pen;
     Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
     /* step 2 (correct()): one shared digest's profile keys, see profiler.digests */
     Levels clev;               /* levels of the URI-R being added */
@@ -419,17 +445,25 @@ static void get_tuple_key(const char *k, const char **p, Py_ssize_t *pn, const c
     memcpy(&n, k, 4); *sn = n; *s = k + 4;
 }
 
+/* table[key + ' ' + suffix sid] += r */
+static int add_keyed(Expander *x, const char *key, Py_ssize_t kn, uint32_t sid, const Rec *r) {
+    Buf *b = &x->kb;
+    b->n = 0;
+    return (buf_put(b, key, kn) < 0 || buf_putc(b, ' ') < 0
+            || buf_put(b, map_key(&x->sfxmap, sid), x->sfxmap.ents[sid].len) < 0
+            || recmap_add(&x->table, b->p, b->n, r) < 0) ? -1 : 0;
+}
+
+/* the suffix id in a [set byte][u32 suffix id] key */
+static inline uint32_t key_sid(const char *k) { uint32_t sid; memcpy(&sid, k + 1, 4); return sid; }
+
 /* the accumulated records of one level key into the table */
 static int acc_flush(Expander *x, LevelAcc *a) {
     const char *key = a->key.p;
     Py_ssize_t kn = a->key.n;
     Map *m = &a->sfx.m;
-    for (Py_ssize_t i = 0; i < m->n; i++) {
-        x->kb.n = 0;
-        if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
-            || buf_put(&x->kb, map_key(m, i) + 1, m->ents[i].len - 1) < 0
-            || recmap_add(&x->table, x->kb.p, x->kb.n, &a->sfx.recs[i]) < 0) return -1;
-    }
+    for (Py_ssize_t i = 0; i < m->n; i++)
+        if (add_keyed(x, key, kn, key_sid(map_key(m, i)), &a->sfx.recs[i]) < 0) return -1;
     map_clear(m);
     m = &a->tup.m;
     for (Py_ssize_t i = 0; i < m->n; i++) {
@@ -481,11 +515,8 @@ static int close_group(Expander *x) {
         if (x->grp.is_host[g]) {
             for (Py_ssize_t i = 0; i < hs->n; i++) {
                 const char *k = map_key(hs, i);
-                if ((unsigned char)k[0] != idx) continue;
-                x->kb.n = 0;
-                if (buf_put(&x->kb, key, kn) < 0 || buf_putc(&x->kb, ' ') < 0
-                    || buf_put(&x->kb, k + 1, hs->ents[i].len - 1) < 0) return -1;
-                if (recmap_add(&x->table, x->kb.p, x->kb.n, &x->host_suffix.recs[i]) < 0) return -1;
+                if ((unsigned char)k[0] == idx && add_keyed(x, key, kn, key_sid(k), &x->host_suffix.recs[i]) < 0)
+                    return -1;
             }
             if (x->ncombos[idx] == 0) continue;
             for (Py_ssize_t i = 0; i < ht->n; i++) {
@@ -515,6 +546,12 @@ static int close_group(Expander *x) {
     }
     map_clear(hs);
     map_clear(ht);
+    if (x->sfxmap.n > x->limit || x->tidmap.n > x->limit) {   /* bounded: suffix ids start again */
+        if (acc_flush_all(x) < 0) return -1;
+        map_clear(&x->sfxmap);
+        map_clear(&x->tidmap);
+        x->memo_rows = 0;
+    }
     return 0;
 }
 
@@ -610,7 +647,7 @@ static void group_record(Expander *x, Py_ssize_t g, Rec *out) {
     Py_ssize_t e = x->pj_head[g];
     if (x->pe_next[e] < 0) { *out = x->tups[x->pe_t[e]].rec; return; }
     int64_t count = 0, bytes = 0, dash = 0, ndig = 0, dsum = 0;
-    TS first = {"~", 1}, last = {"", 0};
+    TS first = TS_FIRST, last = TS_LAST;
     uint64_t stamp = ++x->stamp;
     for (; e >= 0; e = x->pe_next[e]) {
         Tup *t = &x->tups[x->pe_t[e]];
@@ -628,29 +665,52 @@ static void group_record(Expander *x, Py_ssize_t g, Rec *out) {
     out->digests = ndig; out->dedup = dsum + dash; out->first = first; out->last = last;
 }
 
+/* the id of the suffix of tuple tp under combination c of set idx (memoised per tuple) */
+static Py_ssize_t suffix_id(Expander *x, const Tup *tp, int idx, int c) {
+    int32_t *slot = &x->memo[tp->tid * x->ctot + x->cofs[idx] + c];
+    if (*slot >= 0) return *slot;
+    Buf *b = &x->sb;
+    b->n = 0;
+    if (put_suffix(b, tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn, x->combos[idx][c]) < 0) return -1;
+    int added;
+    Py_ssize_t sid = map_find_or_add(&x->sfxmap, b->p, b->n, &added);
+    if (sid < 0) return -1;
+    if (sid > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many suffixes"); return -1; }
+    *slot = (int32_t)sid;
+    return sid;
+}
+
 /* the URI-R's exact record of each suffix of set idx; added to table under key, or to
  * host_suffix (key NULL) */
 static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ssize_t kn) {
     int nc = x->ncombos[idx];
     if (nc == 0) return 0;
-    Map *pm = &x->projmap;
-    map_clear(pm);
+    uint64_t gen = ++x->pj_gen;
+    x->npg = 0;
     x->pen = 0;
     for (Py_ssize_t t = 0; t < ntup; t++) {
         Tup *tp = &x->tups[t];
         for (int c = 0; c < nc; c++) {
-            Buf *b = &x->sb;
-            b->n = 0;
-            if (put_suffix(b, tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn, x->combos[idx][c]) < 0) return -1;
-            int added;
-            Py_ssize_t g = map_find_or_add(pm, b->p, b->n, &added);
-            if (g < 0) return -1;
-            if (added) {
+            Py_ssize_t sid = suffix_id(x, tp, idx, c);
+            if (sid < 0) return -1;
+            if (sid >= x->pjscap) {
+                Py_ssize_t old = x->pjscap;
+                if (grow2((void **)&x->pj_stamp, sizeof(uint64_t), (void **)&x->pj_of, sizeof(Py_ssize_t),
+                          &x->pjscap, sid + 1) < 0) return -1;
+                memset(x->pj_stamp + old, 0, (x->pjscap - old) * sizeof(uint64_t));
+            }
+            Py_ssize_t g;
+            if (x->pj_stamp[sid] != gen) {
+                g = x->npg++;
+                Py_ssize_t cap = x->pjcap;
                 if (grow2((void **)&x->pj_head, sizeof(Py_ssize_t), (void **)&x->pj_last, sizeof(Py_ssize_t),
-                          &x->pjcap, g + 1) < 0) return -1;
-                x->pj_head[g] = -1; x->pj_last[g] = -1;
-            } else if (x->pe_t[x->pj_last[g]] == t) {
-                continue;     /* the tuple is in the group already */
+                          &cap, g + 1) < 0 || grow((void **)&x->pj_sid, &x->pjcap, g + 1, sizeof(Py_ssize_t)) < 0)
+                    return -1;
+                x->pj_stamp[sid] = gen; x->pj_of[sid] = g;
+                x->pj_head[g] = -1; x->pj_last[g] = -1; x->pj_sid[g] = sid;
+            } else {
+                g = x->pj_of[sid];
+                if (x->pe_t[x->pj_last[g]] == t) continue;     /* the tuple is in the group already */
             }
             if (grow2((void **)&x->pe_t, sizeof(Py_ssize_t), (void **)&x->pe_next, sizeof(Py_ssize_t),
                       &x->pecap, x->pen + 1) < 0) return -1;
@@ -660,16 +720,18 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
             x->pj_last[g] = e;
         }
     }
-    for (Py_ssize_t g = 0; g < pm->n; g++) {
+    for (Py_ssize_t g = 0; g < x->npg; g++) {
         Rec r;
         group_record(x, g, &r);
-        Buf *b = &x->kb;
-        b->n = 0;
+        uint32_t sid = (uint32_t)x->pj_sid[g];
         if (key) {
-            if (buf_put(b, key, kn) < 0 || buf_putc(b, ' ') < 0) return -1;
-        } else if (buf_putc(b, (char)idx) < 0) return -1;
-        if (buf_put(b, map_key(pm, g), pm->ents[g].len) < 0) return -1;
-        if (recmap_add(key ? &x->table : &x->host_suffix, b->p, b->n, &r) < 0) return -1;
+            if (add_keyed(x, key, kn, sid, &r) < 0) return -1;
+        } else {
+            char k[5];
+            k[0] = (char)idx;
+            memcpy(k + 1, &sid, 4);
+            if (recmap_add(&x->host_suffix, k, 5, &r) < 0) return -1;
+        }
     }
     return 0;
 }
@@ -837,10 +899,19 @@ static Py_ssize_t collect(Expander *x) {
         if (t < 0) return -1;
         if (added) {
             if (grow((void **)&x->tups, &x->tcap, t + 1, sizeof(Tup)) < 0) return -1;
+            int new_tid;
+            Py_ssize_t tid = map_find_or_add(&x->tidmap, b->p, b->n, &new_tid);
+            if (tid < 0) return -1;
+            if (tid >= x->memo_rows) {   /* a new row of memoised suffix ids */
+                if (grow((void **)&x->memo, &x->memo_cap, (tid + 1) * x->ctot, sizeof(int32_t)) < 0) return -1;
+                memset(x->memo + x->memo_rows * x->ctot, 0xff, (tid + 1 - x->memo_rows) * x->ctot * sizeof(int32_t));
+                x->memo_rows = tid + 1;
+            }
             Tup *tp = &x->tups[t];
+            tp->tid = tid;
             tp->p = c->p; tp->pn = c->pn; tp->m = m; tp->mn = mn; tp->s = s; tp->sn = sn;
             tp->count = tp->bytes = tp->dash = 0;
-            tp->first.s[0] = '~'; tp->first.n = 1; tp->last.n = 0;
+            tp->first = TS_FIRST; tp->last = TS_LAST;
             tp->dig_head = -1;
         }
         Tup *tp = &x->tups[t];
@@ -929,14 +1000,15 @@ static int digest_records(Expander *x, const char *u, Py_ssize_t un, Py_ssize_t 
 
 /* URI-R u, whose cells are added: its key and digest records */
 static int uri_r(Expander *x, const char *u, Py_ssize_t un) {
-    Py_ssize_t nt = collect(x);
-    if (nt < 0) return -1;
     const char *paren = memchr(u, ')', un);
     Py_ssize_t hn = paren ? paren - u : 0;
     int none = paren == NULL;
     if (!x->have_group || none != x->host_none || (!none && (hn != x->host.n || memcmp(u, x->host.p, hn) != 0))) {
+        /* before collect(): closing a host may forget the tuple ids */
         if (close_group(x) < 0 || open_group(x, u, hn, none) < 0) return -1;
     }
+    Py_ssize_t nt = collect(x);
+    if (nt < 0) return -1;
     if (nt == 1) {
         Tup *tp = &x->tups[0];
         x->sb.n = 0;
@@ -1003,26 +1075,47 @@ static int add_step(Expander *x, PyObject *args) {
  * cells not in the map side's plain form) are for Python, then go on at end. */
 typedef struct { const char *buf; Py_ssize_t pos, end, n; int final, state; } Feed;
 
+/* where the lines of buf to read end: all of it when final, else after the last newline */
+static Py_ssize_t lines_limit(const Feed *fd) {
+    Py_ssize_t limit = fd->n;
+    if (!fd->final)
+        while (limit > fd->pos && fd->buf[limit - 1] != '\n') limit--;
+    return limit;
+}
+
+/* the run of lines from pos (below limit) with the key of its first line: its end (after the
+ * newline); *kn: the key's length; *nlines: the run's lines; 0 when the line has no TAB (a run
+ * of one line) */
+static Py_ssize_t key_run(const char *buf, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t *kn,
+                          Py_ssize_t *nlines, int *has_tab) {
+    const char *line = buf + pos;
+    const char *nl = memchr(line, '\n', limit - pos);
+    Py_ssize_t le = nl ? nl - buf : limit;
+    const char *tab = memchr(line, '\t', le - pos);
+    *kn = tab ? tab - line : le - pos;
+    *has_tab = tab != NULL;
+    *nlines = 1;
+    Py_ssize_t end = nl ? le + 1 : limit;
+    if (!tab) return end;
+    while (end < limit && limit - end > *kn && buf[end + *kn] == '\t' && memcmp(buf + end, line, *kn) == 0) {
+        const char *q = memchr(buf + end, '\n', limit - end);
+        end = q ? q - buf + 1 : limit;
+        (*nlines)++;
+    }
+    return end;
+}
+
 static int feed_step(Expander *x, PyObject *arg) {
     Feed *fd = (Feed *)arg;
     const char *buf = fd->buf;
-    Py_ssize_t n = fd->n, limit = n;
-    if (!fd->final) {   /* complete lines only */
-        while (limit > fd->pos && buf[limit - 1] != '\n') limit--;
-    }
-    Py_ssize_t pos = fd->pos;
+    Py_ssize_t limit = lines_limit(fd), pos = fd->pos;
     while (pos < limit) {
         const char *line = buf + pos;
-        const char *nl = memchr(line, '\n', limit - pos);
-        Py_ssize_t le = nl ? nl - buf : limit;
-        const char *tab = memchr(line, '\t', le - pos);
-        Py_ssize_t kn = tab ? tab - line : le - pos;
-        /* the run of lines with this key */
-        Py_ssize_t gend = nl ? le + 1 : limit;
-        while (gend < limit && limit - gend > kn && memcmp(buf + gend, line, kn) == 0 && buf[gend + kn] == '\t' && tab)
-            { const char *q = memchr(buf + gend, '\n', limit - gend); gend = q ? q - buf + 1 : limit; }
+        Py_ssize_t kn, nlines;
+        int tab;
+        Py_ssize_t gend = key_run(buf, pos, limit, &kn, &nlines, &tab);
         if (gend == limit && !fd->final) break;          /* may go on in the next buffer */
-        int plain = tab != NULL && !(kn == 5 && memcmp(line, "!meta", 5) == 0);
+        int plain = tab && !(kn == 5 && memcmp(line, "!meta", 5) == 0);
         for (Py_ssize_t k = 0; plain && k < kn; k++) plain = (unsigned char)line[k] < 0x80;
         if (plain) {
             map_clear(&x->cellmap);
@@ -1177,7 +1270,9 @@ static void Expander_dealloc(Expander *x) {
     PyMem_Free(x->dhead);
     PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_t); PyMem_Free(x->dg_dnext); PyMem_Free(x->dg_ml);
     map_free(&x->origmap); PyMem_Free(x->orig_cell);
-    map_free(&x->projmap); PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
+    map_free(&x->tidmap); map_free(&x->sfxmap); PyMem_Free(x->memo); PyMem_Free(x->cofs);
+    PyMem_Free(x->pj_stamp); PyMem_Free(x->pj_of); PyMem_Free(x->pj_sid);
+    PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
     PyMem_Free(x->dr_start); PyMem_Free(x->de_t); PyMem_Free(x->de_d);
     buf_free(&x->kb); buf_free(&x->sb); buf_free(&x->raw);
@@ -1228,9 +1323,14 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
         if (x->set_of[i] < 0 || x->set_of[i] >= n) { PyErr_SetString(PyExc_ValueError, "bad set index"); return -1; }
     x->host_depth = hd; x->path_depth = pd; x->exact_urls = ex;
     x->limit = limit < 1 ? 1 : limit;
+    if (!(x->cofs = PyMem_Calloc(n ? n : 1, sizeof(int)))) { PyErr_NoMemory(); return -1; }
+    x->ctot = 0;
+    for (int i = 0; i < n; i++) { x->cofs[i] = x->ctot; x->ctot += x->ncombos[i]; }
+    if (x->ctot == 0) x->ctot = 1;
     if (recmap_init(&x->table) < 0 || recmap_init(&x->host_tuples) < 0 || recmap_init(&x->host_suffix) < 0
         || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
-        || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->projmap) < 0
+        || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->tidmap) < 0
+        || map_init(&x->sfxmap) < 0
         || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0) return -1;
     return 0;
 }
@@ -1650,10 +1750,57 @@ static PyTypeObject AggregatorType = {
     .tp_doc = "Map side: CDX lines -> cells per URI-R (see profiler.mapside.CaptureAggregator).",
 };
 
+/* ------------------------------------------------------------------ step 2's lone records */
+
+/* skim(buf, pos, final) -> (state, pos, end, lines): step 2 over the sorted lines of buf from pos
+ * (profiler.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one URI-R
+ * holds the digest) is dropped, any other lone record but !meta is copied to lines. state and
+ * pos as Expander.feed(): state 1 when the run of lines buf[pos:end] is for Python. */
+static PyObject *skim(PyObject *unused, PyObject *args) {
+    Py_buffer view;
+    Feed fd;
+    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
+    if (fd.pos < 0 || fd.pos > view.len) {
+        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
+    }
+    fd.buf = view.buf; fd.n = view.len; fd.state = 0;
+    const char *buf = fd.buf;
+    Py_ssize_t limit = lines_limit(&fd), pos = fd.pos;
+    Buf out = {NULL, 0, 0};
+    while (pos < limit) {
+        Py_ssize_t kn, nlines;
+        int tab;
+        Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
+        if (end == limit && !fd.final) break;
+        if (nlines > 1 || (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0)) {
+            fd.state = 1; fd.end = end;
+            break;
+        }
+        if (!(kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' ')) {      /* as key.startswith(b"D ") */
+            if (buf_put(&out, buf + pos, end - pos) < 0 || (buf[end - 1] != '\n' && buf_putc(&out, '\n') < 0)) {
+                buf_free(&out); PyBuffer_Release(&view); return NULL;
+            }
+        }
+        pos = end;
+    }
+    if (fd.state == 0) fd.end = pos;
+    PyBuffer_Release(&view);
+    PyObject *lines = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
+    buf_free(&out);
+    if (!lines) return NULL;
+    return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
+}
+
 /* ------------------------------------------------------------------ module */
 
+static PyMethodDef module_methods[] = {
+    {"skim", skim, METH_VARARGS,
+     "skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines"},
+    {NULL}
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_apfast", "Compiled hot path of archive-profiler (optional).", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_apfast", "Compiled hot path of archive-profiler (optional).", -1, module_methods,
 };
 
 PyMODINIT_FUNC PyInit__apfast(void) {

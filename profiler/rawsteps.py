@@ -6,11 +6,16 @@ that was about half of the step-1 and step-2 reducers' time. These functions do 
 job's mapper and reducer methods do (profile_job.py wires both; the Spark harness calls the
 methods through mrjob's reduce_pairs), on lines ``key<TAB>JSON`` read as bytes:
 
-- the map side's records are joined into one write per flush;
-- step 1 hands each URI-R's cell lists to the expander, whose records come back as lines;
+- the map side's records are joined into one write per flush (the compiled aggregator writes
+  its lines itself);
+- step 1 hands each URI-R's cell lists to the expander, whose records come back as lines; the
+  compiled Expander reads the input buffers itself (feed()) and leaves Python the runs of
+  lines it does not take (!meta, JSON with escapes or non-ASCII text);
 - step 2 parses only what it uses: a digest held by one URI-R (almost all of them) needs no
-  correction and is skipped unread, a key record with no other record of its key is copied;
-  the corrections of a shared digest are made by the compiled Expander when there is one.
+  correction and is skipped unread, a key record with no other record of its key is copied
+  (both by the compiled skim() when there is one); the corrections of a shared digest are
+  made by the compiled Expander when there is one;
+- step 3 sums each key's records into its profile line.
 
 Records are the same as the methods', so the profile is the same bytes.
 """
@@ -205,6 +210,48 @@ def reduce_digests_and_keys(lines, policy, limit, write):
     write(table_lines(table))
     if compiled is not None:
         write(compiled.close_raw())
+
+
+def reduce_digests_and_keys_chunks(chunks, policy, limit, write):
+    """reduce_digests_and_keys over the input as buffers of bytes: the compiled skim() drops the
+    lone digest records and copies the lone key records (almost all lines); the other runs of
+    lines go through reduce_digests_and_keys."""
+    module = fast.load()
+    if module is None:
+        return reduce_digests_and_keys(_lines_of_chunks(chunks), policy, limit, write)
+
+    def runs_for_python():
+        tail = b""
+        for chunk in itertools.chain(chunks, (None,)):
+            final = chunk is None
+            buf = tail if final else (tail + chunk if tail else chunk)
+            pos = 0
+            while True:
+                state, pos, end, out = module.skim(buf, pos, final)
+                write(out)
+                if state == 0:
+                    break
+                yield from split_lines(buf[pos:end])
+                pos = end
+            tail = buf[pos:]
+
+    reduce_digests_and_keys(runs_for_python(), policy, limit, write)
+
+
+def reduce_profile_lines(lines, write, batch=10000):
+    """Step 3 on sorted lines: each key's records summed into its profile line
+    (``profile-key<TAB>{json}``, the key without 'K '), !meta records merged."""
+    out = []
+    for key, group in itertools.groupby(lines, key_of):
+        records = [value_of(line) for line in group]
+        if key == META:
+            out.append(meta_line(records))
+        else:
+            out.append(key[2:] + b"\t" + stats.to_json(stats.sum_all(records)) + b"\n")
+        if len(out) >= batch:
+            write(b"".join(out))
+            out = []
+    write(b"".join(out))
 
 
 def table_lines(table):

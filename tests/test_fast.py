@@ -357,3 +357,46 @@ def test_feed_leaves_the_last_uri_r_for_the_next_buffer():
     assert (state, at, end, out) == (1, pos, len(buf), b"")     # the cut line: Python's, which raises
     with pytest.raises(ValueError):
         ex.feed(buf, len(buf) + 1, True)
+
+
+def _step2_input(rng):
+    """Sorted step-2 lines: lone and shared digest records, lone and repeated key records, !meta,
+    and a line without a TAB."""
+    lines = [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 2))]
+    for group in _digest_groups(rng):
+        digest = b"D %d" % rng.randint(0, 10 ** 6)
+        lines += [digest + b"\t" + orjson.dumps(entry) for entry in group[:rng.choice([1, 1, len(group)])]]
+    for _ in range(rng.randint(0, 30)):
+        key = b"K %s - - %d" % (rng.choice([b"*", b"com,*", b"com,a)/*"]), rng.randint(0, 5))
+        lines.append(key + b"\t" + orjson.dumps([1, 1, 1, 1, 5, 1, 5, "2009", "2010"]))
+    if rng.random() < 0.1:
+        lines.append(b"D no tab")
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_skim_equals_the_line_path(seed, monkeypatch):
+    """Step 2 over buffers cut anywhere (compiled skim() of the lone records, or the lines cut
+    in Python when it is not there): the same records as over the lines."""
+    rng = random.Random(seed)
+    policy = load_policy(rng.choice(["default", "hosts"]))
+    lines = _step2_input(rng)
+    data = b"\n".join(lines) + (b"\n" if rng.random() < 0.8 else b"")
+    expected, got = [], []
+    rawsteps.reduce_digests_and_keys([line + b"\n" for line in lines], policy, 7, expected.append)
+    if rng.random() < 0.2:
+        monkeypatch.setenv(fast.PURE_ENV, "1")
+    rawsteps.reduce_digests_and_keys_chunks(_cut(data, rng), policy, 7, got.append)
+    assert sorted(b"".join(got).splitlines()) == sorted(b"".join(expected).splitlines())
+
+
+@compiled
+def test_skim_drops_lone_digests_and_copies_lone_keys():
+    buf = b'!meta\t{}\nD A\t["x"]\nD B\t["y"]\nD B\t["z"]\nK k\t[1]\nK m\t[2]'
+    at = {key: buf.index(key) for key in (b"D A", b"D B", b"K k", b"K m")}
+    module = fast.load()
+    assert module.skim(buf, 0, False) == (1, 0, at[b"D A"], b"")               # !meta: Python's
+    assert module.skim(buf, at[b"D A"], False) == (1, at[b"D B"], at[b"K k"], b"")   # D A dropped; D B: Python's
+    # K k's run reaches the last whole line: more of it may come in the next buffer
+    assert module.skim(buf, at[b"K k"], False) == (0, at[b"K k"], at[b"K k"], b"")
+    assert module.skim(buf, at[b"K k"], True) == (0, len(buf), len(buf), b"K k\t[1]\nK m\t[2]\n")
