@@ -7,8 +7,9 @@ boundaries. On a 1M-capture profile with 2 cores that was about 1.5 of 10 wall s
 which the other core waited, and 12 reduce tasks at about 0.25 CPU-s each to start.
 Here a step without a mapper or combiner takes the previous step's output files as they are
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
-cut it (the first key change at or after each multiple of the split size) by seeking, then
-copied with copy_file_range. The tasks get the same lines, keys never straddle two reduce
+cut it (the first key change at or after each multiple of the split size) by seeking; the
+parts after the first are copied with copy_file_range, and the sorted file, cut short, is the
+first. The tasks get the same lines, keys never straddle two reduce
 tasks, and the profile is the same bytes. Tasks that run this Python use the installed mrjob
 instead of a zip of it, and the task wrapper skips mrjob's setup lock when the setup only sets
 PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
@@ -71,14 +72,19 @@ class LocalRunner(LocalMRJobRunner):
         return results
 
     def _split_reducer_input(self, step_num):
+        """The parts after the first are copied out of the sorted file, which then becomes the
+        first part, cut short (no copy at all with one part)."""
         path = self._sorted_reducer_input_path(step_num)
         size = os.path.getsize(path)
         bounds = key_bounds(path, size // (self._num_reducers(step_num) * self.parts_per_core))
-        for task_num, (start, end) in enumerate(zip(bounds, bounds[1:])):
-            dest = self._task_input_path("reducer", step_num, task_num)
+        dests = [self._task_input_path("reducer", step_num, task_num) for task_num in range(len(bounds) - 1)]
+        for dest in dests:
             self.fs.mkdir(dirname(dest))
+        for dest, start, end in zip(dests[1:], bounds[1:], bounds[2:]):
             copy_range(path, dest, start, end)
-        return len(bounds) - 1
+        os.replace(path, dests[0])
+        os.truncate(dests[0], bounds[1])
+        return len(dests)
 
 
 def _is_py_files_export(cmd):

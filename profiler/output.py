@@ -127,7 +127,7 @@ def _write_block(out, lines, previous, count):
         keys, lines = keys[1:], lines[1:]
     if keys:
         previous[0] = keys[-1]
-        out.write(b"\n".join([k + b" " + line[len(k) + 1:] for k, line in zip(keys, lines)]) + b"\n")
+        out.write(b"\n".join([line.replace(b"\t", b" ", 1) for line in lines]) + b"\n")   # the key's TAB
         count[0] += len(keys)
 
 

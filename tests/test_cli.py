@@ -25,6 +25,21 @@ def test_version_and_help():
     assert r.returncode == 0 and "--policy" in r.stdout and "--runner" in r.stdout
 
 
+def _subcommands(parser):
+    return sorted(parser._subparsers._group_actions[0].choices)
+
+
+def test_parser_of_the_named_subcommand_only():
+    """A run builds the parser of its subcommand alone; without one (help, a mistake), all."""
+    from profiler.commands import SUBCOMMANDS
+    assert _subcommands(cli.build_parser(["profile", "x.cdx"])) == ["profile"]
+    assert _subcommands(cli.build_parser(["query", "-h"])) == ["query"]
+    for argv in ([], ["--help"], ["nosuch"]):
+        assert _subcommands(cli.build_parser(argv)) == sorted(SUBCOMMANDS)
+    r = run_cli("nosuch")
+    assert r.returncode == 2 and "invalid choice: 'nosuch'" in r.stderr and "'nightly'" in r.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["profile", "nope.cdx", "-o", "x.cdxj"], "input not found: nope.cdx"),
     (["profile", SAMPLE, "-o", "x.cdxj", "--policy", "nope"], "policy not found: nope"),
