@@ -351,10 +351,11 @@ def test_feed_leaves_the_last_uri_r_for_the_next_buffer():
     cell = b'[["201001","text/html","200","X",0,1,10,10,"20100101000000","20100101000000"]]'
     buf = b"com,a)/\t" + cell + b"\ncom,b)/\t" + cell + b"\ncom,b)/\t" + cell[:20]
     state, pos, end, out = ex.feed(buf, 0, False)
-    assert (state, pos) == (0, buf.index(b"com,b)/")) and out.startswith(b"D X\t")
+    assert (state, pos, out) == (0, buf.index(b"com,b)/"), b"")     # com,a)/'s digest record: held back
     assert ex.feed(buf, pos, False)[:2] == (0, pos)           # nothing more without more input
     state, at, end, out = ex.feed(buf, pos, True)
     assert (state, at, end, out) == (1, pos, len(buf), b"")     # the cut line: Python's, which raises
+    assert b"\nD X\t" in b"\n" + ex.close_raw()
     with pytest.raises(ValueError):
         ex.feed(buf, len(buf) + 1, True)
 
@@ -400,3 +401,21 @@ def test_skim_drops_lone_digests_and_copies_lone_keys():
     # K k's run reaches the last whole line: more of it may come in the next buffer
     assert module.skim(buf, at[b"K k"], False) == (0, at[b"K k"], at[b"K k"], b"")
     assert module.skim(buf, at[b"K k"], True) == (0, len(buf), len(buf), b"K k\t[1]\nK m\t[2]\n")
+
+
+@compiled
+@pytest.mark.parametrize("limit", [3, 1000])
+def test_raw_digest_records_come_in_sorted_runs(limit):
+    """In raw mode the digest records are held back and written in byte order, a run of limit
+    lines or more (a URI-R's records stay in one run) at a time: what the sort between steps 1
+    and 2 is fastest on."""
+    rng = random.Random(limit)
+    policy = load_policy("default")
+    lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
+    out = []
+    rawsteps.reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], fast.expander(policy, limit), out.append)
+    digests = [line for line in b"".join(out).splitlines() if line.startswith(b"D ")]
+    descents = sum(a > b for a, b in zip(digests, digests[1:]))
+    assert len(digests) > 10 and descents <= len(digests) // limit
+    if limit == 1000:
+        assert len(digests) < 1000 and descents == 0
