@@ -213,6 +213,44 @@ static int recmap_add(RecMap *t, const char *k, Py_ssize_t kl, const Rec *r) {
     return 0;
 }
 
+/* records by a small integer id (suffix and tuple ids with a set index), one generation at a
+ * time: no hashing. at[id] is valid while gen[id] == cur; the ids in order of first use in ids[] */
+typedef struct { uint64_t *gen, cur; Py_ssize_t *at, cap; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
+
+static int idrecs_add(IdRecs *t, int64_t id, const Rec *r) {
+    if (id >= t->cap) {
+        Py_ssize_t old = t->cap, cap = old ? old : 64;
+        while (cap <= id) cap *= 2;
+        uint64_t *gen = PyMem_Realloc(t->gen, cap * sizeof(uint64_t));
+        if (!gen) { PyErr_NoMemory(); return -1; }
+        t->gen = gen;
+        Py_ssize_t *at = PyMem_Realloc(t->at, cap * sizeof(Py_ssize_t));
+        if (!at) { PyErr_NoMemory(); return -1; }
+        t->at = at;
+        memset(t->gen + old, 0, (cap - old) * sizeof(uint64_t));
+        t->cap = cap;
+    }
+    if (t->cur == 0) t->cur = 1;
+    if (t->gen[id] == t->cur) { rec_merge(&t->recs[t->at[id]], r); return 0; }
+    if (t->n == t->rcap) {
+        Py_ssize_t cap = t->rcap ? t->rcap * 2 : 64;
+        Rec *recs = PyMem_Realloc(t->recs, cap * sizeof(Rec));
+        if (!recs) { PyErr_NoMemory(); return -1; }
+        t->recs = recs;
+        int64_t *ids = PyMem_Realloc(t->ids, cap * sizeof(int64_t));
+        if (!ids) { PyErr_NoMemory(); return -1; }
+        t->ids = ids; t->rcap = cap;
+    }
+    t->gen[id] = t->cur; t->at[id] = t->n;
+    t->recs[t->n] = *r; t->ids[t->n] = id; t->n++;
+    return 0;
+}
+static void idrecs_clear(IdRecs *t) { t->cur++; t->n = 0; }
+static void idrecs_free(IdRecs *t) {
+    PyMem_Free(t->gen); PyMem_Free(t->at); PyMem_Free(t->recs); PyMem_Free(t->ids);
+    memset(t, 0, sizeof *t);
+}
+
 /* ------------------------------------------------------------------ str helpers */
 
 static const char *utf8(PyObject *o, Py_ssize_t *n) {
@@ -278,9 +316,9 @@ typedef struct {   /* SURT levels: combination set and key of each (is_host: the
 typedef struct { int64_t n, total, largest; } KeyAcc;   /* a shared digest under one key */
 
 /* the records of one level key (root, a TLD, a domain) over consecutive hosts, added to the table
- * when the key changes: sfx [set byte][u32 suffix id] -> multi-tuple URI-Rs' exact records, tup
- * [set byte][tuple key] -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
-typedef struct { Buf key; int used; RecMap sfx, tup; } LevelAcc;
+ * when the key changes: sfx (suffix id * nsets + set) -> multi-tuple URI-Rs' exact records, tup
+ * (tuple id * nsets + set) -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
+typedef struct { Buf key; int used; IdRecs sfx, tup; } LevelAcc;
 
 typedef struct {
     PyObject_HEAD
@@ -291,8 +329,8 @@ typedef struct {
     int host_depth, path_depth, exact_urls;
     Py_ssize_t limit;
     RecMap table;              /* profile key -> record (flushed at limit) */
-    RecMap host_tuples;        /* [u32 len p][p][u32 len m][m][u32 len s][s] -> single-tuple URI-Rs */
-    RecMap host_suffix;        /* [set byte][u32 suffix id] -> multi-tuple URI-Rs' exact records */
+    IdRecs host_tuples;        /* tuple id -> single-tuple URI-Rs' records of the open host */
+    IdRecs host_suffix;        /* suffix id * nsets + set -> multi-tuple URI-Rs' exact records */
     LevelAcc *acc; int nacc;   /* per position of the open host's levels above the host */
     int have_group, host_none;
     Buf host;
@@ -308,7 +346,7 @@ typedef struct {
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
     /* suffixes by id: tidmap (tuple key -> id), sfxmap (suffix -> id), memo[tid * ctot + cofs[set] +
      * combination] (suffix id or -1, rows for memo_rows tuples); forgotten between hosts when large */
-    Map tidmap, sfxmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows; int ctot, *cofs;
+    Map tidmap, sfxmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows, id_limit; int ctot, *cofs;
     /* projection groups of one set: per suffix id its group while pj_stamp[sid] == pj_gen */
     uint64_t *pj_stamp, pj_gen; Py_ssize_t *pj_of, pjscap;
     Py_ssize_t *pj_head, *pj_last, *pj_sid, pjcap, npg; Py_ssize_t *pe_t, *pe_next, pecap, pen;
@@ -457,25 +495,26 @@ static int add_keyed(Expander *x, const char *key, Py_ssize_t kn, uint32_t sid, 
             || recmap_add(&x->table, b->p, b->n, r) < 0) ? -1 : 0;
 }
 
-/* the suffix id in a [set byte][u32 suffix id] key */
-static inline uint32_t key_sid(const char *k) { uint32_t sid; memcpy(&sid, k + 1, 4); return sid; }
+/* table[key + ' ' + suffix] += r for every distinct suffix of tuple tid in set idx */
+static int expand_tid(Expander *x, const char *key, Py_ssize_t kn, int64_t tid, int idx, const Rec *r) {
+    const char *p, *m, *s;
+    Py_ssize_t pn, mn, sn;
+    get_tuple_key(map_key(&x->tidmap, tid), &p, &pn, &m, &mn, &s, &sn);
+    return expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, r);
+}
 
 /* the accumulated records of one level key into the table */
 static int acc_flush(Expander *x, LevelAcc *a) {
     const char *key = a->key.p;
     Py_ssize_t kn = a->key.n;
-    Map *m = &a->sfx.m;
-    for (Py_ssize_t i = 0; i < m->n; i++)
-        if (add_keyed(x, key, kn, key_sid(map_key(m, i)), &a->sfx.recs[i]) < 0) return -1;
-    map_clear(m);
-    m = &a->tup.m;
-    for (Py_ssize_t i = 0; i < m->n; i++) {
-        const char *k = map_key(m, i), *p, *mm, *s;
-        Py_ssize_t pn, mn, sn;
-        get_tuple_key(k + 1, &p, &pn, &mm, &mn, &s, &sn);
-        if (expand_tuple(x, key, kn, p, pn, mm, mn, s, sn, (unsigned char)k[0], &a->tup.recs[i]) < 0) return -1;
+    for (Py_ssize_t i = 0; i < a->sfx.n; i++)
+        if (add_keyed(x, key, kn, (uint32_t)(a->sfx.ids[i] / x->nsets), &a->sfx.recs[i]) < 0) return -1;
+    idrecs_clear(&a->sfx);
+    for (Py_ssize_t i = 0; i < a->tup.n; i++) {
+        int64_t id = a->tup.ids[i];
+        if (expand_tid(x, key, kn, id / x->nsets, (int)(id % x->nsets), &a->tup.recs[i]) < 0) return -1;
     }
-    map_clear(m);
+    idrecs_clear(&a->tup);
     return 0;
 }
 
@@ -494,7 +533,6 @@ static LevelAcc *acc_for(Expander *x, int g, const char *key, Py_ssize_t kn) {
             LevelAcc *a = &x->acc[i];
             memset(a, 0, sizeof *a);
             x->nacc = i + 1;
-            if (recmap_init(&a->sfx) < 0 || recmap_init(&a->tup) < 0) return NULL;
         }
     }
     LevelAcc *a = &x->acc[g];
@@ -510,46 +548,33 @@ static LevelAcc *acc_for(Expander *x, int g, const char *key, Py_ssize_t kn) {
 static int close_group(Expander *x) {
     if (!x->have_group) return 0;
     x->have_group = 0;
-    Map *hs = &x->host_suffix.m, *ht = &x->host_tuples.m;
+    IdRecs *hs = &x->host_suffix, *ht = &x->host_tuples;
+    int ns = x->nsets;
     for (int g = 0; g < x->grp.n; g++) {
         const char *key = x->grp.keys.p + x->grp.off[g];
         Py_ssize_t kn = x->grp.len[g];
         int idx = x->grp.set[g];
         if (x->grp.is_host[g]) {
-            for (Py_ssize_t i = 0; i < hs->n; i++) {
-                const char *k = map_key(hs, i);
-                if ((unsigned char)k[0] == idx && add_keyed(x, key, kn, key_sid(k), &x->host_suffix.recs[i]) < 0)
+            for (Py_ssize_t i = 0; i < hs->n; i++)
+                if (hs->ids[i] % ns == idx && add_keyed(x, key, kn, (uint32_t)(hs->ids[i] / ns), &hs->recs[i]) < 0)
                     return -1;
-            }
             if (x->ncombos[idx] == 0) continue;
-            for (Py_ssize_t i = 0; i < ht->n; i++) {
-                const char *k = map_key(ht, i), *p, *m, *s;
-                Py_ssize_t pn, mn, sn;
-                get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
-                if (expand_tuple(x, key, kn, p, pn, m, mn, s, sn, idx, &x->host_tuples.recs[i]) < 0) return -1;
-            }
+            for (Py_ssize_t i = 0; i < ht->n; i++)
+                if (expand_tid(x, key, kn, ht->ids[i], idx, &ht->recs[i]) < 0) return -1;
             continue;
         }
         LevelAcc *a = acc_for(x, g, key, kn);
         if (!a) return -1;
-        for (Py_ssize_t i = 0; i < hs->n; i++) {
-            const char *k = map_key(hs, i);
-            if ((unsigned char)k[0] == idx && recmap_add(&a->sfx, k, hs->ents[i].len, &x->host_suffix.recs[i]) < 0)
-                return -1;
-        }
-        if (x->ncombos[idx] > 0) {
-            for (Py_ssize_t i = 0; i < ht->n; i++) {
-                Buf *b = &x->sb;
-                b->n = 0;
-                if (buf_putc(b, (char)idx) < 0 || buf_put(b, map_key(ht, i), ht->ents[i].len) < 0
-                    || recmap_add(&a->tup, b->p, b->n, &x->host_tuples.recs[i]) < 0) return -1;
-            }
-        }
-        if (a->sfx.m.n + a->tup.m.n >= x->limit && acc_flush(x, a) < 0) return -1;
+        for (Py_ssize_t i = 0; i < hs->n; i++)
+            if (hs->ids[i] % ns == idx && idrecs_add(&a->sfx, hs->ids[i], &hs->recs[i]) < 0) return -1;
+        if (x->ncombos[idx] > 0)
+            for (Py_ssize_t i = 0; i < ht->n; i++)
+                if (idrecs_add(&a->tup, ht->ids[i] * ns + idx, &ht->recs[i]) < 0) return -1;
+        if (a->sfx.n + a->tup.n >= x->limit && acc_flush(x, a) < 0) return -1;
     }
-    map_clear(hs);
-    map_clear(ht);
-    if (x->sfxmap.n > x->limit || x->tidmap.n > x->limit) {   /* bounded: suffix ids start again */
+    idrecs_clear(hs);
+    idrecs_clear(ht);
+    if (x->sfxmap.n > x->id_limit || x->tidmap.n > x->id_limit) {   /* bounded: ids start again */
         if (acc_flush_all(x) < 0) return -1;
         map_clear(&x->sfxmap);
         map_clear(&x->tidmap);
@@ -729,18 +754,15 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
         uint32_t sid = (uint32_t)x->pj_sid[g];
         if (key) {
             if (add_keyed(x, key, kn, sid, &r) < 0) return -1;
-        } else {
-            char k[5];
-            k[0] = (char)idx;
-            memcpy(k + 1, &sid, 4);
-            if (recmap_add(&x->host_suffix, k, 5, &r) < 0) return -1;
-        }
+        } else if (idrecs_add(&x->host_suffix, (int64_t)sid * x->nsets + idx, &r) < 0) return -1;
     }
     return 0;
 }
 
 static const char REVISIT_MIME[] = "warc/revisit";
 #define DRUN_BYTES (8 << 20)
+/* suffix and tuple ids held before they start again (the arrays indexed by them stay small) */
+#define ID_LIMIT 65536
 
 /* one cell of the current URI-R, merged with an equal (period, mime, status, digest, revisit) one */
 static int add_cell(Expander *x, const Cell *v) {
@@ -1086,10 +1108,7 @@ static int uri_r(Expander *x, const char *u, Py_ssize_t un) {
     Py_ssize_t nt = collect(x);
     if (nt < 0) return -1;
     if (nt == 1) {
-        Tup *tp = &x->tups[0];
-        x->sb.n = 0;
-        if (put_tuple_key(&x->sb, tp->p, tp->pn, tp->m, tp->mn, tp->s, tp->sn) < 0) return -1;
-        if (recmap_add(&x->host_tuples, x->sb.p, x->sb.n, &tp->rec) < 0) return -1;
+        if (idrecs_add(&x->host_tuples, x->tups[0].tid, &x->tups[0].rec) < 0) return -1;
     } else if (nt > 1) {
         uint64_t done = 0;   /* sets already projected (set indices < 64) */
         for (int g = 0; g < x->grp.n; g++) {
@@ -1352,9 +1371,9 @@ static PyObject *Expander_close_raw(Expander *x, PyObject *noargs) { return run_
 static void Expander_dealloc(Expander *x) {
     for (int i = 0; i < x->nsets; i++) PyMem_Free(x->combos ? x->combos[i] : NULL);
     PyMem_Free(x->combos); PyMem_Free(x->ncombos);
-    recmap_free(&x->table); recmap_free(&x->host_tuples); recmap_free(&x->host_suffix);
+    recmap_free(&x->table); idrecs_free(&x->host_tuples); idrecs_free(&x->host_suffix);
     for (int g = 0; g < x->nacc; g++) {
-        recmap_free(&x->acc[g].sfx); recmap_free(&x->acc[g].tup); buf_free(&x->acc[g].key);
+        idrecs_free(&x->acc[g].sfx); idrecs_free(&x->acc[g].tup); buf_free(&x->acc[g].key);
     }
     PyMem_Free(x->acc); x->acc = NULL; x->nacc = 0;
     buf_free(&x->host); levels_free(&x->grp); levels_free(&x->own); levels_free(&x->clev);
@@ -1418,11 +1437,12 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
         if (x->set_of[i] < 0 || x->set_of[i] >= n) { PyErr_SetString(PyExc_ValueError, "bad set index"); return -1; }
     x->host_depth = hd; x->path_depth = pd; x->exact_urls = ex;
     x->limit = limit < 1 ? 1 : limit;
+    x->id_limit = x->limit < ID_LIMIT ? x->limit : ID_LIMIT;
     if (!(x->cofs = PyMem_Calloc(n ? n : 1, sizeof(int)))) { PyErr_NoMemory(); return -1; }
     x->ctot = 0;
     for (int i = 0; i < n; i++) { x->cofs[i] = x->ctot; x->ctot += x->ncombos[i]; }
     if (x->ctot == 0) x->ctot = 1;
-    if (recmap_init(&x->table) < 0 || recmap_init(&x->host_tuples) < 0 || recmap_init(&x->host_suffix) < 0
+    if (recmap_init(&x->table) < 0
         || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
         || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->tidmap) < 0
         || map_init(&x->sfxmap) < 0
