@@ -65,7 +65,8 @@ class ProfileJob(MRJob):
                 rawsteps.reduce_digests_and_keys_chunks(rawsteps.input_chunks(self.options.args, self.stdin),
                                                         self.policy, self.options.table_limit, self.stdout.write)
             else:
-                rawsteps.reduce_profile_lines(self._read_input(), self.stdout.write)
+                rawsteps.reduce_profile_lines_chunks(rawsteps.input_chunks(self.options.args, self.stdin),
+                                                     self.stdout.write)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)

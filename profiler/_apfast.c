@@ -1491,6 +1491,7 @@ typedef struct {
     Py_ssize_t limit;
     int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len;
     Map uris; Py_ssize_t *u_head, *u_tail, ucap;
+    Py_ssize_t last_ui;        /* the URI-R of the capture before (an index's captures of one URI-R follow each other) */
     Map cells; ACell *cv; Py_ssize_t cvcap;
     long long captures;
     Buf kb, jb;
@@ -1532,9 +1533,13 @@ static int agg_layout(Aggregator *a, PyObject *letters) {
 static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, Py_ssize_t tn,
                    const char *m, Py_ssize_t mn, const char *s, Py_ssize_t sn, const char *d, Py_ssize_t dn,
                    int64_t length, int revisit) {
-    int added;
-    Py_ssize_t ui = map_find_or_add(&a->uris, u, un, &added);
-    if (ui < 0) return -1;
+    int added = 0;
+    Py_ssize_t ui = a->last_ui;
+    if (ui < 0 || a->uris.ents[ui].len != un || memcmp(map_key(&a->uris, ui), u, un) != 0) {
+        ui = map_find_or_add(&a->uris, u, un, &added);
+        if (ui < 0) return -1;
+        a->last_ui = ui;
+    }
     if (added) {
         if (grow2((void **)&a->u_head, sizeof(Py_ssize_t), (void **)&a->u_tail, sizeof(Py_ssize_t), &a->ucap, ui + 1) < 0)
             return -1;
@@ -1631,6 +1636,7 @@ static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
 }
 
 static void agg_clear(Aggregator *a) {
+    a->last_ui = -1;
     map_clear(&a->uris);
     map_clear(&a->cells);
 }
@@ -1833,6 +1839,7 @@ static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTuple(args, "ipnU", &pl, &resolve, &limit, &letters)) return -1;
     if (a->uris.slots) { PyErr_SetString(PyExc_RuntimeError, "Aggregator initialised twice"); return -1; }
     a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
+    a->last_ui = -1;
     if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0) return -1;
     return agg_layout(a, letters);
 }
@@ -1906,11 +1913,74 @@ static PyObject *skim(PyObject *unused, PyObject *args) {
     return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
 }
 
+/* ------------------------------------------------------------------ step 3's lone keys */
+
+/* a key record [total, min, max, urir, bytes, digests, dedup_bytes, first, last] in the plain JSON
+ * of step 2 -> its profile JSON block (profiler.stats.to_json) in b. 0 done, 1 not plain */
+static int profile_block(const char *p, const char *end, Buf *b) {
+    int64_t v[7];
+    const char *first, *last;
+    Py_ssize_t fn, ln;
+    if (json_char(&p, end, '[')) return 1;
+    for (int i = 0; i < 7; i++)
+        if (json_plain_int(&p, end, &v[i]) || json_char(&p, end, ',')) return 1;
+    if (json_plain_str(&p, end, &first, &fn) || json_char(&p, end, ',') || json_plain_str(&p, end, &last, &ln)
+        || json_char(&p, end, ']') || p != end) return 1;
+    static const char *names[] = {"{\"urim\":{\"total\":", ",\"min\":", ",\"max\":", "},\"urir\":", ",\"bytes\":",
+                                  ",\"digests\":", ",\"dedup_bytes\":"};
+    for (int i = 0; i < 7; i++)
+        if (buf_put(b, names[i], strlen(names[i])) < 0 || json_int(b, v[i]) < 0) return -1;
+    return (buf_put(b, ",\"first\":", 9) < 0 || json_str(b, first, fn) < 0 || buf_put(b, ",\"last\":", 8) < 0
+            || json_str(b, last, ln) < 0 || buf_putc(b, '}') < 0) ? -1 : 0;
+}
+
+/* profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3 over the sorted lines of buf
+ * from pos (profiler.rawsteps.reduce_profile_lines): a key record alone under its key becomes
+ * its profile line, key<TAB>JSON block. state and pos as Expander.feed(): state 1 when the run
+ * of lines buf[pos:end] is for Python (several records of a key, !meta, not in plain JSON). */
+static PyObject *profile_lines(PyObject *unused, PyObject *args) {
+    Py_buffer view;
+    Feed fd;
+    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
+    if (fd.pos < 0 || fd.pos > view.len) {
+        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
+    }
+    fd.buf = view.buf; fd.n = view.len; fd.state = 0;
+    const char *buf = fd.buf;
+    Py_ssize_t limit = lines_limit(&fd), pos = fd.pos;
+    Buf out = {NULL, 0, 0};
+    while (pos < limit) {
+        Py_ssize_t kn, nlines;
+        int tab;
+        Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
+        if (end == limit && !fd.final) break;
+        int r = 1;
+        if (nlines == 1 && tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ') {
+            Py_ssize_t at = out.n, le = buf[end - 1] == '\n' ? end - 1 : end;
+            if (buf_put(&out, buf + pos + 2, kn - 2) < 0 || buf_putc(&out, '\t') < 0) r = -1;
+            else r = profile_block(buf + pos + kn + 1, buf + le, &out);
+            if (r == 0 && buf_putc(&out, '\n') < 0) r = -1;
+            if (r == 1) out.n = at;
+        }
+        if (r < 0) { buf_free(&out); PyBuffer_Release(&view); return NULL; }
+        if (r == 1) { fd.state = 1; fd.end = end; break; }
+        pos = end;
+    }
+    if (fd.state == 0) fd.end = pos;
+    PyBuffer_Release(&view);
+    PyObject *lines = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
+    buf_free(&out);
+    if (!lines) return NULL;
+    return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef module_methods[] = {
     {"skim", skim, METH_VARARGS,
      "skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines"},
+    {"profile_lines", profile_lines, METH_VARARGS,
+     "profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's lone key records over sorted lines"},
     {NULL}
 };
 

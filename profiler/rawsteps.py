@@ -15,7 +15,8 @@ methods through mrjob's reduce_pairs), on lines ``key<TAB>JSON`` read as bytes:
   correction and is skipped unread, a key record with no other record of its key is copied
   (both by the compiled skim() when there is one); the corrections of a shared digest are
   made by the compiled Expander when there is one;
-- step 3 sums each key's records into its profile line.
+- step 3 sums each key's records into its profile line (a key's lone record is turned into its
+  line by the compiled profile_lines() when there is one).
 
 Records are the same as the methods', so the profile is the same bytes.
 """
@@ -116,20 +117,28 @@ def reduce_uri_r_chunks(chunks, expander, write):
     feed = getattr(expander, "feed", None)
     if feed is None:
         return reduce_uri_rs(_lines_of_chunks(chunks), expander, write)
+    for lines in runs_left(chunks, feed, write):
+        _reduce_uri_r_lines(lines, expander.add_raw, write)
+    write(expander.close_raw())
+
+
+def runs_left(chunks, read, write):
+    """Buffers of sorted lines through a compiled reader read(buf, pos, final) -> (state, pos,
+    end, lines) (profiler/_apfast.c): its lines are written; yields the runs of lines of one key
+    it leaves to Python (state 1), as lists of lines without their newlines."""
     tail = b""
     for chunk in itertools.chain(chunks, (None,)):
         final = chunk is None
         buf = tail if final else (tail + chunk if tail else chunk)
         pos = 0
         while True:
-            state, pos, end, out = feed(buf, pos, final)
+            state, pos, end, out = read(buf, pos, final)
             write(out)
             if state == 0:
                 break
-            _reduce_uri_r_lines(split_lines(buf[pos:end]), expander.add_raw, write)
+            yield split_lines(buf[pos:end])
             pos = end
         tail = buf[pos:]
-    write(expander.close_raw())
 
 
 def _reduce_uri_r_lines(lines, add_raw, write):
@@ -219,23 +228,8 @@ def reduce_digests_and_keys_chunks(chunks, policy, limit, write):
     module = fast.load()
     if module is None:
         return reduce_digests_and_keys(_lines_of_chunks(chunks), policy, limit, write)
-
-    def runs_for_python():
-        tail = b""
-        for chunk in itertools.chain(chunks, (None,)):
-            final = chunk is None
-            buf = tail if final else (tail + chunk if tail else chunk)
-            pos = 0
-            while True:
-                state, pos, end, out = module.skim(buf, pos, final)
-                write(out)
-                if state == 0:
-                    break
-                yield from split_lines(buf[pos:end])
-                pos = end
-            tail = buf[pos:]
-
-    reduce_digests_and_keys(runs_for_python(), policy, limit, write)
+    runs = runs_left(chunks, module.skim, write)
+    reduce_digests_and_keys(itertools.chain.from_iterable(runs), policy, limit, write)
 
 
 def reduce_profile_lines(lines, write, batch=10000):
@@ -252,6 +246,16 @@ def reduce_profile_lines(lines, write, batch=10000):
             write(b"".join(out))
             out = []
     write(b"".join(out))
+
+
+def reduce_profile_lines_chunks(chunks, write):
+    """reduce_profile_lines over the input as buffers of bytes: the compiled profile_lines()
+    writes the profile line of each key with one record (almost all); the other runs of lines go
+    through reduce_profile_lines."""
+    module = fast.load()
+    if module is None:
+        return reduce_profile_lines(_lines_of_chunks(chunks), write)
+    reduce_profile_lines(itertools.chain.from_iterable(runs_left(chunks, module.profile_lines, write)), write)
 
 
 def table_lines(table):

@@ -419,3 +419,31 @@ def test_raw_digest_records_come_in_sorted_runs(limit):
     assert len(digests) > 10 and descents <= len(digests) // limit
     if limit == 1000:
         assert len(digests) < 1000 and descents == 0
+
+
+def _step3_input(rng):
+    """Sorted step-3 lines: key records alone or several under a key, !meta, timestamps with
+    escapes or non-ASCII text, numbers of 19 digits."""
+    lines = [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 2))]
+    for i in range(rng.randint(1, 40)):
+        key = b"K %s - - %d" % (rng.choice([b"*", b"com,*", b"com,a)/*", "é,*".encode()]), i)
+        for _ in range(rng.choice([1, 1, 1, 2, 3])):
+            record = [rng.randint(-3, rng.choice([10 ** 3, 10 ** 12, 3 * 10 ** 18])) for _ in range(7)] + [
+                rng.choice(["2009", "20090101000000", 'a"b', "é", ""]), rng.choice(["2010", "20101231235959"])]
+            lines.append(key + b"\t" + orjson.dumps(record))
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_profile_lines_equal_the_line_path(seed, monkeypatch):
+    """Step 3 over buffers cut anywhere (compiled profile_lines() of the lone key records, or the
+    lines cut in Python when it is not there): the profile lines of the line path, byte for byte."""
+    rng = random.Random(seed)
+    lines = _step3_input(rng)
+    data = b"\n".join(lines) + (b"\n" if rng.random() < 0.8 else b"")
+    expected, got = [], []
+    rawsteps.reduce_profile_lines([line + b"\n" for line in lines], expected.append)
+    if rng.random() < 0.2:
+        monkeypatch.setenv(fast.PURE_ENV, "1")
+    rawsteps.reduce_profile_lines_chunks(_cut(data, rng), got.append)
+    assert sorted(b"".join(got).splitlines()) == sorted(b"".join(expected).splitlines())
