@@ -251,11 +251,13 @@ def reduce_profile_lines(lines, write, batch=10000):
 def reduce_profile_lines_chunks(chunks, write):
     """reduce_profile_lines over the input as buffers of bytes: the compiled profile_lines()
     writes the profile line of each key with one record (almost all); the other runs of lines go
-    through reduce_profile_lines."""
+    through reduce_profile_lines, each written before the lines after it, so that the output is
+    in key order as the input is (the client writes ordered parts without a merge)."""
     module = fast.load()
     if module is None:
         return reduce_profile_lines(_lines_of_chunks(chunks), write)
-    reduce_profile_lines(itertools.chain.from_iterable(runs_left(chunks, module.profile_lines, write)), write)
+    for lines in runs_left(chunks, module.profile_lines, write):
+        reduce_profile_lines(lines, write)      # written at once: the output stays in key order
 
 
 def table_lines(table):

@@ -6,7 +6,7 @@ import pytest
 
 from mrjob.sim import _split_records
 
-from profiler import synthetic
+from profiler import output, synthetic
 from profiler.localrunner import LocalRunner, key_bounds
 from profiler.pipeline import run_profile
 from test_exactness import _without_created
@@ -40,6 +40,10 @@ def test_local_runner_with_fast_splits_writes_the_inline_bytes(tmp_path, monkeyp
     synthetic.write_cdx(cdx, 4000, seed=3)
     a, b = str(tmp_path / "inline.cdxj"), str(tmp_path / "local.cdxj")
     run_profile([cdx], a, runner="inline", split_size=100000)
+
+    def no_merge(*args):
+        raise AssertionError("the local runner's parts are in key order: no merge")
+    monkeypatch.setattr(output, "_merged", no_merge)
     summary = run_profile([cdx], b, runner="local", split_size=100000, cores=2)
     assert summary["parts"] == 2 * parts_per_core
     assert _without_created(a) == _without_created(b)
