@@ -18,6 +18,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ------------------------------------------------------------------ byte buffers */
 
@@ -1974,11 +1977,81 @@ static PyObject *profile_lines(PyObject *unused, PyObject *args) {
     return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
 }
 
+/* ------------------------------------------------------------------ legend lines */
+
+/* the start of a legend line whose "CDX " is at i (a line start, or after one space), or -1 */
+static inline Py_ssize_t legend_line_start(const unsigned char *p, Py_ssize_t i) {
+    if (i >= 1 && p[i - 1] == '\n') return i;
+    if (i >= 2 && p[i - 1] == ' ' && p[i - 2] == '\n') return i - 1;
+    return -1;
+}
+
+static int add_offset(Py_ssize_t **arr, Py_ssize_t *n, Py_ssize_t *cap, Py_ssize_t v) {
+    if (*n == *cap) {
+        Py_ssize_t c = *cap ? *cap * 2 : 16;
+        Py_ssize_t *a = realloc(*arr, c * sizeof(Py_ssize_t));
+        if (!a) return -1;
+        *arr = a; *cap = c;
+    }
+    (*arr)[(*n)++] = v;
+    return 0;
+}
+
+/* legend_starts(buf, end, base) -> [base + offset of each line of buf[:end] that is a legend
+ * (starts with "CDX " or " CDX ") after a newline in buf], as profiler.inputs._legend_starts;
+ * 16 bytes a step with SSE2, without the GIL (threads scan parts of a file at once) */
+static PyObject *legend_starts(PyObject *unused, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t end, base;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &end, &base)) return NULL;
+    if (end < 0 || end > view.len) {
+        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "end out of the buffer"); return NULL;
+    }
+    const unsigned char *p = view.buf;
+    Py_ssize_t *found = NULL, nfound = 0, cap = 0, i = 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+#if defined(__SSE2__)
+    const __m128i C = _mm_set1_epi8('C'), D = _mm_set1_epi8('D'), X = _mm_set1_epi8('X'), S = _mm_set1_epi8(' ');
+    for (; i + 19 <= end && !failed; i += 16) {
+        __m128i m1 = _mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), C),
+                                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 1)), D));
+        __m128i m2 = _mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 2)), X),
+                                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 3)), S));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(m1, m2));
+        while (m && !failed) {
+            Py_ssize_t at = legend_line_start(p, i + __builtin_ctz(m));
+            if (at >= 0 && add_offset(&found, &nfound, &cap, base + at) < 0) failed = 1;
+            m &= m - 1;
+        }
+    }
+#endif
+    for (; i + 4 <= end && !failed; i++) {
+        if (p[i] == 'C' && p[i + 1] == 'D' && p[i + 2] == 'X' && p[i + 3] == ' ') {
+            Py_ssize_t at = legend_line_start(p, i);
+            if (at >= 0 && add_offset(&found, &nfound, &cap, base + at) < 0) failed = 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (failed) { free(found); return PyErr_NoMemory(); }
+    PyObject *out = PyList_New(nfound);
+    for (Py_ssize_t k = 0; out && k < nfound; k++) {
+        PyObject *v = PyLong_FromSsize_t(found[k]);
+        if (!v) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, k, v);
+    }
+    free(found);
+    return out;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef module_methods[] = {
     {"skim", skim, METH_VARARGS,
      "skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines"},
+    {"legend_starts", legend_starts, METH_VARARGS,
+     "legend_starts(buf, end, base) -> [offset, ...]: the legend lines of buf[:end], at base + offset"},
     {"profile_lines", profile_lines, METH_VARARGS,
      "profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's lone key records over sorted lines"},
     {NULL}

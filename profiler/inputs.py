@@ -1,12 +1,13 @@
 """Input resolution: paths, directories, globs and manifests -> index files -> map splits."""
 
+import concurrent.futures
 import glob
 import itertools
 import os
 import zlib
 
 from profiler.errors import UserError
-from profiler import ache, cdx, warc
+from profiler import ache, cdx, fast, warc
 from profiler.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
@@ -160,8 +161,9 @@ def _format_of(sample):
     return {"format": "cdx", "fields": letters, "inferred": True}
 
 
-def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
-    """Cut uncompressed files into byte ranges of about split_size; compressed files stay whole."""
+def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
+    """Cut uncompressed files into byte ranges of about split_size; compressed files stay whole.
+    ``workers``: threads for the legend scan of a CDX file (the run's cores)."""
     splits = []
     for info in infos:
         if info["format"] is None:
@@ -173,7 +175,8 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
         if info["compression"] or size <= split_size or base["format"] in WHOLE_FILE_FORMATS:
             splits.append(dict(base, start=0, end=None))
             continue
-        segments = legend_segments(info["path"], size, base.get("fields")) if base["format"] == "cdx" \
+        segments = legend_segments(info["path"], size, base.get("fields"), workers=workers) \
+            if base["format"] == "cdx" \
             else [(0, size, None)]
         for seg_start, seg_end, fields in segments:
             for start in range(seg_start, seg_end, split_size):
@@ -188,39 +191,67 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE):
 CHUNK = 8 << 20
 
 
-def legend_segments(path, size, fields, chunk=CHUNK):
+def legend_segments(path, size, fields, chunk=CHUNK, workers=1):
     """(start, end, fields) of the parts of a CDX file between legend lines.
 
     Concatenated CDX files may declare a new layout mid-file; a split that starts after
-    such a legend must not parse with the first one. One find() pass finds them, read a chunk
-    at a time into one reused buffer, behind the last 5 bytes of the chunk before: 0.17 s on
-    185 MB (0.22 s when each chunk was a new bytes object joined to the tail; mapping the file
-    a window at a time was no faster).
+    such a legend must not parse with the first one. One pass finds them, read a chunk at a
+    time into one reused buffer, behind the last 5 bytes of the chunk before. The compiled
+    scan (16 bytes a step, without the GIL) lets ``workers`` threads scan parts of the file at
+    once: 185 MB in 0.19 s with find() in one thread, 0.08 s compiled, 0.05 s in two threads.
     """
+    ranges = _ranges(size, max(1, workers) if fast.load() is not None else 1)
+    if len(ranges) == 1:
+        found = _legend_offsets(path, 0, size, chunk)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(len(ranges)) as pool:
+            found = [o for part in pool.map(lambda r: _legend_offsets(path, r[0], r[1], chunk), ranges)
+                     for o in part]
     bounds = [(0, fields)]
-    overlap = 5
-    with open(path, "rb", buffering=0) as f, open(path, "rb") as lines:
-        def found(offset):
+    with open(path, "rb") as lines:
+        for offset in sorted(set(found)):
             lines.seek(offset)
             try:
                 bounds.append((offset, cdx.legend_letters(lines.readline().rstrip(b"\r\n"))))
             except ValueError:
                 pass
-        buf = bytearray(overlap + chunk)
-        with memoryview(buf) as view:
-            keep = offset = 0    # buf[:keep]: the end of the chunk before, which ends at file offset `offset`
-            while True:
-                n = f.readinto(view[keep:])
-                if not n:
-                    break
-                end = keep + n
-                _legend_starts(buf, offset - keep, found, end)
-                tail = max(0, end - overlap)
-                buf[:end - tail] = buf[tail:end]
-                keep, offset = end - tail, offset + n
     bounds = sorted(set(bounds))
     ends = [b[0] for b in bounds[1:]] + [size]
     return [(start, end, letters) for (start, letters), end in zip(bounds, ends) if end > start]
+
+
+def _ranges(size, n):
+    step = -(-size // n) if size else 1
+    return [(start, min(size, start + step)) for start in range(0, size, step)] or [(0, 0)]
+
+
+def _legend_offsets(path, start, end, chunk, overlap=5):
+    """Offsets of the legend lines whose "CDX " ends in [start, end) of the file: read from
+    `overlap` bytes before start, to see the rest of it and the line start before it."""
+    module = fast.load()
+    found = []
+    if module is not None:
+        def scan(buf, base, n):
+            found.extend(module.legend_starts(buf, n, base))
+    else:
+        def scan(buf, base, n):
+            _legend_starts(buf, base, found.append, n)
+    begin = max(0, start - overlap)
+    with open(path, "rb", buffering=0) as f:
+        f.seek(begin)
+        buf = bytearray(overlap + chunk)
+        with memoryview(buf) as view:
+            keep, offset = 0, begin     # buf[:keep]: the end of the chunk before, which ends at file offset `offset`
+            while offset < end:
+                n = f.readinto(view[keep:keep + min(chunk, end - offset)])
+                if not n:
+                    break
+                stop = keep + n
+                scan(buf, offset - keep, stop)
+                tail = max(0, stop - overlap)
+                buf[:stop - tail] = buf[tail:stop]
+                keep, offset = stop - tail, offset + n
+    return found
 
 
 def _legend_starts(data, base, found, end):

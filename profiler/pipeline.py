@@ -85,9 +85,11 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
         log.warning("skipping %s: %s", item["path"], item["reason"])
+    workers = 1
     if runner == "local":
-        split_size = balanced_split_size(infos, split_size, cores or os.cpu_count() or 1)
-    splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size) \
+        workers = cores or os.cpu_count() or 1
+        split_size = balanced_split_size(infos, split_size, workers)
+    splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
         raise inputs_mod.InputError("none of the %d input file(s) is a CDX/CDXJ index" % len(files))

@@ -315,10 +315,16 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
         assert segments == [(0, len(head), "N b a m s k S"), (len(head), len(data), "a b N m s k S")], chunk
 
 
-def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
+@pytest.mark.parametrize("pure", [False, True])
+def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path, monkeypatch, pure):
     """Random files of data lines, legends (with and without the leading space) and lookalikes
-    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds."""
+    ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds,
+    at any chunk size, scanned by the compiled scan (in 1 to 5 threads over parts of the file)
+    or by find() in Python."""
     import random
+    from profiler import fast
+    if pure:
+        monkeypatch.setenv(fast.PURE_ENV, "1")
     from profiler import cdx
     from profiler.inputs import legend_segments
     rng = random.Random(7)
@@ -338,10 +344,10 @@ def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path):
             offset += len(line) + 1
         path = tmp_path / ("f%d.cdx" % trial)
         path.write_bytes(b"\n".join(lines) + b"\n")
-        for chunk in (rng.randint(1, 64), 4096, 1 << 23):
-            got = legend_segments(str(path), offset, "N b a m s k S", chunk=chunk)
+        for chunk, workers in ((rng.randint(1, 64), rng.randint(1, 5)), (4096, 2), (1 << 23, 1), (1 << 23, 3)):
+            got = legend_segments(str(path), offset, "N b a m s k S", chunk=chunk, workers=workers)
             assert [(start, letters) for start, _, letters in got] == \
-                sorted(set([(0, "N b a m s k S")] + expected)), (trial, chunk)
+                sorted(set([(0, "N b a m s k S")] + expected)), (trial, chunk, workers)
 
 
 @pytest.mark.parametrize("form", [b"CDX a b N m s k S", b" CDX a b N m s k S"])
