@@ -7,9 +7,9 @@ boundaries. On a 1M-capture profile with 2 cores that was about 1.5 of 10 wall s
 which the other core waited, and 12 reduce tasks at about 0.25 CPU-s each to start.
 Here a step without a mapper or combiner takes the previous step's output files as they are
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
-cut it (the first key change at or after each multiple of the split size) by seeking; the
-parts after the first are copied with copy_file_range, and the sorted file, cut short, is the
-first. The tasks get the same lines, keys never straddle two reduce
+cut it (the first key change at or after each multiple of the split size) by seeking; each
+reduce task reads its part of the sorted file in place (its byte range in its environment,
+profiler.rawsteps.RANGE_ENV), so nothing is copied. The tasks get the same lines, keys never straddle two reduce
 tasks, and the profile is the same bytes. Tasks that run this Python use the installed mrjob
 instead of a zip of it, and the task wrapper skips mrjob's setup lock when the setup only sets
 PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
@@ -19,6 +19,7 @@ import os
 import sys
 from os.path import dirname
 
+from profiler import rawsteps
 from profiler.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -32,6 +33,10 @@ class LocalRunner(LocalMRJobRunner):
 
     #: reduce tasks per core and step (mrjob: 2; a task costs about 0.25 CPU-s to start)
     parts_per_core = 1
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
 
     def _bootstrap_mrjob(self):
         """mrjob zips itself for every run and puts the zip first on the tasks' PYTHONPATH, for
@@ -72,19 +77,27 @@ class LocalRunner(LocalMRJobRunner):
         return results
 
     def _split_reducer_input(self, step_num):
-        """The parts after the first are copied out of the sorted file, which then becomes the
-        first part, cut short (no copy at all with one part)."""
+        """No copies: every reduce task's input is a link to the sorted file, and its byte range
+        of it is in its environment (rawsteps.RANGE_ENV, see _env_for_task)."""
         path = self._sorted_reducer_input_path(step_num)
         size = os.path.getsize(path)
         bounds = key_bounds(path, size // (self._num_reducers(step_num) * self.parts_per_core))
-        dests = [self._task_input_path("reducer", step_num, task_num) for task_num in range(len(bounds) - 1)]
-        for dest in dests:
+        self._reduce_ranges[step_num] = list(zip(bounds, bounds[1:]))
+        for task_num in range(len(bounds) - 1):
+            dest = self._task_input_path("reducer", step_num, task_num)
             self.fs.mkdir(dirname(dest))
-        for dest, start, end in zip(dests[1:], bounds[1:], bounds[2:]):
-            copy_range(path, dest, start, end)
-        os.replace(path, dests[0])
-        os.truncate(dests[0], bounds[1])
-        return len(dests)
+            try:
+                os.link(path, dest)
+            except OSError:
+                os.symlink(os.path.abspath(path), dest)
+        return len(bounds) - 1
+
+    def _env_for_task(self, task_type, step_num, task_num, map_split=None):
+        env = super()._env_for_task(task_type, step_num, task_num, map_split)
+        ranges = getattr(self, "_reduce_ranges", {}).get(step_num)
+        if task_type == "reducer" and ranges:
+            env[rawsteps.RANGE_ENV] = "%d %d" % ranges[task_num]
+        return env
 
 
 def _is_py_files_export(cmd):
@@ -137,25 +150,3 @@ def _line_start(f, offset, window=1 << 16):
             return start + i + 1
         end = start
     return 0
-
-
-def copy_range(src_path, dest_path, start, end):
-    """Copy bytes [start, end) of src_path into a new file dest_path (in the kernel if it can)."""
-    with open(src_path, "rb") as src, open(dest_path, "wb") as dest:
-        offset, left = start, end - start
-        try:
-            while left > 0:
-                n = os.copy_file_range(src.fileno(), dest.fileno(), left, offset)
-                if n <= 0:
-                    break
-                offset += n
-                left -= n
-        except (AttributeError, OSError):
-            pass
-        src.seek(offset)
-        while left > 0:
-            data = src.read(min(left, 1 << 20))
-            if not data:
-                break
-            dest.write(data)
-            left -= len(data)

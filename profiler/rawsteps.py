@@ -25,6 +25,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import os
 
 import orjson
 from mrjob.cat import decompress
@@ -170,18 +171,39 @@ def _lines_of_chunks(chunks):
         yield tail
 
 
-def input_chunks(paths, stdin, size=4 << 20):
+#: "start end": the byte range of a reduce task's input file that is its own (the local runner
+#: lets its reduce tasks read their parts of one sorted file in place: profiler.localrunner)
+RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
+
+
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
-    stdin for '-' (or no path), .gz and .bz2 files decompressed."""
+    stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
+    RANGE_ENV gives, when it is set."""
+    span = environ.get(RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
-            yield from iter(functools.partial(stdin.read, size), b"")
+            if span:
+                start, end = map(int, span.split())
+                stdin.seek(start)
+                yield from _read_upto(stdin, end - start, size)
+            else:
+                yield from iter(functools.partial(stdin.read, size), b"")
             continue
         with open(path, "rb") as f:
             if path.endswith((".gz", ".bz2")):
                 yield from decompress(f, path)
             else:
                 yield from iter(functools.partial(f.read, size), b"")
+
+
+def _read_upto(f, left, size):
+    while left > 0:
+        data = f.read(min(size, left))
+        if not data:
+            return
+        left -= len(data)
+        yield data
 
 
 def reduce_digests_and_keys(lines, policy, limit, write):

@@ -92,3 +92,17 @@ def test_map_records_batches_and_encodes():
     records = iter([(b"a", [1]), (b"b", b"[2]"), (b"c", {"x": 1})])
     rawsteps.map_records(records, out.append, batch=2)
     assert out == [b"a\t[1]\nb\t[2]\n", b'c\t{"x":1}\n']
+
+
+def test_input_chunks_of_a_byte_range_of_stdin(tmp_path):
+    """A reduce task of the local runner reads its part of the sorted file in place: the range
+    in RANGE_ENV, in buffers of at most size bytes; without it, all of stdin."""
+    path = tmp_path / "sorted"
+    path.write_bytes(b"".join(b"k%02d\tv\n" % i for i in range(50)))
+    data = path.read_bytes()
+    for start, end, size in ((0, 0, 4), (0, 12, 5), (12, 60, 7), (60, len(data), 1 << 20)):
+        with open(path, "rb") as stdin:
+            chunks = list(rawsteps.input_chunks([], stdin, size, {rawsteps.RANGE_ENV: "%d %d" % (start, end)}))
+        assert b"".join(chunks) == data[start:end] and all(len(c) <= size for c in chunks)
+    with open(path, "rb") as stdin:
+        assert b"".join(rawsteps.input_chunks(["-"], stdin, 3, {})) == data
