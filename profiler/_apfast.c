@@ -1977,6 +1977,51 @@ static PyObject *profile_lines(PyObject *unused, PyObject *args) {
     return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
 }
 
+/* ------------------------------------------------------------------ the profile's lines */
+
+/* ordered_lines(data, previous) -> (text, lines, last key) or None: the lines of data (each ends
+ * with a newline) as profile lines, the TAB after each key a space (profiler.output), when their
+ * keys (up to the first TAB) are in strictly increasing byte order after the key previous (None:
+ * no line before); None when they are not. */
+static PyObject *ordered_lines(PyObject *unused, PyObject *args) {
+    Py_buffer view;
+    PyObject *prev;
+    if (!PyArg_ParseTuple(args, "y*O", &view, &prev)) return NULL;
+    const char *pk = NULL;
+    Py_ssize_t pkn = 0;
+    if (prev != Py_None) {
+        if (!PyBytes_Check(prev)) { PyBuffer_Release(&view); PyErr_SetString(PyExc_TypeError, "bytes or None expected"); return NULL; }
+        pk = PyBytes_AS_STRING(prev); pkn = PyBytes_GET_SIZE(prev);
+    }
+    const char *d = view.buf;
+    Py_ssize_t n = view.len, pos = 0, count = 0;
+    PyObject *text = PyBytes_FromStringAndSize(NULL, n);
+    if (!text) { PyBuffer_Release(&view); return NULL; }
+    char *o = PyBytes_AS_STRING(text);
+    int ordered = 1;
+    while (pos < n) {
+        const char *nl = memchr(d + pos, '\n', n - pos);
+        Py_ssize_t le = nl ? nl - d : n;
+        const char *tab = memchr(d + pos, '\t', le - pos);
+        Py_ssize_t kn = tab ? tab - (d + pos) : le - pos;
+        if (pk && bytes_cmp(d + pos, kn, pk, pkn) <= 0) { ordered = 0; break; }
+        pk = d + pos; pkn = kn;
+        memcpy(o + pos, d + pos, (nl ? le + 1 : n) - pos);
+        if (tab) o[tab - d] = ' ';
+        count++;
+        pos = nl ? le + 1 : n;
+    }
+    PyObject *out = NULL;
+    if (!ordered) { Py_DECREF(text); out = Py_None; Py_INCREF(out); }
+    else {
+        PyObject *last = pk ? PyBytes_FromStringAndSize(pk, pkn) : (Py_INCREF(prev), prev);
+        if (last) out = Py_BuildValue("(NnN)", text, count, last);
+        else Py_DECREF(text);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* ------------------------------------------------------------------ legend lines */
 
 /* the start of a legend line whose "CDX " is at i (a line start, or after one space), or -1 */
@@ -2050,6 +2095,8 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"skim", skim, METH_VARARGS,
      "skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines"},
+    {"ordered_lines", ordered_lines, METH_VARARGS,
+     "ordered_lines(data, previous) -> (text, lines, last key) or None: profile lines of ordered keys"},
     {"legend_starts", legend_starts, METH_VARARGS,
      "legend_starts(buf, end, base) -> [offset, ...]: the legend lines of buf[:end], at base + offset"},
     {"profile_lines", profile_lines, METH_VARARGS,

@@ -8,7 +8,7 @@ import tempfile
 
 import orjson
 
-from profiler import GENERATOR
+from profiler import GENERATOR, fast
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
 KEYS = ["surt", "datetime", "mime", "status"]
@@ -109,22 +109,39 @@ def write_ordered_parts(path, part_paths, make_headers, block=1 << 22):
             with open(p, "rb") as f:
                 rest = b""
                 for data in iter(lambda: f.read(block), b""):
-                    lines = (rest + data).split(b"\n")
-                    rest = lines.pop()          # the part of a line the next block completes
-                    if lines:
-                        _write_block(out, lines, previous, count)
+                    data = rest + data
+                    cut = data.rfind(b"\n") + 1
+                    rest = data[cut:]           # the part of a line the next block completes
+                    if cut:
+                        _write_block(out, data[:cut], previous, count)
                 if rest:
-                    _write_block(out, [rest], previous, count)
+                    _write_block(out, rest + b"\n", previous, count)
     _atomically(path, write)
     return count[0]
 
 
-def _write_block(out, lines, previous, count):
+def _write_block(out, data, previous, count):
+    """Whole lines data (key<TAB>value, each with its newline) as profile lines, checked to be in
+    strictly increasing key order after previous[0] (the compiled ordered_lines() when there is one)."""
+    if previous[0] is None and data.startswith(META_KEY + b"\t"):
+        data = data[data.index(b"\n") + 1:]            # the job's !meta record: read before, in the headers
+    module = fast.load()
+    if module is None:
+        return _write_lines(out, data[:-1].split(b"\n") if data else [], previous, count)
+    done = module.ordered_lines(data, previous[0])
+    if done is None:
+        raise UnsortedPart(previous[0])
+    text, n, previous[0] = done
+    out.write(text)
+    count[0] += n
+
+
+def _write_lines(out, lines, previous, count):
     keys = [line.partition(b"\t")[0] for line in lines]
+    if not keys:
+        return
     if previous[0] is not None and keys[0] <= previous[0] or any(map(operator.ge, keys, keys[1:])):
         raise UnsortedPart(keys[0])
-    if previous[0] is None and keys[0] == META_KEY:
-        keys, lines = keys[1:], lines[1:]
     if keys:
         previous[0] = keys[-1]
         out.write(b"\n".join([line.replace(b"\t", b" ", 1) for line in lines]) + b"\n")   # the key's TAB

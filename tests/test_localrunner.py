@@ -100,3 +100,31 @@ def test_setup_lock_only_for_setup_commands_that_may_need_it():
             script = "\n".join(runner._setup_wrapper_script_content(setup))
         assert "export PYTHONPATH=$__mrjob_PWD/p.zip:$PYTHONPATH" in script
         assert ("fcntl.flock" in script) is locked
+
+
+def test_a_phase_runs_its_tasks_at_once_and_raises_the_first_failure():
+    """_run_multiple runs a phase's tasks in up to num_cores threads of one pool kept for the run;
+    a failed task's error is raised once the phase's other tasks have ended."""
+    import threading
+    import types
+    runner = types.SimpleNamespace(_opts={"num_cores": 2}, _pool=None)
+    barrier = threading.Barrier(2, timeout=10)      # both tasks must run at once to pass it
+    ended = []
+
+    def task(n):
+        barrier.wait()
+        ended.append(n)
+    LocalRunner._run_multiple(runner, [lambda: task(1), lambda: task(2)])
+    pool = runner._pool
+    assert sorted(ended) == [1, 2]
+
+    def failing():
+        raise RuntimeError("task failed")
+
+    def slow():
+        threading.Event().wait(0.2)
+        ended.append(3)
+    with pytest.raises(RuntimeError, match="task failed"):
+        LocalRunner._run_multiple(runner, [failing, slow])
+    assert ended[-1] == 3 and runner._pool is pool
+    pool.shutdown()

@@ -72,12 +72,16 @@ def _write_parts(tmp_path, parts, newline_at_end=True):
     return paths
 
 
+@pytest.mark.parametrize("pure", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_local_parts_fast_path_writes_the_merge_bytes(tmp_path, seed):
+def test_local_parts_fast_path_writes_the_merge_bytes(tmp_path, monkeypatch, seed, pure):
     """Local parts (ordered ranges, overlapping, unsorted, duplicates, meta, no final newline,
-    tiny blocks): the file is the merge path's, or the same error."""
+    tiny blocks): the file is the merge path's, or the same error; the blocks checked and
+    written by the compiled ordered_lines() or in Python."""
     import random
-    from profiler import output
+    from profiler import fast, output
+    if pure:
+        monkeypatch.setenv(fast.PURE_ENV, "1")
     rng = random.Random(seed)
     keys = sorted({("%s,%s)/%d - - -" % (rng.choice("abc"), rng.choice("xyz"), rng.randrange(50))).encode()
                    for _ in range(rng.randint(0, 60))})
