@@ -9,7 +9,9 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking; each
 reduce task reads its part of the sorted file in place (its byte range in its environment,
-profiler.rawsteps.RANGE_ENV), so nothing is copied. The tasks get the same lines, keys never straddle two reduce
+profiler.rawsteps.RANGE_ENV), so nothing is copied. A phase's tasks run in the threads of one
+pool kept for the run (mrjob forks a pool of processes per phase), and files no task reads any
+more are deleted while the next tasks run. The tasks get the same lines, keys never straddle two reduce
 tasks, and the profile is the same bytes. Tasks that run this Python use the installed mrjob
 instead of a zip of it, and the task wrapper skips mrjob's setup lock when the setup only sets
 PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
@@ -38,7 +40,7 @@ class LocalRunner(LocalMRJobRunner):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
-        self._pool = None
+        self._pool = self._deleter = None
 
     def _run_multiple(self, funcs, num_processes=None):
         """A phase's tasks in the threads of one pool kept for the run, each waiting for its task's
@@ -60,7 +62,35 @@ class LocalRunner(LocalMRJobRunner):
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        if self._deleter is not None:
+            self._deleter.shutdown()
+            self._deleter = None
         super().cleanup(mode)
+
+    def _sort_reducer_input(self, step_num, num_map_tasks):
+        super()._sort_reducer_input(step_num, num_map_tasks)
+        # sorted into one file: the map outputs, and the previous step's output files they link to
+        self._delete_soon([self._task_output_path("mapper", step_num, n) for n in range(num_map_tasks)])
+
+    def _run_reducers(self, step_num, num_reducer_tasks):
+        super()._run_reducers(step_num, num_reducer_tasks)
+        self._delete_soon([self._task_input_path("reducer", step_num, n) for n in range(num_reducer_tasks)]
+                          + [self._sorted_reducer_input_path(step_num)])
+
+    def _delete_soon(self, paths):
+        """Delete files of this run's temp dir no task reads any more (and the files they link to
+        there), in a thread of their own, while the next tasks run: the run's largest files are gone
+        before the cleanup at the end, and never on disk all at once. Not when the temp dir is kept
+        (--cleanup NONE, for instance)."""
+        if not any(choice in self._cleanup_mode() for choice in ("ALL", "TMP", "LOCAL_TMP")):
+            return
+        tmp = os.path.realpath(self._get_local_tmp_dir()) + os.sep
+        doomed = []
+        for path in paths:
+            doomed += [p for p in (path, os.path.realpath(path)) if os.path.realpath(p).startswith(tmp)]
+        if self._deleter is None:
+            self._deleter = concurrent.futures.ThreadPoolExecutor(1)
+        self._deleter.submit(_unlink_all, doomed)
 
     def _bootstrap_mrjob(self):
         """mrjob zips itself for every run and puts the zip first on the tasks' PYTHONPATH, for
@@ -122,6 +152,14 @@ class LocalRunner(LocalMRJobRunner):
         if task_type == "reducer" and ranges:
             env[rawsteps.RANGE_ENV] = "%d %d" % ranges[task_num]
         return env
+
+
+def _unlink_all(paths):
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _is_py_files_export(cmd):

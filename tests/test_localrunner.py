@@ -128,3 +128,26 @@ def test_a_phase_runs_its_tasks_at_once_and_raises_the_first_failure():
         LocalRunner._run_multiple(runner, [failing, slow])
     assert ended[-1] == 3 and runner._pool is pool
     pool.shutdown()
+
+
+@pytest.mark.parametrize("mode", ["ALL", "NONE"])
+def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp_path, mode):
+    """_delete_soon deletes the given files and the files they link to, when they are in the run's
+    temp dir (never the user's files), and nothing when the temp dir is kept (--cleanup NONE)."""
+    import os
+    import types
+    run_dir, user_dir = tmp_path / "run", tmp_path / "user"
+    run_dir.mkdir()
+    user_dir.mkdir()
+    (run_dir / "part").write_bytes(b"x")
+    (run_dir / "link").symlink_to(run_dir / "part")
+    (user_dir / "input.cdx").write_bytes(b"y")
+    (run_dir / "to-user").symlink_to(user_dir / "input.cdx")
+    runner = types.SimpleNamespace(_deleter=None, _cleanup_mode=lambda: [mode],
+                                   _get_local_tmp_dir=lambda: str(run_dir))
+    LocalRunner._delete_soon(runner, [str(run_dir / "link"), str(run_dir / "to-user"), str(user_dir / "input.cdx")])
+    if runner._deleter:
+        runner._deleter.shutdown()
+    left = sorted(os.listdir(run_dir))
+    assert left == (["link", "part", "to-user"] if mode == "NONE" else ["to-user"])
+    assert (user_dir / "input.cdx").read_bytes() == b"y"
