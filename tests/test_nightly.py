@@ -6,6 +6,7 @@ or (on_overlap: approximate) is labelled: each number is exact or carries bounds
 from-scratch value.
 """
 
+import glob
 import gzip
 import json
 import os
@@ -176,10 +177,10 @@ def test_run_killed_inside_the_local_job_recovers(tmp_path, capsys):
     tmp = os.environ["TMPDIR"]
     proc = a.start()
     deadline = time.monotonic() + 120
-    while not any(n.startswith("profile_job.") for n in os.listdir(tmp)):
+    # as soon as map tasks run (the whole job takes about a second)
+    while not glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*")):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-        time.sleep(0.05)
-    time.sleep(0.5)
+        time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert published(a) == first
