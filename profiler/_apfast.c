@@ -218,22 +218,23 @@ static int recmap_add(RecMap *t, const char *k, Py_ssize_t kl, const Rec *r) {
 
 /* records by a small integer id (suffix and tuple ids with a set index), one generation at a
  * time: no hashing. at[id] is valid while gen[id] == cur; the ids in order of first use in ids[] */
-typedef struct { uint64_t *gen, cur; Py_ssize_t *at, cap; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
+typedef struct { uint32_t *gen, cur; int32_t *at; Py_ssize_t cap; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
 
 static int idrecs_add(IdRecs *t, int64_t id, const Rec *r) {
     if (id >= t->cap) {
         Py_ssize_t old = t->cap, cap = old ? old : 64;
         while (cap <= id) cap *= 2;
-        uint64_t *gen = PyMem_Realloc(t->gen, cap * sizeof(uint64_t));
+        uint32_t *gen = PyMem_Realloc(t->gen, cap * sizeof(uint32_t));
         if (!gen) { PyErr_NoMemory(); return -1; }
         t->gen = gen;
-        Py_ssize_t *at = PyMem_Realloc(t->at, cap * sizeof(Py_ssize_t));
+        int32_t *at = PyMem_Realloc(t->at, cap * sizeof(int32_t));
         if (!at) { PyErr_NoMemory(); return -1; }
         t->at = at;
-        memset(t->gen + old, 0, (cap - old) * sizeof(uint64_t));
+        memset(t->gen + old, 0, (cap - old) * sizeof(uint32_t));
         t->cap = cap;
     }
     if (t->cur == 0) t->cur = 1;
+    if (t->n >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many records"); return -1; }
     if (t->gen[id] == t->cur) { rec_merge(&t->recs[t->at[id]], r); return 0; }
     if (t->n == t->rcap) {
         Py_ssize_t cap = t->rcap ? t->rcap * 2 : 64;
@@ -244,11 +245,17 @@ static int idrecs_add(IdRecs *t, int64_t id, const Rec *r) {
         if (!ids) { PyErr_NoMemory(); return -1; }
         t->ids = ids; t->rcap = cap;
     }
-    t->gen[id] = t->cur; t->at[id] = t->n;
+    t->gen[id] = t->cur; t->at[id] = (int32_t)t->n;
     t->recs[t->n] = *r; t->ids[t->n] = id; t->n++;
     return 0;
 }
-static void idrecs_clear(IdRecs *t) { t->cur++; t->n = 0; }
+static void idrecs_clear(IdRecs *t) {
+    t->n = 0;
+    if (++t->cur == 0) {      /* the generations wrapped round: every entry is stale again */
+        if (t->gen) memset(t->gen, 0, t->cap * sizeof(uint32_t));
+        t->cur = 1;
+    }
+}
 static void idrecs_free(IdRecs *t) {
     PyMem_Free(t->gen); PyMem_Free(t->at); PyMem_Free(t->recs); PyMem_Free(t->ids);
     memset(t, 0, sizeof *t);
@@ -359,7 +366,7 @@ typedef struct {
     Map cmine; int64_t *cmine_ml; Py_ssize_t cmine_cap;         /* key -> the URI-R's largest length */
     Map ckey; KeyAcc *ck; Py_ssize_t ck_cap;                    /* key -> URI-Rs, sum, largest */
     Buf kb, sb;
-    /* raw mode: digest record lines held back, written in byte order a run (8 MiB, or limit lines)
+    /* raw mode: digest record lines held back, written in byte order a run (4 MiB, or limit lines)
      * at a time: the sort between steps 1 and 2 takes half the time over sorted runs */
     Buf drun; Py_ssize_t *drun_off, drun_cap, ndrun;
     PyObject *out;             /* list of output pairs of the current call */
@@ -763,9 +770,9 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
 }
 
 static const char REVISIT_MIME[] = "warc/revisit";
-#define DRUN_BYTES (8 << 20)
+#define DRUN_BYTES (4 << 20)
 /* suffix and tuple ids held before they start again (the arrays indexed by them stay small) */
-#define ID_LIMIT 65536
+#define ID_LIMIT 32768
 
 /* one cell of the current URI-R, merged with an equal (period, mime, status, digest, revisit) one */
 static int add_cell(Expander *x, const Cell *v) {

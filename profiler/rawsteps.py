@@ -123,15 +123,32 @@ def reduce_uri_r_chunks(chunks, expander, write):
     write(expander.close_raw())
 
 
-def runs_left(chunks, read, write):
+#: bytes of one key's lines held back for a compiled reader before they go to Python in parts
+#: (step 2, whose groups stream through Python: a digest most URI-Rs hold is one long run)
+LONG_RUN = 4 << 20
+
+
+def runs_left(chunks, read, write, long_run=None):
     """Buffers of sorted lines through a compiled reader read(buf, pos, final) -> (state, pos,
     end, lines) (profiler/_apfast.c): its lines are written; yields the runs of lines of one key
-    it leaves to Python (state 1), as lists of lines without their newlines."""
+    it leaves to Python (state 1), as lists of lines without their newlines. A key's lines that
+    may go on in the next buffer are held back; with long_run, past long_run bytes they go to
+    Python in parts instead (and the key's next lines after them), so that memory does not grow
+    with the longest run: only for a consumer that groups consecutive runs of one key."""
     tail = b""
+    carry = None        # the key of lines given to Python in part: its next lines go there too
     for chunk in itertools.chain(chunks, (None,)):
         final = chunk is None
         buf = tail if final else (tail + chunk if tail else chunk)
         pos = 0
+        if carry is not None:
+            pos, done = _key_lines_end(buf, carry, final)
+            if pos:
+                yield split_lines(buf[:pos])
+            if not done:
+                tail = buf[pos:]
+                continue
+            carry = None
         while True:
             state, pos, end, out = read(buf, pos, final)
             write(out)
@@ -140,6 +157,30 @@ def runs_left(chunks, read, write):
             yield split_lines(buf[pos:end])
             pos = end
         tail = buf[pos:]
+        if long_run and not final and len(tail) > long_run:
+            cut = tail.rfind(b"\n") + 1        # the whole lines held back: one key's
+            if cut:
+                lines = split_lines(tail[:cut])
+                carry = key_of(lines[-1])
+                yield lines
+                tail = tail[cut:]
+
+
+def _key_lines_end(buf, key, final):
+    """(end of the whole lines of key at the start of buf, whether another key's line or the end
+    of the input follows them)."""
+    prefix = key + b"\t"
+    pos = 0
+    while True:
+        nl = buf.find(b"\n", pos)
+        end = len(buf) if nl < 0 else nl
+        if nl < 0 and not final:
+            return pos, False                   # a line the next buffer completes
+        if pos >= len(buf):
+            return pos, True
+        if not (buf.startswith(prefix, pos) or buf[pos:end] == key):
+            return pos, True
+        pos = end + 1 if nl >= 0 else end
 
 
 def _reduce_uri_r_lines(lines, add_raw, write):
@@ -250,7 +291,7 @@ def reduce_digests_and_keys_chunks(chunks, policy, limit, write):
     module = fast.load()
     if module is None:
         return reduce_digests_and_keys(_lines_of_chunks(chunks), policy, limit, write)
-    runs = runs_left(chunks, module.skim, write)
+    runs = runs_left(chunks, module.skim, write, LONG_RUN)
     reduce_digests_and_keys(itertools.chain.from_iterable(runs), policy, limit, write)
 
 
