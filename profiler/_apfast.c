@@ -1884,11 +1884,13 @@ static PyTypeObject AggregatorType = {
 
 /* ------------------------------------------------------------------ step 2's lone records */
 
-/* skim(buf, pos, final) -> (state, pos, end, lines): step 2 over the sorted lines of buf from pos
- * (profiler.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one URI-R
- * holds the digest) is dropped, any other lone record but !meta is copied to lines. state and
- * pos as Expander.feed(): state 1 when the run of lines buf[pos:end] is for Python. */
-static PyObject *skim(PyObject *unused, PyObject *args) {
+/* A reader of sorted lines over the runs of one key (skim, profile_lines): decide(buf, pos, end,
+ * kn, nlines, tab, out) writes a run's lines to out and returns 0, or returns 1 to leave the run to
+ * Python, -1 on an error. (buf, pos, final) -> (state, pos, end, lines) as Expander.feed(). */
+typedef int (*RunDecider)(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                          int tab, Buf *out);
+
+static PyObject *read_runs(PyObject *args, RunDecider decide) {
     Py_buffer view;
     Feed fd;
     if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
@@ -1903,16 +1905,10 @@ static PyObject *skim(PyObject *unused, PyObject *args) {
         Py_ssize_t kn, nlines;
         int tab;
         Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
-        if (end == limit && !fd.final) break;
-        if (nlines > 1 || (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0)) {
-            fd.state = 1; fd.end = end;
-            break;
-        }
-        if (!(kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' ')) {      /* as key.startswith(b"D ") */
-            if (buf_put(&out, buf + pos, end - pos) < 0 || (buf[end - 1] != '\n' && buf_putc(&out, '\n') < 0)) {
-                buf_free(&out); PyBuffer_Release(&view); return NULL;
-            }
-        }
+        if (end == limit && !fd.final) break;       /* may go on in the next buffer */
+        int r = decide(buf, pos, end, kn, nlines, tab, &out);
+        if (r < 0) { buf_free(&out); PyBuffer_Release(&view); return NULL; }
+        if (r == 1) { fd.state = 1; fd.end = end; break; }
         pos = end;
     }
     if (fd.state == 0) fd.end = pos;
@@ -1922,6 +1918,18 @@ static PyObject *skim(PyObject *unused, PyObject *args) {
     if (!lines) return NULL;
     return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
 }
+
+/* step 2 (profiler.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one
+ * URI-R holds the digest) is dropped, any other lone record but !meta is copied */
+static int skim_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
+                    Buf *out) {
+    if (nlines > 1 || (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0)) return 1;
+    if (kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' ') return 0;      /* as key.startswith(b"D ") */
+    return (buf_put(out, buf + pos, end - pos) < 0 || (buf[end - 1] != '\n' && buf_putc(out, '\n') < 0)) ? -1 : 0;
+}
+
+/* skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines */
+static PyObject *skim(PyObject *unused, PyObject *args) { return read_runs(args, skim_run); }
 
 /* ------------------------------------------------------------------ step 3's lone keys */
 
@@ -1944,45 +1952,22 @@ static int profile_block(const char *p, const char *end, Buf *b) {
             || json_str(b, last, ln) < 0 || buf_putc(b, '}') < 0) ? -1 : 0;
 }
 
-/* profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3 over the sorted lines of buf
- * from pos (profiler.rawsteps.reduce_profile_lines): a key record alone under its key becomes
- * its profile line, key<TAB>JSON block. state and pos as Expander.feed(): state 1 when the run
- * of lines buf[pos:end] is for Python (several records of a key, !meta, not in plain JSON). */
-static PyObject *profile_lines(PyObject *unused, PyObject *args) {
-    Py_buffer view;
-    Feed fd;
-    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
-    if (fd.pos < 0 || fd.pos > view.len) {
-        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
-    }
-    fd.buf = view.buf; fd.n = view.len; fd.state = 0;
-    const char *buf = fd.buf;
-    Py_ssize_t limit = lines_limit(&fd), pos = fd.pos;
-    Buf out = {NULL, 0, 0};
-    while (pos < limit) {
-        Py_ssize_t kn, nlines;
-        int tab;
-        Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
-        if (end == limit && !fd.final) break;
-        int r = 1;
-        if (nlines == 1 && tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ') {
-            Py_ssize_t at = out.n, le = buf[end - 1] == '\n' ? end - 1 : end;
-            if (buf_put(&out, buf + pos + 2, kn - 2) < 0 || buf_putc(&out, '\t') < 0) r = -1;
-            else r = profile_block(buf + pos + kn + 1, buf + le, &out);
-            if (r == 0 && buf_putc(&out, '\n') < 0) r = -1;
-            if (r == 1) out.n = at;
-        }
-        if (r < 0) { buf_free(&out); PyBuffer_Release(&view); return NULL; }
-        if (r == 1) { fd.state = 1; fd.end = end; break; }
-        pos = end;
-    }
-    if (fd.state == 0) fd.end = pos;
-    PyBuffer_Release(&view);
-    PyObject *lines = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
-    buf_free(&out);
-    if (!lines) return NULL;
-    return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
+/* step 3 (profiler.rawsteps.reduce_profile_lines): a key record alone under its key becomes its
+ * profile line, key<TAB>JSON block */
+static int profile_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
+                       Buf *out) {
+    if (!(nlines == 1 && tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ')) return 1;
+    Py_ssize_t at = out->n, le = buf[end - 1] == '\n' ? end - 1 : end;
+    if (buf_put(out, buf + pos + 2, kn - 2) < 0 || buf_putc(out, '\t') < 0) return -1;
+    int r = profile_block(buf + pos + kn + 1, buf + le, out);
+    if (r == 0 && buf_putc(out, '\n') < 0) return -1;
+    if (r == 1) out->n = at;        /* not plain JSON: Python's */
+    return r;
 }
+
+/* profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's lone key records over
+ * sorted lines (several records of a key, !meta, JSON that is not plain: Python's) */
+static PyObject *profile_lines(PyObject *unused, PyObject *args) { return read_runs(args, profile_run); }
 
 /* ------------------------------------------------------------------ the profile's lines */
 

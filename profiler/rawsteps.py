@@ -32,6 +32,7 @@ from mrjob.cat import decompress
 
 from profiler import digests, fast, stats
 from profiler.keys import SuffixTable
+from profiler.readers import lines_of_chunks
 
 META = b"!meta"
 
@@ -117,7 +118,7 @@ def reduce_uri_r_chunks(chunks, expander, write):
     expander as reduce_uri_rs hands them. A pure-Python expander gets the lines."""
     feed = getattr(expander, "feed", None)
     if feed is None:
-        return reduce_uri_rs(_lines_of_chunks(chunks), expander, write)
+        return reduce_uri_rs(lines_of_chunks(chunks), expander, write)
     for lines in runs_left(chunks, feed, write):
         _reduce_uri_r_lines(lines, expander.add_raw, write)
     write(expander.close_raw())
@@ -202,16 +203,6 @@ def split_lines(data):
     return lines
 
 
-def _lines_of_chunks(chunks):
-    tail = b""
-    for chunk in chunks:
-        lines = (tail + chunk).split(b"\n")
-        tail = lines.pop()
-        yield from lines
-    if tail:
-        yield tail
-
-
 #: "start end": the byte range of a reduce task's input file that is its own (the local runner
 #: lets its reduce tasks read their parts of one sorted file in place: profiler.localrunner)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
@@ -290,7 +281,7 @@ def reduce_digests_and_keys_chunks(chunks, policy, limit, write):
     lines go through reduce_digests_and_keys."""
     module = fast.load()
     if module is None:
-        return reduce_digests_and_keys(_lines_of_chunks(chunks), policy, limit, write)
+        return reduce_digests_and_keys(lines_of_chunks(chunks), policy, limit, write)
     runs = runs_left(chunks, module.skim, write, LONG_RUN)
     reduce_digests_and_keys(itertools.chain.from_iterable(runs), policy, limit, write)
 
@@ -318,7 +309,7 @@ def reduce_profile_lines_chunks(chunks, write):
     in key order as the input is (the client writes ordered parts without a merge)."""
     module = fast.load()
     if module is None:
-        return reduce_profile_lines(_lines_of_chunks(chunks), write)
+        return reduce_profile_lines(lines_of_chunks(chunks), write)
     for lines in runs_left(chunks, module.profile_lines, write):
         reduce_profile_lines(lines, write)      # written at once: the output stays in key order
 

@@ -45,7 +45,8 @@ def iter_gzip_members(fileobj):
             data = fileobj.read(_CHUNK)
 
 
-def _split_lines(chunks):
+def lines_of_chunks(chunks):
+    """The lines (without newlines) of a stream of byte chunks."""
     rest = b""
     for chunk in chunks:
         lines = (rest + chunk).split(b"\n")
@@ -64,9 +65,9 @@ def iter_lines(path, start=0, end=None, compression=None, opener=open):
     """
     with opener(path, "rb") as f:
         if compression == "gzip":
-            lines = _split_lines(iter_gzip_members(f))
+            lines = lines_of_chunks(iter_gzip_members(f))
         elif compression == "bz2":
-            lines = _split_lines(_read_all(bz2.BZ2File(f)))
+            lines = lines_of_chunks(_read_all(bz2.BZ2File(f)))
         else:
             lines = _ranged_lines(f, start, end)
         for line in lines:
