@@ -1141,7 +1141,7 @@ static int uri_r(Expander *x, const char *u, Py_ssize_t un) {
 
 /* The records of one call, in either sink: a list of (key, value) pairs, or in raw mode the
  * bytes of their key<TAB>value lines. step(x, arg) writes them; it returns -1 on an error. */
-static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, PyObject *), PyObject *arg) {
+static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, void *), void *arg) {
     x->raw_mode = raw;
     if (!raw && !(x->out = PyList_New(0))) return NULL;
     int r = step(x, arg);
@@ -1159,7 +1159,8 @@ static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, PyObject
 }
 
 /* arg: (urlkey, cell lists) */
-static int add_step(Expander *x, PyObject *args) {
+static int add_step(Expander *x, void *arg) {
+    PyObject *args = arg;
     PyObject *urlkey, *values;
     if (!PyArg_ParseTuple(args, "UO", &urlkey, &values)) return -1;
     Py_ssize_t un;
@@ -1211,7 +1212,7 @@ static Py_ssize_t key_run(const char *buf, Py_ssize_t pos, Py_ssize_t limit, Py_
     return end;
 }
 
-static int feed_step(Expander *x, PyObject *arg) {
+static int feed_step(Expander *x, void *arg) {
     Feed *fd = (Feed *)arg;
     const char *buf = fd->buf;
     Py_ssize_t limit = lines_limit(fd), pos = fd->pos;
@@ -1250,14 +1251,14 @@ static PyObject *Expander_feed(Expander *x, PyObject *args) {
         PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
     }
     fd.buf = view.buf; fd.n = view.len;
-    PyObject *lines = run_sink(x, 1, feed_step, (PyObject *)&fd);
+    PyObject *lines = run_sink(x, 1, feed_step, &fd);
     PyBuffer_Release(&view);
     if (!lines) return NULL;
     PyObject *out = Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
     return out;
 }
 
-static int close_step(Expander *x, PyObject *unused) {
+static int close_step(Expander *x, void *unused) {
     if (x->ndrun > 0) {   /* held back in raw mode: as lines, or as pairs */
         if (x->raw_mode) { if (drun_flush(x) < 0) return -1; }
         else {
@@ -1356,7 +1357,7 @@ static PyObject *Expander_take_digest_keys(Expander *x, PyObject *noargs) {
 
 /* the digest's corrections (a key held by n > 1 of its URI-Rs: -(n-1) digests, -(sum - largest)
  * dedup bytes) into the table, which is flushed when full */
-static int end_digest_step(Expander *x, PyObject *unused) {
+static int end_digest_step(Expander *x, void *unused) {
     Map *m = &x->ckey;
     Rec r = {0, (int64_t)1 << 62, 0, 0, 0, 0, 0, {"~", 1}, {"", 0}};   /* stats.correction */
     for (Py_ssize_t i = 0; i < m->n; i++) {

@@ -85,9 +85,7 @@ class LocalRunner(LocalMRJobRunner):
         if not any(choice in self._cleanup_mode() for choice in ("ALL", "TMP", "LOCAL_TMP")):
             return
         tmp = os.path.realpath(self._get_local_tmp_dir()) + os.sep
-        doomed = []
-        for path in paths:
-            doomed += [p for p in (path, os.path.realpath(path)) if os.path.realpath(p).startswith(tmp)]
+        doomed = {p for path in paths for p in (path, os.path.realpath(path)) if os.path.realpath(p).startswith(tmp)}
         if self._deleter is None:
             self._deleter = concurrent.futures.ThreadPoolExecutor(1)
         self._deleter.submit(_unlink_all, doomed)
