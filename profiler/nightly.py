@@ -77,6 +77,7 @@ class Night:
         self.work = os.path.join(config.state_dir, "work")
         self.sets_dir = os.path.join(config.state_dir, "sets")
         self.record = {}
+        self._sets_written = None      # (prev, scan, files) of the night's merged sets
 
     @contextlib.contextmanager
     def _phase(self, name):
@@ -97,6 +98,7 @@ class Night:
             os.makedirs(folder, exist_ok=True)
         started = _now()
         self.record = {"started": _iso(started), "config": os.path.abspath(c.source)}
+        self._sets_written = None
         try:
             with RunLock(c.state_dir) as lock:
                 if lock.stale:
@@ -255,11 +257,8 @@ class Night:
         with self._phase("scan"):
             scan = sets.Scan(self.work, captures_path, pairs=True).run(
                 new, c.split_size, progress=self._progress("scanning"))
-        old_urirs = os.path.join(self.sets_dir, prev["urirs"])
-        old_digests = os.path.join(self.sets_dir, prev["digests"])
-        with self._phase("sets"):
-            seen_urirs = sets.common(old_urirs, scan.urirs.sorted_items())
-            seen_digests = sets.common(old_digests, scan.digests.sorted_items())
+        seen_urirs, seen_digests = set(), set()
+        self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",
                  len(new), scan.captures, len(seen_urirs), len(seen_digests))
         self.record.update(seen_urirs=len(seen_urirs), seen_digests=len(seen_digests))
@@ -311,15 +310,21 @@ class Night:
         self._profile([subset], profiled, runner="inline")
         return fold_mod.profile_keys(profiled)
 
-    def _write_sets(self, prev, scan):
+    def _write_sets(self, prev, scan, common=None):
+        """The kept URI-R and digest sets merged with the night's (written once a night: a
+        second call for the same sets returns the files of the first); common: {what: set} to
+        which the night's items the kept sets hold are added, in the same pass."""
+        if self._sets_written and self._sets_written[0] is prev and self._sets_written[1] is scan:
+            return self._sets_written[2]
         names = []
         for what, found in (("urirs", scan.urirs), ("digests", scan.digests)):
             tmp = os.path.join(self.work, what + ".gz")
             old = os.path.join(self.sets_dir, prev[what]) if prev else None
             with self._phase("sets"):
-                n = sets.union(old, found.sorted_items(), tmp)
+                n = sets.union(old, found.sorted_items(), tmp, common and common[what])
             self.record[what] = n
             names.append(tmp)
+        self._sets_written = (prev, scan, names)
         return names
 
     def _progress(self, what):

@@ -111,20 +111,11 @@ def read_set(path):
         yield from chunk
 
 
-def common(path, sorted_items):
-    """The items of an iterable that the set file at path holds, as a set."""
-    wanted = set(sorted_items)
-    found = set()
-    if wanted:
-        for chunk in read_chunks(path):
-            found.update(wanted.intersection(chunk))
-    return found
-
-
-def union(path, new_sorted, out_path):
+def union(path, new_sorted, out_path, common=None):
     """Write the union of the set file at path (None: empty) and a sorted iterable of unique
     items; returns its size. Streams the file in chunks; each chunk is merged with the new items
-    that sort before its end (list sorts of two sorted runs: linear, in C)."""
+    that sort before its end (list sorts of two sorted runs: linear, in C). ``common``: a set the
+    new items the file already holds are added to (in the same pass)."""
     new = new_sorted if isinstance(new_sorted, list) else list(new_sorted)
     if not path:
         return _write_chunks(out_path, _batches(new))
@@ -134,7 +125,10 @@ def union(path, new_sorted, out_path):
         for chunk in read_chunks(path):
             j = bisect.bisect_right(new, chunk[-1], i)
             if j > i:
-                extra = set(new[i:j]).difference(chunk)
+                mine = set(new[i:j])
+                extra = mine.difference(chunk)
+                if common is not None:
+                    common.update(mine - extra)
                 if extra:
                     chunk = chunk + sorted(extra)
                     chunk.sort()

@@ -17,14 +17,18 @@ def test_sorted_set_spills_and_merges_to_the_same_items(tmp_path):
     assert list(s.sorted_items()) == sorted(set(items))
 
 
-def test_union_and_common_are_byte_ordered_set_operations(tmp_path):
+def test_union_and_its_common_items_are_byte_ordered_set_operations(tmp_path):
     a = tmp_path / "a.gz"
     sets.write_set(str(a), [b"com,a)/", b"com,b)/", b"org,z)/%C3%A9"])
     out = tmp_path / "u.gz"
     assert sets.union(str(a), iter([b"com,b)/", b"net,c)/"]), str(out)) == 4
     assert list(sets.read_set(str(out))) == [b"com,a)/", b"com,b)/", b"net,c)/", b"org,z)/%C3%A9"]
-    assert sets.common(str(out), iter([b"aa", b"com,b)/", b"org,z)/%C3%A9", b"zz"])) == {b"com,b)/", b"org,z)/%C3%A9"}
-    assert sets.common(str(out), iter([])) == set()
+    common = set()
+    assert sets.union(str(out), iter([b"aa", b"com,b)/", b"org,z)/%C3%A9", b"zz"]), str(tmp_path / "v.gz"),
+                      common) == 6
+    assert common == {b"com,b)/", b"org,z)/%C3%A9"}         # the new items the file held
+    common = set()
+    assert sets.union(str(out), iter([]), str(tmp_path / "v.gz"), common) == 4 and common == set()
     assert sets.union(None, iter([b"x"]), str(out)) == 1
     assert gzip.open(str(out)).read() == b"x\n"
 
@@ -60,6 +64,7 @@ def test_chunked_union_and_common_equal_set_algebra(tmp_path, monkeypatch):
         path, out = str(tmp_path / "old.gz"), str(tmp_path / "out.gz")
         sets.write_set(path, old)
         assert sum(1 for _ in sets.read_chunks(path)) >= len(old) * 6 // 64     # 64-byte chunks
-        assert sets.common(path, new) == set(old) & set(new)
-        assert sets.union(path, iter(new), out) == len(set(old) | set(new))
+        common = set()
+        assert sets.union(path, iter(new), out, common) == len(set(old) | set(new))
+        assert common == set(old) & set(new)
         assert list(sets.read_set(out)) == sorted(set(old) | set(new))
