@@ -7,9 +7,11 @@ opening it gets the previous or the new profile, never a partial one.
 """
 
 import datetime
+import errno
 import os
 import re
-import shutil
+
+from profiler import output
 
 SUFFIXES = (".cdxj", ".ukvs", ".changes.json", ".changes.md", ".changes.svg")
 
@@ -39,13 +41,9 @@ def place(src, dst):
     try:
         os.replace(src, dst)
     except OSError as e:
-        if e.errno != 18:           # EXDEV
+        if e.errno != errno.EXDEV:
             raise
-        tmp = os.path.join(os.path.dirname(dst), "." + os.path.basename(dst) + ".tmp")
-        shutil.copyfile(src, tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, dst)
+        output.copy_atomic(src, dst)
         os.unlink(src)
 
 

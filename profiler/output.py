@@ -4,6 +4,7 @@ import datetime
 import heapq
 import operator
 import os
+import shutil
 import tempfile
 
 import orjson
@@ -201,6 +202,13 @@ def write_atomic(path, lines):
             f.write(line)
             f.write(b"\n")
     _atomically(path, write)
+
+
+def copy_atomic(src, dst):
+    """Copy the file src to dst through a temp file beside dst and a rename; on failure dst is
+    untouched."""
+    with open(src, "rb") as f:
+        _atomically(dst, lambda out: shutil.copyfileobj(f, out, 1 << 20))
 
 
 def write_bytes_atomic(path, data):

@@ -35,3 +35,23 @@ def test_latest_link_is_replaced_atomically_and_versions_pruned(tmp_path):
     open(os.path.join(folder, "other-20261120T030000Z.cdxj"), "w").close()
     assert publish.remove_temp_files(folder, "archive") == [".archive-20261123T030000Z.cdxj.abc.tmp"]
     assert publish.prune(folder, "archive", set()) and os.path.exists(os.path.join(folder, "other-20261120T030000Z.cdxj"))
+
+
+def test_place_copies_atomically_across_filesystems(tmp_path, monkeypatch):
+    """A rename across filesystems fails (EXDEV): the file is copied beside dst through a temp
+    file and renamed; the source is removed; an old dst stays until the copy is complete."""
+    import errno
+    src, dst = tmp_path / "work.cdxj", tmp_path / "out" / "archive.cdxj"
+    dst.parent.mkdir()
+    src.write_bytes(b"new profile\n")
+    dst.write_bytes(b"old profile\n")
+    real = os.replace
+
+    def replace(a, b):
+        if str(a) == str(src):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real(a, b)
+    monkeypatch.setattr(os, "replace", replace)
+    publish.place(str(src), str(dst))
+    assert dst.read_bytes() == b"new profile\n" and not src.exists()
+    assert os.listdir(dst.parent) == ["archive.cdxj"]
