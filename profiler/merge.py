@@ -264,6 +264,35 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
 
 # ---------------------------------------------------------------- merge
 
+def merged_profile_lines(paths, disjoint_of, counter, check=True):
+    """The 'key value' lines of sorted profiles merged: a key's values combined, disjoint_of(key)
+    naming the features (urir, digests) whose inputs hold disjoint URI-Rs or digests under it.
+    counter counts lines, merged keys and keys with bounds. check: a key's lone value is checked
+    to be a profile's too (else copied unread)."""
+    streams = [_sorted_stream(i, p, iter_raw(p)) for i, p in enumerate(paths)]
+    counter.setdefault("bounded", 0)
+    for key, values in _grouped(streams):
+        counter["lines"] += 1
+        if len(values) == 1 and not check:
+            yield key + b" " + values[0]
+            continue
+        try:
+            parsed = [orjson.loads(v) for v in values]
+            if len(values) == 1:
+                if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
+                    raise TypeError("not a JSON object with features")
+                yield key + b" " + values[0]
+                continue
+            counter["merged"] += 1
+            merged = combine(parsed, disjoint_of(key))
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+            raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
+                             "'archive-profiler validate' on the inputs"
+                             % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
+        counter["bounded"] += "bounds" in merged
+        yield key + b" " + orjson.dumps(merged)
+
+
 def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
     """Merge sorted profiles or UKVS maps into out_path (written atomically). Returns a summary."""
     if not paths:
@@ -279,25 +308,9 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
     counter = {"lines": 0, "merged": 0}
     if kind == "cdxj":
         headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
-        streams = [_sorted_stream(i, p, iter_raw(p)) for i, p in enumerate(paths)]
 
         def data():
-            for key, values in _grouped(streams):
-                counter["lines"] += 1
-                try:
-                    parsed = [orjson.loads(v) for v in values]
-                    if len(values) == 1:
-                        if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
-                            raise TypeError("not a JSON object with features")
-                        yield key + b" " + values[0]
-                        continue
-                    counter["merged"] += 1
-                    merged = combine(parsed, disjoint)
-                except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
-                    raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
-                                     "'archive-profiler validate' on the inputs"
-                                     % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
-                yield key + b" " + orjson.dumps(merged)
+            return merged_profile_lines(paths, lambda key: disjoint, counter)
     else:
         headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
         streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]

@@ -10,8 +10,7 @@ exact, and the header's ``merge.exact`` lists the features exact on every line.
 
 import orjson
 
-from profiler.merge import (BY_DIGEST, BY_URIR, _exact_in, _grouped, _header_dict, _sorted_stream,
-                            combine)
+from profiler.merge import _exact_in, _header_dict, exact_features, merged_profile_lines
 from profiler.output import header_lines, write_atomic
 from profiler.profilefile import FEATURES, iter_raw, read_header
 
@@ -46,13 +45,10 @@ def combined_run_meta(runs):
 
 
 def exact_after(old_about, keys_urir, keys_digest):
-    """The features exact on every line of the folded profile."""
-    exact = _exact_in([old_about])
-    if keys_urir:
-        exact -= set(BY_URIR)
-    if keys_digest:
-        exact -= set(BY_DIGEST)
-    return [f for f in FEATURES if f in exact]
+    """The features exact on every line of the folded profile: merge.exact_features of the old
+    profile and the night's (exact), disjoint where no key has captures seen before."""
+    disjoint = [f for f, keys in (("urir", keys_urir), ("digests", keys_digest)) if not keys]
+    return exact_features([_exact_in([old_about]), set(FEATURES)], disjoint)
 
 
 def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, created=None,
@@ -76,23 +72,18 @@ def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, crea
 
 
 def fold(old_path, delta_path, out_path, header, keys_urir=frozenset(), keys_digest=frozenset()):
-    """Write old + delta (None: no new captures) into out_path atomically. Returns counts."""
+    """Write old + delta (None: no new captures) into out_path atomically. Returns counts. A key
+    the night's captures of URI-Rs (digests) seen before touch (keys_urir, keys_digest) is merged
+    without taking them as disjoint; a damaged value is a MergeError (a UserError)."""
     paths = [old_path] + ([delta_path] if delta_path else [])
-    streams = [_sorted_stream(i, p, iter_raw(p)) for i, p in enumerate(paths)]
     counts = {"lines": 0, "merged": 0, "bounded": 0}
+
+    def disjoint_of(key):
+        return [f for f, keys in (("digests", keys_digest), ("urir", keys_urir)) if key not in keys]
 
     def lines():
         yield from header
-        for key, values in _grouped(streams):
-            counts["lines"] += 1
-            if len(values) == 1:
-                yield key + b" " + values[0]
-                continue
-            counts["merged"] += 1
-            disjoint = [f for f, keys in (("digests", keys_digest), ("urir", keys_urir)) if key not in keys]
-            value = combine([orjson.loads(v) for v in values], disjoint)
-            counts["bounded"] += "bounds" in value
-            yield key + b" " + orjson.dumps(value)
+        yield from merged_profile_lines(paths, disjoint_of, counts, check=False)
     write_atomic(out_path, lines())
     return counts
 
