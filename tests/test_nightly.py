@@ -279,6 +279,22 @@ def test_a_damaged_published_profile_is_rebuilt(tmp_path, capsys):
     assert "Note: the previous profile cannot be read" in open(published(a)[:-5] + ".changes.md").read()
 
 
+def test_a_damaged_value_in_the_published_profile_is_rebuilt(tmp_path, capsys):
+    """A value the fold must combine (the root key, which the night's captures touch too) that
+    is not JSON: the night rebuilds from the inputs instead of failing."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    path = os.path.realpath(published(a))
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    lines = [b"* - - - {\"urim\":\n" if line.startswith(b"* - - - ") else line for line in lines]
+    open(path, "wb").write(b"".join(lines))
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild: the published profile cannot be read" in line, line
+    assert_same_profile(a.latest, a.scratch())
+
+
 def test_settling_inputs_wait_for_the_next_run(tmp_path, capsys):
     a = Archive(tmp_path, settle_seconds=3600)
     a.add_cdx("a.cdx", hosts(0))
