@@ -61,19 +61,14 @@ def iter_lines(path, start=0, end=None, compression=None, opener=open):
 
     Hadoop LineRecordReader semantics: a range that does not start at 0 skips the
     partial line it starts in; the line that crosses ``end`` belongs to this range.
-    Compressed files are always read whole.
+    Compressed files are always read whole. (The lines of iter_chunks' buffers.)
     """
-    with opener(path, "rb") as f:
-        if compression == "gzip":
-            lines = lines_of_chunks(iter_gzip_members(f))
-        elif compression == "bz2":
-            lines = lines_of_chunks(_read_all(bz2.BZ2File(f)))
-        else:
-            lines = _ranged_lines(f, start, end)
+    for chunk in iter_chunks(path, start, end, compression, opener):
+        lines = chunk.split(b"\n")
+        if not lines[-1]:               # the chunk ended with a newline
+            lines.pop()
         for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            yield line
+            yield line[:-1] if line.endswith(b"\r") else line
 
 
 def iter_chunks(path, start=0, end=None, compression=None, opener=open):
@@ -137,12 +132,3 @@ def _read_all(f):
         if not chunk:
             return
         yield chunk
-
-
-def _ranged_lines(f, start, end):
-    """Lines of a plain file whose first byte lies in [start, end), read in chunks."""
-    for chunk in _ranged_chunks(f, start, end):
-        lines = chunk.split(b"\n")
-        if not lines[-1]:               # the chunk ended with a newline
-            lines.pop()
-        yield from lines
