@@ -37,17 +37,13 @@ REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, REPO)
 
-from bench_profile import cached_input, output_size, profiler_command  # noqa: E402
+from bench_profile import BenchError, cached_input, git_commit, output_size, profiler_command  # noqa: E402
 from profiler.cli import split_extra  # noqa: E402
 
 KIND_ORDER = ["client", "pool worker"] + ["%s task, step %d" % (t, n) for n in range(1, 10)
                                           for t in ("map", "combine", "reduce")] \
     + ["sort", "task wrapper (sh)", "other"]
 _STEP = re.compile(r"^--step-num(?:=(\d+))?$")
-
-
-class BenchError(Exception):
-    """A one-line reason the run cannot go on."""
 
 
 def classify(argv, client_argv):
@@ -329,7 +325,7 @@ def main(argv=None):
         "load_before": load_before, "load_after": "%.2f" % os.getloadavg()[0],
         "machine": "%d cores, Linux %s, Python %s" % (os.cpu_count(), platform.release(),
                                                       platform.python_version()),
-        "commit": _commit(),
+        "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     if args.processes:
@@ -338,14 +334,6 @@ def main(argv=None):
                                for (pid, _), p in sorted(sampler.procs.items())]
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
-
-
-def _commit():
-    try:
-        return subprocess.check_output(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], text=True,
-                                       stderr=subprocess.DEVNULL).strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 if __name__ == "__main__":

@@ -80,6 +80,22 @@ def tail(path, n=40):
         return b"".join(f.readlines()[-n:]).decode("utf-8", "replace")
 
 
+class BenchError(Exception):
+    """A one-line reason a benchmark cannot go on (the benchmark scripts print it and exit)."""
+
+
+def git_commit():
+    """This checkout's short commit, marked when the tree has uncommitted changes."""
+    try:
+        head = subprocess.check_output(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                       text=True, stderr=subprocess.DEVNULL).strip()
+        dirty = subprocess.call(["git", "-C", REPO, "diff", "--quiet", "HEAD"],
+                                stderr=subprocess.DEVNULL) != 0
+        return head + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1000000)
