@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from jobs.profile_job import ProfileJob
-from profiler import inputs, pipeline, synthetic, tasks
+from profiler import inputs, synthetic, tasks
 from profiler.policy import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
