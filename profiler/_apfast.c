@@ -433,9 +433,14 @@ static int json_str(Buf *b, const char *s, Py_ssize_t n);
 static int json_int(Buf *b, int64_t v);
 
 /* a record as the JSON text orjson gives its list, in x->sb */
+static int rec_json(Buf *b, const Rec *r);
 static int rec_to_json(Expander *x, const Rec *r) {
-    Buf *b = &x->sb;
-    b->n = 0;
+    x->sb.n = 0;
+    return rec_json(&x->sb, r);
+}
+
+/* a stats record as the JSON text orjson gives its list, appended to b */
+static int rec_json(Buf *b, const Rec *r) {
     if (buf_putc(b, '[') < 0 || json_int(b, r->total) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->min) < 0
         || buf_putc(b, ',') < 0 || json_int(b, r->max) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->urir) < 0
         || buf_putc(b, ',') < 0 || json_int(b, r->bytes) < 0 || buf_putc(b, ',') < 0
@@ -848,7 +853,7 @@ static int json_plain_int(const char **at, const char *end, int64_t *v) {
     const char *q = p;
     int64_t x = 0;
     for (; q < end && *q >= '0' && *q <= '9'; q++) {
-        if (q - p == 18) return 1;
+        if (q - p == 19 || x > (INT64_MAX - (*q - '0')) / 10) return 1;     /* past int64: Python's */
         x = x * 10 + (*q - '0');
     }
     if (q == p) return 1;
@@ -1883,6 +1888,66 @@ static PyTypeObject AggregatorType = {
     .tp_doc = "Map side: CDX lines -> cells per URI-R (see profiler.mapside.CaptureAggregator).",
 };
 
+/* ------------------------------------------------------------------ key records in plain JSON */
+
+/* a stats record [total, min, max, urir, bytes, digests, dedup_bytes, first, last] in the plain JSON
+ * of the steps before (see json_plain_str) -> r: 0, or 1 when it is not plain */
+static int parse_record(const char *p, const char *end, Rec *r) {
+    int64_t v[7];
+    const char *first, *last;
+    Py_ssize_t fn, ln;
+    if (json_char(&p, end, '[')) return 1;
+    for (int i = 0; i < 7; i++)
+        if (json_plain_int(&p, end, &v[i]) || json_char(&p, end, ',')) return 1;
+    if (json_plain_str(&p, end, &first, &fn) || json_char(&p, end, ',') || json_plain_str(&p, end, &last, &ln)
+        || json_char(&p, end, ']') || p != end || fn > TSMAX || ln > TSMAX) return 1;
+    r->total = v[0]; r->min = v[1]; r->max = v[2]; r->urir = v[3]; r->bytes = v[4]; r->digests = v[5];
+    r->dedup = v[6];
+    ts_set(&r->first, first, fn);
+    ts_set(&r->last, last, ln);
+    return 0;
+}
+
+/* a += b as profiler.stats.merge_into; 1 when a sum leaves int64 (Python's, which raises) */
+static int rec_merge_checked(Rec *a, const Rec *b) {
+    if (__builtin_add_overflow(a->total, b->total, &a->total) || __builtin_add_overflow(a->urir, b->urir, &a->urir)
+        || __builtin_add_overflow(a->bytes, b->bytes, &a->bytes)
+        || __builtin_add_overflow(a->digests, b->digests, &a->digests)
+        || __builtin_add_overflow(a->dedup, b->dedup, &a->dedup)) return 1;
+    if (b->min < a->min) a->min = b->min;
+    if (b->max > a->max) a->max = b->max;
+    if (ts_cmp(&b->first, &a->first) < 0) a->first = b->first;
+    if (ts_cmp(&b->last, &a->last) > 0) a->last = b->last;
+    return 0;
+}
+
+/* the records of a run of lines of one key (key, TAB, plain JSON record) summed as
+ * profiler.stats.sum_all: 0, or 1 when one is not plain or a sum leaves int64 */
+static int sum_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Rec *sum) {
+    for (Py_ssize_t at = pos; at < end; ) {
+        const char *nl = memchr(buf + at, '\n', end - at);
+        Py_ssize_t le = nl ? nl - buf : end;
+        Rec r;
+        if (parse_record(buf + at + kn + 1, buf + le, &r)) return 1;
+        if (at == pos) *sum = r;
+        else if (rec_merge_checked(sum, &r)) return 1;
+        at = le + 1;
+    }
+    return 0;
+}
+
+/* a stats record as its profile line's JSON block (profiler.stats.to_json), appended to b */
+static int profile_json(Buf *b, const Rec *r) {
+    static const char *names[] = {"{\"urim\":{\"total\":", ",\"min\":", ",\"max\":", "},\"urir\":",
+                                  ",\"bytes\":", ",\"digests\":", ",\"dedup_bytes\":"};
+    int64_t v[7] = {r->total, r->min, r->max, r->urir, r->bytes, r->digests, r->dedup};
+    for (int i = 0; i < 7; i++)
+        if (buf_put(b, names[i], strlen(names[i])) < 0 || json_int(b, v[i]) < 0) return -1;
+    return (buf_put(b, ",\"first\":", 9) < 0 || json_str(b, r->first.s, r->first.n) < 0
+            || buf_put(b, ",\"last\":", 8) < 0 || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, '}') < 0)
+        ? -1 : 0;
+}
+
 /* ------------------------------------------------------------------ step 2's lone records */
 
 /* A reader of sorted lines over the runs of one key (skim, profile_lines): decide(buf, pos, end,
@@ -1921,53 +1986,39 @@ static PyObject *read_runs(PyObject *args, RunDecider decide) {
 }
 
 /* step 2 (profiler.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one
- * URI-R holds the digest) is dropped, any other lone record but !meta is copied */
+ * URI-R holds the digest) is dropped, any other lone record but !meta is copied, a key's several
+ * key records are summed; the runs of a digest several URI-Rs hold, and !meta, are Python's */
 static int skim_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                     Buf *out) {
-    if (nlines > 1 || (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0)) return 1;
+    if (nlines > 1) {       /* a key's records summed; digests and !meta: Python's */
+        Rec sum;
+        if (!(tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ') || sum_run(buf, pos, end, kn, &sum)) return 1;
+        return (buf_put(out, buf + pos, kn) < 0 || buf_putc(out, '\t') < 0 || rec_json(out, &sum) < 0
+                || buf_putc(out, '\n') < 0) ? -1 : 0;
+    }
+    if (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0) return 1;
     if (kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' ') return 0;      /* as key.startswith(b"D ") */
     return (buf_put(out, buf + pos, end - pos) < 0 || (buf[end - 1] != '\n' && buf_putc(out, '\n') < 0)) ? -1 : 0;
 }
 
-/* skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines */
+/* skim(buf, pos, final) -> (state, pos, end, lines): step 2's key records and lone digest records
+ * over sorted lines */
 static PyObject *skim(PyObject *unused, PyObject *args) { return read_runs(args, skim_run); }
 
-/* ------------------------------------------------------------------ step 3's lone keys */
+/* ------------------------------------------------------------------ step 3's keys */
 
-/* a key record [total, min, max, urir, bytes, digests, dedup_bytes, first, last] in the plain JSON
- * of step 2 -> its profile JSON block (profiler.stats.to_json) in b. 0 done, 1 not plain */
-static int profile_block(const char *p, const char *end, Buf *b) {
-    int64_t v[7];
-    const char *first, *last;
-    Py_ssize_t fn, ln;
-    if (json_char(&p, end, '[')) return 1;
-    for (int i = 0; i < 7; i++)
-        if (json_plain_int(&p, end, &v[i]) || json_char(&p, end, ',')) return 1;
-    if (json_plain_str(&p, end, &first, &fn) || json_char(&p, end, ',') || json_plain_str(&p, end, &last, &ln)
-        || json_char(&p, end, ']') || p != end) return 1;
-    static const char *names[] = {"{\"urim\":{\"total\":", ",\"min\":", ",\"max\":", "},\"urir\":", ",\"bytes\":",
-                                  ",\"digests\":", ",\"dedup_bytes\":"};
-    for (int i = 0; i < 7; i++)
-        if (buf_put(b, names[i], strlen(names[i])) < 0 || json_int(b, v[i]) < 0) return -1;
-    return (buf_put(b, ",\"first\":", 9) < 0 || json_str(b, first, fn) < 0 || buf_put(b, ",\"last\":", 8) < 0
-            || json_str(b, last, ln) < 0 || buf_putc(b, '}') < 0) ? -1 : 0;
-}
-
-/* step 3 (profiler.rawsteps.reduce_profile_lines): a key record alone under its key becomes its
- * profile line, key<TAB>JSON block */
+/* step 3 (profiler.rawsteps.reduce_profile_lines): a key's records, summed, become its profile
+ * line, key<TAB>JSON block */
 static int profile_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                        Buf *out) {
-    if (!(nlines == 1 && tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ')) return 1;
-    Py_ssize_t at = out->n, le = buf[end - 1] == '\n' ? end - 1 : end;
-    if (buf_put(out, buf + pos + 2, kn - 2) < 0 || buf_putc(out, '\t') < 0) return -1;
-    int r = profile_block(buf + pos + kn + 1, buf + le, out);
-    if (r == 0 && buf_putc(out, '\n') < 0) return -1;
-    if (r == 1) out->n = at;        /* not plain JSON: Python's */
-    return r;
+    Rec sum;
+    if (!(tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ') || sum_run(buf, pos, end, kn, &sum)) return 1;
+    return (buf_put(out, buf + pos + 2, kn - 2) < 0 || buf_putc(out, '\t') < 0 || profile_json(out, &sum) < 0
+            || buf_putc(out, '\n') < 0) ? -1 : 0;
 }
 
-/* profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's lone key records over
- * sorted lines (several records of a key, !meta, JSON that is not plain: Python's) */
+/* profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's key records over sorted
+ * lines (!meta, JSON that is not plain, sums past int64: Python's) */
 static PyObject *profile_lines(PyObject *unused, PyObject *args) { return read_runs(args, profile_run); }
 
 /* ------------------------------------------------------------------ the profile's lines */
@@ -2087,13 +2138,13 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
 
 static PyMethodDef module_methods[] = {
     {"skim", skim, METH_VARARGS,
-     "skim(buf, pos, final) -> (state, pos, end, lines): step 2's lone records over sorted lines"},
+     "skim(buf, pos, final) -> (state, pos, end, lines): step 2's key and lone digest records over sorted lines"},
     {"ordered_lines", ordered_lines, METH_VARARGS,
      "ordered_lines(data, previous) -> (text, lines, last key) or None: profile lines of ordered keys"},
     {"legend_starts", legend_starts, METH_VARARGS,
      "legend_starts(buf, end, base) -> [offset, ...]: the legend lines of buf[:end], at base + offset"},
     {"profile_lines", profile_lines, METH_VARARGS,
-     "profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's lone key records over sorted lines"},
+     "profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's key records over sorted lines"},
     {NULL}
 };
 

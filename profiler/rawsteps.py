@@ -12,11 +12,11 @@ methods through mrjob's reduce_pairs), on lines ``key<TAB>JSON`` read as bytes:
   compiled Expander reads the input buffers itself (feed()) and leaves Python the runs of
   lines it does not take (!meta, JSON with escapes or non-ASCII text);
 - step 2 parses only what it uses: a digest held by one URI-R (almost all of them) needs no
-  correction and is skipped unread, a key record with no other record of its key is copied
-  (both by the compiled skim() when there is one); the corrections of a shared digest are
-  made by the compiled Expander when there is one;
-- step 3 sums each key's records into its profile line (a key's lone record is turned into its
-  line by the compiled profile_lines() when there is one).
+  correction and is skipped unread, a key record with no other record of its key is copied,
+  several are summed (all by the compiled skim() when there is one); the corrections of a
+  shared digest are made by the compiled Expander when there is one;
+- step 3 sums each key's records into its profile line (in C by profile_lines() when there is
+  one).
 
 Records are the same as the methods', so the profile is the same bytes.
 """
@@ -277,8 +277,8 @@ def reduce_digests_and_keys(lines, policy, limit, write):
 
 def reduce_digests_and_keys_chunks(chunks, policy, limit, write):
     """reduce_digests_and_keys over the input as buffers of bytes: the compiled skim() drops the
-    lone digest records and copies the lone key records (almost all lines); the other runs of
-    lines go through reduce_digests_and_keys."""
+    lone digest records, copies the lone key records and sums a key's several (almost all
+    lines); the other runs of lines go through reduce_digests_and_keys."""
     module = fast.load()
     if module is None:
         return reduce_digests_and_keys(lines_of_chunks(chunks), policy, limit, write)
@@ -304,9 +304,9 @@ def reduce_profile_lines(lines, write, batch=10000):
 
 def reduce_profile_lines_chunks(chunks, write):
     """reduce_profile_lines over the input as buffers of bytes: the compiled profile_lines()
-    writes the profile line of each key with one record (almost all); the other runs of lines go
-    through reduce_profile_lines, each written before the lines after it, so that the output is
-    in key order as the input is (the client writes ordered parts without a merge)."""
+    writes each key's profile line (its records summed); the other runs of lines go through
+    reduce_profile_lines, each written before the lines after it, so that the output is in key
+    order as the input is (the client writes ordered parts without a merge)."""
     module = fast.load()
     if module is None:
         return reduce_profile_lines(lines_of_chunks(chunks), write)

@@ -451,3 +451,45 @@ def test_profile_lines_equal_the_line_path(seed, monkeypatch):
         monkeypatch.setenv(fast.PURE_ENV, "1")
     rawsteps.reduce_profile_lines_chunks(_cut(data, rng), got.append)
     assert b"".join(got) == b"".join(expected)      # in key order too: the client's parts stay ordered
+
+
+@pytest.mark.parametrize("step", [2, 3])
+def test_sums_past_int64_are_left_to_python(step, monkeypatch):
+    """A key's records whose sum leaves int64 (and a 19-digit min, as corrections carry): the
+    compiled readers leave the run to Python, which writes what it wrote before (orjson writes
+    up to 64 unsigned bits, and fails past them); the pure-Python path writes the same bytes."""
+    def run(total, n):
+        record = [total, 1 << 62, 1, 1, 1, 1, 1, "2009", "2010"]
+        data = b"".join(b"K * - - -\t" + orjson.dumps(record) + b"\n" for _ in range(n))
+        out = []
+        if step == 2:
+            rawsteps.reduce_digests_and_keys_chunks([data], load_policy("default"), 7, out.append)
+        else:
+            rawsteps.reduce_profile_lines_chunks([data], out.append)
+        return b"".join(out)
+    compiled_ = [run(5, 2), run(5 * 10 ** 18, 2)]
+    monkeypatch.setenv(fast.PURE_ENV, "1")
+    assert [run(5, 2), run(5 * 10 ** 18, 2)] == compiled_
+    assert b"4611686018427387904" in compiled_[0] and b"10000000000000000000" in compiled_[1]
+    monkeypatch.setenv(fast.PURE_ENV, "")
+    with pytest.raises(TypeError, match="64-bit"):
+        run(9 * 10 ** 18, 3)
+
+
+def test_the_extension_is_built_where_ci_runs():
+    """The extension is optional (pip only warns when it does not compile): in CI, which has a
+    compiler, a build that failed would leave the compiled tests skipped and measure nothing."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("outside CI a machine may have no C compiler")
+    assert fast.load() is not None, "profiler/_apfast.c did not build (pip install -v shows why)"
+
+
+@compiled
+def test_the_built_extension_is_not_older_than_its_source():
+    """An editable install whose rebuild failed keeps the old module beside the new source."""
+    built = getattr(fast.load(), "__file__", "")
+    source = os.path.join(ROOT, "profiler", "_apfast.c")
+    if os.path.dirname(os.path.abspath(built)) != os.path.dirname(source):
+        pytest.skip("installed elsewhere (not an editable install)")
+    assert os.path.getmtime(built) >= os.path.getmtime(source), \
+        "profiler/_apfast.c is newer than the built module: rebuild (pip install -v -e .) and read its errors"
