@@ -85,7 +85,11 @@ class LocalRunner(LocalMRJobRunner):
         if not any(choice in self._cleanup_mode() for choice in ("ALL", "TMP", "LOCAL_TMP")):
             return
         tmp = os.path.realpath(self._get_local_tmp_dir()) + os.sep
-        doomed = {p for path in paths for p in (path, os.path.realpath(path)) if os.path.realpath(p).startswith(tmp)}
+        doomed = set()
+        for path in paths:
+            target = os.path.realpath(path)
+            if target.startswith(tmp):
+                doomed.update((path, target))
         if self._deleter is None:
             self._deleter = concurrent.futures.ThreadPoolExecutor(1)
         self._deleter.submit(_unlink_all, doomed)
@@ -138,15 +142,12 @@ class LocalRunner(LocalMRJobRunner):
         for task_num in range(len(bounds) - 1):
             dest = self._task_input_path("reducer", step_num, task_num)
             self.fs.mkdir(dirname(dest))
-            try:
-                os.link(path, dest)
-            except OSError:
-                os.symlink(os.path.abspath(path), dest)
+            _symlink_or_copy(os.path.abspath(path), dest)
         return len(bounds) - 1
 
     def _env_for_task(self, task_type, step_num, task_num, map_split=None):
         env = super()._env_for_task(task_type, step_num, task_num, map_split)
-        ranges = getattr(self, "_reduce_ranges", {}).get(step_num)
+        ranges = self._reduce_ranges.get(step_num)
         if task_type == "reducer" and ranges:
             env[rawsteps.RANGE_ENV] = "%d %d" % ranges[task_num]
         return env
@@ -166,10 +167,6 @@ def _is_py_files_export(cmd):
             and cmd[2] == ":$PYTHONPATH")
 
 
-def _key(line):
-    return line.split(b"\t", 1)[0]      # mrjob's reducer_key
-
-
 def key_bounds(path, split_size):
     """Offsets [0, ..., size] cutting a sorted file of key<TAB>value lines where mrjob's
     _split_records would: a part ends at the first key change at or after split_size bytes."""
@@ -184,11 +181,11 @@ def key_bounds(path, split_size):
             line_start = _line_start(f, target - 1)
             f.seek(line_start)
             line = f.readline()
-            key = _key(line)
+            key = rawsteps.key_of(line)
             pos = line_start + len(line)
             while pos < size:           # lines of the same key stay in this part
                 nxt = f.readline()
-                if _key(nxt) != key:
+                if rawsteps.key_of(nxt) != key:
                     break
                 pos += len(nxt)
             if pos >= size:
