@@ -216,48 +216,71 @@ static int recmap_add(RecMap *t, const char *k, Py_ssize_t kl, const Rec *r) {
     return 0;
 }
 
+/* realloc one array to n elements of size bytes (a MemoryError on failure) */
+static int resize(void **arr, Py_ssize_t n, size_t size) {
+    void *p = PyMem_Realloc(*arr, n * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *arr = p;
+    return 0;
+}
+
+/* indices by a small integer id (suffix and tuple ids), one generation at a time: at[id] holds
+ * while gen[id] == cur, so a new generation (stamp_next) empties it without clearing */
+typedef struct { uint32_t *gen, cur; int32_t *at; Py_ssize_t cap; } StampIndex;
+
+/* the index of id, or -1 */
+static inline Py_ssize_t stamp_get(const StampIndex *s, Py_ssize_t id) {
+    return id < s->cap && s->gen[id] == s->cur ? s->at[id] : -1;
+}
+
+/* at[id] = v in this generation */
+static int stamp_set(StampIndex *s, Py_ssize_t id, Py_ssize_t v) {
+    if (v >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many entries"); return -1; }
+    if (id >= s->cap) {
+        Py_ssize_t old = s->cap, cap = old ? old : 64;
+        while (cap <= id) cap *= 2;
+        if (resize((void **)&s->gen, cap, sizeof(uint32_t)) < 0 || resize((void **)&s->at, cap, sizeof(int32_t)) < 0)
+            return -1;
+        memset(s->gen + old, 0, (cap - old) * sizeof(uint32_t));
+        s->cap = cap;
+    }
+    if (s->cur == 0) s->cur = 1;
+    s->gen[id] = s->cur; s->at[id] = (int32_t)v;
+    return 0;
+}
+
+static void stamp_next(StampIndex *s) {
+    if (++s->cur == 0) {      /* the generations wrapped round: every entry is stale again */
+        if (s->gen) memset(s->gen, 0, s->cap * sizeof(uint32_t));
+        s->cur = 1;
+    }
+}
+
+static void stamp_free(StampIndex *s) {
+    PyMem_Free(s->gen); PyMem_Free(s->at);
+    memset(s, 0, sizeof *s);
+}
+
 /* records by a small integer id (suffix and tuple ids with a set index), one generation at a
- * time: no hashing. at[id] is valid while gen[id] == cur; the ids in order of first use in ids[] */
-typedef struct { uint32_t *gen, cur; int32_t *at; Py_ssize_t cap; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
+ * time: no hashing; the ids in order of first use in ids[] */
+typedef struct { StampIndex ix; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
 
 static int idrecs_add(IdRecs *t, int64_t id, const Rec *r) {
-    if (id >= t->cap) {
-        Py_ssize_t old = t->cap, cap = old ? old : 64;
-        while (cap <= id) cap *= 2;
-        uint32_t *gen = PyMem_Realloc(t->gen, cap * sizeof(uint32_t));
-        if (!gen) { PyErr_NoMemory(); return -1; }
-        t->gen = gen;
-        int32_t *at = PyMem_Realloc(t->at, cap * sizeof(int32_t));
-        if (!at) { PyErr_NoMemory(); return -1; }
-        t->at = at;
-        memset(t->gen + old, 0, (cap - old) * sizeof(uint32_t));
-        t->cap = cap;
-    }
-    if (t->cur == 0) t->cur = 1;
-    if (t->n >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many records"); return -1; }
-    if (t->gen[id] == t->cur) { rec_merge(&t->recs[t->at[id]], r); return 0; }
+    Py_ssize_t i = stamp_get(&t->ix, id);
+    if (i >= 0) { rec_merge(&t->recs[i], r); return 0; }
     if (t->n == t->rcap) {
         Py_ssize_t cap = t->rcap ? t->rcap * 2 : 64;
-        Rec *recs = PyMem_Realloc(t->recs, cap * sizeof(Rec));
-        if (!recs) { PyErr_NoMemory(); return -1; }
-        t->recs = recs;
-        int64_t *ids = PyMem_Realloc(t->ids, cap * sizeof(int64_t));
-        if (!ids) { PyErr_NoMemory(); return -1; }
-        t->ids = ids; t->rcap = cap;
+        if (resize((void **)&t->recs, cap, sizeof(Rec)) < 0 || resize((void **)&t->ids, cap, sizeof(int64_t)) < 0)
+            return -1;
+        t->rcap = cap;
     }
-    t->gen[id] = t->cur; t->at[id] = (int32_t)t->n;
+    if (stamp_set(&t->ix, id, t->n) < 0) return -1;
     t->recs[t->n] = *r; t->ids[t->n] = id; t->n++;
     return 0;
 }
-static void idrecs_clear(IdRecs *t) {
-    t->n = 0;
-    if (++t->cur == 0) {      /* the generations wrapped round: every entry is stale again */
-        if (t->gen) memset(t->gen, 0, t->cap * sizeof(uint32_t));
-        t->cur = 1;
-    }
-}
+static void idrecs_clear(IdRecs *t) { t->n = 0; stamp_next(&t->ix); }
 static void idrecs_free(IdRecs *t) {
-    PyMem_Free(t->gen); PyMem_Free(t->at); PyMem_Free(t->recs); PyMem_Free(t->ids);
+    stamp_free(&t->ix); PyMem_Free(t->recs); PyMem_Free(t->ids);
     memset(t, 0, sizeof *t);
 }
 
@@ -348,7 +371,7 @@ typedef struct {
     Levels own;                /* path and URL levels of the current URI-R */
     /* scratch of one URI-R */
     Map cellmap; Cell *cells; Py_ssize_t ccap;
-    Map tupmap; Tup *tups; Py_ssize_t tcap;
+    StampIndex tupix; Tup *tups; Py_ssize_t tcap;   /* tuple id -> the URI-R's tuple */
     Map digmap; int64_t *dmax; uint64_t *dstamp; Py_ssize_t dcap; uint64_t stamp;
     Py_ssize_t *dhead, dhcap;  /* per digest id: its latest entry (chained by dg_dnext) */
     /* entries (tuple, digest, max_len): chained per tuple (dg_next) and per digest (dg_dnext) */
@@ -357,8 +380,7 @@ typedef struct {
     /* suffixes by id: tidmap (tuple key -> id), sfxmap (suffix -> id), memo[tid * ctot + cofs[set] +
      * combination] (suffix id or -1, rows for memo_rows tuples); forgotten between hosts when large */
     Map tidmap, sfxmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows, id_limit; int ctot, *cofs;
-    /* projection groups of one set: per suffix id its group while pj_stamp[sid] == pj_gen */
-    uint64_t *pj_stamp, pj_gen; Py_ssize_t *pj_of, pjscap;
+    StampIndex pj;             /* projection groups of one set: suffix id -> group */
     Py_ssize_t *pj_head, *pj_last, *pj_sid, pjcap, npg; Py_ssize_t *pe_t, *pe_next, pecap, pen;
     Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
     /* step 2 (correct()): one shared digest's profile keys, see profiler.digests */
@@ -372,14 +394,6 @@ typedef struct {
     PyObject *out;             /* list of output pairs of the current call */
     int raw_mode; Buf raw;     /* or: output lines of the current call (add_raw, close_raw) */
 } Expander;
-
-/* realloc one array to n elements of size bytes (a MemoryError on failure) */
-static int resize(void **arr, Py_ssize_t n, size_t size) {
-    void *p = PyMem_Realloc(*arr, n * size);
-    if (!p) { PyErr_NoMemory(); return -1; }
-    *arr = p;
-    return 0;
-}
 
 static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
     if (need <= *cap) return 0;
@@ -728,7 +742,7 @@ static Py_ssize_t suffix_id(Expander *x, const Tup *tp, int idx, int c) {
 static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ssize_t kn) {
     int nc = x->ncombos[idx];
     if (nc == 0) return 0;
-    uint64_t gen = ++x->pj_gen;
+    stamp_next(&x->pj);
     x->npg = 0;
     x->pen = 0;
     for (Py_ssize_t t = 0; t < ntup; t++) {
@@ -736,24 +750,17 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
         for (int c = 0; c < nc; c++) {
             Py_ssize_t sid = suffix_id(x, tp, idx, c);
             if (sid < 0) return -1;
-            if (sid >= x->pjscap) {
-                Py_ssize_t old = x->pjscap;
-                if (grow2((void **)&x->pj_stamp, sizeof(uint64_t), (void **)&x->pj_of, sizeof(Py_ssize_t),
-                          &x->pjscap, sid + 1) < 0) return -1;
-                memset(x->pj_stamp + old, 0, (x->pjscap - old) * sizeof(uint64_t));
-            }
-            Py_ssize_t g;
-            if (x->pj_stamp[sid] != gen) {
+            Py_ssize_t g = stamp_get(&x->pj, sid);
+            if (g < 0) {
                 g = x->npg++;
                 Py_ssize_t cap = x->pjcap;
                 if (grow2((void **)&x->pj_head, sizeof(Py_ssize_t), (void **)&x->pj_last, sizeof(Py_ssize_t),
-                          &cap, g + 1) < 0 || grow((void **)&x->pj_sid, &x->pjcap, g + 1, sizeof(Py_ssize_t)) < 0)
+                          &cap, g + 1) < 0 || grow((void **)&x->pj_sid, &x->pjcap, g + 1, sizeof(Py_ssize_t)) < 0
+                    || stamp_set(&x->pj, sid, g) < 0)
                     return -1;
-                x->pj_stamp[sid] = gen; x->pj_of[sid] = g;
                 x->pj_head[g] = -1; x->pj_last[g] = -1; x->pj_sid[g] = sid;
-            } else {
-                g = x->pj_of[sid];
-                if (x->pe_t[x->pj_last[g]] == t) continue;     /* the tuple is in the group already */
+            } else if (x->pe_t[x->pj_last[g]] == t) {
+                continue;     /* the tuple is in the group already */
             }
             if (grow2((void **)&x->pe_t, sizeof(Py_ssize_t), (void **)&x->pe_next, sizeof(Py_ssize_t),
                       &x->pecap, x->pen + 1) < 0) return -1;
@@ -914,8 +921,9 @@ static Py_ssize_t collect(Expander *x) {
         if (r == 0) r = bytes_cmp(c->s, c->sn, k->s, k->sn);
         if (r < 0) x->orig_cell[j] = i;
     }
-    Map *tm = &x->tupmap, *dm = &x->digmap;
-    map_clear(tm);
+    Map *dm = &x->digmap;
+    Py_ssize_t nt = 0;
+    stamp_next(&x->tupix);
     map_clear(dm);
     x->dgn = 0;
     for (Py_ssize_t i = 0; i < nc; i++) {
@@ -936,18 +944,18 @@ static Py_ssize_t collect(Expander *x) {
         b->n = 0;
         if (put_tuple_key(b, c->p, c->pn, m, mn, s, sn) < 0) return -1;
         int added;
-        Py_ssize_t t = map_find_or_add(tm, b->p, b->n, &added);
-        if (t < 0) return -1;
-        if (added) {
-            if (grow((void **)&x->tups, &x->tcap, t + 1, sizeof(Tup)) < 0) return -1;
-            int new_tid;
-            Py_ssize_t tid = map_find_or_add(&x->tidmap, b->p, b->n, &new_tid);
-            if (tid < 0) return -1;
-            if (tid >= x->memo_rows) {   /* a new row of memoised suffix ids */
-                if (grow((void **)&x->memo, &x->memo_cap, (tid + 1) * x->ctot, sizeof(int32_t)) < 0) return -1;
-                memset(x->memo + x->memo_rows * x->ctot, 0xff, (tid + 1 - x->memo_rows) * x->ctot * sizeof(int32_t));
-                x->memo_rows = tid + 1;
-            }
+        Py_ssize_t tid = map_find_or_add(&x->tidmap, b->p, b->n, &added);
+        if (tid < 0) return -1;
+        if (tid >= x->memo_rows) {   /* a new row of memoised suffix ids */
+            if (grow((void **)&x->memo, &x->memo_cap, (tid + 1) * x->ctot, sizeof(int32_t)) < 0) return -1;
+            memset(x->memo + x->memo_rows * x->ctot, 0xff, (tid + 1 - x->memo_rows) * x->ctot * sizeof(int32_t));
+            x->memo_rows = tid + 1;
+        }
+        Py_ssize_t t = stamp_get(&x->tupix, tid);
+        if (t < 0) {
+            t = nt++;
+            if (grow((void **)&x->tups, &x->tcap, t + 1, sizeof(Tup)) < 0 || stamp_set(&x->tupix, tid, t) < 0)
+                return -1;
             Tup *tp = &x->tups[t];
             tp->tid = tid;
             tp->p = c->p; tp->pn = c->pn; tp->m = m; tp->mn = mn; tp->s = s; tp->sn = sn;
@@ -988,7 +996,6 @@ static Py_ssize_t collect(Expander *x) {
         x->dg_did[d] = did; x->dg_ml[d] = c->maxlen; x->dg_next[d] = tp->dig_head; tp->dig_head = d;
         x->dg_t[d] = t; x->dg_dnext[d] = x->dhead[did]; x->dhead[did] = d;
     }
-    Py_ssize_t nt = tm->n;
     for (Py_ssize_t t = 0; t < nt; t++) {
         Tup *tp = &x->tups[t];
         int64_t nd = 0, sum = 0;
@@ -1395,13 +1402,13 @@ static void Expander_dealloc(Expander *x) {
     buf_free(&x->host); levels_free(&x->grp); levels_free(&x->own); levels_free(&x->clev);
     map_free(&x->cmine); PyMem_Free(x->cmine_ml); map_free(&x->ckey); PyMem_Free(x->ck);
     map_free(&x->cellmap); PyMem_Free(x->cells);
-    map_free(&x->tupmap); PyMem_Free(x->tups);
+    stamp_free(&x->tupix); PyMem_Free(x->tups);
     map_free(&x->digmap); PyMem_Free(x->dmax); PyMem_Free(x->dstamp);
     PyMem_Free(x->dhead);
     PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_t); PyMem_Free(x->dg_dnext); PyMem_Free(x->dg_ml);
     map_free(&x->origmap); PyMem_Free(x->orig_cell);
     map_free(&x->tidmap); map_free(&x->sfxmap); PyMem_Free(x->memo); PyMem_Free(x->cofs);
-    PyMem_Free(x->pj_stamp); PyMem_Free(x->pj_of); PyMem_Free(x->pj_sid);
+    stamp_free(&x->pj); PyMem_Free(x->pj_sid);
     PyMem_Free(x->pj_head); PyMem_Free(x->pj_last);
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
     PyMem_Free(x->dr_start); PyMem_Free(x->de_t); PyMem_Free(x->de_d);
@@ -1459,7 +1466,7 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
     for (int i = 0; i < n; i++) { x->cofs[i] = x->ctot; x->ctot += x->ncombos[i]; }
     if (x->ctot == 0) x->ctot = 1;
     if (recmap_init(&x->table) < 0
-        || map_init(&x->cellmap) < 0 || map_init(&x->tupmap) < 0
+        || map_init(&x->cellmap) < 0
         || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->tidmap) < 0
         || map_init(&x->sfxmap) < 0
         || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0) return -1;
