@@ -57,16 +57,14 @@ class ProfileJob(MRJob):
         """Step 1's map task writes its records in batches (profiler.tasks, profiler.rawsteps)."""
         if step_num != 0:
             return super().run_mapper(step_num)
-        with rawsteps.no_cycle_collection():
-            tasks.map_task(self._read_input(), self.policy, self.options.resolve_revisits, self.stdout.write,
-                           self.increment_counter)
+        tasks.map_task(self._read_input(), self.policy, self.options.resolve_revisits, self.stdout.write,
+                       self.increment_counter)
 
     def run_reducer(self, step_num=0):
         """The reducers read and write raw lines (profiler.tasks, profiler.rawsteps): the records of
         the reducer methods below (which the Spark harness calls) without mrjob's per-line protocol."""
-        with rawsteps.no_cycle_collection():
-            tasks.reduce_task(step_num, rawsteps.input_chunks(self.options.args, self.stdin), self.policy,
-                              self.options.table_limit, self.stdout.write, self.increment_counter)
+        tasks.reduce_task(step_num, rawsteps.input_chunks(self.options.args, self.stdin), self.policy,
+                          self.options.table_limit, self.stdout.write, self.increment_counter)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)

@@ -35,7 +35,8 @@ def map_task(manifest_lines, policy, resolve_revisits, write, count):
     records = (pair for line in manifest_lines
                for pair in counted(mapside.map_split(line.rstrip(b"\r\n"), policy.period_len, resolve_revisits,
                                                      remote.open_input, True), count))
-    rawsteps.map_records(records, write)
+    with rawsteps.no_cycle_collection():
+        rawsteps.map_records(records, write)
 
 
 def step1_expander(policy, table_limit, count):
@@ -46,12 +47,13 @@ def step1_expander(policy, table_limit, count):
 
 def reduce_task(step_num, chunks, policy, table_limit, write, count):
     """Reduce task of step step_num (0, 1, 2) over its sorted input in buffers (rawsteps)."""
-    if step_num == 0:
-        rawsteps.reduce_uri_r_chunks(chunks, step1_expander(policy, table_limit, count), write)
-    elif step_num == 1:
-        rawsteps.reduce_digests_and_keys_chunks(chunks, policy, table_limit, write)
-    else:
-        rawsteps.reduce_profile_lines_chunks(chunks, write)
+    with rawsteps.no_cycle_collection():
+        if step_num == 0:
+            rawsteps.reduce_uri_r_chunks(chunks, step1_expander(policy, table_limit, count), write)
+        elif step_num == 1:
+            rawsteps.reduce_digests_and_keys_chunks(chunks, policy, table_limit, write)
+        else:
+            rawsteps.reduce_profile_lines_chunks(chunks, write)
 
 
 def parse(argv):
@@ -99,11 +101,10 @@ def main(argv, stdin=None, stdout=None, stderr=None):
         stderr.flush()
 
     policy = Policy.from_dict(orjson.loads(opts["policy_json"]), "--policy-json")
-    with rawsteps.no_cycle_collection():
-        if opts["task"] == "mapper":
-            map_task(stdin, policy, opts["resolve_revisits"], stdout.write, count)
-        else:
-            reduce_task(opts["step_num"], rawsteps.input_chunks([], stdin), policy, opts["table_limit"],
-                        stdout.write, count)
+    if opts["task"] == "mapper":
+        map_task(stdin, policy, opts["resolve_revisits"], stdout.write, count)
+    else:
+        reduce_task(opts["step_num"], rawsteps.input_chunks([], stdin), policy, opts["table_limit"],
+                    stdout.write, count)
     stdout.flush()
     return True
