@@ -10,6 +10,7 @@ import tempfile
 import orjson
 
 from profiler import GENERATOR, fast
+from profiler.readers import whole_lines
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
 KEYS = ["surt", "datetime", "mime", "status"]
@@ -108,15 +109,8 @@ def write_ordered_parts(path, part_paths, make_headers, block=1 << 22):
         previous = [None]
         for _, _, p in spans:
             with open(p, "rb") as f:
-                rest = b""
-                for data in iter(lambda: f.read(block), b""):
-                    data = rest + data
-                    cut = data.rfind(b"\n") + 1
-                    rest = data[cut:]           # the part of a line the next block completes
-                    if cut:
-                        _write_block(out, data[:cut], previous, count)
-                if rest:
-                    _write_block(out, rest + b"\n", previous, count)
+                for data in whole_lines(iter(lambda: f.read(block), b"")):
+                    _write_block(out, data if data.endswith(b"\n") else data + b"\n", previous, count)
     _atomically(path, write)
     return count[0]
 

@@ -76,14 +76,15 @@ def iter_chunks(path, start=0, end=None, compression=None, opener=open):
     without '\n'): the same lines, for parsers that take many at once."""
     with opener(path, "rb") as f:
         if compression == "gzip":
-            yield from _whole_lines(iter_gzip_members(f))
+            yield from whole_lines(iter_gzip_members(f))
         elif compression == "bz2":
-            yield from _whole_lines(_read_all(bz2.BZ2File(f)))
+            yield from whole_lines(_read_all(bz2.BZ2File(f)))
         else:
             yield from _ranged_chunks(f, start, end)
 
 
-def _whole_lines(chunks):
+def whole_lines(chunks):
+    """Buffers of whole lines of a stream of byte chunks (the last one maybe without '\\n')."""
     rest = b""
     for chunk in chunks:
         buf = rest + chunk
