@@ -77,7 +77,6 @@ class Night:
         self.work = os.path.join(config.state_dir, "work")
         self.sets_dir = os.path.join(config.state_dir, "sets")
         self.record = {}
-        self._sets_written = None      # (prev, scan, files) of the night's merged sets
 
     @contextlib.contextmanager
     def _phase(self, name):
@@ -98,7 +97,6 @@ class Night:
             os.makedirs(folder, exist_ok=True)
         started = _now()
         self.record = {"started": _iso(started), "config": os.path.abspath(c.source)}
-        self._sets_written = None
         try:
             with RunLock(c.state_dir) as lock:
                 if lock.stale:
@@ -234,19 +232,19 @@ class Night:
         return [i["path"] for i in infos if i["format"]], \
             [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
 
-    def _rebuild(self, current, out, reasons, night_scan=None):
-        """Profile every input. With night_scan (the new inputs' scan, nothing changed or removed)
-        the sets are the kept ones plus the night's; otherwise every input is scanned."""
+    def _rebuild(self, current, out, reasons, night=None):
+        """Profile every input. With night, (the new inputs' scan, the kept sets merged with its
+        sets) when nothing changed or was removed, those are the sets; otherwise every input is
+        scanned."""
         log.info("rebuilding from all %d input(s): %s", len(current), "; ".join(reasons))
         files = sorted(current)
         self._profile(files, out)
-        if night_scan is None:
+        if night is None:
             with self._phase("scan"):
                 scan = sets.Scan(self.work).run(files, self.config.split_size, progress=self._progress("scanning"))
             urirs, digests = self._write_sets(None, scan)
         else:
-            scan = night_scan
-            urirs, digests = self._write_sets(self.state.current, scan)
+            scan, (urirs, digests) = night
         return {"mode": "rebuild", "reason": "; ".join(reasons), "urirs": urirs, "digests": digests,
                 "exact": list(fold_mod.FEATURES), "approximate_nights": 0,
                 "night_captures": scan.captures}
@@ -258,7 +256,7 @@ class Night:
             scan = sets.Scan(self.work, captures_path, pairs=True).run(
                 new, c.split_size, progress=self._progress("scanning"))
         seen_urirs, seen_digests = set(), set()
-        self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
+        night_sets = self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",
                  len(new), scan.captures, len(seen_urirs), len(seen_digests))
         self.record.update(seen_urirs=len(seen_urirs), seen_digests=len(seen_digests))
@@ -266,10 +264,11 @@ class Night:
         if seen_urirs or seen_digests:
             overlap = "%d URI-R(s) and %d digest(s) seen on earlier nights" % (len(seen_urirs), len(seen_digests))
             if c.on_overlap == "rebuild":
-                return self._rebuild(current, out, [overlap], scan)
+                return self._rebuild(current, out, [overlap], (scan, night_sets))
             if c.resolve_revisits and any(u in seen_urirs and d in seen_digests for u, d in scan.pairs):
                 return self._rebuild(current, out, [overlap + ", some with a URI-R's digest seen before "
-                                                    "(a revisit's original may be in an earlier night)"], scan)
+                                                    "(a revisit's original may be in an earlier night)"],
+                                     (scan, night_sets))
             mode, why = "approximate", overlap
         usable, unusable = self._usable(new)
         delta = None
@@ -291,10 +290,10 @@ class Night:
                 counts = fold_mod.fold(old_profile, delta, out, header, keys_urir, keys_digest)
         except UserError as e:     # the published file was damaged since: start again from the inputs
             return self._rebuild(current, out, ["the published profile cannot be read (%s)"
-                                                % str(e).splitlines()[0]], scan)
+                                                % str(e).splitlines()[0]], (scan, night_sets))
         log.info("folded into %s: %d lines, %d merged, %d with bounds", prev["profile"], counts["lines"],
                  counts["merged"], counts["bounded"])
-        urirs, digests = self._write_sets(prev, scan)
+        urirs, digests = night_sets
         approximate = len(exact) < len(fold_mod.FEATURES)
         return {"mode": mode, "reason": why, "urirs": urirs, "digests": digests, "exact": exact,
                 "approximate_nights": prev.get("approximate_nights", 0) + 1 if approximate else 0,
@@ -311,11 +310,8 @@ class Night:
         return fold_mod.profile_keys(profiled)
 
     def _write_sets(self, prev, scan, common=None):
-        """The kept URI-R and digest sets merged with the night's (written once a night: a
-        second call for the same sets returns the files of the first); common: {what: set} to
-        which the night's items the kept sets hold are added, in the same pass."""
-        if self._sets_written and self._sets_written[0] is prev and self._sets_written[1] is scan:
-            return self._sets_written[2]
+        """The kept URI-R and digest sets (of prev; None: none) merged with the scan's; common:
+        {what: set} to which the scan's items the kept sets hold are added, in the same pass."""
         names = []
         for what, found in (("urirs", scan.urirs), ("digests", scan.digests)):
             tmp = os.path.join(self.work, what + ".gz")
@@ -324,7 +320,6 @@ class Night:
                 n = sets.union(old, found.sorted_items(), tmp, common and common[what])
             self.record[what] = n
             names.append(tmp)
-        self._sets_written = (prev, scan, names)
         return names
 
     def _progress(self, what):
