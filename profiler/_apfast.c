@@ -1224,45 +1224,66 @@ static Py_ssize_t key_run(const char *buf, Py_ssize_t pos, Py_ssize_t limit, Py_
     return end;
 }
 
-static int feed_step(Expander *x, void *arg) {
-    Feed *fd = (Feed *)arg;
+/* A reader of sorted lines over the runs of one key: decide(ctx, buf, pos, end, kn, nlines, tab, out)
+ * writes a run's lines to out and returns 0, or returns 1 to leave the run to Python, -1 on an
+ * error. Sets fd's state, pos and end as feed() returns them. */
+typedef int (*RunDecider)(void *ctx, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn,
+                          Py_ssize_t nlines, int tab, Buf *out);
+
+static int scan_runs(Feed *fd, RunDecider decide, void *ctx, Buf *out) {
     const char *buf = fd->buf;
     Py_ssize_t limit = lines_limit(fd), pos = fd->pos;
+    fd->state = 0;
     while (pos < limit) {
-        const char *line = buf + pos;
         Py_ssize_t kn, nlines;
         int tab;
-        Py_ssize_t gend = key_run(buf, pos, limit, &kn, &nlines, &tab);
-        if (gend == limit && !fd->final) break;          /* may go on in the next buffer */
-        int plain = tab && !(kn == 5 && memcmp(line, "!meta", 5) == 0);
-        for (Py_ssize_t k = 0; plain && k < kn; k++) plain = (unsigned char)line[k] < 0x80;
-        if (plain) {
-            map_clear(&x->cellmap);
-            for (Py_ssize_t at = pos; at < gend && plain; ) {
-                const char *q = memchr(buf + at, '\n', gend - at);
-                Py_ssize_t e = q ? q - buf : gend;
-                int r = add_cell_json(x, buf + at + kn + 1, buf + e);
-                if (r < 0) return -1;
-                plain = r == 0;
-                at = e + 1;
-            }
-        }
-        if (!plain) { fd->state = 1; fd->pos = pos; fd->end = gend; return 0; }
-        if (uri_r(x, line, kn) < 0) return -1;
-        pos = gend;
+        Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
+        if (end == limit && !fd->final) break;       /* may go on in the next buffer */
+        int r = decide(ctx, buf, pos, end, kn, nlines, tab, out);
+        if (r < 0) return -1;
+        if (r == 1) { fd->state = 1; fd->pos = pos; fd->end = end; return 0; }
+        pos = end;
     }
-    fd->state = 0; fd->pos = pos; fd->end = pos;
+    fd->pos = fd->end = pos;
     return 0;
 }
+
+/* (buf, pos, final) of a reader's call, in view and fd */
+static int parse_feed(PyObject *args, Py_buffer *view, Feed *fd) {
+    if (!PyArg_ParseTuple(args, "y*np", view, &fd->pos, &fd->final)) return -1;
+    if (fd->pos < 0 || fd->pos > view->len) {
+        PyBuffer_Release(view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return -1;
+    }
+    fd->buf = view->buf; fd->n = view->len;
+    return 0;
+}
+
+/* step 1: a URI-R's run of lines in the map side's plain JSON through the expander (its records
+ * go to x->raw); any other run (!meta, not plain) is Python's */
+static int feed_run(void *ctx, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                    int tab, Buf *out) {
+    Expander *x = ctx;
+    const char *line = buf + pos;
+    if (!tab || (kn == 5 && memcmp(line, "!meta", 5) == 0)) return 1;
+    for (Py_ssize_t k = 0; k < kn; k++)
+        if ((unsigned char)line[k] >= 0x80) return 1;
+    map_clear(&x->cellmap);
+    for (Py_ssize_t at = pos; at < end; ) {
+        const char *q = memchr(buf + at, '\n', end - at);
+        Py_ssize_t e = q ? q - buf : end;
+        int r = add_cell_json(x, buf + at + kn + 1, buf + e);
+        if (r != 0) return r;
+        at = e + 1;
+    }
+    return uri_r(x, line, kn) < 0 ? -1 : 0;
+}
+
+static int feed_step(Expander *x, void *arg) { return scan_runs(arg, feed_run, x, &x->raw); }
 
 static PyObject *Expander_feed(Expander *x, PyObject *args) {
     Py_buffer view;
     Feed fd;
-    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
-    if (fd.pos < 0 || fd.pos > view.len) {
-        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
-    }
-    fd.buf = view.buf; fd.n = view.len;
+    if (parse_feed(args, &view, &fd) < 0) return NULL;
     PyObject *lines = run_sink(x, 1, feed_step, &fd);
     PyBuffer_Release(&view);
     if (!lines) return NULL;
@@ -1957,45 +1978,25 @@ static int profile_json(Buf *b, const Rec *r) {
 
 /* ------------------------------------------------------------------ step 2's lone records */
 
-/* A reader of sorted lines over the runs of one key (skim, profile_lines): decide(buf, pos, end,
- * kn, nlines, tab, out) writes a run's lines to out and returns 0, or returns 1 to leave the run to
- * Python, -1 on an error. (buf, pos, final) -> (state, pos, end, lines) as Expander.feed(). */
-typedef int (*RunDecider)(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
-                          int tab, Buf *out);
-
+/* a reader of sorted lines over the runs of one key (skim, profile_lines):
+ * (buf, pos, final) -> (state, pos, end, lines) as Expander.feed() */
 static PyObject *read_runs(PyObject *args, RunDecider decide) {
     Py_buffer view;
     Feed fd;
-    if (!PyArg_ParseTuple(args, "y*np", &view, &fd.pos, &fd.final)) return NULL;
-    if (fd.pos < 0 || fd.pos > view.len) {
-        PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "position out of the buffer"); return NULL;
-    }
-    fd.buf = view.buf; fd.n = view.len; fd.state = 0;
-    const char *buf = fd.buf;
-    Py_ssize_t limit = lines_limit(&fd), pos = fd.pos;
+    if (parse_feed(args, &view, &fd) < 0) return NULL;
     Buf out = {NULL, 0, 0};
-    while (pos < limit) {
-        Py_ssize_t kn, nlines;
-        int tab;
-        Py_ssize_t end = key_run(buf, pos, limit, &kn, &nlines, &tab);
-        if (end == limit && !fd.final) break;       /* may go on in the next buffer */
-        int r = decide(buf, pos, end, kn, nlines, tab, &out);
-        if (r < 0) { buf_free(&out); PyBuffer_Release(&view); return NULL; }
-        if (r == 1) { fd.state = 1; fd.end = end; break; }
-        pos = end;
-    }
-    if (fd.state == 0) fd.end = pos;
+    int r = scan_runs(&fd, decide, NULL, &out);
     PyBuffer_Release(&view);
-    PyObject *lines = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
+    PyObject *lines = r < 0 ? NULL : PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
     buf_free(&out);
     if (!lines) return NULL;
-    return Py_BuildValue("(innN)", fd.state, pos, fd.end, lines);
+    return Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
 }
 
 /* step 2 (profiler.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one
  * URI-R holds the digest) is dropped, any other lone record but !meta is copied, a key's several
  * key records are summed; the runs of a digest several URI-Rs hold, and !meta, are Python's */
-static int skim_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
+static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                     Buf *out) {
     if (nlines > 1) {       /* a key's records summed; digests and !meta: Python's */
         Rec sum;
@@ -2016,7 +2017,7 @@ static PyObject *skim(PyObject *unused, PyObject *args) { return read_runs(args,
 
 /* step 3 (profiler.rawsteps.reduce_profile_lines): a key's records, summed, become its profile
  * line, key<TAB>JSON block */
-static int profile_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
+static int profile_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                        Buf *out) {
     Rec sum;
     if (!(tab && kn >= 2 && buf[pos] == 'K' && buf[pos + 1] == ' ') || sum_run(buf, pos, end, kn, &sum)) return 1;
