@@ -18,6 +18,14 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <limits.h>
+#include <errno.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -464,13 +472,18 @@ static int rec_json(Buf *b, const Rec *r) {
     return 0;
 }
 
+static int sort_lines_from(Expander *x, Buf *b, Py_ssize_t from);
+
+/* the table's key records, and an empty table; as lines they are in byte order (one sorted run
+ * of the output, which the local runner merges instead of sorting: profiler.presorted) */
 static int flush_table(Expander *x) {
     Map *m = &x->table.m;
+    Py_ssize_t before = x->raw.n;
     for (Py_ssize_t i = 0; i < m->n; i++)
         if (rec_to_json(x, &x->table.recs[i]) < 0
             || emit(x, "K ", 2, map_key(m, i), m->ents[i].len, x->sb.p, x->sb.n) < 0) return -1;
     map_clear(m);
-    return 0;
+    return x->raw_mode ? sort_lines_from(x, &x->raw, before) : 0;
 }
 
 /* table[key + ' ' + suffix] += r for every distinct suffix of tuple (p, m, s) in set idx */
@@ -1057,6 +1070,14 @@ static int digest_records(Expander *x, const char *u, Py_ssize_t un, Py_ssize_t 
 /* a held-back line: its first 8 bytes as a big-endian number (zero-padded), then its bytes */
 typedef struct { uint64_t pre; const char *p; Py_ssize_t n; } LineRef;
 
+static void lineref_set(LineRef *r, const char *p, Py_ssize_t n) {
+    r->p = p; r->n = n;
+    unsigned char w[8] = {0};
+    memcpy(w, p, n < 8 ? n : 8);
+    r->pre = 0;
+    for (int k = 0; k < 8; k++) r->pre = (r->pre << 8) | w[k];
+}
+
 static int lineref_cmp(const void *a, const void *b) {
     const LineRef *x = a, *y = b;
     if (x->pre != y->pre) return x->pre < y->pre ? -1 : 1;
@@ -1090,6 +1111,31 @@ static int sort_linerefs(LineRef *refs, Py_ssize_t n) {
     return 0;
 }
 
+/* the lines of b from byte from on (each ends with a newline) put in byte order */
+static int sort_lines_from(Expander *x, Buf *b, Py_ssize_t from) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t at = from; at < b->n; at++) if (b->p[at] == '\n') n++;
+    if (n < 2) return 0;
+    LineRef *refs = PyMem_Malloc(n * sizeof(LineRef));
+    char *tmp = PyMem_Malloc(b->n - from);
+    if (!refs || !tmp) { PyMem_Free(refs); PyMem_Free(tmp); PyErr_NoMemory(); return -1; }
+    Py_ssize_t i = 0;
+    for (Py_ssize_t at = from; at < b->n; i++) {
+        const char *nl = memchr(b->p + at, '\n', b->n - at);
+        lineref_set(&refs[i], b->p + at, nl - (b->p + at));
+        at = nl - b->p + 1;
+    }
+    if (sort_linerefs(refs, n) < 0) { PyMem_Free(refs); PyMem_Free(tmp); return -1; }
+    Py_ssize_t t = 0;
+    for (i = 0; i < n; i++) {
+        memcpy(tmp + t, refs[i].p, refs[i].n); t += refs[i].n;
+        tmp[t++] = '\n';
+    }
+    memcpy(b->p + from, tmp, t);
+    PyMem_Free(refs); PyMem_Free(tmp);
+    return 0;
+}
+
 /* the held-back digest record lines, in byte order (as `LC_ALL=C sort` compares lines), to the
  * output */
 static int drun_flush(Expander *x) {
@@ -1099,12 +1145,7 @@ static int drun_flush(Expander *x) {
     if (!refs) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t start = x->drun_off[i], end = (i + 1 < n ? x->drun_off[i + 1] : x->drun.n) - 1;
-        LineRef *r = &refs[i];
-        r->p = x->drun.p + start; r->n = end - start;
-        unsigned char w[8] = {0};
-        memcpy(w, r->p, r->n < 8 ? r->n : 8);
-        r->pre = 0;
-        for (int k = 0; k < 8; k++) r->pre = (r->pre << 8) | w[k];
+        lineref_set(&refs[i], x->drun.p + start, end - start);
     }
     if (sort_linerefs(refs, n) < 0) { PyMem_Free(refs); return -1; }
     int rc = buf_reserve(&x->raw, x->drun.n);
@@ -1685,12 +1726,58 @@ static void agg_clear(Aggregator *a) {
     map_clear(&a->cells);
 }
 
-/* [(urlkey bytes, cells JSON bytes), ...] and an empty table */
-static PyObject *Aggregator_flush(Aggregator *a, PyObject *noargs) {
+/* The table emptied by a flush; with keep, but for the URI-R of the last capture, whose cells are
+ * put back: when the table fills up on a URI-R's first capture, its next captures may follow (a
+ * sorted index's do), and the flushed URI-Rs are then whole, written once and in order. */
+static int agg_clear_keeping(Aggregator *a, int keep) {
+    Py_ssize_t ui = a->last_ui;
+    if (!keep || ui < 0) { agg_clear(a); return 0; }
+    Buf *sv = &a->kb;                 /* the URI-R's key, then each cell: key length, key, ACell */
+    sv->n = 0;
+    Py_ssize_t un = a->uris.ents[ui].len;
+    if (buf_put(sv, map_key(&a->uris, ui), un) < 0) return -1;
+    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+        Py_ssize_t kn = a->cells.ents[ci].len;
+        if (buf_put(sv, (const char *)&kn, sizeof kn) < 0 || buf_put(sv, map_key(&a->cells, ci), kn) < 0
+            || buf_put(sv, (const char *)&a->cv[ci], sizeof(ACell)) < 0) return -1;
+    }
+    agg_clear(a);
+    int added;
+    Py_ssize_t nu = map_find_or_add(&a->uris, sv->p, un, &added);   /* the map copies the key */
+    if (nu < 0 || grow2((void **)&a->u_head, sizeof(Py_ssize_t), (void **)&a->u_tail, sizeof(Py_ssize_t),
+                        &a->ucap, nu + 1) < 0) return -1;
+    a->u_head[nu] = a->u_tail[nu] = -1;
+    a->last_ui = nu;
+    uint32_t uix = (uint32_t)nu;
+    for (Py_ssize_t at = un; at < sv->n;) {
+        Py_ssize_t kn;
+        memcpy(&kn, sv->p + at, sizeof kn); at += sizeof kn;
+        memcpy(sv->p + at, &uix, 4);                                   /* the cell key's URI-R index */
+        Py_ssize_t ci = map_find_or_add(&a->cells, sv->p + at, kn, &added);
+        if (ci < 0 || grow((void **)&a->cv, &a->cvcap, ci + 1, sizeof(ACell)) < 0) return -1;
+        at += kn;
+        memcpy(&a->cv[ci], sv->p + at, sizeof(ACell)); at += sizeof(ACell);
+        a->cv[ci].next = -1;
+        if (a->u_tail[nu] < 0) a->u_head[nu] = ci; else a->cv[a->u_tail[nu]].next = ci;
+        a->u_tail[nu] = ci;
+    }
+    return 0;
+}
+
+static int keep_arg(PyObject *args, int *keep) {
+    *keep = 0;
+    return PyArg_ParseTuple(args, "|p", keep);
+}
+
+/* [(urlkey bytes, cells JSON bytes), ...] and an empty table (keep: agg_clear_keeping) */
+static PyObject *Aggregator_flush(Aggregator *a, PyObject *args) {
+    int keep;
+    if (!keep_arg(args, &keep)) return NULL;
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     Buf *b = &a->jb;
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
+        if (keep && ui == a->last_ui) continue;
         b->n = 0;
         if (agg_cells_json(a, ui, b) < 0) goto fail;
         PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
@@ -1699,23 +1786,26 @@ static PyObject *Aggregator_flush(Aggregator *a, PyObject *noargs) {
         Py_DECREF(pair);
         if (r < 0) goto fail;
     }
-    agg_clear(a);
+    if (agg_clear_keeping(a, keep) < 0) goto fail;
     return out;
 fail:
     Py_DECREF(out);
     return NULL;
 }
 
-/* flush() as bytes: the lines urlkey<TAB>cells JSON, and an empty table */
-static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *noargs) {
+/* flush() as bytes: the lines urlkey<TAB>cells JSON */
+static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *args) {
+    int keep;
+    if (!keep_arg(args, &keep)) return NULL;
     Buf *b = &a->jb;
     b->n = 0;
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++)
-        if (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
-            || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0) return NULL;
+        if (!(keep && ui == a->last_ui)
+            && (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
+                || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0)) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(b->p ? b->p : "", b->n);
     if (!out) return NULL;
-    agg_clear(a);
+    if (agg_clear_keeping(a, keep) < 0) { Py_DECREF(out); return NULL; }
     b->n = 0;
     if (b->cap > (64 << 20)) buf_free(b);
     return out;
@@ -1892,8 +1982,9 @@ static PyMethodDef Aggregator_methods[] = {
     {"feed", (PyCFunction)Aggregator_feed, METH_VARARGS, "feed(buf, pos) -> (state, pos, end)"},
     {"add_capture", (PyCFunction)Aggregator_add_capture, METH_VARARGS,
      "add_capture(urlkey, ts, mime, status, digest, length, revisit) -> table full"},
-    {"flush", (PyCFunction)Aggregator_flush, METH_NOARGS, "flush() -> [(urlkey, cells JSON), ...]"},
-    {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_NOARGS, "flush_raw() -> bytes: flush()'s records as lines"},
+    {"flush", (PyCFunction)Aggregator_flush, METH_VARARGS,
+     "flush(keep_last=False) -> [(urlkey, cells JSON), ...]; keep_last: the last capture's URI-R stays"},
+    {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_VARARGS, "flush_raw(keep_last=False) -> bytes: flush()'s records as lines"},
     {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
     {NULL}
 };
@@ -2142,6 +2233,263 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
     return out;
 }
 
+/* ------------------------------------------------------------------ shuffle merge */
+
+#ifndef _WIN32
+/* A shuffle's inputs that are sorted already, or in a few long sorted runs (map outputs of a sorted
+ * index; step 1's output), are merged instead of sorted again: sorted_runs cuts a file into runs
+ * of lines in byte order (LC_ALL=C sort's order: bytes unsigned, a line before the longer lines it
+ * starts), and merge_lines merges runs and the sorted short ones into one file. Both read with
+ * read() into buffers of their own (no mapping: the client's memory stays small) and run without
+ * the GIL. */
+typedef struct {
+    int fd, eof, owned, nl;      /* nl: the current line ended with a newline */
+    char *buf;
+    Py_ssize_t cap, pos, end, left;       /* left: bytes still to read, -1 to the end of the file */
+    const char *line; Py_ssize_t n;       /* the current line, without its newline */
+} Stream;
+
+static inline int line_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+static int stream_open(Stream *s, int fd, Py_ssize_t limit, Py_ssize_t bufsize) {
+    memset(s, 0, sizeof *s);
+    s->fd = fd; s->left = limit; s->cap = bufsize; s->owned = 1;
+    s->buf = malloc(bufsize);
+    if (!s->buf) { errno = ENOMEM; return -1; }
+    return 0;
+}
+
+/* a stream over bytes in memory (not copied) */
+static void stream_of(Stream *s, const char *p, Py_ssize_t n) {
+    memset(s, 0, sizeof *s);
+    s->fd = -1; s->buf = (char *)p; s->cap = s->end = n; s->eof = 1;
+}
+
+static void stream_close(Stream *s) { if (s->owned) free(s->buf); s->buf = NULL; }
+
+/* the next line of s: 1, 0 at the end, -1 on a read error (errno; ENOMEM when out of memory).
+ * The line before is no longer valid. */
+static int stream_next(Stream *s) {
+    for (;;) {
+        char *nl = s->pos < s->end ? memchr(s->buf + s->pos, '\n', s->end - s->pos) : NULL;
+        if (nl) {
+            s->line = s->buf + s->pos; s->n = nl - s->line; s->pos += s->n + 1; s->nl = 1;
+            return 1;
+        }
+        if (s->eof || s->left == 0) {
+            if (s->pos == s->end) return 0;
+            s->line = s->buf + s->pos; s->n = s->end - s->pos; s->pos = s->end; s->nl = 0;
+            return 1;
+        }
+        if (s->pos > 0) { memmove(s->buf, s->buf + s->pos, s->end - s->pos); s->end -= s->pos; s->pos = 0; }
+        if (s->end == s->cap) {                  /* a line longer than the buffer */
+            char *b = realloc(s->buf, s->cap * 2);
+            if (!b) { errno = ENOMEM; return -1; }
+            s->buf = b; s->cap *= 2;
+        }
+        Py_ssize_t want = s->cap - s->end;
+        if (s->left >= 0 && want > s->left) want = s->left;
+        ssize_t got = read(s->fd, s->buf + s->end, (size_t)want);
+        if (got < 0) { if (errno == EINTR) continue; return -1; }
+        if (got == 0) s->eof = 1;
+        s->end += got;
+        if (s->left >= 0) s->left -= got;
+    }
+}
+
+/* sorted_runs(fd, bufsize, max_runs) -> [length, ...]: fd's bytes from its position cut into runs
+ * of lines in sorted order, or None past max_runs runs */
+static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
+    int fd;
+    Py_ssize_t bufsize, max_runs;
+    if (!PyArg_ParseTuple(args, "inn", &fd, &bufsize, &max_runs)) return NULL;
+    if (bufsize < 1 || max_runs < 0) { PyErr_SetString(PyExc_ValueError, "bufsize and max_runs must be positive"); return NULL; }
+    Stream s;
+    char *prev = NULL;
+    Py_ssize_t pn = 0, pcap = 0, nruns = 0;
+    Py_ssize_t *runs = malloc((max_runs + 1) * sizeof(Py_ssize_t));
+    int r = runs ? 0 : -1, have = 0;
+    if (!runs) errno = ENOMEM;
+    Py_BEGIN_ALLOW_THREADS
+    if (r == 0 && stream_open(&s, fd, -1, bufsize) < 0) { r = -1; free(runs); runs = NULL; }
+    while (runs && r == 0) {
+        int got = stream_next(&s);
+        if (got <= 0) { r = got; break; }
+        if (!have || line_cmp(prev, pn, s.line, s.n) > 0) {
+            if (nruns == max_runs) { nruns = -1; break; }
+            runs[nruns++] = 0;
+        }
+        runs[nruns - 1] += s.n + s.nl;
+        if (s.n > pcap) {
+            char *b = realloc(prev, s.n);
+            if (!b) { errno = ENOMEM; r = -1; break; }
+            prev = b; pcap = s.n;
+        }
+        if (s.n) memcpy(prev, s.line, s.n);
+        pn = s.n; have = 1;
+    }
+    if (runs) stream_close(&s);
+    free(prev);
+    Py_END_ALLOW_THREADS
+    if (r < 0) { free(runs); return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError); }
+    if (nruns < 0) { free(runs); Py_RETURN_NONE; }
+    PyObject *out = PyList_New(nruns);
+    for (Py_ssize_t i = 0; out && i < nruns; i++) {
+        PyObject *v = PyLong_FromSsize_t(runs[i]);
+        if (!v) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, v);
+    }
+    free(runs);
+    return out;
+}
+
+static int write_all(int fd, const char *p, Py_ssize_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, (size_t)n);
+        if (w < 0) { if (errno == EINTR) continue; return -1; }
+        p += w; n -= w;
+    }
+    return 0;
+}
+
+typedef struct { int fd; char *b; Py_ssize_t n, cap, written; } Out;
+
+/* bytes to the output: gathered in its buffer, large blocks written as they are */
+static int out_put(Out *o, const char *p, Py_ssize_t n) {
+    if (o->n + n > o->cap || (n >= o->cap / 2 && o->n > 0)) {
+        if (write_all(o->fd, o->b, o->n) < 0) return -1;
+        o->written += o->n; o->n = 0;
+    }
+    if (n >= o->cap / 2) {
+        if (write_all(o->fd, p, n) < 0) return -1;
+        o->written += n;
+        return 0;
+    }
+    memcpy(o->b + o->n, p, n); o->n += n;
+    return 0;
+}
+
+/* the heap of streams by their current lines (ties: either; equal lines are the same bytes) */
+static inline int heap_less(Stream *st, int a, int b) { return line_cmp(st[a].line, st[a].n, st[b].line, st[b].n) < 0; }
+static void heap_down(Stream *st, int *h, int n, int i) {
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < n && heap_less(st, h[l], h[m])) m = l;
+        if (l + 1 < n && heap_less(st, h[l + 1], h[m])) m = l + 1;
+        if (m == i) return;
+        int t = h[i]; h[i] = h[m]; h[m] = t; i = m;
+    }
+}
+
+/* the lines of s from its current one while they are not past bound (all when bound is NULL),
+ * written in blocks as they lie in its buffer; s is left at its next line. 1, 0 at s's end, -1 */
+static int emit_run(Stream *s, const char *bound, Py_ssize_t bn, Out *o) {
+    const char *blk = s->line;
+    Py_ssize_t len = 0;
+    for (;;) {
+        if (!s->nl) {                      /* a last line without newline: written with one */
+            if (out_put(o, blk, len) < 0 || out_put(o, s->line, s->n) < 0 || out_put(o, "\n", 1) < 0) return -1;
+            return stream_next(s);
+        }
+        len += s->n + 1;
+        char *nl = s->pos < s->end ? memchr(s->buf + s->pos, '\n', s->end - s->pos) : NULL;
+        if (nl) {
+            s->line = s->buf + s->pos; s->n = nl - s->line; s->pos += s->n + 1;
+        } else {                           /* the buffer is read to its end: the block goes first */
+            if (out_put(o, blk, len) < 0) return -1;
+            int got = stream_next(s);
+            if (got <= 0) return got;
+            blk = s->line; len = 0;
+        }
+        if (bound && line_cmp(s->line, s->n, bound, bn) > 0) break;
+    }
+    if (out_put(o, blk, len) < 0) return -1;
+    return 1;
+}
+
+/* merge_lines(out_fd, [(fd, length), ...], tail, bufsize) -> bytes written: the first length bytes
+ * of each fd (from its position) and the bytes tail, each whole sorted lines, merged in order;
+ * every line written ends with a newline (as sort writes it) */
+static PyObject *merge_lines(PyObject *unused, PyObject *args) {
+    int outfd;
+    PyObject *inputs;
+    Py_buffer tail;
+    Py_ssize_t bufsize;
+    if (!PyArg_ParseTuple(args, "iOy*n", &outfd, &inputs, &tail, &bufsize)) return NULL;
+    PyObject *seq = PySequence_Fast(inputs, "inputs must be a sequence of (fd, length)");
+    if (!seq || bufsize < 2) {
+        if (seq) PyErr_SetString(PyExc_ValueError, "bufsize must be at least 2");
+        Py_XDECREF(seq); PyBuffer_Release(&tail); return NULL;
+    }
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    Stream *st = calloc(k + 1, sizeof(Stream));
+    int *fds = malloc((k + 1) * sizeof(int)), *heap = malloc((k + 1) * sizeof(int));
+    Py_ssize_t *lens = malloc((k + 1) * sizeof(Py_ssize_t));
+    int r = (st && fds && heap && lens) ? 0 : -2;
+    for (Py_ssize_t i = 0; r == 0 && i < k; i++)
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "in", &fds[i], &lens[i])) r = -3;
+    Py_DECREF(seq);
+    if (r < 0) {
+        free(st); free(fds); free(heap); free(lens); PyBuffer_Release(&tail);
+        return r == -2 ? PyErr_NoMemory() : NULL;
+    }
+    Out o = {outfd, NULL, 0, bufsize, 0};
+    int n = 0, opened = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (!(o.b = malloc(bufsize))) { errno = ENOMEM; r = -1; }
+    for (; r == 0 && opened < k; opened++)
+        if (stream_open(&st[opened], fds[opened], lens[opened], bufsize) < 0) r = -1;
+    stream_of(&st[k], tail.buf, tail.len);
+    for (int i = 0; r == 0 && i <= k; i++) {
+        int got = stream_next(&st[i]);
+        if (got < 0) r = -1;
+        else if (got) heap[n++] = i;
+    }
+    for (int i = n / 2 - 1; i >= 0; i--) heap_down(st, heap, n, i);
+    while (r == 0 && n > 0) {
+        /* the first stream's lines up to the smallest line of the others, in one block */
+        int c = n > 1 ? heap[1] : -1;
+        if (n > 2 && heap_less(st, heap[2], c)) c = heap[2];
+        int got = emit_run(&st[heap[0]], c >= 0 ? st[c].line : NULL, c >= 0 ? st[c].n : 0, &o);
+        if (got < 0) { r = -1; break; }
+        if (!got) heap[0] = heap[--n];
+        heap_down(st, heap, n, 0);
+    }
+    if (r == 0 && o.n > 0) { if (write_all(o.fd, o.b, o.n) < 0) r = -1; else o.written += o.n; }
+    free(o.b);
+    for (int i = 0; i < opened; i++) stream_close(&st[i]);
+    Py_END_ALLOW_THREADS
+    free(st); free(fds); free(heap); free(lens);
+    PyBuffer_Release(&tail);
+    if (r < 0) return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError);
+    return PyLong_FromSsize_t(o.written);
+}
+#endif
+
+/* ------------------------------------------------------------------ allocator */
+
+/* glibc's malloc serves a request past its mmap threshold with a mapping of its own, unmapped when
+   freed, and moves the threshold up as such blocks are freed: a task's buffers of a few MiB, made
+   and freed all along, were fresh pages each time (a page fault per 4 KiB, 1.3 of 4.6 CPU-s of a 1M
+   run in the kernel). Fixed thresholds keep them in the heap, and free memory past trim_threshold
+   at its top is still given back. */
+static PyObject *tune_allocator(PyObject *self, PyObject *args) {
+    Py_ssize_t mmap_threshold, trim_threshold;
+    if (!PyArg_ParseTuple(args, "nn", &mmap_threshold, &trim_threshold)) return NULL;
+    if (mmap_threshold <= 0 || trim_threshold <= 0 || mmap_threshold > INT_MAX || trim_threshold > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "tune_allocator: thresholds must be in 1..INT_MAX bytes");
+        return NULL;
+    }
+#ifdef __GLIBC__
+    if (mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold) && mallopt(M_TRIM_THRESHOLD, (int)trim_threshold))
+        Py_RETURN_TRUE;
+#endif
+    Py_RETURN_FALSE;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef module_methods[] = {
@@ -2153,6 +2501,14 @@ static PyMethodDef module_methods[] = {
      "legend_starts(buf, end, base) -> [offset, ...]: the legend lines of buf[:end], at base + offset"},
     {"profile_lines", profile_lines, METH_VARARGS,
      "profile_lines(buf, pos, final) -> (state, pos, end, lines): step 3's key records over sorted lines"},
+#ifndef _WIN32
+    {"sorted_runs", sorted_runs, METH_VARARGS,
+     "sorted_runs(fd, bufsize, max_runs) -> [length, ...] of the runs of sorted lines from fd's position, or None"},
+    {"merge_lines", merge_lines, METH_VARARGS,
+     "merge_lines(out_fd, [(fd, length), ...], tail, bufsize) -> bytes written: sorted lines merged"},
+#endif
+    {"tune_allocator", tune_allocator, METH_VARARGS,
+     "tune_allocator(mmap_threshold, trim_threshold) -> True, or False where malloc is not glibc's"},
     {NULL}
 };
 

@@ -83,3 +83,16 @@ def compiled_expander(policy, limit):
     sets = [[(DT_CODE[d], MIME_CODE[m], STATUS_CODE[s]) for d, m, s in combos] for combos in policy.combo_sets]
     return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
                            policy.path_depth, policy.exact_urls, limit)
+
+
+#: a task's malloc: requests past this are their own mappings (glibc's default moves from 128 KiB up)
+MMAP_THRESHOLD = 32 << 20
+#: free memory at the heap's top past this is given back to the system
+TRIM_THRESHOLD = 32 << 20
+
+
+def tune_allocator():
+    """Fixed malloc thresholds for a task process (glibc): its buffers of a few MiB stay in the heap
+    instead of being fresh pages at each use. True when set; False without the extension or glibc."""
+    module = load()
+    return bool(module is not None and module.tune_allocator(MMAP_THRESHOLD, TRIM_THRESHOLD))

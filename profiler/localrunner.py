@@ -22,7 +22,7 @@ import os
 import sys
 from os.path import dirname
 
-from profiler import rawsteps
+from profiler import presorted, rawsteps
 from profiler.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -41,6 +41,7 @@ class LocalRunner(LocalMRJobRunner):
         super().__init__(*args, **kwargs)
         self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
         self._pool = self._deleter = None
+        self.merged_steps = []      # steps whose reducer input was merged, not sorted (presorted)
 
     def _run_multiple(self, funcs, num_processes=None):
         """A phase's tasks in the threads of one pool kept for the run, each waiting for its task's
@@ -68,9 +69,25 @@ class LocalRunner(LocalMRJobRunner):
         super().cleanup(mode)
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
-        super()._sort_reducer_input(step_num, num_map_tasks)
+        if not self._merge_sorted_input(step_num, num_map_tasks):
+            super()._sort_reducer_input(step_num, num_map_tasks)
         # sorted into one file: the map outputs, and the previous step's output files they link to
         self._delete_soon([self._task_output_path("mapper", step_num, n) for n in range(num_map_tasks)])
+
+    def _merge_sorted_input(self, step_num, num_map_tasks):
+        """The reducer input merged instead of sorted when the map outputs are sorted but for a few
+        lines (profiler.presorted; map outputs of a sorted index). Only where the sort is GNU sort
+        of whole lines, whose order the merge gives (mrjob runs it with LC_ALL=C). True when done."""
+        if not _whole_line_sort(self._sort_bin()):
+            return False
+        prev_task_type = "combiner" if self._get_step(step_num).get("combiner") else "mapper"
+        inputs = [self._task_output_path(prev_task_type, step_num, n) for n in range(num_map_tasks)]
+        output = self._sorted_reducer_input_path(step_num)
+        self.fs.mkdir(dirname(output))
+        if not presorted.merge_sorted(inputs, output, threads=self._opts["num_cores"] or os.cpu_count() or 1):
+            return False
+        self.merged_steps.append(step_num)
+        return True
 
     def _run_reducers(self, step_num, num_reducer_tasks):
         super()._run_reducers(step_num, num_reducer_tasks)
@@ -159,6 +176,21 @@ def _unlink_all(paths):
             os.unlink(path)
         except OSError:
             pass
+
+
+def _whole_line_sort(sort_bin):
+    """True when sort_bin is GNU sort of whole lines: ``sort`` with at most a buffer size, a
+    number of threads or a temporary directory (what the profile job passes is ``sort -S 256M``)."""
+    if not sort_bin or os.path.basename(sort_bin[0]) != "sort":
+        return False
+    args = iter(sort_bin[1:])
+    for arg in args:
+        if arg in ("-S", "-T", "--buffer-size", "--parallel", "--temporary-directory"):
+            if next(args, None) is None:
+                return False
+        elif not arg.startswith(("-S", "-T", "--buffer-size=", "--parallel=", "--temporary-directory=")):
+            return False
+    return True
 
 
 def _is_py_files_export(cmd):

@@ -15,7 +15,7 @@ from profiler.readers import iter_chunks, iter_lines
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
 #: URI-Rs a map task holds before it flushes them
-TABLE_LIMIT = 50000
+TABLE_LIMIT = 10000
 #: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format
 ARCHIVE_READERS = {"warc": warc.iter_captures, "ache": ache.iter_captures, "fastwarc": warc_fast.iter_captures}
 
@@ -66,6 +66,7 @@ class CaptureAggregator:
         self.table = {}
         self.captures = 0
         self.skipped = {}
+        self.last = None        # the URI-R of the last capture
 
     def add(self, capture):
         """Add a parsed capture, or count a skip reason; returns True when the table is full."""
@@ -74,6 +75,7 @@ class CaptureAggregator:
             return False
         urlkey, ts, mime, status, digest, length, revisit = capture
         self.captures += 1
+        self.last = urlkey
         cells = self.table.get(urlkey)
         if cells is None:
             cells = self.table[urlkey] = {}
@@ -95,9 +97,14 @@ class CaptureAggregator:
                 c[4] = ts
         return len(self.table) >= self.limit
 
-    def flush(self):
-        """Yield (urlkey bytes, [cell, ...]) and empty the table."""
+    def flush(self, keep_last=False):
+        """Yield (urlkey bytes, [cell, ...]) and empty the table; with keep_last, but for the URI-R
+        of the last capture. A table fills up on a URI-R's first capture, and in a sorted index its
+        next captures follow: kept, it is written once, and the records stay in the index's order."""
         table, self.table = self.table, {}
+        kept = self.last if keep_last and self.last in table else None
+        if kept is not None:
+            self.table[kept] = table.pop(kept)
         for urlkey, cells in table.items():
             yield urlkey.encode("utf-8"), [list(ck) + c for ck, c in cells.items()]
 
@@ -120,7 +127,7 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lin
     agg = CaptureAggregator(period_len, resolve_revisits)
     for parsed in iter_parsed(split, opener):
         if agg.add(parsed):
-            yield from agg.flush()
+            yield from agg.flush(keep_last=True)
     yield from agg.flush()
     yield b"!meta", agg.meta()
 
@@ -135,8 +142,8 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     letters = split["fields"]
     agg = module.Aggregator(period_len, resolve_revisits, TABLE_LIMIT, letters)
     if lines:
-        def flush():
-            return ((None, agg.flush_raw()),)
+        def flush(keep_last=False):
+            return ((None, agg.flush_raw(keep_last)),)
     else:
         flush = agg.flush
     parse = cdx.make_parser(letters)
@@ -150,7 +157,7 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
                 if state == 0:
                     break
                 if state == 2:
-                    yield from flush()
+                    yield from flush(True)
                     continue
                 line = buf[pos:end]
                 pos = end + 1
@@ -168,7 +175,7 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
                 if capture.__class__ is str:
                     skipped[capture] = skipped.get(capture, 0) + 1
                 elif agg.add_capture(*capture):
-                    yield from flush()
+                    yield from flush(True)
     except EOFError:
         skipped["truncated_file"] = skipped.get("truncated_file", 0) + 1
     except (OSError, zlib.error, ValueError):

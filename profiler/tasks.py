@@ -32,6 +32,7 @@ def counted(records, count):
 
 def map_task(manifest_lines, policy, resolve_revisits, write, count):
     """Step 1's map task: the splits of manifest lines -> record lines, a batch per write."""
+    fast.tune_allocator()
     records = (pair for line in manifest_lines
                for pair in counted(mapside.map_split(line.rstrip(b"\r\n"), policy.period_len, resolve_revisits,
                                                      remote.open_input, True), count))
@@ -47,6 +48,7 @@ def step1_expander(policy, table_limit, count):
 
 def reduce_task(step_num, chunks, policy, table_limit, write, count):
     """Reduce task of step step_num (0, 1, 2) over its sorted input in buffers (rawsteps)."""
+    fast.tune_allocator()
     with rawsteps.no_cycle_collection():
         if step_num == 0:
             rawsteps.reduce_uri_r_chunks(chunks, step1_expander(policy, table_limit, count), write)

@@ -235,6 +235,44 @@ def test_compiled_map_side_flushes_at_the_limit(tmp_path, monkeypatch):
     assert all(isinstance(value, bytes) for _, value in records[:-1])
 
 
+@pytest.mark.parametrize("limit", [1, 2, 3, 10])
+@pytest.mark.parametrize("path_kind", ["python", "compiled", "compiled lines"])
+def test_a_sorted_index_gives_each_uri_r_once_and_in_order(tmp_path, monkeypatch, limit, path_kind):
+    """A full table keeps the URI-R of its last capture (its next captures follow in a sorted
+    index): each URI-R is one record, the records in the index's order, and the map output is
+    sorted but for its !meta line (what the local runner merges instead of sorting)."""
+    if path_kind != "python" and fast.load() is None:
+        pytest.skip("the C extension is not built (no compiler?)")
+    rng = random.Random(limit)
+    counts = [rng.choice([1, 1, 2, 5]) for _ in range(40)]
+    lines = [b"com,a)/%02d 201001%02d000000 http://a/ text/html 200 sha1:D%d - - 10 0 f\n" % (i, j + 1, j)
+             for i, n in enumerate(counts) for j in range(n)]
+    path = tmp_path / "a.cdx"
+    path.write_bytes(b"".join(lines))
+    monkeypatch.setattr(mapside, "TABLE_LIMIT", limit)
+    monkeypatch.setenv(fast.PURE_ENV, "1" if path_kind == "python" else "")
+    split = {"path": str(path), "format": "cdx", "fields": "N b a m s k r M S V g", "start": 0, "end": None,
+             "compression": None}
+    records = list(mapside.map_split(orjson.dumps(split), 6, lines=path_kind == "compiled lines"))
+    if path_kind == "compiled lines":
+        records = [tuple(line.split(b"\t")) for key, blob in records[:-1] for line in blob.splitlines()] + records[-1:]
+    keys = [key for key, _ in records[:-1]]
+    assert keys == [b"com,a)/%02d" % i for i in range(40)]
+    cells = [orjson.loads(value) if isinstance(value, bytes) else value for _, value in records[:-1]]
+    assert [sum(cell[5] for cell in c) for c in cells] == counts
+    assert records[-1] == (b"!meta", {"captures": sum(counts), "skipped": {}})
+
+
+@compiled
+def test_the_allocator_thresholds_are_set_in_tasks(monkeypatch):
+    import platform
+    module = fast.load()
+    with pytest.raises(ValueError):
+        module.tune_allocator(0, 1 << 20)
+    set_ = fast.tune_allocator()
+    assert set_ is (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
+
+
 def _digest_groups(rng):
     """Random step-2 digest groups: [[urlkey, [[period, mime, status, max_len], ...]], ...] each."""
     urlkeys = [h + p for h in HOSTS for p in PATHS] + ["dns:z.example", "com,a)/*", "com,é)/ü/x?q=/a/"]
@@ -422,6 +460,23 @@ def test_raw_digest_records_come_in_sorted_runs(limit):
     assert len(digests) > 10 and descents <= len(digests) // limit
     if limit == 1000:
         assert len(digests) < 1000 and descents == 0
+
+
+@compiled
+@pytest.mark.parametrize("limit", [3, 1000])
+def test_raw_key_records_come_sorted_a_table_at_a_time(limit):
+    """In raw mode a flushed table's key records are written in byte order: step 1's output is a
+    few sorted runs, which the local runner merges instead of sorting (profiler.presorted)."""
+    rng = random.Random(limit)
+    policy = load_policy("default")
+    lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
+    out = []
+    rawsteps.reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], fast.expander(policy, limit), out.append)
+    keys = [line for line in b"".join(out).splitlines() if line.startswith(b"K ")]
+    descents = sum(a > b for a, b in zip(keys, keys[1:]))
+    assert len(keys) > 20 and descents <= len(keys) // limit
+    if limit == 1000:
+        assert len(keys) < 1000 and descents == 0
 
 
 def _step3_input(rng):

@@ -151,3 +151,52 @@ def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp
     left = sorted(os.listdir(run_dir))
     assert left == (["link", "part", "to-user"] if mode == "NONE" else ["to-user"])
     assert (user_dir / "input.cdx").read_bytes() == b"y"
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_reducer_inputs_in_sorted_runs_are_merged_into_the_bytes_sort_writes(tmp_path, monkeypatch, shuffled):
+    """Map outputs of a sorted index and step 1's outputs come in a few sorted runs: the runner
+    merges them (profiler.presorted) into the very file GNU sort writes, for each step. Map outputs of
+    an unsorted index are short runs, sorted in memory when small, by GNU sort when not."""
+    import glob
+    from profiler import presorted
+    if not presorted.available():
+        pytest.skip("the C extension is not built (no compiler?)")
+    cdx = tmp_path / "in.cdx"
+    synthetic.write_cdx(str(cdx), 6000, seed=4)
+    if shuffled:
+        legend, *lines = cdx.read_bytes().splitlines(keepends=True)
+        random.Random(4).shuffle(lines)
+        cdx.write_bytes(legend + b"".join(lines))
+    merged = []
+    real = LocalRunner._merge_sorted_input
+    monkeypatch.setattr(LocalRunner, "_merge_sorted_input", lambda self, *a: merged.append(real(self, *a)) or merged[-1])
+    inputs = {}
+    for how in ("merge", "sort"):
+        if how == "sort":
+            monkeypatch.setattr(presorted, "available", lambda: False)
+        tmp = tmp_path / how
+        run_profile([str(cdx)], str(tmp_path / (how + ".cdxj")), runner="local", split_size=150000, cores=2,
+                    extra_args=["--cleanup", "NONE", "--local-tmp-dir", str(tmp)])
+        inputs[how] = [open(p, "rb").read() for p in sorted(glob.glob(str(tmp / "*" / "step" / "*" / "reducer" /
+                                                                           "sorted-input")))]
+    assert merged == [True, True, True, False, False, False]
+    assert len(inputs["merge"]) == 3 and inputs["merge"] == inputs["sort"]
+    assert _without_created(str(tmp_path / "merge.cdxj")) == _without_created(str(tmp_path / "sort.cdxj"))
+    if shuffled:
+        monkeypatch.setattr(presorted, "available", lambda: True)
+        monkeypatch.setattr(presorted, "SHORT_LIMIT", 1000)
+        del merged[:]
+        run_profile([str(cdx)], str(tmp_path / "short.cdxj"), runner="local", split_size=150000, cores=2)
+        assert merged[0] is False
+        assert _without_created(str(tmp_path / "short.cdxj")) == _without_created(str(tmp_path / "sort.cdxj"))
+
+
+def test_only_gnu_sort_of_whole_lines_is_replaced_by_the_merge():
+    from profiler.localrunner import _whole_line_sort
+    for sort_bin in (["sort"], ["sort", "-S", "256M"], ["/usr/bin/sort", "-S256M", "--parallel=2"],
+                     ["sort", "-T", "/tmp", "--buffer-size=1G"]):
+        assert _whole_line_sort(sort_bin), sort_bin
+    for sort_bin in ([], ["sort", "-r"], ["sort", "-t", "\t", "-k", "1,1", "-s"], ["sort", "-S"], ["/tmp/sortw"],
+                     ["sort", "-u"]):
+        assert not _whole_line_sort(sort_bin), sort_bin
