@@ -2355,10 +2355,22 @@ static int write_all(int fd, const char *p, Py_ssize_t n) {
     return 0;
 }
 
+/* the merge's output: a file (fd >= 0; bytes gathered in b, large blocks written as they are), or
+ * memory (fd < 0; b grows) */
 typedef struct { int fd; char *b; Py_ssize_t n, cap, written; } Out;
 
-/* bytes to the output: gathered in its buffer, large blocks written as they are */
 static int out_put(Out *o, const char *p, Py_ssize_t n) {
+    if (o->fd < 0) {
+        if (o->n + n > o->cap) {
+            Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
+            while (cap < o->n + n) cap *= 2;
+            char *b = realloc(o->b, cap);
+            if (!b) { errno = ENOMEM; return -1; }
+            o->b = b; o->cap = cap;
+        }
+        memcpy(o->b + o->n, p, n); o->n += n;
+        return 0;
+    }
     if (o->n + n > o->cap || (n >= o->cap / 2 && o->n > 0)) {
         if (write_all(o->fd, o->b, o->n) < 0) return -1;
         o->written += o->n; o->n = 0;
@@ -2384,9 +2396,10 @@ static void heap_down(Stream *st, int *h, int n, int i) {
     }
 }
 
-/* the lines of s from its current one while they are not past bound (all when bound is NULL),
- * written in blocks as they lie in its buffer; s is left at its next line. 1, 0 at s's end, -1 */
-static int emit_run(Stream *s, const char *bound, Py_ssize_t bn, Out *o) {
+/* the lines of s from its current one while they are not past bound (all when bound is NULL)
+ * and the output holds less than limit bytes (no limit when < 0), written in blocks as they lie
+ * in its buffer; s is left at its next line. 1, 0 at s's end, -1 */
+static int emit_run(Stream *s, const char *bound, Py_ssize_t bn, Out *o, Py_ssize_t limit) {
     const char *blk = s->line;
     Py_ssize_t len = 0;
     for (;;) {
@@ -2404,69 +2417,167 @@ static int emit_run(Stream *s, const char *bound, Py_ssize_t bn, Out *o) {
             if (got <= 0) return got;
             blk = s->line; len = 0;
         }
-        if (bound && line_cmp(s->line, s->n, bound, bn) > 0) break;
+        if ((bound && line_cmp(s->line, s->n, bound, bn) > 0) || (limit >= 0 && o->n + len >= limit)) break;
     }
     if (out_put(o, blk, len) < 0) return -1;
     return 1;
+}
+
+/* k streams (and one over the bytes tail) merged: opened, first lines read, heap built */
+typedef struct { Stream *st; int *heap; int k, n, opened; } Merge;
+
+static void merge_free(Merge *m) {
+    for (int i = 0; i < m->opened; i++) stream_close(&m->st[i]);
+    free(m->st); free(m->heap);
+    memset(m, 0, sizeof *m);
+}
+
+/* without the GIL; -1 with errno */
+static int merge_start(Merge *m, int k, const int *fds, const Py_ssize_t *lens, const char *tail, Py_ssize_t tn,
+                       Py_ssize_t bufsize) {
+    memset(m, 0, sizeof *m);
+    m->k = k;
+    m->st = calloc(k + 1, sizeof(Stream));
+    m->heap = malloc((k + 1) * sizeof(int));
+    if (!m->st || !m->heap) { errno = ENOMEM; return -1; }
+    for (; m->opened < k; m->opened++)
+        if (stream_open(&m->st[m->opened], fds[m->opened], lens[m->opened], bufsize) < 0) return -1;
+    stream_of(&m->st[k], tail, tn);
+    for (int i = 0; i <= k; i++) {
+        int got = stream_next(&m->st[i]);
+        if (got < 0) return -1;
+        if (got) m->heap[m->n++] = i;
+    }
+    for (int i = m->n / 2 - 1; i >= 0; i--) heap_down(m->st, m->heap, m->n, i);
+    return 0;
+}
+
+/* merged lines to o until the streams end or o holds limit bytes (no limit when < 0); -1 */
+static int merge_some(Merge *m, Out *o, Py_ssize_t limit) {
+    while (m->n > 0 && (limit < 0 || o->n < limit)) {
+        /* the first stream's lines up to the smallest line of the others, in one block */
+        int c = m->n > 1 ? m->heap[1] : -1;
+        if (m->n > 2 && heap_less(m->st, m->heap[2], c)) c = m->heap[2];
+        int got = emit_run(&m->st[m->heap[0]], c >= 0 ? m->st[c].line : NULL, c >= 0 ? m->st[c].n : 0, o, limit);
+        if (got < 0) return -1;
+        if (!got) m->heap[0] = m->heap[--m->n];
+        heap_down(m->st, m->heap, m->n, 0);
+    }
+    return 0;
+}
+
+/* [(fd, length), ...] -> fds, lens (malloc'd); -1 with a Python error */
+static int parse_inputs(PyObject *inputs, int *k, int **fds, Py_ssize_t **lens) {
+    PyObject *seq = PySequence_Fast(inputs, "inputs must be a sequence of (fd, length)");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > INT_MAX - 1) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "too many inputs"); return -1; }
+    *k = (int)n;
+    *fds = malloc((n + 1) * sizeof(int));
+    *lens = malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!*fds || !*lens) { Py_DECREF(seq); free(*fds); free(*lens); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "in", &(*fds)[i], &(*lens)[i])) {
+            Py_DECREF(seq); free(*fds); free(*lens); return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
 }
 
 /* merge_lines(out_fd, [(fd, length), ...], tail, bufsize) -> bytes written: the first length bytes
  * of each fd (from its position) and the bytes tail, each whole sorted lines, merged in order;
  * every line written ends with a newline (as sort writes it) */
 static PyObject *merge_lines(PyObject *unused, PyObject *args) {
-    int outfd;
+    int outfd, k;
     PyObject *inputs;
     Py_buffer tail;
     Py_ssize_t bufsize;
     if (!PyArg_ParseTuple(args, "iOy*n", &outfd, &inputs, &tail, &bufsize)) return NULL;
-    PyObject *seq = PySequence_Fast(inputs, "inputs must be a sequence of (fd, length)");
-    if (!seq || bufsize < 2) {
-        if (seq) PyErr_SetString(PyExc_ValueError, "bufsize must be at least 2");
-        Py_XDECREF(seq); PyBuffer_Release(&tail); return NULL;
-    }
-    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
-    Stream *st = calloc(k + 1, sizeof(Stream));
-    int *fds = malloc((k + 1) * sizeof(int)), *heap = malloc((k + 1) * sizeof(int));
-    Py_ssize_t *lens = malloc((k + 1) * sizeof(Py_ssize_t));
-    int r = (st && fds && heap && lens) ? 0 : -2;
-    for (Py_ssize_t i = 0; r == 0 && i < k; i++)
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "in", &fds[i], &lens[i])) r = -3;
-    Py_DECREF(seq);
-    if (r < 0) {
-        free(st); free(fds); free(heap); free(lens); PyBuffer_Release(&tail);
-        return r == -2 ? PyErr_NoMemory() : NULL;
-    }
+    int *fds;
+    Py_ssize_t *lens;
+    if (bufsize < 2) { PyBuffer_Release(&tail); PyErr_SetString(PyExc_ValueError, "bufsize must be at least 2"); return NULL; }
+    if (parse_inputs(inputs, &k, &fds, &lens) < 0) { PyBuffer_Release(&tail); return NULL; }
     Out o = {outfd, NULL, 0, bufsize, 0};
-    int n = 0, opened = 0;
+    Merge m = {0};
+    int r = 0;
     Py_BEGIN_ALLOW_THREADS
     if (!(o.b = malloc(bufsize))) { errno = ENOMEM; r = -1; }
-    for (; r == 0 && opened < k; opened++)
-        if (stream_open(&st[opened], fds[opened], lens[opened], bufsize) < 0) r = -1;
-    stream_of(&st[k], tail.buf, tail.len);
-    for (int i = 0; r == 0 && i <= k; i++) {
-        int got = stream_next(&st[i]);
-        if (got < 0) r = -1;
-        else if (got) heap[n++] = i;
-    }
-    for (int i = n / 2 - 1; i >= 0; i--) heap_down(st, heap, n, i);
-    while (r == 0 && n > 0) {
-        /* the first stream's lines up to the smallest line of the others, in one block */
-        int c = n > 1 ? heap[1] : -1;
-        if (n > 2 && heap_less(st, heap[2], c)) c = heap[2];
-        int got = emit_run(&st[heap[0]], c >= 0 ? st[c].line : NULL, c >= 0 ? st[c].n : 0, &o);
-        if (got < 0) { r = -1; break; }
-        if (!got) heap[0] = heap[--n];
-        heap_down(st, heap, n, 0);
-    }
+    if (r == 0) r = merge_start(&m, k, fds, lens, tail.buf, tail.len, bufsize);
+    if (r == 0) r = merge_some(&m, &o, -1);
     if (r == 0 && o.n > 0) { if (write_all(o.fd, o.b, o.n) < 0) r = -1; else o.written += o.n; }
     free(o.b);
-    for (int i = 0; i < opened; i++) stream_close(&st[i]);
+    merge_free(&m);
     Py_END_ALLOW_THREADS
-    free(st); free(fds); free(heap); free(lens);
+    free(fds); free(lens);
     PyBuffer_Release(&tail);
     if (r < 0) return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError);
     return PyLong_FromSsize_t(o.written);
 }
+
+/* LineMerger([(fd, length), ...], tail, bufsize): merge_lines read a buffer at a time, for a reduce
+ * task that reads its part of several sorted runs (profiler.rawsteps.input_chunks) */
+typedef struct {
+    PyObject_HEAD
+    Merge m;
+    PyObject *tail;        /* the bytes the tail stream reads */
+    Out o;
+    int started;
+} LineMerger;
+
+static int LineMerger_init(LineMerger *x, PyObject *args, PyObject *kw) {
+    PyObject *inputs, *tail;
+    Py_ssize_t bufsize;
+    if (!PyArg_ParseTuple(args, "OSn", &inputs, &tail, &bufsize)) return -1;
+    if (x->started) { PyErr_SetString(PyExc_RuntimeError, "LineMerger already initialised"); return -1; }
+    if (bufsize < 2) { PyErr_SetString(PyExc_ValueError, "bufsize must be at least 2"); return -1; }
+    int k, *fds;
+    Py_ssize_t *lens;
+    if (parse_inputs(inputs, &k, &fds, &lens) < 0) return -1;
+    Py_INCREF(tail);
+    x->tail = tail;
+    x->o.fd = -1;
+    x->started = 1;
+    int r = merge_start(&x->m, k, fds, lens, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail), bufsize);
+    free(fds); free(lens);
+    if (r < 0) { PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError); return -1; }
+    return 0;
+}
+
+static PyObject *LineMerger_read(LineMerger *x, PyObject *args) {
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "n", &size)) return NULL;
+    if (!x->started) { PyErr_SetString(PyExc_RuntimeError, "LineMerger not initialised"); return NULL; }
+    x->o.n = 0;
+    if (merge_some(&x->m, &x->o, size < 1 ? 1 : size) < 0)
+        return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError);
+    return PyBytes_FromStringAndSize(x->o.b ? x->o.b : "", x->o.n);
+}
+
+static void LineMerger_dealloc(LineMerger *x) {
+    merge_free(&x->m);
+    free(x->o.b);
+    Py_XDECREF(x->tail);
+    Py_TYPE(x)->tp_free((PyObject *)x);
+}
+
+static PyMethodDef LineMerger_methods[] = {
+    {"read", (PyCFunction)LineMerger_read, METH_VARARGS,
+     "read(size) -> the next merged lines, whole, about size bytes (b'' at the end)"},
+    {NULL}
+};
+
+static PyTypeObject LineMergerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "profiler._apfast.LineMerger",
+    .tp_basicsize = sizeof(LineMerger),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)LineMerger_init,
+    .tp_dealloc = (destructor)LineMerger_dealloc,
+    .tp_methods = LineMerger_methods,
+    .tp_doc = "LineMerger([(fd, length), ...], tail, bufsize): sorted runs of lines merged, read(size) at a time.",
+};
 #endif
 
 /* ------------------------------------------------------------------ allocator */
@@ -2518,11 +2629,18 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__apfast(void) {
     if (PyType_Ready(&ExpanderType) < 0 || PyType_Ready(&AggregatorType) < 0) return NULL;
+#ifndef _WIN32
+    if (PyType_Ready(&LineMergerType) < 0) return NULL;
+#endif
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ExpanderType);
     if (PyModule_AddObject(m, "Expander", (PyObject *)&ExpanderType) < 0) { Py_DECREF(m); return NULL; }
     Py_INCREF(&AggregatorType);
     if (PyModule_AddObject(m, "Aggregator", (PyObject *)&AggregatorType) < 0) { Py_DECREF(m); return NULL; }
+#ifndef _WIN32
+    Py_INCREF(&LineMergerType);
+    if (PyModule_AddObject(m, "LineMerger", (PyObject *)&LineMergerType) < 0) { Py_DECREF(m); return NULL; }
+#endif
     return m;
 }

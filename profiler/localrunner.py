@@ -41,7 +41,8 @@ class LocalRunner(LocalMRJobRunner):
         super().__init__(*args, **kwargs)
         self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
         self._pool = self._deleter = None
-        self.merged_steps = []      # steps whose reducer input was merged, not sorted (presorted)
+        self._merge_plans = {}      # step -> (presorted.Plan of its map outputs, those outputs)
+        self.merged_steps = []      # steps whose reducer input is merged, not sorted (presorted)
 
     def _run_multiple(self, funcs, num_processes=None):
         """A phase's tasks in the threads of one pool kept for the run, each waiting for its task's
@@ -69,30 +70,30 @@ class LocalRunner(LocalMRJobRunner):
         super().cleanup(mode)
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
-        if not self._merge_sorted_input(step_num, num_map_tasks):
-            super()._sort_reducer_input(step_num, num_map_tasks)
-        # sorted into one file: the map outputs, and the previous step's output files they link to
-        self._delete_soon([self._task_output_path("mapper", step_num, n) for n in range(num_map_tasks)])
-
-    def _merge_sorted_input(self, step_num, num_map_tasks):
-        """The reducer input merged instead of sorted when the map outputs are sorted but for a few
-        lines (profiler.presorted; map outputs of a sorted index). Only where the sort is GNU sort
-        of whole lines, whose order the merge gives (mrjob runs it with LC_ALL=C). True when done."""
-        if not _whole_line_sort(self._sort_bin()):
-            return False
         prev_task_type = "combiner" if self._get_step(step_num).get("combiner") else "mapper"
         inputs = [self._task_output_path(prev_task_type, step_num, n) for n in range(num_map_tasks)]
-        output = self._sorted_reducer_input_path(step_num)
-        self.fs.mkdir(dirname(output))
-        if not presorted.merge_sorted(inputs, output, threads=self._opts["num_cores"] or os.cpu_count() or 1):
-            return False
-        self.merged_steps.append(step_num)
-        return True
+        plan = self._merge_plan(inputs)
+        if plan is not None:        # the reduce tasks read the map outputs merged: nothing to sort
+            self._merge_plans[step_num] = (plan, inputs)
+            self.merged_steps.append(step_num)
+            return
+        super()._sort_reducer_input(step_num, num_map_tasks)
+        # sorted into one file: the map outputs, and the previous step's output files they link to
+        self._delete_soon(inputs)
+
+    def _merge_plan(self, inputs):
+        """A plan to merge the map outputs when they are in a few long sorted runs (map outputs of a
+        sorted index, step 1's output: profiler.presorted), or None. Only where the sort is GNU sort
+        of whole lines, whose order the merge gives (mrjob runs it with LC_ALL=C)."""
+        if not _whole_line_sort(self._sort_bin()):
+            return None
+        return presorted.plan(inputs, threads=self._opts["num_cores"] or os.cpu_count() or 1)
 
     def _run_reducers(self, step_num, num_reducer_tasks):
         super()._run_reducers(step_num, num_reducer_tasks)
+        _, merged = self._merge_plans.get(step_num, (None, []))
         self._delete_soon([self._task_input_path("reducer", step_num, n) for n in range(num_reducer_tasks)]
-                          + [self._sorted_reducer_input_path(step_num)])
+                          + [self._sorted_reducer_input_path(step_num)] + merged)
 
     def _delete_soon(self, paths):
         """Delete files of this run's temp dir no task reads any more (and the files they link to
@@ -151,10 +152,20 @@ class LocalRunner(LocalMRJobRunner):
 
     def _split_reducer_input(self, step_num):
         """No copies: every reduce task's input is a link to the sorted file, and its byte range
-        of it is in its environment (rawsteps.RANGE_ENV, see _env_for_task)."""
+        of it is in its environment (rawsteps.RANGE_ENV, see _env_for_task); or, when the step's
+        input is merged, its part of the merge plan (rawsteps.MERGE_ENV)."""
+        parts = self._num_reducers(step_num) * self.parts_per_core
+        if step_num in self._merge_plans:
+            plans = presorted.split(self._merge_plans[step_num][0], parts)
+            for task_num, plan in enumerate(plans):
+                dest = self._task_input_path("reducer", step_num, task_num)
+                self.fs.mkdir(dirname(dest))
+                with open(dest, "wb") as f:
+                    f.write(presorted.dumps(plan))
+            return len(plans)
         path = self._sorted_reducer_input_path(step_num)
         size = os.path.getsize(path)
-        bounds = key_bounds(path, size // (self._num_reducers(step_num) * self.parts_per_core))
+        bounds = key_bounds(path, size // parts)
         self._reduce_ranges[step_num] = list(zip(bounds, bounds[1:]))
         for task_num in range(len(bounds) - 1):
             dest = self._task_input_path("reducer", step_num, task_num)
@@ -165,7 +176,9 @@ class LocalRunner(LocalMRJobRunner):
     def _env_for_task(self, task_type, step_num, task_num, map_split=None):
         env = super()._env_for_task(task_type, step_num, task_num, map_split)
         ranges = self._reduce_ranges.get(step_num)
-        if task_type == "reducer" and ranges:
+        if task_type == "reducer" and step_num in self._merge_plans:
+            env[rawsteps.MERGE_ENV] = "1"
+        elif task_type == "reducer" and ranges:
             env[rawsteps.RANGE_ENV] = "%d %d" % ranges[task_num]
         return env
 

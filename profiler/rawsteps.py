@@ -208,14 +208,23 @@ def split_lines(data):
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 
 
+#: set when a reduce task's input file is a plan of sorted runs to merge (profiler.presorted: the
+#: local runner's reduce tasks read their parts of the map outputs merged, nothing sorted)
+MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+
+
 def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
     stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
-    RANGE_ENV gives, when it is set."""
+    RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
+    MERGE_ENV is set."""
     span = environ.get(RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
-            if span:
+            if environ.get(MERGE_ENV):
+                from profiler import presorted
+                yield from presorted.merged_chunks(presorted.loads(stdin.read()), size)
+            elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
                 yield from _read_upto(stdin, end - start, size)

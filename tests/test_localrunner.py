@@ -1,5 +1,6 @@
 """profiler.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
 
+import os
 import random
 
 import pytest
@@ -153,12 +154,34 @@ def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp
     assert (user_dir / "input.cdx").read_bytes() == b"y"
 
 
-@pytest.mark.parametrize("shuffled", [False, True])
-def test_reducer_inputs_in_sorted_runs_are_merged_into_the_bytes_sort_writes(tmp_path, monkeypatch, shuffled):
-    """Map outputs of a sorted index and step 1's outputs come in a few sorted runs: the runner
-    merges them (profiler.presorted) into the very file GNU sort writes, for each step. Map outputs of
-    an unsorted index are short runs, sorted in memory when small, by GNU sort when not."""
+def _merged_and_sorted_inputs(tmp):
+    """Each step's reducer input as its reduce tasks read it in turn (the merged parts of the map
+    outputs their plans give), and its map outputs sorted by GNU sort."""
     import glob
+    import subprocess
+    from profiler import presorted
+    run = glob.glob(str(tmp / "*"))[0]
+    out = []
+    for step in range(3):
+        plans = [presorted.loads(open(p, "rb").read())
+                 for p in sorted(glob.glob(os.path.join(run, "step", "%03d" % step, "reducer", "*", "input")))]
+        merged = b"".join(b"".join(presorted.merged_chunks(plan, 1000)) for plan in plans)
+        inputs = sorted(glob.glob(os.path.join(run, "step", "000", "mapper", "*", "output")) if step == 0 else
+                        glob.glob(os.path.join(run, "step-output", "%04d" % (step - 1), "part-*")))
+        assert inputs
+        expected = subprocess.run(["sort"] + inputs, env=dict(os.environ, LC_ALL="C"), capture_output=True,
+                                  check=True).stdout
+        out.append((merged, expected))
+    return out
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_reducer_inputs_in_sorted_runs_are_merged_into_the_lines_sort_writes(tmp_path, monkeypatch, shuffled):
+    """Map outputs of a sorted index and step 1's outputs come in a few sorted runs: nothing is
+    sorted, the reduce tasks read their parts of them merged (profiler.presorted), and in task
+    order these are the lines GNU sort writes, for each step; the profile is the one of a run
+    that sorts. Map outputs of an unsorted index are short runs, sorted in memory when small, by
+    GNU sort when not."""
     from profiler import presorted
     if not presorted.available():
         pytest.skip("the C extension is not built (no compiler?)")
@@ -169,26 +192,26 @@ def test_reducer_inputs_in_sorted_runs_are_merged_into_the_bytes_sort_writes(tmp
         random.Random(4).shuffle(lines)
         cdx.write_bytes(legend + b"".join(lines))
     merged = []
-    real = LocalRunner._merge_sorted_input
-    monkeypatch.setattr(LocalRunner, "_merge_sorted_input", lambda self, *a: merged.append(real(self, *a)) or merged[-1])
-    inputs = {}
-    for how in ("merge", "sort"):
-        if how == "sort":
-            monkeypatch.setattr(presorted, "available", lambda: False)
-        tmp = tmp_path / how
-        run_profile([str(cdx)], str(tmp_path / (how + ".cdxj")), runner="local", split_size=150000, cores=2,
-                    extra_args=["--cleanup", "NONE", "--local-tmp-dir", str(tmp)])
-        inputs[how] = [open(p, "rb").read() for p in sorted(glob.glob(str(tmp / "*" / "step" / "*" / "reducer" /
-                                                                           "sorted-input")))]
-    assert merged == [True, True, True, False, False, False]
-    assert len(inputs["merge"]) == 3 and inputs["merge"] == inputs["sort"]
+    real = LocalRunner.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        merged.append(self.merged_steps)
+    monkeypatch.setattr(LocalRunner, "__init__", init)
+    run_profile([str(cdx)], str(tmp_path / "merge.cdxj"), runner="local", split_size=150000, cores=2,
+                extra_args=["--cleanup", "NONE", "--local-tmp-dir", str(tmp_path / "tmp")])
+    assert merged == [[0, 1, 2]]
+    for got, expected in _merged_and_sorted_inputs(tmp_path / "tmp"):
+        assert got == expected and got
+    monkeypatch.setattr(presorted, "available", lambda: False)
+    run_profile([str(cdx)], str(tmp_path / "sort.cdxj"), runner="local", split_size=150000, cores=2)
+    assert merged[-1] == []
     assert _without_created(str(tmp_path / "merge.cdxj")) == _without_created(str(tmp_path / "sort.cdxj"))
     if shuffled:
         monkeypatch.setattr(presorted, "available", lambda: True)
         monkeypatch.setattr(presorted, "SHORT_LIMIT", 1000)
-        del merged[:]
         run_profile([str(cdx)], str(tmp_path / "short.cdxj"), runner="local", split_size=150000, cores=2)
-        assert merged[0] is False
+        assert 0 not in merged[-1]
         assert _without_created(str(tmp_path / "short.cdxj")) == _without_created(str(tmp_path / "sort.cdxj"))
 
 

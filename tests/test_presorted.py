@@ -83,3 +83,47 @@ def test_without_the_extension_it_says_no(tmp_path, monkeypatch):
     (tmp_path / "a").write_bytes(b"a\n")
     assert not presorted.merge_sorted([tmp_path / "a"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def _keyed_files(rng, tmp_path):
+    """Files of key<TAB>value lines in a few sorted runs (keys share prefixes; bytes past 0x7f)."""
+    keys = [bytes(rng.choice(b"ab\xffc") for _ in range(rng.randint(1, 4))) for _ in range(30)]
+    paths = []
+    for i in range(rng.randint(1, 4)):
+        runs = [sorted(rng.choice(keys) + b"\t" + _random_line(rng).replace(b"\n", b"") for _ in range(rng.choice([0, 5, 60])))
+                for _ in range(rng.choice([1, 2, 3]))]
+        path = tmp_path / ("k%d" % i)
+        path.write_bytes(b"".join(line + b"\n" for run in runs for line in run))
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_plan_cut_into_parts_keeps_each_key_in_one_part(seed, tmp_path, monkeypatch):
+    """split: the parts, merged and read in turn (any read size, compiled or not), are the lines
+    sort writes, and no key has lines in two parts."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(presorted, "SAMPLES", rng.choice([1, 4, 64]))
+    paths = _keyed_files(rng, tmp_path)
+    p = presorted.plan(paths, short_run=rng.choice([1, 100, 1 << 20]))
+    parts = presorted.split(p, rng.choice([1, 2, 3, 7]))
+    if rng.random() < 0.3:
+        monkeypatch.setenv(fast.PURE_ENV, "1")
+    size = rng.choice([1, 10, 1 << 20])
+    data = [b"".join(presorted.merged_chunks(presorted.loads(presorted.dumps(part)), size)) for part in parts]
+    assert b"".join(data) == _sort(paths)
+    keys = [{line.partition(b"\t")[0] for line in d.split(b"\n")[:-1]} for d in data]
+    assert all(not (a & b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    assert all(d for d in data), [len(d) for d in data]
+
+
+def test_cut_offset_finds_the_first_line_not_below_the_cut(tmp_path):
+    path = tmp_path / "f"
+    lines = [b"%05d\tx" % i for i in range(0, 20000, 2)]
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    size = path.stat().st_size
+    for cut in (b"", b"00000\t", b"00001\t", b"09999\t", b"10000\t", b"19998\t", b"2"):
+        expected = sum(len(line) + 1 for line in lines if line < cut)
+        assert presorted.cut_offset(path, 0, size, cut, window=64) == expected, cut
+    assert presorted.cut_offset(path, 8, 16, b"00002\t", window=1) == 8       # a run inside the file
+    assert presorted.cut_offset(path, 8, 16, b"00004\t", window=1) == 16
