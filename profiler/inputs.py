@@ -1,13 +1,12 @@
 """Input resolution: paths, directories, globs and manifests -> index files -> map splits."""
 
-import concurrent.futures
 import glob
 import itertools
 import os
 import zlib
 
 from profiler.errors import UserError
-from profiler import ache, cdx, fast, warc
+from profiler import cdx, fast
 from profiler.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
@@ -115,6 +114,7 @@ def sniff(path):
     except OSError as e:
         return {"path": path, "size": 0, "compression": None, "format": None,
                 "reason": "unreadable: %s" % (e.strerror or e)}
+    from profiler import ache, warc     # not at import: tasks import this module (profiler.remote)
     info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
     if info["compression"] is None and ache.is_zlib(head) and ache.sniff(path):
         info.update(format="ache", compression="deflate")
@@ -155,6 +155,7 @@ def _format_of(sample):
         return {"format": "cdxj"}
     letters = cdx.infer_letters(data)
     if letters is None:
+        from profiler import warc
         if warc.looks_like_arc_record(first):
             return {"format": "warc"}
         return {"format": None, "reason": "not a CDX/CDXJ index (unrecognised layout)"}
@@ -204,6 +205,7 @@ def legend_segments(path, size, fields, chunk=CHUNK, workers=1):
     if len(ranges) == 1:
         found = _legend_offsets(path, 0, size, chunk)
     else:
+        import concurrent.futures
         with concurrent.futures.ThreadPoolExecutor(len(ranges)) as pool:
             found = [o for part in pool.map(lambda r: _legend_offsets(path, r[0], r[1], chunk), ranges)
                      for o in part]

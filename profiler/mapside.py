@@ -5,19 +5,27 @@ many captures into one record per URI-R. Records of one URI-R from several split
 files are merged by the reducer, so the result never depends on how input was cut.
 """
 
+import importlib
 import zlib
 
 import orjson
 
-from profiler import ache, cdx, cdxj, fast, warc, warc_fast
+from profiler import cdx, cdxj, fast
 from profiler.readers import iter_chunks, iter_lines
 
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
 #: URI-Rs a map task holds before it flushes them
 TABLE_LIMIT = 10000
-#: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format
-ARCHIVE_READERS = {"warc": warc.iter_captures, "ache": ache.iter_captures, "fastwarc": warc_fast.iter_captures}
+#: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format: the
+#: iter_captures of these modules, imported when a split needs them (a CDX task never does: warcio
+#: and the like were a third of a task's imports)
+ARCHIVE_READERS = {"warc": "profiler.warc", "ache": "profiler.ache", "fastwarc": "profiler.warc_fast"}
+
+
+def archive_reader(name):
+    """The iter_captures(path, opener) of an archive reader of ARCHIVE_READERS."""
+    return importlib.import_module(ARCHIVE_READERS[name]).iter_captures
 
 
 def parser_for(split):
@@ -34,7 +42,7 @@ def iter_parsed(split, opener=open):
     the lines read so far.
     """
     if split["format"] in ARCHIVE_READERS:
-        yield from ARCHIVE_READERS[split.get("reader", split["format"])](split["path"], opener)
+        yield from archive_reader(split.get("reader", split["format"]))(split["path"], opener)
         return
     parse = parser_for(split)
     is_cdx = split["format"] == "cdx"

@@ -17,7 +17,6 @@ import itertools
 import os
 import sys
 
-import yaml
 from profiler.errors import UserError
 
 CRITERIA = ("datetime", "mime", "status")
@@ -143,6 +142,7 @@ def available():
 
 def load(name_or_path="default"):
     """Load and validate a policy file."""
+    import yaml         # not at import: tasks get the policy as JSON
     path = find(name_or_path)
     try:
         with open(path, encoding="utf-8") as f:

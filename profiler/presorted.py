@@ -35,8 +35,8 @@ SHORT_LIMIT = 4 << 20
 MAX_RUNS = 1024
 #: long runs merged at once
 MAX_STREAMS = 1024
-#: a merge's read buffers together, and the largest one
-BUFFERS = 32 << 20
+#: a merge's read buffers together (each at least 16 KiB), and the largest one
+BUFFERS = 16 << 20
 BUFFER = 1 << 20
 #: lines sampled in each run to cut a plan into parts of about equal size
 SAMPLES = 64
@@ -105,7 +105,7 @@ def plan(paths, threads=1, short_run=None, short_limit=None, max_runs=None, max_
 def _bufsize(streams, buffers=None, bufsize=None):
     buffers = BUFFERS if buffers is None else buffers
     bufsize = BUFFER if bufsize is None else bufsize
-    return max(1 << 16, min(bufsize, buffers // max(1, len(streams))))
+    return max(1 << 14, min(bufsize, buffers // max(1, len(streams))))
 
 
 def _opened(streams):
