@@ -42,14 +42,23 @@ from profiler.cli import split_extra  # noqa: E402
 
 KIND_ORDER = ["client", "pool worker"] + ["%s task, step %d" % (t, n) for n in range(1, 10)
                                           for t in ("map", "combine", "reduce")] \
-    + ["sort", "task wrapper (sh)", "other"]
+    + ["sort", "task wrapper (sh)", "fork server", "other"]
 _STEP = re.compile(r"^--step-num(?:=(\d+))?$")
 
 
-def classify(argv, client_argv):
-    """Kind of a descendant process from its argv (a list of str)."""
+_FORKED = re.compile(r"^ap-(map|red)(\d+)-\d+$")
+
+
+def classify(argv, client_argv, comm=""):
+    """Kind of a descendant process from its argv (a list of str) and, for the local runner's fork
+    server and the tasks it forks (profiler.forkserver), its process name."""
     if not argv:
         return "other"
+    if "profiler.forkserver" in argv[:3]:
+        m = _FORKED.match(comm)
+        if m:
+            return "%s task, step %s" % ("map" if m.group(1) == "map" else "reduce", m.group(2))
+        return "fork server"
     if argv == client_argv:
         return "pool worker"   # a fork of the client (mrjob's local runner's multiprocessing.Pool)
     if os.path.basename(argv[0]) == "sort":
@@ -137,19 +146,24 @@ class Sampler:
         key = (pid, self.parents[pid][1])
         try:
             argv = [a.decode("utf-8", "replace") for a in _read("/proc/%d/cmdline" % pid).split(b"\0")[:-1]]
+            comm = _read("/proc/%d/comm" % pid).decode("utf-8", "replace").strip()
             hwm = _hwm_kib(pid)
         except OSError:
             return
         if not argv:         # a zombie
             return
+        if "profiler.forkserver" not in argv[:3]:
+            comm = ""        # only a forked task's name says what it is
         proc = self.procs.get(key)
-        if proc is None or proc["argv"] != argv:
+        if proc is None or proc["argv"] != argv or proc.get("comm", "") != comm:
             # new, or it has called exec() since the last sample (a fork on its way to a task or
             # `sort`): only the new program counts, and its VmHWM starts afresh
             if pid == self.root:
                 self.client_argv = argv
-            kind = "client" if pid == self.root else classify(argv, self.client_argv)
+            kind = "client" if pid == self.root else classify(argv, self.client_argv, comm)
             proc = self.procs[key] = {"argv": argv, "kind": kind, "peak_kib": 0, "first": self.now}
+            if comm:
+                proc["comm"] = comm
         proc["last"] = self.now
         if hwm:
             proc["peak_kib"] = max(proc["peak_kib"], hwm)

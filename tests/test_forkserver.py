@@ -1,0 +1,115 @@
+"""profiler.forkserver: a forked task writes what the job script writes for its command line, in
+its own environment, and its CPU time counts in the client's."""
+
+import os
+import resource
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from profiler import fast, forkserver, rawsteps, synthetic
+from profiler.localrunner import LocalRunner
+from profiler.pipeline import run_profile
+from profiler.policy import load
+from test_exactness import _without_created
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOB = os.path.join(ROOT, "jobs", "profile_job.py")
+POLICY = orjson.dumps(load("default").to_dict()).decode()
+STEP3 = b"".join(b'K * - - %d\t[1,1,1,1,10,1,10,"20100101000000","20100101000000"]\n' % i for i in range(100))
+
+pytestmark = pytest.mark.skipif(not forkserver.available(), reason="no fork or no Unix packet sockets here")
+
+
+@pytest.fixture
+def server():
+    s = forkserver.ForkServer()
+    yield s
+    s.close()
+
+
+def _forked(server, tmp_path, argv, data, env=None, name="ap-red3-0"):
+    (tmp_path / "in").write_bytes(data)
+    with open(tmp_path / "in", "rb") as i, open(tmp_path / "out", "wb") as o, open(tmp_path / "err", "wb") as e:
+        code = server.run(argv, str(tmp_path), dict(os.environ, **(env or {})), i, o, e, name)
+    return code, (tmp_path / "out").read_bytes(), (tmp_path / "err").read_bytes()
+
+
+def _script(argv, data, env=None):
+    r = subprocess.run([sys.executable, JOB] + argv, input=data, capture_output=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **(env or {})))
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_a_forked_task_writes_what_the_job_script_writes(server, tmp_path):
+    argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
+    got = _forked(server, tmp_path, argv, STEP3)
+    assert got == _script(argv, STEP3) and got[1].count(b"\n") == 100
+
+
+def test_the_task_s_environment_is_its_own(server, tmp_path):
+    """RANGE_ENV reaches the child: it reads only its byte range; PURE_ENV: the pure-Python code."""
+    argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
+    first = STEP3.index(b"\n") + 1
+    code, out, _ = _forked(server, tmp_path, argv, STEP3, {rawsteps.RANGE_ENV: "0 %d" % first})
+    assert code == 0 and out.count(b"\n") == 1
+    cells = b'com,a)/\t[["201001","text/html","200","sha1:X",0,1,10,10,"20100101000000","20100101000000"]]\n'
+    for pure, kind in (("1", b"pure Python"), ("", b"compiled" if fast.load() else b"pure Python")):
+        code, out, err = _forked(server, tmp_path, ["--step-num=0", "--reducer", "--policy-json", POLICY], cells,
+                                 {fast.PURE_ENV: pure})
+        assert code == 0 and b"step-1 reducers (" + kind + b")" in err and out
+
+
+def test_a_failing_task_exits_non_zero_with_its_traceback(server, tmp_path):
+    code, out, err = _forked(server, tmp_path, ["--step-num=2", "--reducer", "--policy-json", '{"emit": 3}'], STEP3)
+    assert code == 1 and b"Traceback" in err and not out
+
+
+def test_the_forked_tasks_cpu_time_counts_in_the_client(tmp_path):
+    """The server waits for its children and the client for the server: their CPU time is in
+    the client's children's time, what the benchmarks read (not waited for, it would be lost)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server = forkserver.ForkServer()
+    data = STEP3 * 400                                   # 40,000 lines: some CPU in the child
+    argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
+    import time
+    started = time.process_time()
+    code, out, _ = _forked(server, tmp_path, argv, data)
+    server.close()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert code == 0 and out
+    child = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert child > 0.05 and time.process_time() - started < child
+
+
+def test_the_local_runner_forks_its_own_tasks_only(tmp_path, monkeypatch):
+    """A local run on this Python forks its tasks (the same profile as the inline runner); with a
+    setup command of the user's, or another Python, mrjob runs them."""
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 3000, seed=2)
+    forked = []
+    real = forkserver.ForkServer.run
+    monkeypatch.setattr(forkserver.ForkServer, "run", lambda self, *a: forked.append(a[-1]) or real(self, *a))
+    run_profile([cdx], str(tmp_path / "inline.cdxj"), runner="inline")
+    run_profile([cdx], str(tmp_path / "local.cdxj"), runner="local", cores=2, split_size=100000)
+    assert {name.rpartition("-")[0] for name in forked} == {"ap-map1", "ap-red1", "ap-red2", "ap-red3"}
+    assert len(forked) == len(set(forked)) > 6
+    assert _without_created(str(tmp_path / "inline.cdxj")) == _without_created(str(tmp_path / "local.cdxj"))
+    del forked[:]
+    run_profile([cdx], str(tmp_path / "setup.cdxj"), runner="local", cores=2, split_size=100000,
+                extra_args=["--setup", "true"])
+    assert forked == []
+    assert _without_created(str(tmp_path / "setup.cdxj")) == _without_created(str(tmp_path / "local.cdxj"))
+
+
+def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 300, seed=2)
+    monkeypatch.setattr(LocalRunner, "_forkable_task_argv",
+                        lambda self, *a: ["--step-num=2", "--reducer", "--policy-json", '{"emit": 3}'])
+    from profiler.pipeline import JobFailed
+    with pytest.raises(JobFailed, match="Step 1 of 3 failed: task exited with status 1"):
+        run_profile([cdx], str(tmp_path / "out.cdxj"), runner="local", cores=1)
+    assert not os.path.exists(tmp_path / "out.cdxj")
