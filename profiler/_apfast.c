@@ -1663,14 +1663,29 @@ static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, 
     return a->uris.n >= a->limit ? 1 : 0;
 }
 
+/* the first byte of s[j:n] that JSON escapes (a control byte, '"', '\\'), or n; 16 bytes a step (SSE2) */
+static inline Py_ssize_t json_plain_end(const char *s, Py_ssize_t j, Py_ssize_t n) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    for (; j + 16 <= n; j += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + j));
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return j + __builtin_ctz(mask);
+    }
+#endif
+    while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+    return j;
+}
+
 static int json_str(Buf *b, const char *s, Py_ssize_t n) {
     /* runs that need no escape are copied whole */
     if (buf_reserve(b, n + 2) < 0) return -1;
     b->p[b->n++] = '"';
     Py_ssize_t i = 0;
     while (i < n) {
-        Py_ssize_t j = i;
-        while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+        Py_ssize_t j = json_plain_end(s, i, n);
         if (buf_put(b, s + i, j - i) < 0) return -1;
         if (j == n) break;
         unsigned char c = (unsigned char)s[j];
@@ -1812,6 +1827,24 @@ static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *args) {
 }
 
 static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 11 || c == 12; }
+
+/* the end of the field of line[j:n] at j: the first whitespace byte (is_ws), or n; 16 bytes a step
+ * to the next byte <= 0x20 (SSE2) */
+static inline Py_ssize_t field_end(const char *line, Py_ssize_t j, Py_ssize_t n) {
+    for (;;) {
+#if defined(__SSE2__)
+        const __m128i space = _mm_set1_epi8(0x20);
+        for (; j + 16 <= n; j += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(line + j));
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, space), v));
+            if (mask) { j += __builtin_ctz(mask); break; }
+        }
+#endif
+        while (j < n && (unsigned char)line[j] > 0x20) j++;
+        if (j >= n || is_ws((unsigned char)line[j])) return j;
+        j++;                 /* a control byte that is no whitespace belongs to the field */
+    }
+}
 static inline int is_safe(const char *s, Py_ssize_t n) {   /* key_field leaves it as it is: printable ASCII */
     for (Py_ssize_t i = 0; i < n; i++) if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f) return 0;
     return 1;
@@ -1843,7 +1876,7 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
         while (i < n && is_ws((unsigned char)line[i])) i++;
         if (i >= n) break;
         Py_ssize_t j = i;
-        while (j < n && !is_ws((unsigned char)line[j])) j++;
+        j = field_end(line, j, n);
         if (nf == MAXF) return 2;
         f[nf] = line + i; fl[nf] = j - i; nf++;
         i = j;

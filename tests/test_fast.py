@@ -147,11 +147,13 @@ def test_both_paths_equal_the_oracle(seed, monkeypatch):
 # the map side: compiled CDX parser and aggregator against profiler.cdx + CaptureAggregator
 
 KEYS = ["com,a)/x", "com,a)/y?q=1", "org,b,c)/", "com,a)/%7E", "!odd)/", "@odd)/", "com,a)/caf\xe9",
-        "http://www.example.com/page", "dns:example.com", "-", "uk,co,z)/p\"q", "com,a)/back\\slash"]
+        "http://www.example.com/page", "dns:example.com", "-", "uk,co,z)/p\"q", "com,a)/back\\slash",
+        # past 16 bytes (the compiled field and JSON scans take 16 at a time): control bytes, quotes
+        "com,example,longhost)/path/\x01ctl\x1f/x\x7f", "com,example,longhost)/a-long-path/q\"uote/b\\s"]
 MIMES = ["text/html", "Text/HTML; charset=UTF-8", "image/png", "-", "unk", "warc/revisit", "application/pdf",
-         "warc/warcinfo", "none", "UNKNOWN", "x;y", "NO-TYPE", "t\xe9xt/html"]
+         "warc/warcinfo", "none", "UNKNOWN", "x;y", "NO-TYPE", "t\xe9xt/html", "application/x-a-long-type\x1b\"name"]
 STATUSES = ["200", "404", "-", "30x", "301", "2000"]
-DIGESTS = ["sha1:abc", "ABC", "-", "sha1:", "md5:Xyz", "q:r:s", "d\"q"]
+DIGESTS = ["sha1:abc", "ABC", "-", "sha1:", "md5:Xyz", "q:r:s", "d\"q", "sha1:ABCDEFGHIJKLMNOPQRSTU\x02VW\"XY\\Z"]
 TIMESTAMPS = ["20100101000000", "2010", "201013", "20101301", "20100132", "2010010124", "20100101236100",
               "2010010123595961", "abcd", "201001011200"]
 
