@@ -22,6 +22,8 @@
 #include <errno.h>
 #ifndef _WIN32
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #endif
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -2333,6 +2335,40 @@ static int stream_next(Stream *s) {
     }
 }
 
+/* sorted_runs on a regular file mapped into memory, not read (no copy of its bytes); the pages
+ * scanned are let go every few MiB, so the process's memory does not grow with the file:
+ * 1 done (runs[0:*nruns], *nruns -1 past max_runs), 0 when it cannot be mapped, -1 (errno) */
+static int runs_mapped(int fd, Py_ssize_t *runs, Py_ssize_t *nruns, Py_ssize_t max_runs) {
+    struct stat st;
+    off_t off = lseek(fd, 0, SEEK_CUR);
+    if (off < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= off) return 0;
+    size_t size = (size_t)st.st_size;
+    char *base = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) return 0;
+    madvise(base, size, MADV_SEQUENTIAL);
+    const long page = sysconf(_SC_PAGESIZE);
+    const char *p = base + off, *end = base + size, *prev = NULL, *released = base;
+    Py_ssize_t pn = 0, n = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', end - p);
+        Py_ssize_t len = nl ? nl - p : end - p;
+        if (!prev || line_cmp(prev, pn, p, len) > 0) {
+            if (n == max_runs) { n = -1; break; }
+            runs[n++] = 0;
+        }
+        runs[n - 1] += len + (nl != NULL);
+        prev = p; pn = len;
+        p += len + (nl != NULL);
+        if (p - released >= (8 << 20)) {        /* let the pages before the line before go */
+            const char *upto = base + ((prev - base) / page) * page;
+            if (upto > released) { madvise((void *)released, upto - released, MADV_DONTNEED); released = upto; }
+        }
+    }
+    munmap(base, size);
+    *nruns = n;
+    return 1;
+}
+
 /* sorted_runs(fd, bufsize, max_runs) -> [length, ...]: fd's bytes from its position cut into runs
  * of lines in sorted order, or None past max_runs runs */
 static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
@@ -2344,11 +2380,15 @@ static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
     char *prev = NULL;
     Py_ssize_t pn = 0, pcap = 0, nruns = 0;
     Py_ssize_t *runs = malloc((max_runs + 1) * sizeof(Py_ssize_t));
-    int r = runs ? 0 : -1, have = 0;
+    int r = runs ? 0 : -1, have = 0, mapped = 0;
     if (!runs) errno = ENOMEM;
     Py_BEGIN_ALLOW_THREADS
-    if (r == 0 && stream_open(&s, fd, -1, bufsize) < 0) { r = -1; free(runs); runs = NULL; }
-    while (runs && r == 0) {
+    if (r == 0) {
+        mapped = runs_mapped(fd, runs, &nruns, max_runs);
+        if (mapped < 0) r = -1;
+    }
+    if (r == 0 && !mapped && stream_open(&s, fd, -1, bufsize) < 0) { r = -1; free(runs); runs = NULL; }
+    while (runs && r == 0 && !mapped) {
         int got = stream_next(&s);
         if (got <= 0) { r = got; break; }
         if (!have || line_cmp(prev, pn, s.line, s.n) > 0) {
@@ -2364,7 +2404,7 @@ static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
         if (s.n) memcpy(prev, s.line, s.n);
         pn = s.n; have = 1;
     }
-    if (runs) stream_close(&s);
+    if (runs && !mapped) stream_close(&s);
     free(prev);
     Py_END_ALLOW_THREADS
     if (r < 0) { free(runs); return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError); }

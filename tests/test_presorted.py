@@ -127,3 +127,27 @@ def test_cut_offset_finds_the_first_line_not_below_the_cut(tmp_path):
         assert presorted.cut_offset(path, 0, size, cut, window=64) == expected, cut
     assert presorted.cut_offset(path, 8, 16, b"00002\t", window=1) == 8       # a run inside the file
     assert presorted.cut_offset(path, 8, 16, b"00004\t", window=1) == 16
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_runs_of_a_file_mapped_or_read_are_the_same(seed, tmp_path):
+    """A regular file is mapped into memory (its pages let go as the scan goes); anything else,
+    a pipe here, is read: the same runs."""
+    import threading
+    rng = random.Random(seed)
+    path = _random_files(rng, tmp_path)[0]
+    data = path.read_bytes()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        mapped = fast.load().sorted_runs(fd, 1 << 16, 1000)
+    finally:
+        os.close(fd)
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(w, data) if data else None, os.close(w)))
+    writer.start()
+    try:
+        read = fast.load().sorted_runs(r, rng.choice([1, 7, 1 << 16]), 1000)
+    finally:
+        writer.join()
+        os.close(r)
+    assert mapped == read and sum(mapped) == len(data)
