@@ -2274,9 +2274,8 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
 /* A shuffle's inputs that are sorted already, or in a few long sorted runs (map outputs of a sorted
  * index; step 1's output), are merged instead of sorted again: sorted_runs cuts a file into runs
  * of lines in byte order (LC_ALL=C sort's order: bytes unsigned, a line before the longer lines it
- * starts), and merge_lines merges runs and the sorted short ones into one file. Both read with
- * read() into buffers of their own (no mapping: the client's memory stays small) and run without
- * the GIL. */
+ * starts; without the GIL, the file mapped into memory a few MiB at a time), and a reduce task's
+ * LineMerger merges its part of the runs and the sorted short ones, read() into buffers of its own. */
 typedef struct {
     int fd, eof, owned, nl;      /* nl: the current line ended with a newline */
     char *buf;
@@ -2419,39 +2418,16 @@ static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
     return out;
 }
 
-static int write_all(int fd, const char *p, Py_ssize_t n) {
-    while (n > 0) {
-        ssize_t w = write(fd, p, (size_t)n);
-        if (w < 0) { if (errno == EINTR) continue; return -1; }
-        p += w; n -= w;
-    }
-    return 0;
-}
-
-/* the merge's output: a file (fd >= 0; bytes gathered in b, large blocks written as they are), or
- * memory (fd < 0; b grows) */
-typedef struct { int fd; char *b; Py_ssize_t n, cap, written; } Out;
+/* the merge's output: bytes in memory (b grows) */
+typedef struct { char *b; Py_ssize_t n, cap; } Out;
 
 static int out_put(Out *o, const char *p, Py_ssize_t n) {
-    if (o->fd < 0) {
-        if (o->n + n > o->cap) {
-            Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
-            while (cap < o->n + n) cap *= 2;
-            char *b = realloc(o->b, cap);
-            if (!b) { errno = ENOMEM; return -1; }
-            o->b = b; o->cap = cap;
-        }
-        memcpy(o->b + o->n, p, n); o->n += n;
-        return 0;
-    }
-    if (o->n + n > o->cap || (n >= o->cap / 2 && o->n > 0)) {
-        if (write_all(o->fd, o->b, o->n) < 0) return -1;
-        o->written += o->n; o->n = 0;
-    }
-    if (n >= o->cap / 2) {
-        if (write_all(o->fd, p, n) < 0) return -1;
-        o->written += n;
-        return 0;
+    if (o->n + n > o->cap) {
+        Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
+        while (cap < o->n + n) cap *= 2;
+        char *b = realloc(o->b, cap);
+        if (!b) { errno = ENOMEM; return -1; }
+        o->b = b; o->cap = cap;
     }
     memcpy(o->b + o->n, p, n); o->n += n;
     return 0;
@@ -2558,38 +2534,10 @@ static int parse_inputs(PyObject *inputs, int *k, int **fds, Py_ssize_t **lens) 
     return 0;
 }
 
-/* merge_lines(out_fd, [(fd, length), ...], tail, bufsize) -> bytes written: the first length bytes
- * of each fd (from its position) and the bytes tail, each whole sorted lines, merged in order;
- * every line written ends with a newline (as sort writes it) */
-static PyObject *merge_lines(PyObject *unused, PyObject *args) {
-    int outfd, k;
-    PyObject *inputs;
-    Py_buffer tail;
-    Py_ssize_t bufsize;
-    if (!PyArg_ParseTuple(args, "iOy*n", &outfd, &inputs, &tail, &bufsize)) return NULL;
-    int *fds;
-    Py_ssize_t *lens;
-    if (bufsize < 2) { PyBuffer_Release(&tail); PyErr_SetString(PyExc_ValueError, "bufsize must be at least 2"); return NULL; }
-    if (parse_inputs(inputs, &k, &fds, &lens) < 0) { PyBuffer_Release(&tail); return NULL; }
-    Out o = {outfd, NULL, 0, bufsize, 0};
-    Merge m = {0};
-    int r = 0;
-    Py_BEGIN_ALLOW_THREADS
-    if (!(o.b = malloc(bufsize))) { errno = ENOMEM; r = -1; }
-    if (r == 0) r = merge_start(&m, k, fds, lens, tail.buf, tail.len, bufsize);
-    if (r == 0) r = merge_some(&m, &o, -1);
-    if (r == 0 && o.n > 0) { if (write_all(o.fd, o.b, o.n) < 0) r = -1; else o.written += o.n; }
-    free(o.b);
-    merge_free(&m);
-    Py_END_ALLOW_THREADS
-    free(fds); free(lens);
-    PyBuffer_Release(&tail);
-    if (r < 0) return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError);
-    return PyLong_FromSsize_t(o.written);
-}
-
-/* LineMerger([(fd, length), ...], tail, bufsize): merge_lines read a buffer at a time, for a reduce
- * task that reads its part of several sorted runs (profiler.rawsteps.input_chunks) */
+/* LineMerger([(fd, length), ...], tail, bufsize): the first length bytes of each fd (from its
+ * position) and the bytes tail, each whole sorted lines, merged in order, read(size) a buffer at a
+ * time; every line ends with a newline (as sort writes it). For a reduce task that reads its part
+ * of several sorted runs (profiler.rawsteps.input_chunks). */
 typedef struct {
     PyObject_HEAD
     Merge m;
@@ -2609,7 +2557,6 @@ static int LineMerger_init(LineMerger *x, PyObject *args, PyObject *kw) {
     if (parse_inputs(inputs, &k, &fds, &lens) < 0) return -1;
     Py_INCREF(tail);
     x->tail = tail;
-    x->o.fd = -1;
     x->started = 1;
     int r = merge_start(&x->m, k, fds, lens, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail), bufsize);
     free(fds); free(lens);
@@ -2688,8 +2635,6 @@ static PyMethodDef module_methods[] = {
 #ifndef _WIN32
     {"sorted_runs", sorted_runs, METH_VARARGS,
      "sorted_runs(fd, bufsize, max_runs) -> [length, ...] of the runs of sorted lines from fd's position, or None"},
-    {"merge_lines", merge_lines, METH_VARARGS,
-     "merge_lines(out_fd, [(fd, length), ...], tail, bufsize) -> bytes written: sorted lines merged"},
 #endif
     {"tune_allocator", tune_allocator, METH_VARARGS,
      "tune_allocator(mmap_threshold, trim_threshold) -> True, or False where malloc is not glibc's"},

@@ -8,8 +8,7 @@ was the local runner's longest serial work between tasks (GNU sort: 0.2 s and 14
 ``plan`` cuts each file into its runs of lines in byte order; the lines of short runs are sorted
 in memory. ``split`` cuts a plan into parts at key boundaries, each part a range of every run,
 and a reduce task reads its part merged (``merged_chunks``): nothing is sorted, and nothing is
-written between the map and the reduce tasks. ``merge_sorted`` writes a plan's lines to one
-file. The order is ``LC_ALL=C sort``'s (bytes; equal lines are the same bytes, so their order
+written between the map and the reduce tasks. The order is ``LC_ALL=C sort``'s (bytes; equal lines are the same bytes, so their order
 cannot show). Input that is not in such runs (more than ``MAX_RUNS`` a file, more than
 ``MAX_STREAMS`` long ones, more than ``SHORT_LIMIT`` bytes in short ones) has no plan: the
 caller sorts it.
@@ -35,9 +34,10 @@ SHORT_LIMIT = 4 << 20
 MAX_RUNS = 1024
 #: long runs merged at once
 MAX_STREAMS = 1024
-#: a merge's read buffers together (each at least 16 KiB), and the largest one
+#: a merge's read buffers together, the largest one and the smallest
 BUFFERS = 16 << 20
 BUFFER = 1 << 20
+MIN_BUFFER = 16 << 10
 #: lines sampled in each run to cut a plan into parts of about equal size
 SAMPLES = 64
 
@@ -48,7 +48,7 @@ Plan = collections.namedtuple("Plan", "streams tail")
 def available():
     """True where the compiled merge is (profiler._apfast on a POSIX system)."""
     module = fast.load()
-    return module is not None and hasattr(module, "merge_lines")
+    return module is not None and hasattr(module, "LineMerger")
 
 
 def sorted_runs(path, max_runs=MAX_RUNS, bufsize=BUFFER):
@@ -102,10 +102,8 @@ def plan(paths, threads=1, short_run=None, short_limit=None, max_runs=None, max_
     return Plan(streams, sorted(line for run in short for line in range_lines(*run)))
 
 
-def _bufsize(streams, buffers=None, bufsize=None):
-    buffers = BUFFERS if buffers is None else buffers
-    bufsize = BUFFER if bufsize is None else bufsize
-    return max(1 << 14, min(bufsize, buffers // max(1, len(streams))))
+def _bufsize(streams):
+    return max(MIN_BUFFER, min(BUFFER, BUFFERS // max(1, len(streams))))
 
 
 def _opened(streams):
@@ -124,29 +122,6 @@ def _opened(streams):
 
 def _tail_bytes(tail):
     return b"".join(line + b"\n" for line in tail)
-
-
-def write_merged(p, out_path, buffers=None, bufsize=None):
-    """Write the lines of Plan p to out_path, in order."""
-    fds = _opened(p.streams)
-    try:
-        with open(out_path, "wb") as out:
-            fast.load().merge_lines(out.fileno(), [(fd, length) for fd, (_, _, length) in zip(fds, p.streams)],
-                                    _tail_bytes(p.tail), _bufsize(p.streams, buffers, bufsize))
-    finally:
-        for fd in fds:
-            os.close(fd)
-
-
-def merge_sorted(paths, out_path, threads=1, short_run=None, short_limit=None, max_runs=None,
-                 max_streams=None, buffers=None, bufsize=None):
-    """Write the lines of paths to out_path in byte order by merging their sorted runs: True, or
-    False (nothing written) when they have no plan."""
-    p = plan(paths, threads, short_run, short_limit, max_runs, max_streams)
-    if p is None:
-        return False
-    write_merged(p, out_path, buffers, bufsize)
-    return True
 
 
 def _line_at(f, pos):

@@ -34,16 +34,20 @@ def _random_files(rng, tmp_path):
     return paths
 
 
+def _merged(paths, **limits):
+    p = presorted.plan(paths, **limits)
+    return None if p is None else b"".join(presorted.merged_chunks(p, 1000))
+
+
 @pytest.mark.parametrize("seed", range(300))
-def test_merge_writes_what_sort_writes(seed, tmp_path):
+def test_merge_gives_what_sort_writes(seed, tmp_path, monkeypatch):
     """Runs long and short (short ones sorted in memory), empty lines, bytes past 0x7f, NUL, CR
-    and tabs, a last line without newline, lines longer than the buffers."""
+    and tabs, a last line without newline, lines longer than the read buffers."""
     rng = random.Random(seed)
     paths = _random_files(rng, tmp_path)
-    out = tmp_path / "out"
-    assert presorted.merge_sorted(paths, out, threads=rng.choice([1, 3]), short_run=rng.choice([1, 50, 1 << 20]),
-                                  bufsize=rng.choice([2, 3, 16, 1 << 16]), buffers=rng.choice([1, 1 << 20]))
-    assert out.read_bytes() == _sort(paths)
+    monkeypatch.setattr(presorted, "MIN_BUFFER", 2)
+    monkeypatch.setattr(presorted, "BUFFERS", rng.choice([2, 3, 16, 1 << 16]))
+    assert _merged(paths, threads=rng.choice([1, 3]), short_run=rng.choice([1, 50, 1 << 20])) == _sort(paths)
 
 
 def test_runs_are_cut_where_the_order_breaks(tmp_path):
@@ -55,34 +59,30 @@ def test_runs_are_cut_where_the_order_breaks(tmp_path):
     assert presorted.sorted_runs(path) == []
 
 
-def test_nothing_is_written_for_files_not_in_a_few_long_runs(tmp_path):
-    """Too many runs in a file, too many long runs, too many bytes of short runs: False, and the
-    output file is not made (the runner sorts instead)."""
-    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "out"
+def test_no_plan_for_files_not_in_a_few_long_runs(tmp_path):
+    """Too many runs in a file, too many long runs, too many bytes of short runs: no plan (the
+    runner sorts instead)."""
+    a, b = tmp_path / "a", tmp_path / "b"
     a.write_bytes(b"".join(b"%03d\n" % i for i in range(100)) + b"000\n")   # runs of 400 and 4 bytes
     b.write_bytes(b"b\na\n")
-    assert not presorted.merge_sorted([a, b], out, max_runs=1)
-    assert not presorted.merge_sorted([a, b], out, short_run=100, max_streams=0)
-    assert not presorted.merge_sorted([a, b], out, short_run=1000, short_limit=100)
-    assert not out.exists()
-    assert presorted.merge_sorted([a, b], out, max_runs=2, short_run=100, max_streams=1, short_limit=12)
-    assert out.read_bytes() == _sort([a, b])
+    assert presorted.plan([a, b], max_runs=1) is None
+    assert presorted.plan([a, b], short_run=100, max_streams=0) is None
+    assert presorted.plan([a, b], short_run=1000, short_limit=100) is None
+    assert _merged([a, b], max_runs=2, short_run=100, max_streams=1, short_limit=12) == _sort([a, b])
 
 
 def test_a_read_error_is_raised(tmp_path):
-    (tmp_path / "a").write_bytes(b"a\n")
-    with open(tmp_path / "out", "wb") as out, pytest.raises(OSError):
-        fast.load().merge_lines(out.fileno(), [(10 ** 6, 2)], b"", 16)      # not an open file
+    (tmp_path / "a").write_bytes(b"a\n" * 100)
+    with pytest.raises(OSError):
+        fast.load().LineMerger([(10 ** 6, 2)], b"", 16).read(100)         # not an open file
     with pytest.raises(FileNotFoundError):
-        presorted.merge_sorted([tmp_path / "a", tmp_path / "missing"], tmp_path / "out2")
-    assert not (tmp_path / "out2").exists()
+        presorted.plan([tmp_path / "a", tmp_path / "missing"])
 
 
-def test_without_the_extension_it_says_no(tmp_path, monkeypatch):
+def test_without_the_extension_there_is_no_plan(tmp_path, monkeypatch):
     monkeypatch.setenv(fast.PURE_ENV, "1")
     (tmp_path / "a").write_bytes(b"a\n")
-    assert not presorted.merge_sorted([tmp_path / "a"], tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+    assert presorted.plan([tmp_path / "a"]) is None
 
 
 def _keyed_files(rng, tmp_path):
