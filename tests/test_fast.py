@@ -448,37 +448,22 @@ def test_skim_drops_lone_digests_and_copies_lone_keys():
 
 @compiled
 @pytest.mark.parametrize("limit", [3, 1000])
-def test_raw_digest_records_come_in_sorted_runs(limit):
+@pytest.mark.parametrize("kind, least", [(b"D ", 10), (b"K ", 20)])
+def test_raw_records_come_in_sorted_runs(limit, kind, least):
     """In raw mode the digest records are held back and written in byte order, a run of limit
-    lines or more (a URI-R's records stay in one run) at a time: what the sort between steps 1
-    and 2 is fastest on."""
+    lines or more (a URI-R's records stay in one run) at a time, and a flushed table's key
+    records in byte order: step 1's output is a few sorted runs, which the local runner merges
+    instead of sorting (profiler.presorted)."""
     rng = random.Random(limit)
     policy = load_policy("default")
     lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
     out = []
     rawsteps.reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], fast.expander(policy, limit), out.append)
-    digests = [line for line in b"".join(out).splitlines() if line.startswith(b"D ")]
-    descents = sum(a > b for a, b in zip(digests, digests[1:]))
-    assert len(digests) > 10 and descents <= len(digests) // limit
+    records = [line for line in b"".join(out).splitlines() if line.startswith(kind)]
+    descents = sum(a > b for a, b in zip(records, records[1:]))
+    assert len(records) > least and descents <= len(records) // limit
     if limit == 1000:
-        assert len(digests) < 1000 and descents == 0
-
-
-@compiled
-@pytest.mark.parametrize("limit", [3, 1000])
-def test_raw_key_records_come_sorted_a_table_at_a_time(limit):
-    """In raw mode a flushed table's key records are written in byte order: step 1's output is a
-    few sorted runs, which the local runner merges instead of sorting (profiler.presorted)."""
-    rng = random.Random(limit)
-    policy = load_policy("default")
-    lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
-    out = []
-    rawsteps.reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], fast.expander(policy, limit), out.append)
-    keys = [line for line in b"".join(out).splitlines() if line.startswith(b"K ")]
-    descents = sum(a > b for a, b in zip(keys, keys[1:]))
-    assert len(keys) > 20 and descents <= len(keys) // limit
-    if limit == 1000:
-        assert len(keys) < 1000 and descents == 0
+        assert len(records) < 1000 and descents == 0
 
 
 def _step3_input(rng):
