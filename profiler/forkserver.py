@@ -7,7 +7,9 @@ as file descriptors over a Unix socket), its working directory and environment, 
 ``profiler.tasks.main`` the job script runs for that command line, and writes its exit code to a
 pipe of the runner's. Its process name (/proc/PID/comm) says which task it is.
 
-Used by profiler.localrunner only for the job's own task command lines, on this very Python,
+The server imports from the client's import path (``python -I``: not from the working
+directory), so the tasks run the very modules the client has. Used by profiler.localrunner only
+for the job's own task command lines, on this very Python,
 where the setup only puts the shipped package on PYTHONPATH (this Python has that package);
 anything else runs as mrjob runs it.
 """
@@ -48,10 +50,12 @@ class ForkServer:
     def __init__(self, python=sys.executable):
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._lock = threading.Lock()
-        self._proc = subprocess.Popen([python, "-m", "profiler.forkserver", str(theirs.fileno())],
-                                      pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                      env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                                          p for p in [_package_parent(), os.environ.get("PYTHONPATH")] if p)))
+        # the client's import path, not the working directory's (-I): the server and its tasks
+        # import the very modules the client has, whatever folder named profiler is where it runs
+        code = "import sys; sys.path[:] = %r; from profiler.forkserver import serve; serve(%d)" % (
+            [p for p in sys.path if p] + [_package_parent()], theirs.fileno())
+        self._proc = subprocess.Popen([python, "-I", "-c", code], pass_fds=[theirs.fileno()],
+                                      stdin=subprocess.DEVNULL)
         theirs.close()
 
     def run(self, argv, cwd, env, stdin, stdout, stderr, name="task"):
@@ -98,7 +102,15 @@ def _package_parent():
 
 
 def serve(fd):
-    """The server: import the task code, then fork a child per request until the socket closes."""
+    """The server: import the task code, then fork a child per request until the socket closes
+    (^C, which reaches the whole process group, ends it quietly: the client reports it)."""
+    try:
+        _serve(fd)
+    except KeyboardInterrupt:
+        pass
+
+
+def _serve(fd):
     import gc
     from profiler import fast, tasks  # noqa: F401 (imported for the children)
     fast.load()
@@ -179,8 +191,3 @@ def _child(request, fds):
             os._exit(code)
 
 
-if __name__ == "__main__":
-    try:
-        serve(int(sys.argv[1]))
-    except KeyboardInterrupt:      # ^C reaches the whole process group: the client reports it
-        pass

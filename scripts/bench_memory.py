@@ -49,12 +49,17 @@ _STEP = re.compile(r"^--step-num(?:=(\d+))?$")
 _FORKED = re.compile(r"^ap-(map|red)(\d+)-\d+$")
 
 
+def _is_fork_server(argv):
+    """The local runner's fork server, or a task it forked (their command line is the server's)."""
+    return any("profiler.forkserver" in arg for arg in argv[:4])
+
+
 def classify(argv, client_argv, comm=""):
     """Kind of a descendant process from its argv (a list of str) and, for the local runner's fork
     server and the tasks it forks (profiler.forkserver), its process name."""
     if not argv:
         return "other"
-    if "profiler.forkserver" in argv[:3]:
+    if _is_fork_server(argv):
         m = _FORKED.match(comm)
         if m:
             return "%s task, step %s" % ("map" if m.group(1) == "map" else "reduce", m.group(2))
@@ -152,7 +157,7 @@ class Sampler:
             return
         if not argv:         # a zombie
             return
-        if "profiler.forkserver" not in argv[:3]:
+        if not _is_fork_server(argv):
             comm = ""        # only a forked task's name says what it is
         proc = self.procs.get(key)
         if proc is None or proc["argv"] != argv or proc.get("comm", "") != comm:

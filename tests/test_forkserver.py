@@ -113,3 +113,21 @@ def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
     with pytest.raises(JobFailed, match="Step 1 of 3 failed: task exited with status 1"):
         run_profile([cdx], str(tmp_path / "out.cdxj"), runner="local", cores=1)
     assert not os.path.exists(tmp_path / "out.cdxj")
+
+
+def test_the_server_imports_the_client_s_modules_not_the_working_directory_s(tmp_path, monkeypatch):
+    """Started in a folder with a package of the same name (a source checkout beside an installed
+    package, say), the server and its tasks still run the client's profiler."""
+    fake = tmp_path / "cwd" / "profiler"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('the working directory\\'s profiler')\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    s = forkserver.ForkServer()
+    try:
+        argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
+        work = tmp_path / "task"
+        work.mkdir()
+        code, out, err = _forked(s, work, argv, STEP3)
+    finally:
+        s.close()
+    assert code == 0 and out.count(b"\n") == 100, err
