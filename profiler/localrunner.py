@@ -9,12 +9,15 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking; each
 reduce task reads its part of the sorted file in place (its byte range in its environment,
-profiler.rawsteps.RANGE_ENV), so nothing is copied. A phase's tasks run in the threads of one
-pool kept for the run (mrjob forks a pool of processes per phase), and files no task reads any
-more are deleted while the next tasks run. The tasks get the same lines, keys never straddle two reduce
-tasks, and the profile is the same bytes. Tasks that run this Python use the installed mrjob
-instead of a zip of it, and the task wrapper skips mrjob's setup lock when the setup only sets
-PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
+profiler.rawsteps.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
+runs (those of a sorted index; step 1's output), nothing is sorted at all: each reduce task reads
+its part of every run merged (profiler.presorted; rawsteps.MERGE_ENV). A phase's tasks run in the
+threads of one pool kept for the run (mrjob forks a pool of processes per phase), the job's own
+task command lines are forked from a server that has imported their code (profiler.forkserver),
+and files no task reads any more are deleted while the next tasks run. The tasks get the same
+lines, keys never straddle two reduce tasks, and the profile is the same bytes. Tasks that run
+this Python use the installed mrjob instead of a zip of it, and the task wrapper skips mrjob's
+setup lock when the setup only sets PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
 """
 
 import concurrent.futures

@@ -199,7 +199,7 @@ def split(p, parts):
         tail = p.tail[bounds[i]:bounds[i + 1]]
         if streams or tail:
             out.append(Plan(streams, tail))
-    return out
+    return out or [Plan([], [])]            # no lines: one empty part (a step needs a reduce task)
 
 
 def _bisect(lines, cut):
