@@ -832,20 +832,23 @@ static int add_cell_lists(Expander *x, PyObject *lists) {
         if (!PyList_Check(cl)) { PyErr_SetString(PyExc_TypeError, "cell list expected"); return -1; }
         for (Py_ssize_t ci = 0; ci < PyList_GET_SIZE(cl); ci++) {
             PyObject *c = PyList_GET_ITEM(cl, ci);
-            if (!PyList_Check(c) || PyList_GET_SIZE(c) != 10) {
-                PyErr_SetString(PyExc_TypeError, "cell of 10 items expected"); return -1;
+            Py_ssize_t items = PyList_Check(c) ? PyList_GET_SIZE(c) : 0;
+            if (items != 10 && items != 8) {      /* 8: one capture's [.., count, bytes, timestamp] */
+                PyErr_SetString(PyExc_TypeError, "cell of 8 or 10 items expected"); return -1;
             }
+            int last = items == 10 ? 9 : 7;
             Cell v;
             const char *f, *l; Py_ssize_t fn, ln;
             if (!(v.p = utf8(PyList_GET_ITEM(c, 0), &v.pn)) || !(v.m = utf8(PyList_GET_ITEM(c, 1), &v.mn))
                 || !(v.s = utf8(PyList_GET_ITEM(c, 2), &v.sn)) || !(v.d = utf8(PyList_GET_ITEM(c, 3), &v.dn))
-                || !(f = utf8(PyList_GET_ITEM(c, 8), &fn)) || !(l = utf8(PyList_GET_ITEM(c, 9), &ln)))
+                || !(f = utf8(PyList_GET_ITEM(c, last - 1 + (items == 8)), &fn))
+                || !(l = utf8(PyList_GET_ITEM(c, last), &ln)))
                 return -1;
             int rev = PyObject_IsTrue(PyList_GET_ITEM(c, 4));
             if (rev < 0) return -1;
             v.rev = rev;
             if (get_i64(PyList_GET_ITEM(c, 5), &v.count) < 0 || get_i64(PyList_GET_ITEM(c, 6), &v.bytes) < 0
-                || get_i64(PyList_GET_ITEM(c, 7), &v.maxlen) < 0) return -1;
+                || get_i64(PyList_GET_ITEM(c, items == 10 ? 7 : 6), &v.maxlen) < 0) return -1;
             if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0) return -1;
             if (add_cell(x, &v) < 0) return -1;
         }
@@ -903,11 +906,15 @@ static int add_cell_json(Expander *x, const char *p, const char *end) {
             || json_plain_str(&p, end, &v.d, &v.dn) || json_char(&p, end, ',')
             || json_plain_int(&p, end, &rev) || (rev != 0 && rev != 1) || json_char(&p, end, ',')
             || json_plain_int(&p, end, &v.count) || json_char(&p, end, ',')
-            || json_plain_int(&p, end, &v.bytes) || json_char(&p, end, ',')
-            || json_plain_int(&p, end, &v.maxlen) || json_char(&p, end, ',')
-            || json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ',')
-            || json_plain_str(&p, end, &l, &ln) || json_char(&p, end, ']')
-            || fn > TSMAX || ln > TSMAX) return 1;
+            || json_plain_int(&p, end, &v.bytes) || json_char(&p, end, ',')) return 1;
+        if (p < end && *p == '"') {   /* 8 items: [.., count, bytes, timestamp]: largest = bytes, last = first */
+            v.maxlen = v.bytes;
+            if (json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ']') || fn > TSMAX) return 1;
+            l = f; ln = fn;
+        } else if (json_plain_int(&p, end, &v.maxlen) || json_char(&p, end, ',')
+                   || json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ',')
+                   || json_plain_str(&p, end, &l, &ln) || json_char(&p, end, ']')
+                   || fn > TSMAX || ln > TSMAX) return 1;
         v.rev = (int)rev;
         if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0 || add_cell(x, &v) < 0) return -1;
         if (p < end && *p == ',') { p++; continue; }
@@ -1730,9 +1737,13 @@ static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
             || buf_putc(b, ',') < 0 || json_str(b, s, sn) < 0 || buf_putc(b, ',') < 0
             || json_str(b, d, dn) < 0 || buf_put(b, rev ? ",1," : ",0,", 3) < 0
             || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
-            || buf_putc(b, ',') < 0 || json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0
-            || json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ',') < 0
-            || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+            || buf_putc(b, ',') < 0) return -1;
+        if (c->count == 1) {          /* one capture: largest length = bytes, last = first (8 items) */
+            if (json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ']') < 0) return -1;
+            continue;
+        }
+        if (json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0 || json_str(b, c->first.s, c->first.n) < 0
+            || buf_putc(b, ',') < 0 || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
     }
     return buf_putc(b, ']');
 }

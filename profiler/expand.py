@@ -19,11 +19,22 @@ from profiler.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_clas
 # tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
 
 
+def full_cell(cell):
+    """A map-side cell of 10 items; one of 8 (profiler.mapside.cell_items: [.., count, bytes,
+    timestamp]) has its largest length = bytes and its last timestamp = its first."""
+    if len(cell) == 8:
+        return cell[:7] + [cell[6], cell[7], cell[7]]
+    if len(cell) != 10:
+        raise ValueError("a cell has 8 or 10 items, not %d" % len(cell))
+    return cell
+
+
 def merge_cells(values):
     """Merge the cell lists of one URI-R coming from any number of map records."""
     cells = {}
     for cell_list in values:
         for cell in cell_list:
+            cell = full_cell(cell)
             ck = (cell[0], cell[1], cell[2], cell[3], cell[4])
             c = cells.get(ck)
             if c is None:

@@ -64,6 +64,16 @@ def iter_parsed(split, opener=open):
         yield "unreadable_file"
 
 
+def cell_items(ck, c):
+    """A cell as the map side writes it: [period, mime, status, digest, revisit, count, bytes,
+    max_length, first, last], or for one capture [.., 1, bytes, timestamp] (its largest length is
+    its bytes and its last timestamp its first: 8 items, a fifth less of the map output; the
+    reducers read both, profiler.expand.full_cell)."""
+    if c[COUNT] == 1:
+        return list(ck) + [1, c[BYTES], c[FIRST]]
+    return list(ck) + c
+
+
 class CaptureAggregator:
     """Aggregates captures per URI-R in a bounded table; ``flush()`` yields (urlkey, cells)."""
 
@@ -114,7 +124,7 @@ class CaptureAggregator:
         if kept is not None:
             self.table[kept] = table.pop(kept)
         for urlkey, cells in table.items():
-            yield urlkey.encode("utf-8"), [list(ck) + c for ck, c in cells.items()]
+            yield urlkey.encode("utf-8"), [cell_items(ck, c) for ck, c in cells.items()]
 
     def meta(self):
         return {"captures": self.captures, "skipped": dict(self.skipped)}

@@ -5,6 +5,7 @@ import gzip
 
 import orjson
 
+from profiler.expand import full_cell
 from profiler.mapside import BYTES, COUNT, FIRST, LAST, MAXLEN, CaptureAggregator, map_split
 
 LAYOUT = "N b a m s k r M S V g"
@@ -17,8 +18,24 @@ def cap(urlkey=A, ts="20100101000000", mime="text/html", status="200", digest="D
 
 
 def cells_of(agg):
-    """{urlkey: {cell key: [count, bytes, max_length, first, last]}} from a flush."""
-    return {k.decode(): {tuple(c[:5]): c[5:] for c in cells} for k, cells in agg.flush()}
+    """{urlkey: {cell key: [count, bytes, max_length, first, last]}} from a flush (a cell of one
+    capture is written in 8 items: expand.full_cell)."""
+    return {k.decode(): {tuple(c[:5]): full_cell(c)[5:] for c in cells} for k, cells in agg.flush()}
+
+
+def test_a_cell_of_one_capture_is_written_in_8_items():
+    """[.., 1, bytes, timestamp]: its largest length is its bytes, its last timestamp its first;
+    a cell of several captures keeps all 10 items."""
+    agg = CaptureAggregator(6)
+    agg.add(cap(ts="20100315000000", length=70))
+    agg.add(cap(urlkey=B, ts="20100301000000", length=50))
+    agg.add(cap(urlkey=B, ts="20100302000000", length=30))
+    written = {k: cells for k, cells in agg.flush()}
+    assert written[A.encode()] == [["201003", "text/html", "200", "D1", 0, 1, 70, "20100315000000"]]
+    assert written[B.encode()] == [["201003", "text/html", "200", "D1", 0, 2, 80, 50, "20100301000000",
+                                    "20100302000000"]]
+    assert full_cell(written[A.encode()][0]) == ["201003", "text/html", "200", "D1", 0, 1, 70, 70,
+                                                 "20100315000000", "20100315000000"]
 
 
 def cdx_line(urlkey, ts, mime="text/html", status="200", digest="sha1:D1", length="100"):
@@ -31,9 +48,11 @@ def manifest(path, fmt="cdx", fields=LAYOUT, compression=None, start=0, end=None
 
 
 def run(line, period_len=4, resolve=True):
-    """map_split's records (cells JSON-decoded: the compiled path writes them as JSON) and meta."""
+    """map_split's records (cells JSON-decoded: the compiled path writes them as JSON; each cell
+    in its 10 items, expand.full_cell) and meta."""
     out = list(map_split(line, period_len, resolve))
-    return [(k, orjson.loads(v) if isinstance(v, bytes) else v) for k, v in out[:-1]], out[-1]
+    return [(k, [full_cell(c) for c in (orjson.loads(v) if isinstance(v, bytes) else v)]) for k, v in out[:-1]], \
+        out[-1]
 
 
 # CaptureAggregator
@@ -173,7 +192,7 @@ def test_flush_yields_bytes_keys_and_plain_lists():
     agg.add(cap("com,bücher)/"))
     (key, cells), = agg.flush()
     assert key == "com,bücher)/".encode("utf-8")
-    assert cells == [["2010", "text/html", "200", "D1", 0, 1, 100, 100, "20100101000000", "20100101000000"]]
+    assert cells == [["2010", "text/html", "200", "D1", 0, 1, 100, "20100101000000"]]      # one capture: 8 items
     assert orjson.loads(orjson.dumps(cells)) == cells
 
 
