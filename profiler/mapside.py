@@ -16,7 +16,7 @@ from profiler.readers import iter_chunks, iter_lines
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
 #: URI-Rs a map task holds before it flushes them
-TABLE_LIMIT = 10000
+TABLE_LIMIT = 2000
 #: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format: the
 #: iter_captures of these modules, imported when a split needs them (a CDX task never does: warcio
 #: and the like were a third of a task's imports)
