@@ -3,9 +3,10 @@
 Each task of a local run was a new Python that imported profiler.tasks (0.05 CPU-s: 0.02 to start,
 0.027 of imports), 8 of them in a 2-core run. A fork server starts once per run, imports the
 task code, and forks a child per task: the child takes the task's stdin, stdout and stderr (passed
-as file descriptors over a Unix socket), its working directory and environment, runs the same
-``profiler.tasks.main`` the job script runs for that command line, and writes its exit code to a
-pipe of the runner's. Its process name (/proc/PID/comm) says which task it is.
+as file descriptors over a Unix socket), its working directory and environment (through a pipe,
+of any size), runs the same ``profiler.tasks.main`` the job script runs for that command line,
+and writes its exit code to a pipe of the runner's. Its process name (/proc/PID/comm) says which
+task it is.
 
 The server imports from the client's import path (``python -I``: not from the working
 directory), so the tasks run the very modules the client has. Used by profiler.localrunner only
@@ -22,8 +23,9 @@ import threading
 
 import orjson
 
-#: bytes of one request (argv, working directory, environment) at most
-MAX_REQUEST = 1 << 20
+#: file descriptors of a request: the task's stdin, stdout, stderr, the pipe for its exit code
+#: and the pipe its request (argv, working directory, environment: of any size) comes through
+FDS = 5
 
 
 _available = []
@@ -62,15 +64,18 @@ class ForkServer:
         """Run tasks.main(argv) in a forked child with these file objects as its stdin, stdout
         and stderr; its exit code (-1 when it died without one, or the server is gone)."""
         request = orjson.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env), "name": name})
-        if len(request) > MAX_REQUEST:
-            raise ValueError("task request too large")
         r, w = os.pipe()
+        req_r, req_w = os.pipe()
+        status = b""
         try:
             with self._lock:
-                socket.send_fds(self._sock, [request], [stdin.fileno(), stdout.fileno(), stderr.fileno(), w])
-            os.close(w)
-            w = None
-            status = b""
+                socket.send_fds(self._sock, [b"task"], [stdin.fileno(), stdout.fileno(), stderr.fileno(), w, req_r])
+            for fd in (w, req_r):
+                os.close(fd)
+            w = req_r = None
+            with open(req_w, "wb") as f:            # the child reads it (a pipe: no size limit)
+                req_w = None
+                f.write(request)
             while True:
                 data = os.read(r, 64)
                 if not data:
@@ -79,9 +84,9 @@ class ForkServer:
         except OSError:
             return -1
         finally:
-            os.close(r)
-            if w is not None:
-                os.close(w)
+            for fd in (r, w, req_r, req_w):
+                if fd is not None:
+                    os.close(fd)
         return int(status) if status.strip().lstrip(b"-").isdigit() else -1
 
     def close(self):
@@ -119,19 +124,19 @@ def _serve(fd):
     try:
         while True:
             try:
-                request, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 4)
+                message, fds, _, _ = socket.recv_fds(sock, 64, FDS)
             except OSError:
                 return
             _reap(os.WNOHANG)
-            if not request:
+            if not message:
                 return
-            if len(fds) != 4:
+            if len(fds) != FDS:
                 for f in fds:
                     os.close(f)
                 continue
             if os.fork() == 0:
                 sock.close()
-                _child(orjson.loads(request), fds)
+                _child(fds)
             for f in fds:
                 os.close(f)
     finally:
@@ -150,12 +155,14 @@ def _reap(options):
             return
 
 
-def _child(request, fds):
+def _child(fds):
     """A forked task: never returns."""
     import traceback
     status = fds[3]
     code = 1
     try:
+        with open(fds[4], "rb") as f:
+            request = orjson.loads(f.read())
         for i in range(3):
             os.dup2(fds[i], i)
             os.close(fds[i])

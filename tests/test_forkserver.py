@@ -49,6 +49,13 @@ def test_a_forked_task_writes_what_the_job_script_writes(server, tmp_path):
     assert got == _script(argv, STEP3) and got[1].count(b"\n") == 100
 
 
+def test_an_environment_of_any_size_reaches_the_task(server, tmp_path):
+    """The request goes through a pipe, not the socket's message (about 200 KiB at most)."""
+    argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
+    code, out, _ = _forked(server, tmp_path, argv, STEP3, {"ARCHIVE_PROFILER_TEST_BIG": "x" * (3 << 20)})
+    assert code == 0 and out.count(b"\n") == 100
+
+
 def test_the_task_s_environment_is_its_own(server, tmp_path):
     """RANGE_ENV reaches the child: it reads only its byte range; PURE_ENV: the pure-Python code."""
     argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
