@@ -1,6 +1,5 @@
 """profiler.rawsteps: the job's tasks over raw lines give the records of mrjob's own protocol path."""
 
-import os
 import random
 
 import orjson

@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import os
-import zlib
 
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
