@@ -474,7 +474,7 @@ static int rec_json(Buf *b, const Rec *r) {
     return 0;
 }
 
-static int sort_lines_from(Expander *x, Buf *b, Py_ssize_t from);
+static int sort_lines_from(Buf *b, Py_ssize_t from);
 
 /* the table's key records, and an empty table; as lines they are in byte order (one sorted run
  * of the output, which the local runner merges instead of sorting: profiler.presorted) */
@@ -485,7 +485,7 @@ static int flush_table(Expander *x) {
         if (rec_to_json(x, &x->table.recs[i]) < 0
             || emit(x, "K ", 2, map_key(m, i), m->ents[i].len, x->sb.p, x->sb.n) < 0) return -1;
     map_clear(m);
-    return x->raw_mode ? sort_lines_from(x, &x->raw, before) : 0;
+    return x->raw_mode ? sort_lines_from(&x->raw, before) : 0;
 }
 
 /* table[key + ' ' + suffix] += r for every distinct suffix of tuple (p, m, s) in set idx */
@@ -1121,7 +1121,7 @@ static int sort_linerefs(LineRef *refs, Py_ssize_t n) {
 }
 
 /* the lines of b from byte from on (each ends with a newline) put in byte order */
-static int sort_lines_from(Expander *x, Buf *b, Py_ssize_t from) {
+static int sort_lines_from(Buf *b, Py_ssize_t from) {
     Py_ssize_t n = 0;
     for (Py_ssize_t at = from; at < b->n; at++) if (b->p[at] == '\n') n++;
     if (n < 2) return 0;
@@ -2345,9 +2345,21 @@ static int stream_next(Stream *s) {
     }
 }
 
-/* sorted_runs on a regular file mapped into memory, not read (no copy of its bytes); the pages
+/* one more line of the runs: a new run when it sorts before the line before (or is the first);
+ * 0, or 1 past max_runs */
+static inline int run_add(Py_ssize_t *runs, Py_ssize_t *n, Py_ssize_t max_runs, int first, const char *prev,
+                          Py_ssize_t pn, const char *line, Py_ssize_t len, Py_ssize_t bytes) {
+    if (first || line_cmp(prev, pn, line, len) > 0) {
+        if (*n == max_runs) return 1;
+        runs[(*n)++] = 0;
+    }
+    runs[*n - 1] += bytes;
+    return 0;
+}
+
+/* the runs of a regular file mapped into memory, not read (no copy of its bytes); the pages
  * scanned are let go every few MiB, so the process's memory does not grow with the file:
- * 1 done (runs[0:*nruns], *nruns -1 past max_runs), 0 when it cannot be mapped, -1 (errno) */
+ * 1 done (runs[0:*nruns], *nruns -1 past max_runs), 0 when it cannot be mapped */
 static int runs_mapped(int fd, Py_ssize_t *runs, Py_ssize_t *nruns, Py_ssize_t max_runs) {
     struct stat st;
     off_t off = lseek(fd, 0, SEEK_CUR);
@@ -2362,11 +2374,7 @@ static int runs_mapped(int fd, Py_ssize_t *runs, Py_ssize_t *nruns, Py_ssize_t m
     while (p < end) {
         const char *nl = memchr(p, '\n', end - p);
         Py_ssize_t len = nl ? nl - p : end - p;
-        if (!prev || line_cmp(prev, pn, p, len) > 0) {
-            if (n == max_runs) { n = -1; break; }
-            runs[n++] = 0;
-        }
-        runs[n - 1] += len + (nl != NULL);
+        if (run_add(runs, &n, max_runs, !prev, prev, pn, p, len, len + (nl != NULL))) { n = -1; break; }
         prev = p; pn = len;
         p += len + (nl != NULL);
         if (p - released >= (8 << 20)) {        /* let the pages before the line before go */
@@ -2379,6 +2387,31 @@ static int runs_mapped(int fd, Py_ssize_t *runs, Py_ssize_t *nruns, Py_ssize_t m
     return 1;
 }
 
+/* the runs of what cannot be mapped (a pipe), read: 0, or -1 (errno) */
+static int runs_read(int fd, Py_ssize_t bufsize, Py_ssize_t *runs, Py_ssize_t *nruns, Py_ssize_t max_runs) {
+    Stream s;
+    if (stream_open(&s, fd, -1, bufsize) < 0) return -1;
+    char *prev = NULL;
+    Py_ssize_t pn = 0, pcap = 0, n = 0;
+    int r = 0, first = 1;
+    for (;;) {
+        int got = stream_next(&s);
+        if (got <= 0) { r = got; break; }
+        if (run_add(runs, &n, max_runs, first, prev, pn, s.line, s.n, s.n + s.nl)) { n = -1; break; }
+        if (s.n > pcap) {                      /* the line before, kept: the buffer moves on */
+            char *b = realloc(prev, s.n);
+            if (!b) { errno = ENOMEM; r = -1; break; }
+            prev = b; pcap = s.n;
+        }
+        if (s.n) memcpy(prev, s.line, s.n);
+        pn = s.n; first = 0;
+    }
+    stream_close(&s);
+    free(prev);
+    *nruns = n;
+    return r;
+}
+
 /* sorted_runs(fd, bufsize, max_runs) -> [length, ...]: fd's bytes from its position cut into runs
  * of lines in sorted order, or None past max_runs runs */
 static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
@@ -2386,36 +2419,11 @@ static PyObject *sorted_runs(PyObject *unused, PyObject *args) {
     Py_ssize_t bufsize, max_runs;
     if (!PyArg_ParseTuple(args, "inn", &fd, &bufsize, &max_runs)) return NULL;
     if (bufsize < 1 || max_runs < 0) { PyErr_SetString(PyExc_ValueError, "bufsize and max_runs must be positive"); return NULL; }
-    Stream s;
-    char *prev = NULL;
-    Py_ssize_t pn = 0, pcap = 0, nruns = 0;
-    Py_ssize_t *runs = malloc((max_runs + 1) * sizeof(Py_ssize_t));
-    int r = runs ? 0 : -1, have = 0, mapped = 0;
-    if (!runs) errno = ENOMEM;
+    Py_ssize_t *runs = malloc((max_runs + 1) * sizeof(Py_ssize_t)), nruns = 0;
+    if (!runs) return PyErr_NoMemory();
+    int r = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (r == 0) {
-        mapped = runs_mapped(fd, runs, &nruns, max_runs);
-        if (mapped < 0) r = -1;
-    }
-    if (r == 0 && !mapped && stream_open(&s, fd, -1, bufsize) < 0) { r = -1; free(runs); runs = NULL; }
-    while (runs && r == 0 && !mapped) {
-        int got = stream_next(&s);
-        if (got <= 0) { r = got; break; }
-        if (!have || line_cmp(prev, pn, s.line, s.n) > 0) {
-            if (nruns == max_runs) { nruns = -1; break; }
-            runs[nruns++] = 0;
-        }
-        runs[nruns - 1] += s.n + s.nl;
-        if (s.n > pcap) {
-            char *b = realloc(prev, s.n);
-            if (!b) { errno = ENOMEM; r = -1; break; }
-            prev = b; pcap = s.n;
-        }
-        if (s.n) memcpy(prev, s.line, s.n);
-        pn = s.n; have = 1;
-    }
-    if (runs && !mapped) stream_close(&s);
-    free(prev);
+    if (!runs_mapped(fd, runs, &nruns, max_runs)) r = runs_read(fd, bufsize, runs, &nruns, max_runs);
     Py_END_ALLOW_THREADS
     if (r < 0) { free(runs); return PyErr_SetFromErrno(errno == ENOMEM ? PyExc_MemoryError : PyExc_OSError); }
     if (nruns < 0) { free(runs); Py_RETURN_NONE; }

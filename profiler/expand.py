@@ -14,19 +14,10 @@ lets step 2 correct the digests that are (see profiler.digests).
 
 from profiler import stats
 from profiler.keys import DT_BIT, MIME_BIT, STATUS_BIT, SuffixTable, group_levels, host_part, own_levels
+from profiler.mapside import full_cell
 from profiler.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_class
 
 # tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
-
-
-def full_cell(cell):
-    """A map-side cell of 10 items; one of 8 (profiler.mapside.cell_items: [.., count, bytes,
-    timestamp]) has its largest length = bytes and its last timestamp = its first."""
-    if len(cell) == 8:
-        return cell[:7] + [cell[6], cell[7], cell[7]]
-    if len(cell) != 10:
-        raise ValueError("a cell has 8 or 10 items, not %d" % len(cell))
-    return cell
 
 
 def merge_cells(values):

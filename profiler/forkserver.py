@@ -15,6 +15,7 @@ where the setup only puts the shipped package on PYTHONPATH (this Python has tha
 anything else runs as mrjob runs it.
 """
 
+import functools
 import os
 import socket
 import subprocess
@@ -28,22 +29,18 @@ import orjson
 FDS = 5
 
 
-_available = []
-
-
+@functools.cache
 def available():
     """True where tasks can be forked (POSIX: fork, Unix sockets of packets that pass file
     descriptors; macOS has no such sockets)."""
-    if not _available:
-        ok = hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")
-        if ok:
-            try:
-                for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET):
-                    s.close()
-            except (OSError, AttributeError):
-                ok = False
-        _available.append(ok)
-    return _available[0]
+    if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")):
+        return False
+    try:
+        for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET):
+            s.close()
+    except (OSError, AttributeError):
+        return False
+    return True
 
 
 class ForkServer:

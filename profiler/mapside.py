@@ -68,10 +68,20 @@ def cell_items(ck, c):
     """A cell as the map side writes it: [period, mime, status, digest, revisit, count, bytes,
     max_length, first, last], or for one capture [.., 1, bytes, timestamp] (its largest length is
     its bytes and its last timestamp its first: 8 items, a fifth less of the map output; the
-    reducers read both, profiler.expand.full_cell)."""
+    reducers read both, full_cell)."""
     if c[COUNT] == 1:
         return list(ck) + [1, c[BYTES], c[FIRST]]
     return list(ck) + c
+
+
+def full_cell(cell):
+    """A written cell in its 10 items: one of 8 ([.., count, bytes, timestamp], cell_items) has
+    its largest length = bytes and its last timestamp = its first."""
+    if len(cell) == 8:
+        return cell[:7] + [cell[6], cell[7], cell[7]]
+    if len(cell) != 10:
+        raise ValueError("a cell has 8 or 10 items, not %d" % len(cell))
+    return cell
 
 
 class CaptureAggregator:

@@ -25,6 +25,7 @@ import os
 import orjson
 
 from profiler import fast
+from profiler.readers import iter_chunks, lines_of_chunks
 
 #: runs shorter than this are sorted in memory with the others' lines
 SHORT_RUN = 64 << 10
@@ -69,14 +70,9 @@ def sorted_runs(path, max_runs=MAX_RUNS, bufsize=BUFFER):
 
 
 def range_lines(path, offset, length):
-    """The lines of length bytes of path at offset (a last line without a newline counts)."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        data = f.read(length)
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()
-    return lines
+    """The lines (without newlines) of length bytes of path at offset, a run of whole lines (a last
+    line without a newline counts), read as they are needed."""
+    return lines_of_chunks(iter_chunks(path, offset, offset + length))
 
 
 def plan(paths, threads=1, short_run=None, short_limit=None, max_runs=None, max_streams=None):
@@ -243,21 +239,9 @@ def merged_chunks(p, size=4 << 20):
             os.close(fd)
 
 
-def _range_iter(path, offset, length):
-    """The lines of a range of path, without newlines, read as they are needed."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        while length > 0:
-            line = f.readline()[:length]
-            if not line:
-                return
-            length -= len(line)
-            yield line[:-1] if line.endswith(b"\n") else line
-
-
 def _merged_chunks_python(p, size):
     """merged_chunks without the extension (heapq.merge of the streams' lines)."""
-    streams = [_range_iter(*stream) for stream in p.streams] + [iter(p.tail)]
+    streams = [range_lines(*stream) for stream in p.streams] + [iter(p.tail)]
     batch, n = [], 0
     for line in heapq.merge(*streams):
         batch.append(line + b"\n")
