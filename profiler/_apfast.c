@@ -153,6 +153,119 @@ static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *add
     return i;
 }
 
+/* ------------------------------------------------------------------ digest filter
+ *
+ * Which payload digests more than one map record holds (profiler.digestfilter): a blocked Bloom
+ * filter of two bitmaps, "in one record" and "in two or more", set by the map tasks; step 1 writes
+ * a digest record only for a digest the merged "two or more" bitmap holds. A bitmap is a power of
+ * two of 64-byte blocks; a digest's hash_bytes() picks a block with its bits 36 and up and four
+ * bits in it with bits 0-35, 9 at a time. A false "two or more" costs a digest record that step 2
+ * skips; there are no false "one". */
+
+#define FILTER_BLOCK 64
+
+static const char *utf8(PyObject *o, Py_ssize_t *n);
+#define FILTER_BITS 4
+
+typedef struct { Py_buffer view; int on; Py_ssize_t nbytes; } Filter;   /* nbytes: of one bitmap */
+
+static inline unsigned char *filter_block(unsigned char *bits, Py_ssize_t nbytes, uint64_t h) {
+    return bits + (Py_ssize_t)((h >> 36) & (uint64_t)(nbytes / FILTER_BLOCK - 1)) * FILTER_BLOCK;
+}
+static inline int block_has(const unsigned char *blk, uint64_t h) {
+    for (int i = 0; i < FILTER_BITS; i++) {
+        unsigned b = (unsigned)(h >> (9 * i)) & 511;
+        if (!(blk[b >> 3] >> (b & 7) & 1)) return 0;
+    }
+    return 1;
+}
+static inline void block_set(unsigned char *blk, uint64_t h) {
+    for (int i = 0; i < FILTER_BITS; i++) {
+        unsigned b = (unsigned)(h >> (9 * i)) & 511;
+        blk[b >> 3] |= (unsigned char)(1u << (b & 7));
+    }
+}
+static inline int filter_size_ok(Py_ssize_t n) { return n >= FILTER_BLOCK && (n & (n - 1)) == 0; }
+
+/* take a buffer of `halves` bitmaps (writable for the map side's two) into f; None: no filter */
+static int filter_take(Filter *f, PyObject *obj, int halves) {
+    if (f->on) { PyBuffer_Release(&f->view); f->on = 0; }
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, &f->view, halves == 2 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) return -1;
+    Py_ssize_t n = f->view.len / halves;
+    if (f->view.len % halves || !filter_size_ok(n)) {
+        PyBuffer_Release(&f->view);
+        PyErr_SetString(PyExc_ValueError, "a digest filter's bitmaps are a power of two of 64-byte blocks");
+        return -1;
+    }
+    f->nbytes = n; f->on = 1;
+    return 0;
+}
+static void filter_release(Filter *f) { if (f->on) { PyBuffer_Release(&f->view); f->on = 0; } }
+
+/* a digest filter's "two or more" bitmap holds h (no filter: every digest) */
+static inline int filter_shared(const Filter *f, uint64_t h) {
+    return !f->on || block_has(filter_block(f->view.buf, f->nbytes, h), h);
+}
+
+static int u64_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* the digests of one record (hashes hs[0:n], in any order, repeats allowed) into the map side's
+ * bitmaps: each distinct one in "two or more" when "one" holds it already, and in "one" */
+static void filter_add_record(unsigned char *bits, Py_ssize_t nbytes, uint64_t *hs, Py_ssize_t n) {
+    if (n > 16) qsort(hs, (size_t)n, sizeof *hs, u64_cmp);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t h = hs[i];
+        int dup = 0;
+        if (n > 16) dup = i > 0 && hs[i - 1] == h;
+        else for (Py_ssize_t j = 0; j < i && !dup; j++) dup = hs[j] == h;
+        if (dup) continue;
+        unsigned char *one = filter_block(bits, nbytes, h);
+        if (block_has(one, h)) block_set(one + nbytes, h);
+        else block_set(one, h);
+    }
+}
+
+/* digest_filter_add(filter, digests): one map record's digests (str or bytes; '-' is none) into a
+ * map task's filter (a bytearray of its two bitmaps) */
+static PyObject *digest_filter_add(PyObject *unused, PyObject *args) {
+    PyObject *fo, *digests;
+    if (!PyArg_ParseTuple(args, "OO", &fo, &digests)) return NULL;
+    Filter f = {0};
+    if (filter_take(&f, fo, 2) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(digests, "digests must be a sequence");
+    if (!seq) { filter_release(&f); return NULL; }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), k = 0;
+    uint64_t *hs = PyMem_Malloc((n ? n : 1) * sizeof *hs);
+    if (!hs) { Py_DECREF(seq); filter_release(&f); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PySequence_Fast_GET_ITEM(seq, i);
+        const char *s; Py_ssize_t sn;
+        if (PyBytes_Check(d)) { s = PyBytes_AS_STRING(d); sn = PyBytes_GET_SIZE(d); }
+        else if (!(s = utf8(d, &sn))) { PyMem_Free(hs); Py_DECREF(seq); filter_release(&f); return NULL; }
+        if (sn == 1 && s[0] == '-') continue;
+        hs[k++] = hash_bytes(s, sn);
+    }
+    filter_add_record(f.view.buf, f.nbytes, hs, k);
+    PyMem_Free(hs); Py_DECREF(seq); filter_release(&f);
+    Py_RETURN_NONE;
+}
+
+/* digest_filter_has(bitmap, digest) -> bool: the bitmap (one, of either kind) holds the digest */
+static PyObject *digest_filter_has(PyObject *unused, PyObject *args) {
+    PyObject *fo;
+    const char *s; Py_ssize_t sn;
+    if (!PyArg_ParseTuple(args, "Os#", &fo, &s, &sn)) return NULL;
+    Filter f = {0};
+    if (filter_take(&f, fo, 1) < 0) return NULL;
+    int has = filter_shared(&f, hash_bytes(s, sn));
+    filter_release(&f);
+    return PyBool_FromLong(has);
+}
+
 /* ------------------------------------------------------------------ strings of a record */
 
 #define TSMAX 31
@@ -403,6 +516,8 @@ typedef struct {
     Buf drun; Py_ssize_t *drun_off, drun_cap, ndrun;
     PyObject *out;             /* list of output pairs of the current call */
     int raw_mode; Buf raw;     /* or: output lines of the current call (add_raw, close_raw) */
+    Filter shared;             /* digests of two or more map records (profiler.digestfilter), if known */
+    long long held_back;       /* digest records not written: the filter has their digest in one record */
 } Expander;
 
 static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
@@ -1052,6 +1167,11 @@ static int digest_records(Expander *x, const char *u, Py_ssize_t un, Py_ssize_t 
     Buf *b = &x->sb;
     Py_ssize_t at = 0;
     for (Py_ssize_t did = 0; did < nd; did++) {
+        if (!filter_shared(&x->shared, dm->ents[did].h)) {   /* no other URI-R has it: step 2 needs nothing */
+            x->held_back++;
+            at = start[did];
+            continue;
+        }
         b->n = 0;
         if (buf_putc(b, '[') < 0 || json_str(b, u, un) < 0 || buf_put(b, ",[", 2) < 0) return -1;
         for (Py_ssize_t e = at; e < start[did]; e++) {
@@ -1484,6 +1604,7 @@ static void Expander_dealloc(Expander *x) {
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
     PyMem_Free(x->dr_start); PyMem_Free(x->de_t); PyMem_Free(x->de_d);
     buf_free(&x->kb); buf_free(&x->sb); buf_free(&x->raw); buf_free(&x->drun); PyMem_Free(x->drun_off);
+    filter_release(&x->shared);
     Py_XDECREF(x->out);
     Py_TYPE(x)->tp_free((PyObject *)x);
 }
@@ -1544,8 +1665,23 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+static PyObject *Expander_set_shared_digests(Expander *x, PyObject *bitmap) {
+    if (filter_take(&x->shared, bitmap, 1) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Expander_get_held_back(Expander *x, void *closure) { return PyLong_FromLongLong(x->held_back); }
+
+static PyGetSetDef Expander_getset[] = {
+    {"digests_held_back", (getter)Expander_get_held_back, NULL,
+     "digest records not written: the shared-digest bitmap has their digest in one map record only", NULL},
+    {NULL}
+};
+
 static PyMethodDef Expander_methods[] = {
     {"add", (PyCFunction)Expander_add, METH_VARARGS, "add(urlkey, cell_lists) -> [(key, value), ...]"},
+    {"set_shared_digests", (PyCFunction)Expander_set_shared_digests, METH_O,
+     "set_shared_digests(bitmap or None): write digest records only for digests the bitmap holds"},
     {"close", (PyCFunction)Expander_close, METH_NOARGS, "close() -> [(key, value), ...]"},
     {"add_raw", (PyCFunction)Expander_add_raw, METH_VARARGS,
      "add_raw(urlkey, cell_lists) -> bytes: the same records as add(), as key<TAB>value lines"},
@@ -1570,6 +1706,7 @@ static PyTypeObject ExpanderType = {
     .tp_init = (initproc)Expander_init,
     .tp_dealloc = (destructor)Expander_dealloc,
     .tp_methods = Expander_methods,
+    .tp_getset = Expander_getset,
     .tp_doc = "Step-1 reducer: URI-R cells -> key and digest records (see profiler.expand.Expander); "
               "step 2: corrections of shared digests (see profiler.digests).",
 };
@@ -1589,6 +1726,7 @@ typedef struct {
     Map cells; ACell *cv; Py_ssize_t cvcap;
     long long captures;
     Buf kb, jb;
+    Filter filter; uint64_t *fh; Py_ssize_t fhcap;   /* the map task's digest filter, if any */
 } Aggregator;
 
 static int agg_layout(Aggregator *a, PyObject *letters) {
@@ -1748,6 +1886,25 @@ static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
     return buf_putc(b, ']');
 }
 
+/* URI-R ui's digests into the digest filter (when there is one): one record's */
+static int agg_filter_record(Aggregator *a, Py_ssize_t ui) {
+    if (!a->filter.on) return 0;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+        const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
+        Py_ssize_t pn, mn, sn;
+        get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
+        uint32_t dn;
+        memcpy(&dn, s + sn, 4);
+        const char *d = s + sn + 4;
+        if (dn == 1 && d[0] == '-') continue;
+        if (grow((void **)&a->fh, &a->fhcap, n + 1, sizeof(uint64_t)) < 0) return -1;
+        a->fh[n++] = hash_bytes(d, dn);
+    }
+    filter_add_record(a->filter.view.buf, a->filter.nbytes, a->fh, n);
+    return 0;
+}
+
 static void agg_clear(Aggregator *a) {
     a->last_ui = -1;
     map_clear(&a->uris);
@@ -1807,7 +1964,7 @@ static PyObject *Aggregator_flush(Aggregator *a, PyObject *args) {
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
         if (keep && ui == a->last_ui) continue;
         b->n = 0;
-        if (agg_cells_json(a, ui, b) < 0) goto fail;
+        if (agg_cells_json(a, ui, b) < 0 || agg_filter_record(a, ui) < 0) goto fail;
         PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
         if (!pair) goto fail;
         int r = PyList_Append(out, pair);
@@ -1830,7 +1987,8 @@ static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *args) {
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++)
         if (!(keep && ui == a->last_ui)
             && (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
-                || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0)) return NULL;
+                || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0 || agg_filter_record(a, ui) < 0))
+            return NULL;
     PyObject *out = PyBytes_FromStringAndSize(b->p ? b->p : "", b->n);
     if (!out) return NULL;
     if (agg_clear_keeping(a, keep) < 0) { Py_DECREF(out); return NULL; }
@@ -2008,6 +2166,7 @@ static void Aggregator_dealloc(Aggregator *a) {
     map_free(&a->uris); map_free(&a->cells);
     PyMem_Free(a->u_head); PyMem_Free(a->u_tail); PyMem_Free(a->cv);
     buf_free(&a->kb); buf_free(&a->jb);
+    filter_release(&a->filter); PyMem_Free(a->fh);
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
@@ -2024,6 +2183,11 @@ static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
     return agg_layout(a, letters);
 }
 
+static PyObject *Aggregator_set_digest_filter(Aggregator *a, PyObject *filter) {
+    if (filter_take(&a->filter, filter, 2) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Aggregator_methods[] = {
     {"feed", (PyCFunction)Aggregator_feed, METH_VARARGS, "feed(buf, pos) -> (state, pos, end)"},
     {"add_capture", (PyCFunction)Aggregator_add_capture, METH_VARARGS,
@@ -2032,6 +2196,8 @@ static PyMethodDef Aggregator_methods[] = {
      "flush(keep_last=False) -> [(urlkey, cells JSON), ...]; keep_last: the last capture's URI-R stays"},
     {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_VARARGS, "flush_raw(keep_last=False) -> bytes: flush()'s records as lines"},
     {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
+    {"set_digest_filter", (PyCFunction)Aggregator_set_digest_filter, METH_O,
+     "set_digest_filter(bytearray or None): each flushed record's digests go into this map task's filter"},
     {NULL}
 };
 
@@ -2655,6 +2821,10 @@ static PyMethodDef module_methods[] = {
     {"sorted_runs", sorted_runs, METH_VARARGS,
      "sorted_runs(fd, bufsize, max_runs) -> [length, ...] of the runs of sorted lines from fd's position, or None"},
 #endif
+    {"digest_filter_add", digest_filter_add, METH_VARARGS,
+     "digest_filter_add(filter, digests): one map record's digests into a map task's filter (bytearray)"},
+    {"digest_filter_has", digest_filter_has, METH_VARARGS,
+     "digest_filter_has(bitmap, digest) -> bool: one bitmap of a digest filter holds the digest"},
     {"tune_allocator", tune_allocator, METH_VARARGS,
      "tune_allocator(mmap_threshold, trim_threshold) -> True, or False where malloc is not glibc's"},
     {NULL}

@@ -21,18 +21,23 @@ setup lock when the setup only sets PYTHONPATH (see _bootstrap_mrjob, _setup_cmd
 """
 
 import concurrent.futures
+import logging
 import os
 import sys
 import threading
 from os.path import dirname
 
-from profiler import forkserver, presorted, rawsteps, tasks
+import orjson
+
+from profiler import digestfilter, forkserver, presorted, rawsteps, tasks
 from profiler.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
 
 from mrjob.local import LocalMRJobRunner, _TaskFailedException  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
+
+log = logging.getLogger(__name__)
 
 
 class LocalRunner(LocalMRJobRunner):
@@ -48,6 +53,8 @@ class LocalRunner(LocalMRJobRunner):
         self._forks_lock = threading.Lock()
         self._merge_plans = {}      # step -> (presorted.Plan of its map outputs, those outputs)
         self.merged_steps = []      # steps whose reducer input is merged, not sorted (presorted)
+        self._filter_bytes = None   # bytes of a bitmap of step 1's digest filters (digestfilter)
+        self.digest_filter = None   # the merged filter's figures, when step 1's reducers have one
 
     def _run_multiple(self, funcs, num_processes=None):
         """A phase's tasks in the threads of one pool kept for the run, each waiting for its task's
@@ -115,6 +122,8 @@ class LocalRunner(LocalMRJobRunner):
         super().cleanup(mode)
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
+        if step_num == 0:
+            self._merge_digest_filters(num_map_tasks)
         prev_task_type = "combiner" if self._get_step(step_num).get("combiner") else "mapper"
         inputs = [self._task_output_path(prev_task_type, step_num, n) for n in range(num_map_tasks)]
         plan = self._merge_plan(inputs)
@@ -125,6 +134,34 @@ class LocalRunner(LocalMRJobRunner):
         super()._sort_reducer_input(step_num, num_map_tasks)
         # sorted into one file: the map outputs, and the previous step's output files they link to
         self._delete_soon(inputs)
+
+    def _digest_filter_path(self, name):
+        return os.path.join(self._get_local_tmp_dir(), "digest-filters", name)
+
+    def _digest_filter_bytes(self):
+        """Bytes of one bitmap of step 1's digest filters, sized for all of step 1's input (0: no
+        filters; the input is not a profile's manifests, or a split's size is unknown)."""
+        if self._filter_bytes is None:
+            total = 0
+            try:
+                for path in self._input_paths_for_step(0):
+                    with open(path, "rb") as f:
+                        total += sum(digestfilter.split_bytes(orjson.loads(line)) for line in f if line.strip())
+            except (OSError, ValueError, TypeError, AttributeError):   # not the manifests of a profile
+                self._filter_bytes = 0
+            else:
+                self._filter_bytes = digestfilter.bitmap_bytes(total)
+        return self._filter_bytes
+
+    def _merge_digest_filters(self, num_map_tasks):
+        """Step 1's map tasks' digest filters -> the bitmap its reducers read (profiler.digestfilter)."""
+        paths = [self._digest_filter_path("map-%05d" % n) for n in range(num_map_tasks)]
+        out = self._digest_filter_path("shared")
+        self.digest_filter = digestfilter.merge(paths, out)
+        if self.digest_filter:
+            log.info("digest filter of %(tasks)d map tasks: %(bytes)d bytes, %(set).1f%% of its bits set",
+                     dict(self.digest_filter, set=100 * self.digest_filter["set"]))
+        self._delete_soon([p for p in paths if os.path.exists(p)])
 
     def _merge_plan(self, inputs):
         """A plan to merge the map outputs when they are in a few long sorted runs (map outputs of a
@@ -137,8 +174,9 @@ class LocalRunner(LocalMRJobRunner):
     def _run_reducers(self, step_num, num_reducer_tasks):
         super()._run_reducers(step_num, num_reducer_tasks)
         _, merged = self._merge_plans.get(step_num, (None, []))
+        shared = [self._digest_filter_path("shared")] if step_num == 0 and self.digest_filter else []
         self._delete_soon([self._task_input_path("reducer", step_num, n) for n in range(num_reducer_tasks)]
-                          + [self._sorted_reducer_input_path(step_num)] + merged)
+                          + [self._sorted_reducer_input_path(step_num)] + merged + shared)
 
     def _delete_soon(self, paths):
         """Delete files of this run's temp dir no task reads any more (and the files they link to
@@ -201,7 +239,8 @@ class LocalRunner(LocalMRJobRunner):
         input is merged, its part of the merge plan (rawsteps.MERGE_ENV)."""
         parts = self._num_reducers(step_num) * self.parts_per_core
         if step_num in self._merge_plans:
-            plans = presorted.split(self._merge_plans[step_num][0], parts)
+            cost = digestfilter.step2_cost if step_num == 1 and self.digest_filter else None
+            plans = presorted.split(self._merge_plans[step_num][0], parts, cost)
             for task_num, plan in enumerate(plans):
                 dest = self._task_input_path("reducer", step_num, task_num)
                 self.fs.mkdir(dirname(dest))
@@ -220,6 +259,12 @@ class LocalRunner(LocalMRJobRunner):
 
     def _env_for_task(self, task_type, step_num, task_num, map_split=None):
         env = super()._env_for_task(task_type, step_num, task_num, map_split)
+        if step_num == 0 and task_type == "mapper" and self._digest_filter_bytes():
+            path = self._digest_filter_path("map-%05d" % task_num)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            env[digestfilter.FILTER_ENV] = "%d %s" % (self._digest_filter_bytes(), path)
+        elif step_num == 0 and task_type == "reducer" and self.digest_filter:
+            env[digestfilter.SHARED_ENV] = self._digest_filter_path("shared")
         ranges = self._reduce_ranges.get(step_num)
         if task_type == "reducer" and step_num in self._merge_plans:
             env[rawsteps.MERGE_ENV] = "1"

@@ -87,8 +87,10 @@ def full_cell(cell):
 class CaptureAggregator:
     """Aggregates captures per URI-R in a bounded table; ``flush()`` yields (urlkey, cells)."""
 
-    def __init__(self, period_len, resolve_revisits=True, limit=TABLE_LIMIT):
+    def __init__(self, period_len, resolve_revisits=True, limit=TABLE_LIMIT, digest_filter=None):
         self.period_len = period_len
+        self.digest_filter = digest_filter     # a map task's (profiler.digestfilter), or None
+        self._add_digests = fast.load().digest_filter_add if digest_filter is not None else None
         self.resolve = resolve_revisits
         self.limit = limit
         self.table = {}
@@ -134,25 +136,29 @@ class CaptureAggregator:
         if kept is not None:
             self.table[kept] = table.pop(kept)
         for urlkey, cells in table.items():
+            if self._add_digests is not None:
+                self._add_digests(self.digest_filter, [ck[3] for ck in cells])
             yield urlkey.encode("utf-8"), [cell_items(ck, c) for ck, c in cells.items()]
 
     def meta(self):
         return {"captures": self.captures, "skipped": dict(self.skipped)}
 
 
-def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lines=False):
+def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lines=False, digest_filter=None):
     """The whole map side for one manifest line: yields (key, value) records.
 
     A value is a list of cells, or the same list already JSON-encoded (bytes, from the
     compiled aggregator; profiler.protocol writes both alike). With ``lines``, the compiled
     aggregator's records come as (None, bytes of key<TAB>value lines) instead, a table at a time.
+    ``digest_filter``: the map task's (profiler.digestfilter), which every record's digests go
+    into; it needs the compiled module.
     """
     split = orjson.loads(manifest_line)
     module = fast.load()
     if module is not None and split["format"] == "cdx":
-        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines)
+        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines, digest_filter)
         return
-    agg = CaptureAggregator(period_len, resolve_revisits)
+    agg = CaptureAggregator(period_len, resolve_revisits, digest_filter=digest_filter)
     for parsed in iter_parsed(split, opener):
         if agg.add(parsed):
             yield from agg.flush(keep_last=True)
@@ -160,7 +166,7 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lin
     yield b"!meta", agg.meta()
 
 
-def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines=False):
+def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines=False, digest_filter=None):
     """map_split for a CDX split with the compiled parser and aggregator (profiler/_apfast.c).
 
     It reads whole chunks of lines; a line it does not take (a legend, a line with a skip
@@ -169,6 +175,8 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     """
     letters = split["fields"]
     agg = module.Aggregator(period_len, resolve_revisits, TABLE_LIMIT, letters)
+    if digest_filter is not None:
+        agg.set_digest_filter(digest_filter)
     if lines:
         def flush(keep_last=False):
             return ((None, agg.flush_raw(keep_last)),)

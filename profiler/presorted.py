@@ -158,8 +158,8 @@ def cut_offset(path, offset, length, cut, window=1 << 16):
         return hi
 
 
-def _samples(p):
-    """(key, weight in bytes) samples of Plan p's lines."""
+def _samples(p, cost=None):
+    """(key, weight) samples of Plan p's lines: their bytes, times cost(key) when given."""
     out = []
     for path, offset, length in p.streams:
         with open(path, "rb") as f:
@@ -169,21 +169,16 @@ def _samples(p):
                 if s < offset + length:
                     out.append((_line_at(f, s)[:offset + length - s].rstrip(b"\n").partition(b"\t")[0], step))
     out.extend((line.partition(b"\t")[0], len(line) + 1) for line in p.tail)
+    if cost is not None:
+        out = [(key, weight * cost(key)) for key, weight in out]
     return out
 
 
-def split(p, parts):
+def split(p, parts, cost=None):
     """Plan p cut into at most parts Plans of about equal size at key boundaries: each holds a
-    range of every stream and of the tail; in order, their lines are p's."""
-    samples = sorted(_samples(p))
-    total = sum(weight for _, weight in samples)
-    keys, done, at = [], 0.0, 1
-    for key, weight in samples:
-        done += weight
-        while at < parts and done >= total * at / parts:
-            if key and (not keys or key > keys[-1]):
-                keys.append(key)
-            at += 1
+    range of every stream and of the tail; in order, their lines are p's. cost(key): the work of
+    a byte of a key's lines, relative to others' (the parts are then of about equal work)."""
+    keys = _cut_keys(sorted(_samples(p, cost)), parts)
     cuts = [key + b"\t" for key in keys]         # a key's lines are all below its cut, or none
     offsets = [[offset] + [cut_offset(path, offset, length, c) for c in cuts] + [offset + length]
                for path, offset, length in p.streams]
@@ -196,6 +191,32 @@ def split(p, parts):
         if streams or tail:
             out.append(Plan(streams, tail))
     return out or [Plan([], [])]            # no lines: one empty part (a step needs a reduce task)
+
+
+def _cut_keys(samples, parts):
+    """Keys to cut sorted (key, weight) samples into parts of about equal weight before: each
+    cut at the start or the end of the key whose samples hold its target, whichever is nearer
+    (a key's lines stay together, and one key may weigh much: a digest most URI-Rs hold)."""
+    groups = []                             # (key, weight of the samples before it, its weight)
+    done = 0.0
+    for key, weight in samples:
+        if groups and groups[-1][0] == key:
+            groups[-1][2] += weight
+        else:
+            groups.append([key, done, weight])
+        done += weight
+    keys = []
+    for at in range(1, parts):
+        target = done * at / parts
+        for i, (key, before, weight) in enumerate(groups):
+            if before + weight < target:
+                continue
+            if before + weight - target < target - before and i + 1 < len(groups):
+                key = groups[i + 1][0]          # the end of this key is nearer
+            if key and (not keys or key > keys[-1]):
+                keys.append(key)
+            break
+    return keys
 
 
 def _bisect(lines, cut):

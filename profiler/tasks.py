@@ -8,11 +8,12 @@ command line ``main`` does not know is left to mrjob. Counters are written to st
 mrjob's increment_counter writes them (Hadoop streaming's ``reporter:counter:`` lines).
 """
 
+import os
 import sys
 
 import orjson
 
-from profiler import fast, mapside, rawsteps, remote
+from profiler import digestfilter, fast, mapside, rawsteps, remote
 from profiler.policy import Policy
 
 META = rawsteps.META
@@ -30,14 +31,19 @@ def counted(records, count):
         yield key, value
 
 
-def map_task(manifest_lines, policy, resolve_revisits, write, count):
-    """Step 1's map task: the splits of manifest lines -> record lines, a batch per write."""
+def map_task(manifest_lines, policy, resolve_revisits, write, count, environ=os.environ):
+    """Step 1's map task: the splits of manifest lines -> record lines, a batch per write; and
+    the digest filter of its records when the runner asks for one (profiler.digestfilter)."""
     fast.tune_allocator()
+    wanted = digestfilter.task_filter(environ)
+    filter_ = wanted[0] if wanted else None
     records = (pair for line in manifest_lines
                for pair in counted(mapside.map_split(line.rstrip(b"\r\n"), policy.period_len, resolve_revisits,
-                                                     remote.open_input, True), count))
+                                                     remote.open_input, True, filter_), count))
     with rawsteps.no_cycle_collection():
         rawsteps.map_records(records, write)
+    if wanted:
+        digestfilter.write_filter(*wanted)
 
 
 def step1_expander(policy, table_limit, count):
@@ -46,12 +52,20 @@ def step1_expander(policy, table_limit, count):
     return fast.expander(policy, table_limit)
 
 
-def reduce_task(step_num, chunks, policy, table_limit, write, count):
-    """Reduce task of step step_num (0, 1, 2) over its sorted input in buffers (rawsteps)."""
+def reduce_task(step_num, chunks, policy, table_limit, write, count, environ=os.environ):
+    """Reduce task of step step_num (0, 1, 2) over its sorted input in buffers (rawsteps); step 1
+    writes digest records only for the digests of the runner's bitmap, when it names one
+    (profiler.digestfilter)."""
     fast.tune_allocator()
     with rawsteps.no_cycle_collection():
         if step_num == 0:
-            rawsteps.reduce_uri_r_chunks(chunks, step1_expander(policy, table_limit, count), write)
+            expander = step1_expander(policy, table_limit, count)
+            shared = digestfilter.load_shared(environ) if hasattr(expander, "set_shared_digests") else None
+            if shared is not None:
+                expander.set_shared_digests(shared)
+            rawsteps.reduce_uri_r_chunks(chunks, expander, write)
+            if shared is not None:
+                count("digest filter", "digest records not written (one map record)", expander.digests_held_back)
         elif step_num == 1:
             rawsteps.reduce_digests_and_keys_chunks(chunks, policy, table_limit, write)
         else:
