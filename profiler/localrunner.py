@@ -182,8 +182,9 @@ class LocalRunner(LocalMRJobRunner):
         """Delete files of this run's temp dir no task reads any more (and the files they link to
         there), in a thread of their own, while the next tasks run: the run's largest files are gone
         before the cleanup at the end, and never on disk all at once. Not when the temp dir is kept
-        (--cleanup NONE, for instance)."""
-        if not any(choice in self._cleanup_mode() for choice in ("ALL", "TMP", "LOCAL_TMP")):
+        after the run (--cleanup NONE, for instance: mrjob's _cleanup_mode() says what happens
+        after a failure until the job has run, and by default that keeps everything)."""
+        if not any(choice in self._opts["cleanup"] for choice in ("ALL", "TMP", "LOCAL_TMP")):
             return
         tmp = os.path.realpath(self._get_local_tmp_dir()) + os.sep
         doomed = set()

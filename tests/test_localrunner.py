@@ -144,7 +144,7 @@ def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp
     (run_dir / "link").symlink_to(run_dir / "part")
     (user_dir / "input.cdx").write_bytes(b"y")
     (run_dir / "to-user").symlink_to(user_dir / "input.cdx")
-    runner = types.SimpleNamespace(_deleter=None, _cleanup_mode=lambda: [mode],
+    runner = types.SimpleNamespace(_deleter=None, _opts={"cleanup": [mode]},
                                    _get_local_tmp_dir=lambda: str(run_dir))
     LocalRunner._delete_soon(runner, [str(run_dir / "link"), str(run_dir / "to-user"), str(user_dir / "input.cdx")])
     if runner._deleter:
@@ -152,6 +152,26 @@ def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp
     left = sorted(os.listdir(run_dir))
     assert left == (["link", "part", "to-user"] if mode == "NONE" else ["to-user"])
     assert (user_dir / "input.cdx").read_bytes() == b"y"
+
+
+@pytest.mark.parametrize("cleanup", [None, "NONE"])
+def test_a_run_deletes_the_files_of_finished_steps_while_it_runs(tmp_path, monkeypatch, cleanup):
+    """Step 1's map outputs are gone before the run ends (unless the temp dir is to be kept)."""
+    from profiler import localrunner
+    deleted = []
+    real = localrunner._unlink_all
+
+    def unlink_all(paths):
+        deleted.extend(paths)
+        real(paths)
+    monkeypatch.setattr(localrunner, "_unlink_all", unlink_all)
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 3000, seed=6)
+    extra = ["--cleanup", cleanup] if cleanup else []
+    summary = run_profile([cdx], str(tmp_path / "p.cdxj"), runner="local", split_size=100000, cores=2,
+                          extra_args=extra)
+    map_outputs = {p for p in deleted if os.sep.join(("step", "000", "mapper")) in p and p.endswith("output")}
+    assert len(map_outputs) == (0 if cleanup else summary["splits"]) and summary["splits"] > 1
 
 
 def _merged_and_sorted_inputs(tmp):
