@@ -240,7 +240,11 @@ class LocalRunner(LocalMRJobRunner):
         input is merged, its part of the merge plan (rawsteps.MERGE_ENV)."""
         parts = self._num_reducers(step_num) * self.parts_per_core
         if step_num in self._merge_plans:
-            cost = digestfilter.step2_cost if step_num == 1 and self.digest_filter else None
+            cost = None
+            if step_num == 1 and self.digest_filter:
+                # step 2's work is in its digest records, and one digest may hold most of it: parts
+                # of equal work, twice as many, go to whichever core is free
+                cost, parts = digestfilter.step2_cost, 2 * parts
             plans = presorted.split(self._merge_plans[step_num][0], parts, cost)
             for task_num, plan in enumerate(plans):
                 dest = self._task_input_path("reducer", step_num, task_num)

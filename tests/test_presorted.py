@@ -106,7 +106,8 @@ def test_a_plan_cut_into_parts_keeps_each_key_in_one_part(seed, tmp_path, monkey
     monkeypatch.setattr(presorted, "SAMPLES", rng.choice([1, 4, 64]))
     paths = _keyed_files(rng, tmp_path)
     p = presorted.plan(paths, short_run=rng.choice([1, 100, 1 << 20]))
-    parts = presorted.split(p, rng.choice([1, 2, 3, 7]))
+    cost = rng.choice([None, lambda key: 1 + len(key) % 5, lambda key: 100 if key[:1] in b"ab" else 1])
+    parts = presorted.split(p, rng.choice([1, 2, 3, 7]), cost)
     if rng.random() < 0.3:
         monkeypatch.setenv(fast.PURE_ENV, "1")
     size = rng.choice([1, 10, 1 << 20])
@@ -115,6 +116,20 @@ def test_a_plan_cut_into_parts_keeps_each_key_in_one_part(seed, tmp_path, monkey
     keys = [{line.partition(b"\t")[0] for line in d.split(b"\n")[:-1]} for d in data]
     assert all(not (a & b) for i, a in enumerate(keys) for b in keys[i + 1:])
     assert all(d for d in data) or data == [b""], [len(d) for d in data]       # no empty part but for no lines
+
+
+def test_parts_are_cut_at_the_nearer_end_of_the_key_holding_their_target():
+    """A key's lines stay in one part: a cut goes before or after the key whose samples hold its
+    target, whichever is nearer it; a heavy key gets a part of its own when parts allow."""
+    samples = [(b"a", 10), (b"b", 10), (b"c", 200), (b"d", 60), (b"e", 10)]      # 290 in all
+    assert presorted._cut_keys(samples, 2) == [b"d"]            # 145: c is 20-220, its end nearer
+    assert presorted._cut_keys([(b"a", 60), (b"b", 10), (b"c", 200), (b"d", 10), (b"e", 10)], 2) == [b"c"]
+    assert presorted._cut_keys(samples, 3) == [b"c", b"d"]      # 97 (c's start nearer), 193 (its end)
+    assert presorted._cut_keys(samples, 1) == []
+    assert presorted._cut_keys([(b"a", 5), (b"a", 5), (b"b", 1)], 2) == [b"b"]   # a key's samples add up
+    heavy = [(b"x%03d" % i, 1) for i in range(100)] + [(b"y", 1000)] + [(b"z%03d" % i, 1) for i in range(100)]
+    keys = presorted._cut_keys(heavy, 4)
+    assert b"y" in keys and keys == sorted(set(keys)) and len(keys) <= 3
 
 
 def test_cut_offset_finds_the_first_line_not_below_the_cut(tmp_path):
