@@ -76,6 +76,60 @@ def test_compiled_expander_equals_python(seed):
     assert _reduce(fast.expander(policy, limit), groups, order, raw=True) == expected
 
 
+def _many_tuples(rng, n):
+    """One URI-R's cells of n distinct tuples (period, mime, status), and some more cells of them
+    with other digests; digests shared among the tuples."""
+    space = [("%04d%02d" % (y, m), mime, status) for y in range(2010, 2014) for m in range(1, 13)
+             for mime in ["text/html", "image/png", "image/jpeg", "application/pdf", "unk", "text/css", "video/mp4"]
+             for status in ["200", "301", "404", "unk", "500", "302"]]
+    tuples = rng.sample(space, n)
+    digests = ["D%d" % i for i in range(max(1, n // 3))] + ["-"]
+    cells = []
+    for period, mime, status in tuples + rng.choices(tuples, k=n // 4):
+        first = period + "%02d000000" % rng.randint(1, 28)
+        size = rng.randint(0, 5000)
+        cells.append([period, mime, status, rng.choice(digests), 0, 1, size, size, first, first])
+    return [cells]
+
+
+def _distinct_tuple_sets(policy, cells):
+    """The distinct sets of several tuples that some suffix of some set of policy groups."""
+    from profiler.keys import SuffixTable
+    suffixes = SuffixTable(policy)
+    tuples = sorted({tuple(c[:3]) for c in cells})
+    found = set()
+    for t in range(len(suffixes(tuples[0]))):
+        groups = {}
+        for i, tup in enumerate(tuples):
+            for suffix in suffixes(tup)[t]:
+                groups.setdefault(suffix, set()).add(i)
+        found.update(frozenset(g) for g in groups.values() if len(g) > 1)
+    return len(tuples), len(found)
+
+
+@compiled
+@pytest.mark.parametrize("seed", range(12))
+def test_uri_rs_of_many_tuples_equal_python(seed):
+    """URI-Rs of up to 150 tuples: the compiled expander's records of groups of tuples (kept by
+    their tuples' bits up to 64 tuples, 128 sets of them a URI-R) are the Python expander's."""
+    rng = random.Random(seed)
+    policy = load_policy(rng.choice(["default", "full"]))
+    groups = {("com,example%d)/p%d" % (i % 3, i)).encode(): _many_tuples(rng, rng.choice([2, 5, 30, 64, 80, 150]))
+              for i in range(8)}
+    order = sorted(groups)
+    expected = _reduce(Expander(policy, 1000), groups, order)
+    assert _reduce(fast.expander(policy, 1000), groups, order) == expected
+    assert _reduce(fast.expander(policy, 1000), groups, order, raw=True) == expected
+
+
+@compiled
+def test_the_tuple_sets_of_the_many_tuples_test_pass_the_bounds_of_the_compiled_cache():
+    rng = random.Random(1)
+    sizes = [_distinct_tuple_sets(load_policy("full"), _many_tuples(rng, n)[0]) for n in (64, 150)]
+    assert sizes[0][0] <= 64 < sizes[1][0]          # up to 64 tuples by their bits, and more
+    assert sizes[0][1] > 128                        # more sets of tuples than the cache holds
+
+
 @compiled
 def test_compiled_expander_type():
     from profiler.policy import load
