@@ -39,6 +39,9 @@ from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 log = logging.getLogger(__name__)
 
+#: what the runner tells its tasks in their environment
+INTERNAL_ENV = (rawsteps.RANGE_ENV, rawsteps.MERGE_ENV, digestfilter.FILTER_ENV, digestfilter.SHARED_ENV)
+
 
 class LocalRunner(LocalMRJobRunner):
     """The local runner (alias 'local') with fast splits; everything else is mrjob's."""
@@ -264,6 +267,8 @@ class LocalRunner(LocalMRJobRunner):
 
     def _env_for_task(self, task_type, step_num, task_num, map_split=None):
         env = super()._env_for_task(task_type, step_num, task_num, map_split)
+        for name in INTERNAL_ENV:       # only as this run sets them, never from the client's environment
+            env.pop(name, None)
         if step_num == 0 and task_type == "mapper" and self._digest_filter_bytes():
             path = self._digest_filter_path("map-%05d" % task_num)
             os.makedirs(os.path.dirname(path), exist_ok=True)

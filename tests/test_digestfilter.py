@@ -266,3 +266,19 @@ def test_the_local_runner_s_filtered_profile_is_exact(tmp_path, monkeypatch, shu
     summary = run_profile(paths, small, policy="default", runner="local", split_size=4000, cores=2)
     assert runners[-1].digest_filter["set"] > 0.9 and _held_back(summary) < 10
     assert _without_created(small) == _without_created(out)
+
+
+@needs_compiled
+def test_the_runner_s_variables_in_the_client_s_environment_reach_no_task(tmp_path, monkeypatch):
+    """A bitmap named in the client's environment (of another run, say) is not read: the local
+    runner sets its tasks' variables itself."""
+    lines = generate_lines(seed=12)
+    paths = write_files(str(tmp_path), lines)
+    bogus = tmp_path / "bogus"
+    digestfilter.write_filter(bytearray(2 * 1024), str(tmp_path / "empty"))
+    digestfilter.merge([str(tmp_path / "empty")], str(bogus))       # a bitmap of no digest at all
+    monkeypatch.setenv(digestfilter.SHARED_ENV, str(bogus))
+    monkeypatch.setattr(digestfilter, "bitmap_bytes", lambda n: 0)   # and no filters of the run's own
+    out = str(tmp_path / "local.cdxj")
+    run_profile(paths, out, policy="default", runner="local", split_size=4000, cores=2)
+    _check_against_oracle(paths, out, "default")
