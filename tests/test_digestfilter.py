@@ -282,3 +282,36 @@ def test_the_runner_s_variables_in_the_client_s_environment_reach_no_task(tmp_pa
     out = str(tmp_path / "local.cdxj")
     run_profile(paths, out, policy="default", runner="local", split_size=4000, cores=2)
     _check_against_oracle(paths, out, "default")
+
+
+@needs_compiled
+def test_digests_of_the_compiled_and_the_python_map_side_meet_in_one_bitmap(tmp_path, monkeypatch):
+    """CDX lines go through the compiled aggregator, CDXJ lines through the Python one: a digest
+    that URI-Rs in both hold is found in two records all the same (one hash of its UTF-8)."""
+    import json
+    lines = generate_lines(seed=13)
+    standard = "N b a m s k r M S V g".split()
+    rng = random.Random(13)
+    cdx_part, cdxj_part = [], []
+    for line in lines:
+        if rng.random() < 0.5:
+            cdx_part.append(line)
+        else:
+            f = dict(zip(standard, line.split()))
+            cdxj_part.append("%s %s %s" % (f["N"], f["b"], json.dumps(
+                {"url": f["a"], "mime": f["m"], "status": f["s"], "digest": "sha1:" + f["k"].lower(),
+                 "length": f["S"]})))
+    (tmp_path / "a.cdx").write_text(" CDX N b a m s k r M S V g\n" + "\n".join(cdx_part) + "\n")
+    (tmp_path / "b.cdxj").write_text("\n".join(cdxj_part) + "\n")
+    (tmp_path / "whole").mkdir()
+    whole = write_files(str(tmp_path / "whole"), lines, n_files=1)      # the same captures, for the oracle
+    out = str(tmp_path / "local.cdxj")
+    summary = run_profile([str(tmp_path / "a.cdx"), str(tmp_path / "b.cdxj")], out, policy="default",
+                          runner="local", split_size=6000, cores=2)
+    assert _held_back(summary) > 100
+    reference = str(tmp_path / "reference.cdxj")
+    run_profile(whole, reference, policy="default", runner="inline")
+    _check_against_oracle(whole, reference, "default")
+    data = [l for l in open(out, "rb").read().splitlines() if not l.startswith(b"!")]
+    assert len(data) > 100
+    assert data == [l for l in open(reference, "rb").read().splitlines() if not l.startswith(b"!")]
