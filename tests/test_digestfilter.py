@@ -289,12 +289,17 @@ def test_digests_of_the_compiled_and_the_python_map_side_meet_in_one_bitmap(tmp_
     """CDX lines go through the compiled aggregator, CDXJ lines through the Python one: a digest
     that URI-Rs in both hold is found in two records all the same (one hash of its UTF-8)."""
     import json
-    lines = generate_lines(seed=13)
+    pairs = []                      # each digest in one URI-R of each side, and nowhere else
+    for i in range(40):
+        for side in "ab":
+            pairs.append("com,pairs)/%s%02d 2012010%d000000 http://pairs.com/ text/html 200 PAIR%02dXXXXXXXXXXXXXXXXXXXXXXXXXX"
+                         " - - %d 0 f.warc.gz" % (side, i, 1 + i % 9, i, 1000 + i))
+    lines = sorted(generate_lines(seed=13) + pairs)
     standard = "N b a m s k r M S V g".split()
     rng = random.Random(13)
     cdx_part, cdxj_part = [], []
     for line in lines:
-        if rng.random() < 0.5:
+        if line.startswith("com,pairs)/a") or not line.startswith("com,pairs)/b") and rng.random() < 0.5:
             cdx_part.append(line)
         else:
             f = dict(zip(standard, line.split()))
