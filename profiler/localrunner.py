@@ -11,10 +11,13 @@ cut it (the first key change at or after each multiple of the split size) by see
 reduce task reads its part of the sorted file in place (its byte range in its environment,
 profiler.rawsteps.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
 runs (those of a sorted index; step 1's output), nothing is sorted at all: each reduce task reads
-its part of every run merged (profiler.presorted; rawsteps.MERGE_ENV). A phase's tasks run in the
-threads of one pool kept for the run (mrjob forks a pool of processes per phase), the job's own
-task command lines are forked from a server that has imported their code (profiler.forkserver),
-and files no task reads any more are deleted while the next tasks run. The tasks get the same
+its part of every run merged (profiler.presorted; rawsteps.MERGE_ENV). Step 1's map tasks set
+filters of their records' digests, which the runner merges for step 1's reducers: they write
+digest records only for digests of two or more records (profiler.digestfilter), and step 2's
+parts are cut to equal work. A phase's tasks run in the threads of one pool kept for the run
+(mrjob forks a pool of processes per phase), the job's own task command lines are forked from a
+server that has imported their code (profiler.forkserver), and files no task reads any more are
+deleted while the next tasks run. The tasks get the same
 lines, keys never straddle two reduce tasks, and the profile is the same bytes. Tasks that run
 this Python use the installed mrjob instead of a zip of it, and the task wrapper skips mrjob's
 setup lock when the setup only sets PYTHONPATH (see _bootstrap_mrjob, _setup_cmd_content).
