@@ -48,6 +48,29 @@ def profiler_command():
     return [sys.executable, "-m", "profiler.cli"]
 
 
+def package_env(env, python=sys.executable):
+    """env to run archive-profiler with `python` in, and a working directory: `python`'s own
+    package when it imports one from anywhere (installed, with the compiled extension when it was
+    built), else this checkout on PYTHONPATH. A checkout on the path would shadow an installed
+    package, and the checkout of a non-editable install has no compiled extension: its tasks
+    would run the pure-Python code."""
+    neutral = tempfile.gettempdir()
+    found = subprocess.run([python, "-c", "import profiler"], cwd=neutral, env=env, capture_output=True)
+    if found.returncode == 0:
+        return env, neutral
+    return dict(env, PYTHONPATH=os.pathsep.join(p for p in (REPO, env.get("PYTHONPATH")) if p)), neutral
+
+
+def code_path(python, env, cwd):
+    """Which code archive-profiler runs with `python` there: "compiled" or "pure Python", and
+    the folder of the package."""
+    out = subprocess.run([python, "-c", "import os, profiler; from profiler import fast; "
+                          "print(fast.kind()); print(os.path.dirname(profiler.__file__))"],
+                         cwd=cwd, env=env, capture_output=True, text=True)
+    lines = out.stdout.split("\n")
+    return (lines[0], lines[1]) if out.returncode == 0 and len(lines) > 1 else ("unknown", "")
+
+
 def resolve(path):
     """Absolute path: as given if it exists, else relative to the repo root; bare names stay."""
     if path and "/" not in path and not path.endswith(".yaml"):
@@ -132,14 +155,14 @@ def main(argv=None):
     if args.cores:
         cmd += ["--cores", str(args.cores)]
     cmd += passthrough
-    env = dict(os.environ, TMPDIR=tmpdir)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, env.get("PYTHONPATH")) if p)
-    print("running    %s" % " ".join(cmd))
+    env, cwd = package_env(dict(os.environ, TMPDIR=tmpdir))
+    kind, package = code_path(sys.executable, env, cwd)
+    print("running    %s  (%s code of %s)" % (" ".join(cmd), kind, package))
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with open(log_path, "wb") as log:
-        returncode = subprocess.call(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        returncode = subprocess.call(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
 
@@ -162,10 +185,12 @@ def main(argv=None):
         "captures_per_wall_second": round(args.lines / wall, 1) if wall else None,
         "captures_per_cpu_second": round(args.lines / cpu, 1) if cpu else None,
         "profile_percent_of_input": round(100.0 * out_bytes / input_bytes, 3) if input_bytes else None,
+        "code": kind, "package": package,
     }
     rows = [
         ("captures", "%d" % args.lines),
         ("runner", args.runner + (" (cores %d)" % args.cores if args.cores else "")),
+        ("code", "%s, %s" % (kind, package)),
         ("policy", args.policy or "(default)"),
         ("wall time", "%.2f s" % wall),
         ("CPU time", "%.2f s (user+sys, all processes)" % cpu),

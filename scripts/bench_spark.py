@@ -32,7 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-from bench_profile import cached_input, output_size, profiler_command, resolve, tail  # noqa: E402
+from bench_profile import cached_input, output_size, package_env, profiler_command, resolve, tail  # noqa: E402
 
 
 def _tree_cpu(root, seen, stop):
@@ -65,7 +65,7 @@ def _tree_cpu(root, seen, stop):
         stop.wait(0.2)
 
 
-def run(cmd, env, log_path):
+def run(cmd, env, log_path, cwd=REPO):
     """(exit status, wall seconds, CPU seconds) of a command.
 
     CPU is the larger of getrusage(RUSAGE_CHILDREN) and the sum over the command's process
@@ -77,7 +77,7 @@ def run(cmd, env, log_path):
     started = time.perf_counter()
     seen, stop = {}, threading.Event()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         poller = threading.Thread(target=_tree_cpu, args=(proc.pid, seen, stop), daemon=True)
         poller.start()
         status = proc.wait()
@@ -203,8 +203,7 @@ def main(argv=None):
     input_path, _ = cached_input(args.workdir, args.lines, args.seed, False)
     scratch = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="spark-", dir=args.workdir)
     os.makedirs(scratch, exist_ok=True)
-    env = dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, env.get("PYTHONPATH")) if p)
+    env, cwd = package_env(dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")))
     base = profiler_command() + ["profile", input_path]
     if args.policy:
         base += ["--policy", resolve(args.policy)]
@@ -220,7 +219,7 @@ def main(argv=None):
                   "--jobconf", "spark.eventLog.enabled=true",
                   "--jobconf", "spark.eventLog.dir=file://" + events]
     print("running    %s" % " ".join(cmd))
-    status, wall, cpu = run(cmd, dict(env, TMPDIR=_fresh(scratch, "tmp-spark")), os.path.join(scratch, "spark.log"))
+    status, wall, cpu = run(cmd, dict(env, TMPDIR=_fresh(scratch, "tmp-spark")), os.path.join(scratch, "spark.log"), cwd)
     if status:
         return status
     shuffle, shuffle_records = spark_shuffle_bytes(events)
@@ -240,7 +239,7 @@ def main(argv=None):
             tmp = _fresh(scratch, "tmp-local")
             cmd = base + ["-o", local_out, "-r", "local", "--cores", str(cores), "--", "--cleanup", "NONE"]
             print("running    %s" % " ".join(cmd))
-            status, wall, cpu = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "local-%d.log" % cores))
+            status, wall, cpu = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "local-%d.log" % cores), cwd)
             if status:
                 return status
             per_step = local_shuffle_bytes(tmp)
