@@ -254,6 +254,31 @@ static PyObject *digest_filter_add(PyObject *unused, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* digest_filter_merge(one, two, its_one, its_two) -> bits set in two: one map task's bitmaps
+ * (part of them) into the merged ones: two |= its_two | (one & its_one); one |= its_one */
+static PyObject *digest_filter_merge(PyObject *unused, PyObject *args) {
+    Py_buffer v[4];
+    if (!PyArg_ParseTuple(args, "w*w*y*y*", &v[0], &v[1], &v[2], &v[3])) return NULL;
+    Py_ssize_t n = v[0].len;
+    long long set = -1;
+    if (v[1].len == n && v[2].len == n && v[3].len == n && n % 8 == 0) {
+        unsigned char *one = v[0].buf, *two = v[1].buf;
+        const unsigned char *ione = v[2].buf, *itwo = v[3].buf;
+        set = 0;
+        for (Py_ssize_t i = 0; i < n; i += 8) {
+            uint64_t a, b, c, d;
+            memcpy(&a, one + i, 8); memcpy(&b, two + i, 8); memcpy(&c, ione + i, 8); memcpy(&d, itwo + i, 8);
+            b |= d | (a & c);
+            a |= c;
+            memcpy(one + i, &a, 8); memcpy(two + i, &b, 8);
+            set += __builtin_popcountll(b);
+        }
+    }
+    for (int i = 0; i < 4; i++) PyBuffer_Release(&v[i]);
+    if (set < 0) { PyErr_SetString(PyExc_ValueError, "bitmaps of one length, a multiple of 8 bytes"); return NULL; }
+    return PyLong_FromLongLong(set);
+}
+
 /* digest_filter_has(bitmap, digest) -> bool: the bitmap (one, of either kind) holds the digest */
 static PyObject *digest_filter_has(PyObject *unused, PyObject *args) {
     PyObject *fo;
@@ -2871,6 +2896,8 @@ static PyMethodDef module_methods[] = {
 #endif
     {"digest_filter_add", digest_filter_add, METH_VARARGS,
      "digest_filter_add(filter, digests): one map record's digests into a map task's filter (bytearray)"},
+    {"digest_filter_merge", digest_filter_merge, METH_VARARGS,
+     "digest_filter_merge(one, two, its_one, its_two) -> bits set in two: a map task's bitmaps into the merged ones"},
     {"digest_filter_has", digest_filter_has, METH_VARARGS,
      "digest_filter_has(bitmap, digest) -> bool: one bitmap of a digest filter holds the digest"},
     {"tune_allocator", tune_allocator, METH_VARARGS,
