@@ -133,8 +133,10 @@ def merge(paths, out_path, chunk=MERGE_SLICE):
                 n = min(chunk, size - start)
                 one, two, its_one, its_two = (bytearray(n) for _ in range(4))
                 for f in files:
-                    if os.preadv(f.fileno(), [its_one], len(MAGIC) + start) != n \
-                            or os.preadv(f.fileno(), [its_two], len(MAGIC) + size + start) != n:
+                    f.seek(len(MAGIC) + start)
+                    got = f.readinto(its_one)
+                    f.seek(len(MAGIC) + size + start)
+                    if got != n or f.readinto(its_two) != n:
                         return None
                     in_two = module.digest_filter_merge(one, two, its_one, its_two)
                 out.write(two)
