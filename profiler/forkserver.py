@@ -105,11 +105,13 @@ def _package_parent():
 
 def serve(fd):
     """The server: import the task code, then fork a child per request until the socket closes
-    (^C, which reaches the whole process group, ends it quietly: the client reports it)."""
+    (^C, which reaches the whole process group, ends it quietly: the client reports it). It
+    ends without tearing its interpreter down (it writes nothing, and the client waits for it)."""
     try:
         _serve(fd)
     except KeyboardInterrupt:
         pass
+    os._exit(0)
 
 
 def _serve(fd):
