@@ -98,6 +98,31 @@ class ForkServer:
                 self._proc.wait()
 
 
+_prestarted = []
+_prestart_lock = threading.Lock()
+
+
+def prestart():
+    """Start a server now (its Python and imports run while the caller goes on), for the local
+    runner of this process to take (take_prestarted); close_prestarted() ends one left over."""
+    with _prestart_lock:
+        if available() and not _prestarted:
+            _prestarted.append(ForkServer())
+
+
+def take_prestarted():
+    """The server prestart() started, now the caller's to close; or None."""
+    with _prestart_lock:
+        return _prestarted.pop() if _prestarted else None
+
+
+def close_prestarted():
+    """End a prestarted server that no runner took."""
+    server = take_prestarted()
+    if server is not None:
+        server.close()
+
+
 def _package_parent():
     import profiler
     return os.path.dirname(os.path.dirname(os.path.abspath(profiler.__file__)))

@@ -112,7 +112,7 @@ class LocalRunner(LocalMRJobRunner):
     def _fork_server(self):
         with self._forks_lock:
             if self._forks is None:
-                self._forks = forkserver.ForkServer()
+                self._forks = forkserver.take_prestarted() or forkserver.ForkServer()
             return self._forks
 
     def cleanup(self, mode=None):

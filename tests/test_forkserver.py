@@ -111,6 +111,43 @@ def test_the_local_runner_forks_its_own_tasks_only(tmp_path, monkeypatch):
     assert _without_created(str(tmp_path / "setup.cdxj")) == _without_created(str(tmp_path / "local.cdxj"))
 
 
+def _servers(monkeypatch):
+    """The fork servers started from now on."""
+    started = []
+    real = forkserver.ForkServer.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        started.append(self)
+    monkeypatch.setattr(forkserver.ForkServer, "__init__", init)
+    return started
+
+
+def test_a_local_run_takes_the_server_started_while_it_reads_its_inputs(tmp_path, monkeypatch):
+    """run_profile starts the server before it reads the inputs, the runner forks its tasks from
+    that one, and it has ended with the run; so has one no runner took (tasks run by mrjob), and
+    one started for a run that fails on its input."""
+    cdx = str(tmp_path / "in.cdx")
+    synthetic.write_cdx(cdx, 2000, seed=3)
+    started = _servers(monkeypatch)
+    forked_by = []
+    real_run = forkserver.ForkServer.run
+    monkeypatch.setattr(forkserver.ForkServer, "run", lambda self, *a: forked_by.append(self) or real_run(self, *a))
+    run_profile([cdx], str(tmp_path / "a.cdxj"), runner="local", cores=2, split_size=100000)
+    assert len(started) == 1 and set(forked_by) == set(started) and len(forked_by) > 6
+    run_profile([cdx], str(tmp_path / "b.cdxj"), runner="local", cores=2, split_size=100000,
+                extra_args=["--setup", "true"])
+    assert len(started) == 2 and set(forked_by) == {started[0]}       # the second one forked nothing
+    (tmp_path / "bad.cdx").write_text("not an index\n")
+    from profiler.inputs import InputError
+    with pytest.raises(InputError):
+        run_profile([str(tmp_path / "bad.cdx")], str(tmp_path / "c.cdxj"), runner="local", cores=2)
+    assert len(started) == 3
+    assert all(s._proc.poll() == 0 for s in started)        # every one ended, and ended well
+    assert forkserver.take_prestarted() is None
+    assert _without_created(str(tmp_path / "a.cdxj")) == _without_created(str(tmp_path / "b.cdxj"))
+
+
 def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
     cdx = str(tmp_path / "in.cdx")
     synthetic.write_cdx(cdx, 300, seed=2)
