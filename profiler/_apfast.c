@@ -163,9 +163,9 @@ static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *add
  * skips; there are no false "one". */
 
 #define FILTER_BLOCK 64
+#define FILTER_BITS 4
 
 static const char *utf8(PyObject *o, Py_ssize_t *n);
-#define FILTER_BITS 4
 
 typedef struct { Py_buffer view; int on; Py_ssize_t nbytes; } Filter;   /* nbytes: of one bitmap */
 
@@ -856,8 +856,27 @@ static int open_group(Expander *x, const char *host, Py_ssize_t hn, int none) {
     return group_level_keys(x, &x->grp, host, hn, none);
 }
 
-/* record of one URI-R over the tuples of projection group g (one tuple: its own record) */
-static void group_record(Expander *x, Py_ssize_t g, Rec *out);
+/* record of one URI-R over the tuples of projection group g (project() takes a group of one tuple's
+ * record as it is) */
+static void group_record(Expander *x, Py_ssize_t g, Rec *out) {
+    int64_t count = 0, bytes = 0, dash = 0, ndig = 0, dsum = 0;
+    TS first = TS_FIRST, last = TS_LAST;
+    uint64_t stamp = ++x->stamp;
+    for (Py_ssize_t e = x->pj_head[g]; e >= 0; e = x->pe_next[e]) {
+        Tup *t = &x->tups[x->pe_t[e]];
+        count += t->count; bytes += t->bytes; dash += t->dash;
+        if (ts_cmp(&t->first, &first) < 0) first = t->first;
+        if (ts_cmp(&t->last, &last) > 0) last = t->last;
+        for (Py_ssize_t d = t->dig_head; d >= 0; d = x->dg_next[d]) {
+            Py_ssize_t did = x->dg_did[d];
+            int64_t ml = x->dg_ml[d];
+            if (x->dstamp[did] != stamp) { x->dstamp[did] = stamp; x->dmax[did] = ml; ndig++; dsum += ml; }
+            else if (ml > x->dmax[did]) { dsum += ml - x->dmax[did]; x->dmax[did] = ml; }
+        }
+    }
+    out->total = out->min = out->max = count; out->urir = 1; out->bytes = bytes;
+    out->digests = ndig; out->dedup = dsum + dash; out->first = first; out->last = last;
+}
 
 /* Records of a URI-R's groups of several tuples by their tuples' bits: one set of tuples is the
  * group of many suffixes (every combination of 'any' or the year, for tuples of one year), and its
@@ -894,28 +913,6 @@ static void mask_records_next(Expander *x) {
         if (x->mrec) memset(x->mrec, 0, MREC_SLOTS * sizeof(struct MaskRec));
         x->mrec_gen = 1;
     }
-}
-
-static void group_record(Expander *x, Py_ssize_t g, Rec *out) {
-    Py_ssize_t e = x->pj_head[g];
-    if (x->pe_next[e] < 0) { *out = x->tups[x->pe_t[e]].rec; return; }
-    int64_t count = 0, bytes = 0, dash = 0, ndig = 0, dsum = 0;
-    TS first = TS_FIRST, last = TS_LAST;
-    uint64_t stamp = ++x->stamp;
-    for (; e >= 0; e = x->pe_next[e]) {
-        Tup *t = &x->tups[x->pe_t[e]];
-        count += t->count; bytes += t->bytes; dash += t->dash;
-        if (ts_cmp(&t->first, &first) < 0) first = t->first;
-        if (ts_cmp(&t->last, &last) > 0) last = t->last;
-        for (Py_ssize_t d = t->dig_head; d >= 0; d = x->dg_next[d]) {
-            Py_ssize_t did = x->dg_did[d];
-            int64_t ml = x->dg_ml[d];
-            if (x->dstamp[did] != stamp) { x->dstamp[did] = stamp; x->dmax[did] = ml; ndig++; dsum += ml; }
-            else if (ml > x->dmax[did]) { dsum += ml - x->dmax[did]; x->dmax[did] = ml; }
-        }
-    }
-    out->total = out->min = out->max = count; out->urir = 1; out->bytes = bytes;
-    out->digests = ndig; out->dedup = dsum + dash; out->first = first; out->last = last;
 }
 
 /* the id of the suffix of tuple tp under combination c of set idx (memoised per tuple) */
@@ -1929,9 +1926,11 @@ static int json_int(Buf *b, int64_t v) {
     return buf_put(b, t + sizeof t - n, n);
 }
 
-/* JSON of URI-R ui's cells [[period, mime, status, digest, revisit, count, bytes, max_len, first,
- * last], ...] appended to b */
-static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
+/* URI-R ui's record written: the JSON of its cells [[period, mime, status, digest, revisit, count,
+ * bytes, max_len, first, last], ...] appended to b, and its digests into the map task's digest
+ * filter when there is one (in the same pass over the cells) */
+static int agg_record(Aggregator *a, Py_ssize_t ui, Buf *b) {
+    Py_ssize_t nh = 0;
     if (buf_putc(b, '[') < 0) return -1;
     for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
         const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
@@ -1943,6 +1942,10 @@ static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
         const char *d = dk + 4;
         int rev = d[dn];
         ACell *c = &a->cv[ci];
+        if (a->filter.on && !(dn == 1 && d[0] == '-')) {
+            if (grow((void **)&a->fh, &a->fhcap, nh + 1, sizeof(uint64_t)) < 0) return -1;
+            a->fh[nh++] = hash_bytes(d, dn);
+        }
         if ((ci != a->u_head[ui] && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0
             || json_str(b, p, pn) < 0 || buf_putc(b, ',') < 0 || json_str(b, m, mn) < 0
             || buf_putc(b, ',') < 0 || json_str(b, s, sn) < 0 || buf_putc(b, ',') < 0
@@ -1956,26 +1959,8 @@ static int agg_cells_json(Aggregator *a, Py_ssize_t ui, Buf *b) {
         if (json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0 || json_str(b, c->first.s, c->first.n) < 0
             || buf_putc(b, ',') < 0 || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
     }
+    if (a->filter.on) filter_add_record(a->filter.view.buf, a->filter.nbytes, a->fh, nh);
     return buf_putc(b, ']');
-}
-
-/* URI-R ui's digests into the digest filter (when there is one): one record's */
-static int agg_filter_record(Aggregator *a, Py_ssize_t ui) {
-    if (!a->filter.on) return 0;
-    Py_ssize_t n = 0;
-    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
-        const char *k = map_key(&a->cells, ci) + 4, *p, *m, *s;
-        Py_ssize_t pn, mn, sn;
-        get_tuple_key(k, &p, &pn, &m, &mn, &s, &sn);
-        uint32_t dn;
-        memcpy(&dn, s + sn, 4);
-        const char *d = s + sn + 4;
-        if (dn == 1 && d[0] == '-') continue;
-        if (grow((void **)&a->fh, &a->fhcap, n + 1, sizeof(uint64_t)) < 0) return -1;
-        a->fh[n++] = hash_bytes(d, dn);
-    }
-    filter_add_record(a->filter.view.buf, a->filter.nbytes, a->fh, n);
-    return 0;
 }
 
 static void agg_clear(Aggregator *a) {
@@ -2037,7 +2022,7 @@ static PyObject *Aggregator_flush(Aggregator *a, PyObject *args) {
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
         if (keep && ui == a->last_ui) continue;
         b->n = 0;
-        if (agg_cells_json(a, ui, b) < 0 || agg_filter_record(a, ui) < 0) goto fail;
+        if (agg_record(a, ui, b) < 0) goto fail;
         PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
         if (!pair) goto fail;
         int r = PyList_Append(out, pair);
@@ -2060,8 +2045,7 @@ static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *args) {
     for (Py_ssize_t ui = 0; ui < a->uris.n; ui++)
         if (!(keep && ui == a->last_ui)
             && (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
-                || agg_cells_json(a, ui, b) < 0 || buf_putc(b, '\n') < 0 || agg_filter_record(a, ui) < 0))
-            return NULL;
+                || agg_record(a, ui, b) < 0 || buf_putc(b, '\n') < 0)) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(b->p ? b->p : "", b->n);
     if (!out) return NULL;
     if (agg_clear_keeping(a, keep) < 0) { Py_DECREF(out); return NULL; }

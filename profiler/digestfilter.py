@@ -75,6 +75,11 @@ def split_bytes(split):
     return n * COMPRESSION_FACTOR if split.get("compression") else n
 
 
+def _bitmap_size(n):
+    """n bytes can be a bitmap: a power of two of 64-byte blocks (profiler/_apfast.c)."""
+    return n >= 64 and n & (n - 1) == 0
+
+
 def task_filter(environ=os.environ):
     """(filter, path) for a map task that FILTER_ENV asks to write one, or None: the filter is a
     bytearray of its two bitmaps for the compiled aggregator and digest_filter_add."""
@@ -86,7 +91,7 @@ def task_filter(environ=os.environ):
         size = int(size)
     except ValueError:
         return None
-    if not path or size < 64 or size & (size - 1):
+    if not path or not _bitmap_size(size):
         return None
     return bytearray(2 * size), path
 
@@ -116,7 +121,7 @@ def merge(paths, out_path, chunk=MERGE_SLICE):
     if module is None or not paths or len(sizes) != 1:
         return None
     size = (sizes.pop() - len(MAGIC)) // 2
-    if size < 64 or size & (size - 1):
+    if not _bitmap_size(size):
         return None
     chunk = max(64, chunk - chunk % 64)
     files = []
@@ -161,6 +166,6 @@ def load_shared(environ=os.environ):
     except OSError:
         return None
     bitmap = data[len(SHARED_MAGIC):]
-    if not data.startswith(SHARED_MAGIC) or len(bitmap) < 64 or len(bitmap) & (len(bitmap) - 1):
+    if not data.startswith(SHARED_MAGIC) or not _bitmap_size(len(bitmap)):
         return None
     return bitmap

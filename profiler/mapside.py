@@ -5,6 +5,7 @@ many captures into one record per URI-R. Records of one URI-R from several split
 files are merged by the reducer, so the result never depends on how input was cut.
 """
 
+import functools
 import importlib
 import zlib
 
@@ -89,8 +90,9 @@ class CaptureAggregator:
 
     def __init__(self, period_len, resolve_revisits=True, limit=TABLE_LIMIT, digest_filter=None):
         self.period_len = period_len
-        self.digest_filter = digest_filter     # a map task's (profiler.digestfilter), or None
-        self._add_digests = fast.load().digest_filter_add if digest_filter is not None else None
+        # a record's digests into the map task's filter (profiler.digestfilter), if it has one
+        self._add_digests = None if digest_filter is None else \
+            functools.partial(fast.load().digest_filter_add, digest_filter)
         self.resolve = resolve_revisits
         self.limit = limit
         self.table = {}
@@ -137,7 +139,7 @@ class CaptureAggregator:
             self.table[kept] = table.pop(kept)
         for urlkey, cells in table.items():
             if self._add_digests is not None:
-                self._add_digests(self.digest_filter, [ck[3] for ck in cells])
+                self._add_digests([ck[3] for ck in cells])
             yield urlkey.encode("utf-8"), [cell_items(ck, c) for ck, c in cells.items()]
 
     def meta(self):
