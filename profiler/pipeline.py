@@ -10,7 +10,7 @@ import orjson
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
 from profiler import fast, output, taskenv
-from profiler import remote
+from profiler import preflight, remote
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
 
@@ -90,10 +90,15 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
 
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
+    preflight.check_libraries(runner)
+    preflight.check_conf_paths(runner, conf_paths)
+    if cores is not None and cores < 1:
+        raise inputs_mod.InputError("--cores must be at least 1, not %d" % cores)
     out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
     if not out_remote:
         _check_output(out_path)
     pol = load_policy(policy) if isinstance(policy, str) else policy
+    preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
     files = inputs_mod.resolve(input_args, manifests)
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
@@ -126,10 +131,13 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args,
                         files)
         job = ProfileJob(args)
-        with job.make_runner() as mr:
+        with preflight.make_runner(job) as mr:
             try:
                 mr.run()
             except Exception as e:
+                user_error = preflight.missing_binary(runner, e)
+                if user_error:
+                    raise user_error
                 raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__))
             out_uri = mr.get_output_dir()
             parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
@@ -181,4 +189,4 @@ def _runner_fs(runner, pol, conf_paths, extra_args):
     from jobs.profile_job import ProfileJob
 
     job = ProfileJob(job_args([], pol, runner, conf_paths, extra=extra_args))
-    return job.make_runner().fs
+    return preflight.make_runner(job).fs

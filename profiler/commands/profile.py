@@ -27,8 +27,20 @@ def size(text):
     return value
 
 
+def positive_int(text):
+    """Parse a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a whole number: %r" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
+    return value
+
+
 def add_arguments(p):
-    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="index or crawl files, folders, glob patterns (or only --manifest)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.cdxj")
     p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
     p.add_argument("-r", "--runner", default="inline",
@@ -41,13 +53,16 @@ def add_arguments(p):
     p.add_argument("--split-size", type=size, default=DEFAULT_SPLIT_SIZE,
                    help="bytes of uncompressed input per map task (default 64M; the local runner "
                         "rounds the number of map tasks to a multiple of --cores)")
-    p.add_argument("--cores", type=int, default=None, help="processes for the local runner")
+    p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
     p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
                    help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
 
 
 def run(args):
+    if not args.inputs and not args.manifest:
+        from profiler.errors import UserError
+        raise UserError("profile: give INPUT files or --manifest FILE")
     from profiler.pipeline import run_profile
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,

@@ -1,0 +1,102 @@
+"""Checks of a run's runner setup before any work starts, so that a user's mistake in the
+mrjob configs, the arguments after '--' or the runner's libraries and binaries is one line
+(exit status 2) rather than a traceback or a failed job."""
+
+import importlib.util
+import shutil
+
+from profiler.errors import UserError
+
+#: the client libraries each cloud runner imports (mrjob.emr, mrjob.dataproc), with their pip names
+RUNNER_LIBRARIES = {
+    "emr": [("boto3", "boto3"), ("botocore", "botocore")],
+    "dataproc": [("google.auth", "google-auth"),
+                 ("google.cloud.dataproc_v1beta2", "google-cloud-dataproc"),
+                 ("google.cloud.logging", "google-cloud-logging"),
+                 ("google.cloud.storage", "google-cloud-storage"),
+                 ("google.api_core", "google-api-core")],
+}
+
+#: the command each cluster runner starts, and the option that names another one
+RUNNER_BINARIES = {"hadoop": ("hadoop", "--hadoop-bin"), "spark": ("spark-submit", "--spark-submit-bin")}
+
+
+def check_libraries(runner):
+    """UserError naming the pip packages a cloud runner lacks."""
+    missing = [pip for module, pip in RUNNER_LIBRARIES.get(runner, ()) if not _importable(module)]
+    if missing:
+        raise UserError("the %s runner needs %s: pip install %s"
+                        % (runner, ", ".join(missing), " ".join(missing)))
+
+
+def _importable(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_conf_paths(runner, conf_paths):
+    """UserError for an mrjob config that is missing, unreadable, not YAML/JSON or not shaped
+    like one (mrjob reads it only when the runner starts)."""
+    import logging
+    from mrjob.conf import load_opts_from_mrjob_confs
+    for path in conf_paths:
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            raise UserError("cannot read mrjob config %s: %s" % (path, e.strerror or e))
+    conf_log = logging.getLogger("mrjob.conf")
+    level, conf_log.level = conf_log.level, logging.ERROR     # its "No configs specified" notes
+    try:
+        load_opts_from_mrjob_confs(runner, list(conf_paths))
+    except Exception as e:
+        raise UserError("bad mrjob config %s: %s" % (", ".join(conf_paths), _one_line(e)))
+    finally:
+        conf_log.level = level
+
+
+def make_runner(job):
+    """job.make_runner(), with the runner's refusal of its options (from the mrjob configs or
+    the arguments after '--') as a UserError."""
+    try:
+        return job.make_runner()
+    except ImportError as e:
+        raise UserError("the runner cannot start: %s" % _one_line(e))
+    except (TypeError, ValueError, AttributeError) as e:
+        raise UserError("bad runner options (mrjob config or arguments after '--'): %s" % _one_line(e))
+
+
+def check_job_args(make_job, args):
+    """The job built from its command line; UserError for arguments after '--' that mrjob's
+    parser refuses or whose values cannot work."""
+    try:
+        job = make_job(args)
+    except SystemExit:
+        raise UserError("bad arguments after '--': %s" % " ".join(args))
+    except Exception as e:
+        raise UserError("bad arguments after '--': %s" % _one_line(e))
+    cores = getattr(job.options, "num_cores", None)
+    if cores is not None and cores < 1:
+        raise UserError("--num-cores must be at least 1, not %d" % cores)
+    return job
+
+
+def missing_binary(runner, error):
+    """A UserError when error says the runner's command (hadoop, spark-submit) was not found."""
+    name = RUNNER_BINARIES.get(runner, (None, None))[0]
+    if name is None or not isinstance(error, FileNotFoundError):
+        return None
+    missing = str(getattr(error, "filename", "") or "")
+    if missing.rsplit("/", 1)[-1] != name and name not in str(error):
+        return None
+    option = RUNNER_BINARIES[runner][1]
+    where = shutil.which(name)
+    return UserError("the %s runner cannot find %s%s: install it, put it on PATH or pass -- %s PATH"
+                     % (runner, missing or name, "" if where is None else " (found %s)" % where, option))
+
+
+def _one_line(error):
+    text = str(error).strip()
+    return " ".join(text.split()) if text else type(error).__name__
