@@ -21,7 +21,12 @@ class DiffError(UserError):
 
 def records(path):
     """(kind, iterator of (key bytes, flat dict)) of a profile or map, checking the key order."""
-    kind = sniff_kind(path)
+    try:
+        kind = sniff_kind(path)
+    except IsADirectoryError:
+        raise DiffError("%s is a folder, not a profile or map" % path)
+    except OSError as e:
+        raise DiffError("cannot read %s: %s" % (path, e.strerror or e))
     if kind == "cdxj":
         raw = ((lineno, key, value) for lineno, key, value in iter_raw(path))
 

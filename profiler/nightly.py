@@ -22,7 +22,6 @@ import contextlib
 import datetime
 import logging
 import os
-import shutil
 import time
 
 import orjson
@@ -30,6 +29,7 @@ import orjson
 from profiler import changes, inputs as inputs_mod
 from profiler import nightly_fold as fold_mod
 from profiler import nightly_publish as publish
+from profiler import nightly_ownership as ownership
 from profiler import nightly_sets as sets
 from profiler.errors import RunError, UserError
 from profiler.nightly_lock import LockHeld, RunLock, describe
@@ -74,8 +74,9 @@ class Night:
     def __init__(self, config):
         self.config = config
         self.state = State(config.state_dir)
-        self.work = os.path.join(config.state_dir, "work")
+        self.work = None        # made by run(): a marked folder in the state folder
         self.sets_dir = os.path.join(config.state_dir, "sets")
+        self.ledger = ownership.SetsLedger(config.state_dir, self.sets_dir)
         self.record = {}
 
     @contextlib.contextmanager
@@ -93,23 +94,26 @@ class Night:
 
     def run(self):
         c = self.config
-        for folder in (c.output_dir, c.state_dir, self.sets_dir):
-            os.makedirs(folder, exist_ok=True)
         started = _now()
         self.record = {"started": _iso(started), "config": os.path.abspath(c.source)}
         try:
+            for folder in (c.output_dir, c.state_dir, self.sets_dir):
+                try:
+                    os.makedirs(folder, exist_ok=True)
+                except OSError as e:
+                    raise UserError("cannot make the folder %s: %s" % (folder, e.strerror or e))
             with RunLock(c.state_dir) as lock:
                 if lock.stale:
                     log.warning("took over a stale lock left by a run that died (%s)", describe(lock.stale))
                     self.record["stale_lock"] = lock.stale
+                ownership.claim_output(c.output_dir, c.name, c.state_dir)
                 self.state.load()
                 self._recover()
-                shutil.rmtree(self.work, ignore_errors=True)
-                os.makedirs(self.work)
+                self.work = ownership.make_work_folder(c.state_dir)
                 try:
                     self._night(started)
                 finally:
-                    shutil.rmtree(self.work, ignore_errors=True)
+                    ownership.remove_work_folder(self.work)
         except BaseException as e:
             self.record.setdefault("status", "locked" if isinstance(e, LockHeld) else "failed")
             self.record["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -129,13 +133,11 @@ class Night:
     def _recover(self):
         """Remove what a killed run left; point NAME-latest at the committed version."""
         c, current = self.config, self.state.current
-        removed = publish.remove_temp_files(c.output_dir, c.name)
+        removed = publish.remove_temp_files(c.output_dir, c.name) + ownership.remove_work_folders(c.state_dir)
         if current:
+            self.ledger.adopt((current["urirs"], current["digests"]))     # named by the committed state
             removed += publish.prune(c.output_dir, c.name, set(self.state.versions))
-            for path in os.listdir(self.sets_dir):
-                if path not in (current["urirs"], current["digests"]):
-                    os.unlink(os.path.join(self.sets_dir, path))
-                    removed.append(path)
+            removed += self.ledger.prune((current["urirs"], current["digests"]))
             for suffix, target in ((".cdxj", current["profile"]), (".ukvs", current.get("map"))):
                 if target and publish.latest_target(c.output_dir, c.name, suffix) != target:
                     publish.point_latest(c.output_dir, c.name, target, suffix)
@@ -150,7 +152,10 @@ class Night:
     def _inputs(self, started):
         """{path: fingerprint} of this night's settled local inputs, and the files still settling."""
         c = self.config
-        files = inputs_mod.resolve(c.inputs)
+        files, own = ownership.not_own_files(inputs_mod.resolve(c.inputs), c.output_dir, c.name, c.state_dir)
+        if own:
+            log.warning("%d input file(s) are this config's own outputs or state, not read (first: %s)",
+                        len(own), own[0])
         remote = [f for f in files if "://" in f]
         if remote:
             raise UserError("nightly takes local inputs only (it fingerprints them): %s" % remote[0])
@@ -355,6 +360,7 @@ class Night:
         set_names = []
         for what, tmp in zip(("urirs", "digests"), (built["urirs"], built["digests"])):
             name = "%s-%s.gz" % (what, stamp)
+            self.ledger.record(name)
             publish.place(tmp, os.path.join(self.sets_dir, name))
             set_names.append(name)
         if c.report:
@@ -390,9 +396,7 @@ class Night:
         elif publish.latest_target(c.output_dir, c.name, ".ukvs"):     # maps were turned off
             os.unlink(publish.latest_path(c.output_dir, c.name, ".ukvs"))
         pruned = publish.prune(c.output_dir, c.name, set(versions))
-        for path in os.listdir(self.sets_dir):
-            if path not in set_names:
-                os.unlink(os.path.join(self.sets_dir, path))
+        self.ledger.prune(set_names)
         self.record.update(status="published", mode=built["mode"], reason=built["reason"], version=stamp,
                            profile=final, exact=built["exact"], night_captures=built["night_captures"],
                            pruned=len(pruned))

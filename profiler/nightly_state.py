@@ -12,6 +12,7 @@ import os
 
 import orjson
 
+from profiler.errors import UserError
 from profiler.output import write_bytes_atomic
 
 STATE_FILE = "state.json"
@@ -46,6 +47,49 @@ def compare_inputs(known, current):
     return new, moved, removed
 
 
+class StateError(UserError):
+    """state.json is not shaped as this version writes it (one line naming the field)."""
+
+
+#: the fields of state.json this version reads, and their JSON types
+SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int}
+CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
+                 "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
+FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "sha256": str}
+
+
+def _kind(value):
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+            bool: "true/false", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _expect(path, field, value, types):
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise StateError("state file %s: field %s is %s, expected %s; restore the file, or move it "
+                         "away to rebuild from scratch"
+                         % (path, field, _kind(value), " or ".join(_kind(t()) for t in types)))
+
+
+def check_shape(path, data):
+    """StateError naming the first field of state.json with the wrong JSON type."""
+    for key, types in SHAPE.items():
+        if key in data:
+            _expect(path, key, data[key], types)
+    for name, fp in data.get("inputs", {}).items():
+        _expect(path, "inputs[%r]" % name, fp, dict)
+        for key, types in FINGERPRINT_SHAPE.items():
+            if key in fp or key != "sha256":
+                _expect(path, "inputs[%r].%s" % (name, key), fp.get(key), types)
+    current = data.get("current")
+    if current:
+        for key, types in CURRENT_SHAPE.items():
+            if key in current or key in ("stamp", "profile", "urirs", "digests"):
+                _expect(path, "current.%s" % key, current.get(key), types)
+    for i, version in enumerate(data.get("versions", [])):
+        _expect(path, "versions[%d]" % i, version, str)
+
+
 class State:
     """The state folder's state.json; ``data`` is None before the first successful night."""
 
@@ -64,10 +108,14 @@ class State:
             from profiler.errors import RunError
             raise RunError("state file %s is unreadable (%s): restore it, or move it away to "
                            "rebuild from scratch" % (self.path, e))
+        if self.data is not None and not isinstance(self.data, dict):
+            raise StateError("state file %s: expected a JSON object, not %s" % (self.path, _kind(self.data)))
         if self.data is not None and self.data.get("format") != FORMAT:
             from profiler.errors import RunError
             raise RunError("state file %s has format %r, this version writes %d: move it away to "
                            "rebuild from scratch" % (self.path, self.data.get("format"), FORMAT))
+        if self.data is not None:
+            check_shape(self.path, self.data)
         return self
 
     @property

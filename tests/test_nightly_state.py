@@ -27,8 +27,9 @@ def test_fingerprints_and_what_changed(tmp_path):
 def test_commit_is_atomic_and_checked_on_load(tmp_path):
     state = State(str(tmp_path)).load()
     assert state.data is None and state.current is None and state.inputs == {}
-    state.commit({"current": {"stamp": "x"}, "inputs": {}, "versions": ["x"]})
-    assert State(str(tmp_path)).load().current == {"stamp": "x"}
+    current = {"stamp": "x", "profile": "p.cdxj", "urirs": "u.gz", "digests": "d.gz"}
+    state.commit({"current": current, "inputs": {}, "versions": ["x"]})
+    assert State(str(tmp_path)).load().current == current
     assert [n for n in os.listdir(tmp_path) if n != "tmp"] == ["state.json"]   # no temp file left
     (tmp_path / "state.json").write_text("{broken")
     with pytest.raises(RunError, match="unreadable"):
