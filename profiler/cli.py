@@ -7,7 +7,7 @@ import sys
 
 from profiler import __version__
 from profiler.commands import SUBCOMMANDS
-from profiler.errors import RunError, UserError
+from profiler.errors import RunError, Terminated, UserError
 
 PROG = "archive-profiler"
 
@@ -53,14 +53,16 @@ def main(argv=None):
         parser.error("%s takes no arguments after '--'" % args.command)
     args.extra = extra
     _logging(args)
+    previous = _raise_on_sigterm()
     try:
         return args.module.run(args) or 0
     except UserError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("%s: interrupted (the previous output, if any, is unchanged)" % PROG, file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print("%s: %s (the previous output, if any, is unchanged)"
+              % (PROG, "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
@@ -68,6 +70,26 @@ def main(argv=None):
     except (RunError, OSError) as e:
         print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, e), file=sys.stderr)
         return 1
+    finally:
+        _restore_sigterm(previous)
+
+
+def _raise_on_sigterm():
+    """SIGTERM raises Terminated in the main thread (a run then cleans up as on Ctrl-C)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise Terminated()
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous):
+    if previous is not None:
+        import signal
+        signal.signal(signal.SIGTERM, previous)
 
 
 def console_main():

@@ -7,3 +7,7 @@ class UserError(Exception):
 
 class RunError(Exception):
     """A run that failed for a reason outside the user's input: one line, exit status 1."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that a run ends as on Ctrl-C (cleaned up)."""

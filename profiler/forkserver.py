@@ -86,6 +86,14 @@ class ForkServer:
                     os.close(fd)
         return int(status) if status.strip().lstrip(b"-").isdigit() else -1
 
+    def kill(self):
+        """End the server and, with it, the tasks it forked (they die with their parent)."""
+        try:
+            self._sock.close()
+        finally:
+            self._proc.kill()
+            self._proc.wait()
+
     def close(self):
         """End the server (tasks running go on); waits for it."""
         try:
@@ -143,6 +151,7 @@ def _serve(fd):
     import gc
     from profiler import fast, tasks  # noqa: F401 (imported for the children)
     fast.load()
+    _load_prctl()
     gc.freeze()                                 # children touch fewer pages for the collector
     sock = socket.socket(fileno=fd)
     try:
@@ -179,11 +188,31 @@ def _reap(options):
             return
 
 
+_prctl = []
+
+
+def _load_prctl():
+    """prctl(2), loaded once in the server for its children (None where there is none)."""
+    try:
+        import ctypes
+        _prctl.append(ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        pass
+
+
+def _die_with_parent():
+    """Ask Linux to kill this task when the server that forked it dies (ForkServer.kill)."""
+    import signal
+    for prctl in _prctl:
+        prctl(1, signal.SIGKILL)                # PR_SET_PDEATHSIG
+
+
 def _child(fds):
     """A forked task: never returns."""
     import traceback
     status = fds[3]
     code = 1
+    _die_with_parent()
     try:
         with open(fds[4], "rb") as f:
             request = orjson.loads(f.read())

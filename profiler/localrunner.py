@@ -72,11 +72,19 @@ class LocalRunner(LocalMRJobRunner):
         try:
             for future in futures:
                 future.result()
-        except BaseException:
+        except BaseException as e:
             for future in futures:
                 future.cancel()
+            if isinstance(e, KeyboardInterrupt):        # Ctrl-C or SIGTERM: end the running tasks
+                self._kill_tasks()
             concurrent.futures.wait(futures)
             raise
+
+    def _kill_tasks(self):
+        with self._forks_lock:
+            forks, self._forks = self._forks, None
+        if forks is not None:
+            forks.kill()
 
     def _invoke_task_func(self, task_type, step_num, task_num):
         """The job's own task command lines forked from a server that has imported their code

@@ -10,7 +10,7 @@ import orjson
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
 from profiler import fast, output, taskenv
-from profiler import preflight, remote
+from profiler import preflight, remote, runner_leftovers
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
 
@@ -52,6 +52,8 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
         args += ["--files", path]
     if cores:
         args += ["--num-cores", str(cores)]
+    # a failed or interrupted run removes its local temp folder too (mrjob keeps it by default)
+    args += ["--cleanup-on-failure", "LOCAL_TMP"]
     if runner == "local":
         # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input
         # (1.4 GiB at 10M captures). Whole lines, not mrjob's stable sort on the key field:
@@ -131,7 +133,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args,
                         files)
         job = ProfileJob(args)
-        with preflight.make_runner(job) as mr:
+        with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr):
             try:
                 mr.run()
             except Exception as e:

@@ -92,6 +92,7 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
                           extra_args=["--python-bin", spark_python])
     run_profile([SAMPLE], str(local_out), runner="inline", created=CREATED)
     assert spark_out.read_bytes() == local_out.read_bytes()
+    assert os.listdir(os.environ["TMPDIR"]) == []          # no <job key>-spark folder left
     assert summary["lines"] > 9000
     assert summary["counters"][0]["profile"]["captures"] == 5000
     calls = (tmp_path / "python-calls.log").read_text().splitlines()
