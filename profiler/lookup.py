@@ -25,7 +25,7 @@ import orjson
 from profiler import cdx
 from profiler.errors import UserError
 from profiler.keys import directories, exact_key, host_part
-from profiler.sortedfile import SortedLines
+from profiler.sortedfile import SortedLines, profile_key
 from profiler.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
                            read_headers)
 
@@ -116,6 +116,13 @@ def datetime_query(text):
 
 # ---------------------------------------------------------------- profile or map
 
+def map_key(nkeys):
+    """A UKVS line's key: its first nkeys fields."""
+    def key(line):
+        return b" ".join(line.split(None, nkeys)[:nkeys])
+    return key
+
+
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
@@ -125,7 +132,7 @@ class Lookup:
         headers, start = read_headers(path)
         self.path = path
         self.kind, self.nkeys = file_kind(path, headers, start)
-        self.lines = SortedLines(path, start)
+        self.lines = SortedLines(path, start, key=profile_key if self.kind == "cdxj" else map_key(self.nkeys))
         self._freqs = {}
 
     def close(self):

@@ -17,7 +17,7 @@ from profiler.errors import UserError
 from profiler.output import KEYS
 from profiler.policy import Policy, PolicyError
 from profiler.profilefile import FEATURES, data_offset, flatten, read_header, sniff_kind
-from profiler.sortedfile import SortedLines
+from profiler.sortedfile import SortedLines, profile_key
 
 FIELDS = tuple(KEYS)
 LEVELS = ("root", "tld", "domain", "host", "path", "url")
@@ -105,7 +105,7 @@ class SortedProfile:
             raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
         self.path = path
         self.headers = read_header(path)
-        self.sorted = SortedLines(path, data_offset(path))
+        self.sorted = SortedLines(path, data_offset(path), key=profile_key)
 
     @property
     def seeks(self):

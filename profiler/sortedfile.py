@@ -1,17 +1,42 @@
-"""A byte-wise sorted file read by prefix: seek-based bisection, never a full load."""
+"""A byte-wise sorted file read by prefix: seek-based bisection, never a full load.
+
+Every line a search reads is checked against its neighbours (inside a block, across
+consecutive blocks and between bisection probes): a file found out of order, or with a key
+twice, raises UnsortedFile rather than giving a confident wrong answer.
+"""
 
 import bisect
 import os
+
+from profiler.errors import UserError
 
 BLOCK = 1 << 12           # bytes read at the end of a bisection
 FORWARD_BLOCK = 1 << 18   # bytes read at a time by a batch's forward walk
 
 
+class UnsortedFile(UserError):
+    """The file is not in byte order, or holds a key twice (one line, exit status 2)."""
+
+
+def whole_line(line):
+    return line
+
+
+def profile_key(line):
+    """A profile line's key: the fields before its JSON block."""
+    i = line.find(b" {")
+    return line if i < 0 else line[:i]
+
+
 class SortedLines:
     """Lines of a byte-wise sorted file from byte offset ``start``, found by prefix without
-    reading the file whole: seek-based bisection to a block, then bisection inside the block."""
+    reading the file whole: seek-based bisection to a block, then bisection inside the block.
+    ``key`` gives a line's key, which must increase strictly from line to line."""
 
-    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK):
+    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line):
+        self.path = path
+        self.key = key
+        self._probes = []           # (line start offset, key) of bisection probes, by offset
         self.f = open(path, "rb")
         self.size = os.fstat(self.f.fileno()).st_size
         self.start = start
@@ -45,8 +70,38 @@ class SortedLines:
         found = (at, f.readline().rstrip(b"\n"))
         if len(self._mids) > 100000:
             self._mids.clear()
+            self._probes = []
         self._mids[pos] = found
+        if found[1]:
+            self._check_probe(at, self.key(found[1]))
         return found
+
+    def _check_probe(self, at, key):
+        probes = self._probes
+        i = bisect.bisect_left(probes, (at,))
+        if i < len(probes) and probes[i][0] == at:
+            return
+        if i > 0 and not probes[i - 1][1] < key:
+            self._unsorted(probes[i - 1][1], key, at)
+        if i < len(probes) and not key < probes[i][1]:
+            self._unsorted(key, probes[i][1], probes[i][0])
+        probes.insert(i, (at, key))
+
+    def _check_block(self, offset, lines):
+        key = self.key
+        keys = [key(line) for line in lines]
+        b = self._block
+        if b is not None and b[1] == offset and b[2] and keys:
+            keys.insert(0, key(b[2][-1]))
+        for a, z in zip(keys, keys[1:]):
+            if not a < z:
+                self._unsorted(a, z, offset)
+
+    def _unsorted(self, before, after, offset):
+        what = "holds the key %r twice" % _short(after) if before == after else \
+            "is not in byte order (%r comes before %r)" % (_short(before), _short(after))
+        raise UnsortedFile("%s %s near byte %d: sort it (LC_ALL=C sort) or make it again"
+                           % (self.path, what, offset))
 
     def _bisect_file(self, target, lo):
         """A line-start offset at or before the first line >= target (searching from lo)."""
@@ -76,6 +131,7 @@ class SortedLines:
         lines = data.split(b"\n")
         if lines and not lines[-1]:
             lines.pop()
+        self._check_block(offset, lines)
         self._block = (offset, offset + len(data), lines)
         return self._block
 
@@ -130,3 +186,8 @@ class SortedLines:
             if b[1] >= self.size:
                 return
             b, i = self._load(b[1], True), 0
+
+
+def _short(key, limit=60):
+    text = key.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + "..."
