@@ -2120,12 +2120,14 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     const char *paren = memchr(key, ')', kn);
     if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@')
         return 2;
-    /* timestamp: 4 to 14 digits, right-padded with '0', components in range */
+    /* timestamp: 4 to 14 digits, padded to the earliest valid datetime, components in range */
     const char *tr = f[a->i_ts]; Py_ssize_t tn = fl[a->i_ts];
     if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 2;
     char ts[14];
     memcpy(ts, tr, tn);
     memset(ts + tn, '0', 14 - tn);
+    if (tn < 6 && ts[4] == '0' && ts[5] == '0') ts[5] = '1';
+    if (tn < 8 && ts[6] == '0' && ts[7] == '0') ts[7] = '1';
     if ((tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
         || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
         || (tn > 12 && memcmp(ts + 12, "60", 2) > 0)) return 2;

@@ -37,21 +37,23 @@ def _escape(match):
 
 
 def timestamp(raw):
-    """14-digit timestamp, right-padded with '0'; None when invalid.
+    """14-digit timestamp, padded to the earliest valid datetime it stands for (spec section
+    1); None when invalid. A component holding a given digit must be in range.
 
-    A component holding at least one given digit must be in range; wholly padded
-    components (the month of '2013') may be '00'.
-
-    >>> timestamp(b"2013")
-    '20130000000000'
-    >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None
-    (True, True)
+    >>> timestamp(b"2013"), timestamp(b"201305"), timestamp(b"20131")
+    ('20130101000000', '20130501000000', '20131001000000')
+    >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None, timestamp(b"201300") is None
+    (True, True, True)
     """
     n = len(raw)
     if n < 4 or n > 14 or not raw.isdigit():
         return None
     if n < 14:
         raw = raw + b"0" * (14 - n)
+        if n < 6 and raw[4:6] == b"00":         # a month or day wholly or half padded: its first
+            raw = raw[:4] + b"01" + raw[6:]     # valid value
+        if n < 8 and raw[6:8] == b"00":
+            raw = raw[:6] + b"01" + raw[8:]
     if n > 4 and not b"01" <= raw[4:6] <= b"12":
         return None
     if n > 6 and not b"01" <= raw[6:8] <= b"31":

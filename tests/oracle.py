@@ -8,6 +8,16 @@ plain sets. Only the policy's emit lists come from profiler.policy.
 from collections import defaultdict
 
 
+def pad_timestamp(ts):
+    """The earliest valid 14-digit datetime a shorter timestamp stands for (spec section 1)."""
+    padded = ts + "0" * (14 - len(ts))
+    if len(ts) < 6 and padded[4:6] == "00":
+        padded = padded[:4] + "01" + padded[6:]
+    if len(ts) < 8 and padded[6:8] == "00":
+        padded = padded[:6] + "01" + padded[8:]
+    return padded
+
+
 def read_captures(paths):
     caps = []
     for path in paths:
@@ -17,7 +27,7 @@ def read_captures(paths):
                 if not f_ or f_[0] == "CDX" or len(f_) != 11:
                     continue
                 urlkey, ts, _, mime, status, digest, _, _, length, _, _ = f_
-                ts = ts + "0" * (14 - len(ts))
+                ts = pad_timestamp(ts)
                 mime = mime.split(";")[0].strip().lower()
                 mime = "unk" if mime in ("", "-", "unk", "unknown") else mime
                 status = status if len(status) == 3 and status.isdigit() else "unk"

@@ -132,7 +132,7 @@ def test_not_a_capture(mime):
 
 def test_timestamp_padded():
     line = b'com,example)/ 2014 {"url": "http://example.com/"}'
-    assert cdxj.parse(line)[1] == "20140000000000"
+    assert cdxj.parse(line)[1] == "20140101000000"
 
 
 def test_real_pywb_cdxj():

@@ -44,8 +44,8 @@ def test_key_field_never_contains_white_space():
 
 @pytest.mark.parametrize("raw, expected", [
     (b"20140103030321", "20140103030321"),
-    (b"2014", "20140000000000"),
-    (b"201401", "20140100000000"),
+    (b"2014", "20140101000000"),             # the earliest valid datetime
+    (b"201401", "20140101000000"),
     (b"2016020900", "20160209000000"),        # 10-digit ARC date
     (b"201602090102", "20160209010200"),
     (b"20141231235960", "20141231235960"),    # leap second
