@@ -329,10 +329,16 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None):
             if alive[i]:
                 yield from lines_of[i]
 
-    write_atomic(out_path, out())
+    size = [0]
+
+    def counted():
+        for line in out():
+            size[0] += len(line) + 1
+            yield line
+    write_atomic(out_path, counted())
     lines_out = len(raw_headers) + sum(len(lines_of[i]) for i in range(n) if alive[i])
     return CompactReport(lines_in=lines_in, lines_out=lines_out, bytes_in=bytes_in,
-                         bytes_out=os.path.getsize(out_path), rollups=rollups, created=created, collapsed=collapsed,
+                         bytes_out=size[0], rollups=rollups, created=created, collapsed=collapsed,
                          probes=probes, fp_in=(probes - unc_in) / probes_total,
                          fp_out=(probes - unc_out) / probes_total)
 

@@ -5,10 +5,10 @@ import heapq
 import operator
 import os
 import shutil
-import tempfile
 
 import orjson
 
+from profiler import outfiles
 from profiler import GENERATOR, fast
 from profiler.readers import whole_lines
 
@@ -211,21 +211,9 @@ def write_bytes_atomic(path, data):
 
 
 def _atomically(path, write):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write through profiler.outfiles: '-' is standard output; links are written through;
+    anything but a regular file is refused; temp file beside the target, fsync, rename."""
+    outfiles.write(path, write)
 
 
 def profile_lines(headers, pairs):

@@ -10,7 +10,7 @@ import orjson
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
 from profiler import fast, output, taskenv
-from profiler import preflight, remote, runner_leftovers
+from profiler import outfiles, preflight, remote, runner_leftovers
 from profiler.policy import load as load_policy
 from profiler.shipping import package_zip
 
@@ -104,6 +104,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     files = inputs_mod.resolve(input_args, manifests)
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
+    if not out_remote:
+        outfiles.refuse_inputs(out_path, files + list(manifests))
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
@@ -153,11 +155,12 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
             local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
             local_parts = parts if all(os.path.isfile(p) for p in parts) else None
             n_lines = output.write_profile(local_out, readers, headers, local_parts)
-            size = os.path.getsize(local_out)
+            size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
             if out_remote:
                 remote.publish(mr.fs, local_out, out_path)
             counters = mr.counters()
-        log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
+        if size is not None:
+            log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
         return {"output": out_path, "lines": n_lines, "parts": len(parts), "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files}
     finally:
@@ -177,13 +180,10 @@ def balanced_split_size(infos, split_size, cores):
 
 
 def _check_output(out_path):
-    out_dir = os.path.dirname(os.path.abspath(out_path))
-    if not os.path.isdir(out_dir):
-        raise inputs_mod.InputError("output folder does not exist: %s" % out_dir)
-    if os.path.isdir(out_path):
-        raise inputs_mod.InputError("output is a folder: %s" % out_path)
-    if not os.access(out_dir, os.W_OK):
-        raise inputs_mod.InputError("cannot write to folder: %s" % out_dir)
+    """Refuse, before any work, an output that must not be written (profiler.outfiles)."""
+    real = outfiles.target(out_path)
+    if not outfiles.is_stdout(real) and not os.access(os.path.dirname(os.path.abspath(real)), os.W_OK):
+        raise inputs_mod.InputError("cannot write to folder: %s" % os.path.dirname(os.path.abspath(real)))
 
 
 def _runner_fs(runner, pol, conf_paths, extra_args):

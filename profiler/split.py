@@ -14,6 +14,9 @@ import tempfile
 
 import orjson
 
+from profiler import outfiles
+from profiler.output import copy_atomic
+
 from profiler.errors import UserError
 from profiler.profilefile import is_header, sniff_kind
 from profiler import ukvs
@@ -69,6 +72,8 @@ def split(path, max_lines, prefix=None, base_uri=None):
     kind = sniff_kind(path)
     stem, ext = os.path.splitext(path)
     prefix = prefix if prefix is not None else stem
+    if prefix == outfiles.STDOUT or os.path.basename(prefix).startswith("-"):
+        raise SplitError("split writes files: give a prefix that does not start with '-' (-o PREFIX)")
     folder = os.path.dirname(os.path.abspath(prefix))
     if not os.path.isdir(folder):
         raise SplitError("output folder does not exist: %s" % folder)
@@ -77,6 +82,7 @@ def split(path, max_lines, prefix=None, base_uri=None):
     count = max(1, len(ranges))
     names = page_names(os.path.basename(prefix), ext, count)
     links = [(base_uri or "") + n for n in names]
+    targets = [outfiles.target(os.path.join(folder, name), [path]) for name in names]
     headers_sorted = headers == sorted(headers)
     work = tempfile.mkdtemp(prefix=".split-", dir=folder)
     try:
@@ -99,11 +105,14 @@ def split(path, max_lines, prefix=None, base_uri=None):
                         line = f.readline()
                         out.write(line if line.endswith(b"\n") else line + b"\n")
         out_paths = []
-        for name in names:
-            target = os.path.join(folder, name)
-            os.chmod(os.path.join(work, name), 0o644)
-            os.replace(os.path.join(work, name), target)
-            out_paths.append(target)
+        for name, real in zip(names, targets):
+            page = os.path.join(work, name)
+            os.chmod(page, 0o644)
+            if os.path.dirname(os.path.abspath(real)) == os.path.abspath(folder):
+                os.replace(page, real)
+            else:                               # a link to a file elsewhere: written through
+                copy_atomic(page, real)
+            out_paths.append(os.path.join(folder, name))
         return out_paths
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -23,6 +23,8 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler import outfiles
+    outfiles.refuse_inputs(args.output, [args.file])
     from profiler.compact import compact_file
     for value in (args.max_lines, args.max_bytes):
         if value is not None and value <= 0:

@@ -33,6 +33,8 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler import outfiles
+    outfiles.refuse_inputs(args.output, [args.profile])
     from profiler.report import write_report
     summary = write_report(args.profile, args.output, args.png, args.top, args.title)
     if not args.quiet:

@@ -21,6 +21,8 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler import outfiles
+    outfiles.refuse_inputs(args.output, [args.profile])
     from profiler.ukvs import KEY_CHOICES, profile_to_map
     import os
     if not os.path.isfile(args.profile):

@@ -1,0 +1,190 @@
+"""Where an output may be written, and writing it without ever destroying a file.
+
+An output path is written only when it is missing or a regular file; a symlink to a regular
+file is written through (its target is replaced atomically, the link stays); ``-`` is standard
+output. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
+name that starts with ``-`` or ends with ``/``) and the very file of an input (same device
+and inode, whatever the name) are refused with a one-line error. Files are written to a
+hidden temp file beside the target, fsynced and renamed; temp files that a killed run of the
+same output left are removed when they are provably this tool's (its name pattern, this host,
+a process that is gone).
+"""
+
+import os
+import re
+import secrets
+import socket
+import stat
+import sys
+
+from profiler.errors import UserError
+
+STDOUT = "-"
+
+
+class OutputError(UserError):
+    """An output path that must not be written (one line, exit status 2)."""
+
+
+def is_stdout(path):
+    return path == STDOUT
+
+
+def target(path, inputs=()):
+    """The regular file (or missing path) that writing ``path`` replaces; OutputError when it
+    must not be written, or is one of ``inputs``."""
+    if is_stdout(path):
+        return path
+    if not isinstance(path, str) or not path:
+        raise OutputError("an output needs a file name (or - for standard output)")
+    if os.path.basename(path).startswith("-"):
+        raise OutputError("output names must not start with '-': %s (write ./%s if you mean it)"
+                          % (path, path))
+    if path.endswith(os.sep):
+        raise OutputError("output is a folder name (ends with %s): %s" % (os.sep, path))
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        link = None
+    except OSError as e:
+        raise OutputError("cannot use output %s: %s" % (path, e.strerror or e))
+    real = path
+    if link is not None and stat.S_ISLNK(link.st_mode):
+        real = os.path.realpath(path)
+        if not os.path.lexists(real):
+            raise OutputError("output %s is a link to %s, which does not exist" % (path, real))
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError("cannot use output %s: %s" % (path, e.strerror or e))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OutputError("output %s is %s, not a regular file: refusing to replace it"
+                          % (path, _kind(st.st_mode)))
+    folder = os.path.dirname(os.path.abspath(real))
+    if not os.path.isdir(folder):
+        raise OutputError("output folder does not exist: %s" % folder)
+    if st is not None:
+        for name in inputs:
+            if _same_file(st, name):
+                raise OutputError("output %s is the input %s: write the output elsewhere" % (path, name))
+    return real
+
+
+def refuse_inputs(path, inputs):
+    """OutputError when path is (the same file as) one of inputs."""
+    target(path, inputs)
+
+
+def _same_file(st, name):
+    if not isinstance(name, str) or "://" in name:
+        return False
+    try:
+        other = os.stat(name)
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+# ---------------------------------------------------------------- temp files
+
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40] or "host"
+
+
+def temp_name(real):
+    """A hidden temp file name beside real: .NAME.PID-HOST.RANDOM.tmp"""
+    folder, base = os.path.split(os.path.abspath(real))
+    return os.path.join(folder, ".%s.%d-%s.%s.tmp" % (base, os.getpid(), _HOST, secrets.token_hex(4)))
+
+
+def _temp_pattern(base):
+    return re.compile(r"^\.%s\.(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}\.tmp$" % re.escape(base))
+
+
+def remove_stale_temps(real):
+    """Remove the temp files of this output that a killed run of this tool on this host left
+    (regular files, our name pattern, their process gone). Returns the names removed."""
+    folder, base = os.path.split(os.path.abspath(real))
+    pattern = _temp_pattern(base)
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry)
+        if not m or m.group(2) != _HOST or _alive(int(m.group(1))):
+            continue
+        path = os.path.join(folder, entry)
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+                removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---------------------------------------------------------------- writing
+
+def write(path, write_to, inputs=()):
+    """Call write_to(binary file) to make path: standard output for '-', else atomically."""
+    if is_stdout(path):
+        out = sys.stdout.buffer
+        write_to(out)
+        out.flush()
+        return path
+    real = target(path, inputs)
+    remove_stale_temps(real)
+    tmp = temp_name(real)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write_to(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(os.path.dirname(os.path.abspath(real)))
+    return real
+
+
+def _fsync_dir(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass                                    # not every filesystem syncs a folder
+    finally:
+        os.close(fd)
