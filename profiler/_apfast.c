@@ -2118,7 +2118,7 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
         return 2;
     /* the index's urlkey, when it is a SURT that needs no escaping */
     const char *paren = memchr(key, ')', kn);
-    if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@')
+    if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@' || key[0] == '{')
         return 2;
     /* timestamp: 4 to 14 digits, padded to the earliest valid datetime, components in range */
     const char *tr = f[a->i_ts]; Py_ssize_t tn = fl[a->i_ts];
@@ -2143,7 +2143,7 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     char mime[256];
     const char *semi = memchr(mr, ';', mrn);
     Py_ssize_t mn = semi ? semi - mr : mrn;
-    if (mn > (Py_ssize_t)sizeof mime || !is_safe(mr, mn)) return 2;
+    if (mn > (Py_ssize_t)sizeof mime || !is_safe(mr, mn) || (mn > 0 && mr[0] == '{')) return 2;
     for (Py_ssize_t k = 0; k < mn; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
     if (mn == 0 || (mn == 1 && mime[0] == '-') || (mn == 3 && !memcmp(mime, "unk", 3))
         || (mn == 7 && !memcmp(mime, "unknown", 7)) || (mn == 7 && !memcmp(mime, "no-type", 7))

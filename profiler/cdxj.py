@@ -15,7 +15,9 @@ def _field(record, names):
     for name in names:
         value = record.get(name)
         if value is not None:
-            return value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogateescape")
+            if isinstance(value, str):
+                return value.encode("utf-8", "surrogateescape")
+            return orjson.dumps(value)          # a number, or JSON where a string belongs
     return None
 
 

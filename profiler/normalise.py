@@ -24,10 +24,14 @@ def key_field(raw):
     'com,example)/a%20b'
     >>> key_field(b"com,example)/caf\\xe9")
     'com,example)/caf%E9'
+    >>> key_field(b"{weird}")
+    '%7Bweird}'
     """
     text = raw.decode("utf-8", "surrogateescape")
     if _UNSAFE.search(text):
-        return _UNSAFE.sub(_escape, text)
+        text = _UNSAFE.sub(_escape, text)
+    if text.startswith("{"):                    # a field never starts the value block (spec 4)
+        text = "%7B" + text[1:]
     return text
 
 

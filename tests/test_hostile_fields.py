@@ -1,0 +1,89 @@
+"""Random bytes in the fields of an index (MIME, status, digest, URL path, CDXJ values of any
+JSON type) always give a profile that validates, with exact capture and byte counts, on the
+compiled and the pure Python paths alike."""
+
+import os
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from profiler import fast
+from profiler.pipeline import run_profile
+from profiler.profilefile import iter_data
+from profiler.validate import validate
+
+LEGEND = b" CDX N b a m s k r M S V g\n"
+WHITESPACE = set(b" \t\n\r\x0b\x0c")
+NON_CAPTURE = (b"warc/request", b"warc/metadata", b"warc/warcinfo", b"arc/filedesc", b"text/dns")
+
+field = st.binary(min_size=1, max_size=12).filter(lambda b: not (set(b) & WHITESPACE))
+path_part = st.binary(max_size=10).filter(lambda b: not (set(b) & WHITESPACE) and b"%" not in b)
+capture = st.tuples(path_part, st.integers(1990, 2030), field, field, field, st.integers(0, 10 ** 12))
+
+
+def cdx_line(tail, year, mime, status, digest, length):
+    return b"com,example)/%s %d0615120000 http://example.com/x %s %s %s - - %d 0 a.warc.gz\n" % (
+        tail, year, mime, status, digest, length)
+
+
+def check(path, captures, total_bytes):
+    report = validate(str(path))
+    assert report.count == 0, [(p.lineno, p.message) for p in report.problems]
+    root = dict(iter_data(str(path)))[b"* - - -"]
+    assert root["urim"]["total"] == captures
+    assert root["bytes"] == total_bytes
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(captures=st.lists(capture, min_size=1, max_size=20))
+def test_random_cdx_fields(tmp_path_factory, monkeypatch, pure, captures):
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    captures = [c for c in captures if not c[2].lower().startswith(NON_CAPTURE)]
+    folder = tmp_path_factory.mktemp("f")
+    data = folder / "in.cdx"
+    data.write_bytes(LEGEND + b"".join(cdx_line(*c) for c in captures))
+    out = folder / "out.cdxj"
+    run_profile([str(data)], str(out))
+    if captures:
+        check(out, len(captures), sum(c[5] for c in captures))
+
+
+json_value = st.recursive(st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                          max_leaves=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.tuples(json_value, json_value, json_value), min_size=1, max_size=10))
+def test_random_cdxj_values(tmp_path_factory, values):
+    folder = tmp_path_factory.mktemp("j")
+    lines = []
+    for i, (mime, status, digest) in enumerate(values):
+        record = {"url": "http://example.com/%d" % i, "mime": mime, "status": status, "digest": digest,
+                  "length": "100"}
+        lines.append(b"com,example)/%d 20130615120000 %s\n" % (i, orjson.dumps(record)))
+    data = folder / "in.cdxj"
+    data.write_bytes(b"".join(lines))
+    out = folder / "out.cdxj"
+    run_profile([str(data)], str(out))
+    kept = [v for v in values if not (isinstance(v[0], str) and v[0].lower().startswith(
+        tuple(m.decode() for m in NON_CAPTURE)))]
+    if kept:
+        check(out, len(kept), 100 * len(kept))
+
+
+def test_the_reported_cases(tmp_path):
+    data = tmp_path / "w.cdx"
+    data.write_bytes(LEGEND + cdx_line(b"a", 2013, b"{weird}", b"200", b"X", 5)
+                     + cdx_line(b"b", 2013, b"text/html", b"{x}", b"{", 7))
+    out = tmp_path / "w.cdxj"
+    run_profile([str(data)], str(out))
+    check(out, 2, 12)
+    assert any(b"%7Bweird}" in k for k in dict(iter_data(str(out))))
+    j = tmp_path / "w.cdxj.in"
+    j.write_bytes(b'com,example)/ 20130101000000 {"url":"http://example.com/","mime":{"x":1},"length":"5"}\n')
+    out2 = tmp_path / "j.cdxj"
+    run_profile([str(j)], str(out2))
+    check(out2, 1, 5)
