@@ -3,6 +3,7 @@
 import glob
 import itertools
 import os
+import stat
 import zlib
 
 from profiler.errors import UserError
@@ -10,6 +11,9 @@ from profiler import cdx, fast
 from profiler.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
+#: the smallest --split-size (and nightly split_size) a user may ask for: smaller splits only
+#: multiply map tasks
+MIN_SPLIT_SIZE = 1 << 20
 #: formats read whole by one map task (never cut into byte ranges)
 WHOLE_FILE_FORMATS = ("warc", "ache")
 _SNIFF_LINES = 50
@@ -19,8 +23,25 @@ class InputError(UserError):
     """A user mistake in the input arguments (one-line message)."""
 
 
+def display_name(path):
+    """A path as valid UTF-8 text (bytes that are not UTF-8 as \\xNN), for messages and !meta."""
+    if isinstance(path, str):
+        try:
+            path.encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return str(path)
+
+
 def resolve(args, manifests=()):
     """Expand files, directories, glob patterns and manifest files into a sorted list of files."""
+    return resolve_unique(args, manifests)[0]
+
+
+def resolve_unique(args, manifests=()):
+    """(files, duplicates): the inputs, each physical file once (device and inode: hard links,
+    symlinks and symlinked folders name it again), and the paths dropped as duplicates."""
     files = []
     for arg in args:
         if _is_uri(arg):                # hdfs://, s3://, gs://: listed by the runner's fs
@@ -34,21 +55,35 @@ def resolve(args, manifests=()):
             files.append(_expand(arg))
         elif os.path.isfile(arg):
             files.append(read_manifest(arg) if is_manifest(arg) else [arg])
+        elif os.path.exists(arg):       # a FIFO, a device, a socket: listed, refused by sniff()
+            files.append([arg])
         else:
-            raise InputError("input not found: %s" % arg)
+            raise InputError("input not found: %s" % display_name(arg))
     for manifest in manifests:
         if not os.path.isfile(manifest):
             raise InputError("manifest not found: %s" % manifest)
         files.append(read_manifest(manifest))
-    seen, out = set(), []
+    seen, inodes, out, duplicates = set(), {}, [], []
     for path in itertools.chain.from_iterable(files):
         path = path if _is_uri(path) else os.path.abspath(path)
-        if path not in seen:
-            seen.add(path)
-            out.append(path)
+        if path in seen:
+            continue
+        seen.add(path)
+        if not _is_uri(path):
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is not None:
+                inode = (st.st_dev, st.st_ino)
+                if inode in inodes:
+                    duplicates.append({"path": path, "same_as": inodes[inode]})
+                    continue
+                inodes[inode] = path
+        out.append(path)
     if not out:
-        raise InputError("no input files in %s" % " ".join(list(args) + list(manifests)))
-    return out
+        raise InputError("no input files in %s" % " ".join(display_name(a) for a in list(args) + list(manifests)))
+    return out, duplicates
 
 
 #: URI schemes of cluster filesystems: resolved by the runner's filesystem (profiler.remote)
@@ -106,8 +141,26 @@ def read_manifest(path):
     return out
 
 
+def not_regular(path):
+    """Why path is not an input that can be read (a FIFO, a device...), or None; never opens it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return "unreadable: %s" % (e.strerror or e)
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return "not a regular file (%s)" % name
+    return "not a regular file"
+
+
 def sniff(path):
     """Describe an input file: {'path', 'size', 'compression', 'format', 'fields'|'reason'}."""
+    problem = not_regular(path)
+    if problem:
+        return {"path": path, "size": 0, "compression": None, "format": None, "reason": problem}
     try:
         with open(path, "rb") as f:
             head = f.read(8)

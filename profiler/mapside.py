@@ -7,7 +7,9 @@ files are merged by the reducer, so the result never depends on how input was cu
 
 import functools
 import importlib
+import os
 import zlib
+
 
 import orjson
 
@@ -156,6 +158,8 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lin
     into; it needs the compiled module.
     """
     split = orjson.loads(manifest_line)
+    if "path_hex" in split:                     # a file name that is not UTF-8 (pipeline.encoded_path)
+        split["path"] = os.fsdecode(bytes.fromhex(split.pop("path_hex")))
     module = fast.load()
     if module is not None and split["format"] == "cdx":
         yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines, digest_filter)

@@ -89,8 +89,9 @@ class NightlyConfig:
                 bad(key, "must be a whole number >= 0")
         if self.keep < 1:
             bad("keep", "must be at least 1 (the published profile)")
-        if self.split_size < 1:
-            bad("split_size", "must be at least 1 byte")
+        from profiler.inputs import MIN_SPLIT_SIZE
+        if self.split_size < MIN_SPLIT_SIZE:
+            bad("split_size", "must be at least %d (1M)" % MIN_SPLIT_SIZE)
         if self.cores is not None and (isinstance(self.cores, bool) or not isinstance(self.cores, int)
                                        or self.cores < 1):
             bad("cores", "must be a whole number >= 1")

@@ -166,17 +166,23 @@ def _chain(first, rest):
     yield from rest
 
 
-def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_revisits, created=None):
-    """The '!' lines, in byte order (so ``LC_ALL=C sort -c`` passes on the whole file)."""
+def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_revisits, created=None,
+                 duplicate_inputs=()):
+    """The '!' lines, in byte order (so ``LC_ALL=C sort -c`` passes on the whole file).
+    ``duplicate_inputs``: [{'path', 'same_as'}] of the paths dropped as another's same file."""
+    from profiler.inputs import display_name
     created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = meta or {}
     skipped = dict(meta.get("skipped", {}))
     for item in skipped_files:
         skipped["unusable_file"] = skipped.get("unusable_file", 0) + 1
-    run_meta = {"inputs": inputs, "captures": meta.get("captures", 0),
+    run_meta = {"inputs": [display_name(p) for p in inputs], "captures": meta.get("captures", 0),
                 "skipped": dict(sorted(skipped.items()))}
     if skipped_files:
-        run_meta["skipped_files"] = skipped_files
+        run_meta["skipped_files"] = [dict(i, path=display_name(i["path"])) for i in skipped_files]
+    if duplicate_inputs:
+        run_meta["duplicate_inputs"] = [{"path": display_name(d["path"]), "same_as": display_name(d["same_as"])}
+                                        for d in duplicate_inputs]
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created,
              "policy": policy_dict, "revisits": "resolved" if resolve_revisits else "unresolved"}
     lines = [

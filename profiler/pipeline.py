@@ -29,9 +29,20 @@ def write_manifest(splits, folder):
     for i, split in enumerate(splits):
         path = os.path.join(folder, "split-%05d.json" % i)
         with open(path, "wb") as f:
-            f.write(orjson.dumps(split) + b"\n")
+            f.write(orjson.dumps(encoded_path(split)) + b"\n")
         paths.append(path)
     return paths
+
+
+def encoded_path(split):
+    """The split with a path that is not UTF-8 (a file name's raw bytes) as hex in 'path_hex'
+    (JSON holds only UTF-8); profiler.mapside decodes it."""
+    try:
+        split["path"].encode("utf-8")
+        return split
+    except UnicodeEncodeError:
+        return dict(split, path=inputs_mod.display_name(split["path"]),
+                    path_hex=os.fsencode(split["path"]).hex())
 
 
 #: memory of the local runner's `sort` (its -S); the rest of each task is bounded by table limits
@@ -101,7 +112,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         _check_output(out_path)
     pol = load_policy(policy) if isinstance(policy, str) else policy
     preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
-    files = inputs_mod.resolve(input_args, manifests)
+    files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
+    for item in duplicates:
+        log.warning("skipping %s: the same file as %s", inputs_mod.display_name(item["path"]),
+                    inputs_mod.display_name(item["same_as"]))
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
     if not out_remote:
@@ -109,7 +123,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
-        log.warning("skipping %s: %s", item["path"], item["reason"])
+        log.warning("skipping %s: %s", inputs_mod.display_name(item["path"]), item["reason"])
     workers = 1
     if runner == "local":
         workers = cores or os.cpu_count() or 1
@@ -151,7 +165,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
 
             def headers(meta):
                 return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                           resolve_revisits, created)
+                                           resolve_revisits, created, duplicates)
             local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
             local_parts = parts if all(os.path.isfile(p) for p in parts) else None
             n_lines = output.write_profile(local_out, readers, headers, local_parts)

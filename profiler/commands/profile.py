@@ -2,7 +2,7 @@
 
 import argparse
 
-from profiler.inputs import DEFAULT_SPLIT_SIZE
+from profiler.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 
 NAME = "profile"
 HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
@@ -24,6 +24,15 @@ def size(text):
         raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
     if value <= 0:
         raise argparse.ArgumentTypeError("size must be positive")
+    return value
+
+
+def split_size(text):
+    """A --split-size: a size of at least MIN_SPLIT_SIZE."""
+    value = size(text)
+    if value < MIN_SPLIT_SIZE:
+        raise argparse.ArgumentTypeError("must be at least %dM (smaller splits only add map tasks)"
+                                         % (MIN_SPLIT_SIZE >> 20))
     return value
 
 
@@ -50,8 +59,8 @@ def add_arguments(p):
     p.add_argument("--archive-uri", default=None, help="URI of the archive, for the !id line")
     p.add_argument("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
                    help="do not give revisits the mime and status of their original")
-    p.add_argument("--split-size", type=size, default=DEFAULT_SPLIT_SIZE,
-                   help="bytes of uncompressed input per map task (default 64M; the local runner "
+    p.add_argument("--split-size", type=split_size, default=DEFAULT_SPLIT_SIZE,
+                   help="bytes of uncompressed input per map task (default 64M, at least 1M; the local runner "
                         "rounds the number of map tasks to a multiple of --cores)")
     p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
