@@ -49,9 +49,10 @@ def iter_parsed(split, opener=open):
         return
     parse = parser_for(split)
     is_cdx = split["format"] == "cdx"
+    counts = {}
     try:
         for line in iter_lines(split["path"], split.get("start", 0), split.get("end"),
-                               split.get("compression"), opener):
+                               split.get("compression"), opener, counts):
             if not line or line.startswith((b"!", b"@")):
                 continue
             if is_cdx and cdx.is_legend(line):
@@ -65,6 +66,9 @@ def iter_parsed(split, opener=open):
         yield "truncated_file"
     except (OSError, zlib.error, ValueError):
         yield "unreadable_file"
+    for reason, n in counts.items():
+        for _ in range(n):
+            yield reason
 
 
 def cell_items(ck, c):
@@ -192,7 +196,7 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     skipped = {}
     try:
         for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),
-                               split.get("compression"), opener):
+                               split.get("compression"), opener, skipped):
             pos = 0
             while True:
                 state, pos, end = agg.feed(buf, pos)

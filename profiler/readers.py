@@ -6,6 +6,10 @@ import zlib
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 _CHUNK = 1 << 20
+#: bytes of decompressed data taken at a time (bounds a compression bomb's memory)
+_OUT = 1 << 20
+#: the longest index line read; a longer one is skipped and counted as line_too_long
+MAX_LINE = 1 << 20
 
 
 def compression_of(head):
@@ -18,7 +22,8 @@ def compression_of(head):
 
 
 def iter_gzip_members(fileobj):
-    """Yield the decompressed bytes of a (multi-member) gzip file, one member at a time.
+    """Yield the decompressed bytes of a (multi-member) gzip file, one member at a time, at most
+    _OUT bytes at a time (a gzip bomb never inflates at once).
 
     Members are kept apart: a member that does not end with a newline (ZipNum blocks)
     gets one, so lines of two members are never joined. A truncated last member
@@ -29,20 +34,48 @@ def iter_gzip_members(fileobj):
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         last = b"\n"
         while True:
-            out = d.decompress(data)
+            out = d.decompress(data, _OUT)
+            data = d.unconsumed_tail
+            if not data and not d.eof:
+                data = fileobj.read(_CHUNK)
+                if not data:
+                    out += d.flush()
             if out:
                 last = out[-1:]
                 yield out
             if d.eof:
                 data = d.unused_data
                 break
-            data = fileobj.read(_CHUNK)
             if not data:
                 raise EOFError("truncated gzip member")
         if last != b"\n":
             yield b"\n"
         if not data:
             data = fileobj.read(_CHUNK)
+
+
+def iter_bz2_streams(fileobj):
+    """Yield the decompressed bytes of a (multi-stream) bz2 file, at most _OUT bytes at a time;
+    a truncated file raises EOFError after every block it holds whole."""
+    data = fileobj.read(_CHUNK)
+    if not data:
+        return
+    d = bz2.BZ2Decompressor()
+    while True:
+        out = d.decompress(data, _OUT)
+        if out:
+            yield out
+        if d.eof:
+            data = d.unused_data or fileobj.read(_CHUNK)
+            if not data:
+                return
+            d = bz2.BZ2Decompressor()
+        elif d.needs_input:
+            data = fileobj.read(_CHUNK)
+            if not data:
+                raise EOFError("truncated bz2 stream")
+        else:
+            data = b""
 
 
 def lines_of_chunks(chunks):
@@ -56,14 +89,14 @@ def lines_of_chunks(chunks):
         yield rest
 
 
-def iter_lines(path, start=0, end=None, compression=None, opener=open):
+def iter_lines(path, start=0, end=None, compression=None, opener=open, counts=None):
     """Yield lines (without line ending) whose first byte lies in [start, end).
 
     Hadoop LineRecordReader semantics: a range that does not start at 0 skips the
     partial line it starts in; the line that crosses ``end`` belongs to this range.
     Compressed files are always read whole. (The lines of iter_chunks' buffers.)
     """
-    for chunk in iter_chunks(path, start, end, compression, opener):
+    for chunk in iter_chunks(path, start, end, compression, opener, counts):
         lines = chunk.split(b"\n")
         if not lines[-1]:               # the chunk ended with a newline
             lines.pop()
@@ -71,52 +104,109 @@ def iter_lines(path, start=0, end=None, compression=None, opener=open):
             yield line[:-1] if line.endswith(b"\r") else line
 
 
-def iter_chunks(path, start=0, end=None, compression=None, opener=open):
+def iter_chunks(path, start=0, end=None, compression=None, opener=open, counts=None):
     """Like iter_lines, but yields buffers of whole lines ('\n'-separated, the last one maybe
-    without '\n'): the same lines, for parsers that take many at once."""
+    without '\n'): the same lines, for parsers that take many at once. A line longer than
+    MAX_LINE bytes is left out and counted in counts['line_too_long'] (memory stays bounded)."""
     with opener(path, "rb") as f:
         if compression == "gzip":
-            yield from whole_lines(iter_gzip_members(f))
+            yield from whole_lines(iter_gzip_members(f), counts)
         elif compression == "bz2":
-            yield from whole_lines(_read_all(bz2.BZ2File(f)))
+            yield from whole_lines(iter_bz2_streams(f), counts)
         else:
-            yield from _ranged_chunks(f, start, end)
+            yield from _ranged_chunks(f, start, end, counts)
 
 
-def whole_lines(chunks):
-    """Buffers of whole lines of a stream of byte chunks (the last one maybe without '\\n')."""
+def whole_lines(chunks, counts=None):
+    """Buffers of whole lines of a stream of byte chunks (the last one maybe without '\\n').
+    A line longer than MAX_LINE bytes is left out and counted in counts['line_too_long']
+    (chunks are at most MAX_LINE bytes: only a line carried over from one chunk to the next can
+    be too long, so the rule does not depend on where the chunks are cut)."""
     rest = b""
+    skipping = False            # inside a line too long to keep
     for chunk in chunks:
-        buf = rest + chunk
-        cut = buf.rfind(b"\n") + 1
-        rest = buf[cut:]
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk, skipping = chunk[nl + 1:], False
+        if rest:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                rest += chunk
+                if len(rest) > MAX_LINE:
+                    _too_long(counts)
+                    rest, skipping = b"", True
+                continue
+            if len(rest) + nl > MAX_LINE:
+                _too_long(counts)
+                rest, chunk = b"", chunk[nl + 1:]
+            else:
+                chunk = rest + chunk
+                rest = b""
+        cut = chunk.rfind(b"\n") + 1
+        rest = chunk[cut:]
         if cut:
-            yield buf[:cut]
+            yield chunk[:cut]
+        if len(rest) > MAX_LINE:
+            _too_long(counts)
+            rest, skipping = b"", True
     if rest:
         yield rest
 
 
-def _ranged_chunks(f, start, end):
-    """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end)."""
+def _too_long(counts):
+    if counts is not None:
+        counts["line_too_long"] = counts.get("line_too_long", 0) + 1
+
+
+def _ranged_chunks(f, start, end, counts=None):
+    """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end);
+    a line longer than MAX_LINE is left out and counted (as whole_lines)."""
     if start > 0:
         f.seek(start - 1)
-        pos = start - 1 + len(f.readline())
+        pos = start - 1 + _skip_line(f)
     else:
         pos = 0
-    rest = b""
+    rest = b""                  # the bytes from pos on not yet given out
+    skip_at = None              # inside a line too long to keep: the offset of the next byte read
     while end is None or pos < end:
         chunk = f.read(_CHUNK)
         if not chunk:
             if rest:
                 yield rest
             return
-        buf = rest + chunk
+        if skip_at is not None:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                skip_at += len(chunk)
+                continue
+            pos, chunk, skip_at = skip_at + nl + 1, chunk[nl + 1:], None
+            if end is not None and pos >= end:
+                return
+        if rest:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                rest += chunk
+                if len(rest) > MAX_LINE:
+                    _too_long(counts)
+                    skip_at, rest = pos + len(rest), b""
+                continue
+            if len(rest) + nl > MAX_LINE:
+                _too_long(counts)
+                pos, rest, chunk = pos + len(rest) + nl + 1, b"", chunk[nl + 1:]
+                if end is not None and pos >= end:
+                    return
+        buf = rest + chunk if rest else chunk
         cut = buf.rfind(b"\n") + 1          # buf[:cut]: whole lines, starting at pos
         rest = buf[cut:]
         if end is None or pos + cut <= end:
             pos += cut
             if cut:
                 yield buf[:cut]
+            if len(rest) > MAX_LINE:
+                _too_long(counts)
+                skip_at, rest = pos + len(rest), b""
             continue
         # the line that starts before end and ends after it is the last one
         last = buf.find(b"\n", end - pos - 1) + 1
@@ -127,9 +217,15 @@ def _ranged_chunks(f, start, end):
         yield rest
 
 
-def _read_all(f):
+def _skip_line(f):
+    """Read past the rest of the current line without holding it; the bytes read."""
+    n = 0
     while True:
         chunk = f.read(_CHUNK)
         if not chunk:
-            return
-        yield chunk
+            return n
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            f.seek(nl + 1 - len(chunk), 1)
+            return n + nl + 1
+        n += len(chunk)
