@@ -8,6 +8,8 @@ import functools
 import re
 
 UNKNOWN = "unk"
+#: lengths from here on are bad_length
+MAX_LENGTH = 1 << 64
 REVISIT_MIME = "warc/revisit"
 
 _UNSAFE = re.compile("[\x00-\x20\x7f\udc80-\udcff]")
@@ -121,11 +123,14 @@ def digest(raw):
 def length(raw):
     """Stored record length; '-', missing or invalid -> 0 (second item False when invalid).
 
-    >>> length(b"1043"), length(b"-"), length(b"x")
-    ((1043, True), (0, True), (0, False))
+    A length of 2**64 or more (no record is that long: a broken field) is invalid.
+
+    >>> length(b"1043"), length(b"-"), length(b"x"), length(b"18446744073709551616")
+    ((1043, True), (0, True), (0, False), (0, False))
     """
     if raw.isdigit():
-        return int(raw), True
+        value = int(raw)
+        return (value, True) if value < MAX_LENGTH else (0, False)
     if not raw or raw == b"-":
         return 0, True
     return 0, False

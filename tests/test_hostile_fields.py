@@ -87,3 +87,18 @@ def test_the_reported_cases(tmp_path):
     out2 = tmp_path / "j.cdxj"
     run_profile([str(j)], str(out2))
     check(out2, 1, 5)
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_lengths_of_2_to_the_64_or_more_are_bad_length(tmp_path, monkeypatch, pure):
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    data = tmp_path / "big.cdx"
+    data.write_bytes(LEGEND + cdx_line(b"a", 2013, b"text/html", b"200", b"A", 100)
+                     + cdx_line(b"b", 2013, b"text/html", b"200", b"B", 2 ** 64)
+                     + cdx_line(b"c", 2013, b"text/html", b"200", b"C", 10 ** 30)
+                     + cdx_line(b"d", 2013, b"text/html", b"200", b"D", 2 ** 62))
+    out = tmp_path / "big.cdxj"
+    run_profile([str(data)], str(out))
+    check(out, 2, 100 + 2 ** 62)
+    from profiler import nightly_fold
+    assert nightly_fold.run_meta(str(out))[0]["skipped"] == {"bad_length": 2}
