@@ -31,8 +31,11 @@ from profiler.ukvs import (Frequency, datetime_span, format_frequency, key_count
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 
-#: one answer: the canonical query, status, and the matched key (bytes) and Frequency or None
-Answer = collections.namedtuple("Answer", "urlkey status key frequency")
+#: one answer: the canonical query, status, the matched key (bytes) and Frequency or None, and
+#: for a datetime query how the date was answered: 'period' (a line for that month or year, or
+#: a map's datetime range), 'range' (only the key's first/last: held somewhere in that range,
+#: the date itself cannot be told), 'outside' (first/last rule the date out) or None
+Answer = collections.namedtuple("Answer", "urlkey status key frequency date", defaults=(None,))
 
 
 # ---------------------------------------------------------------- queries
@@ -75,11 +78,24 @@ def _simple_surt(raw):
     return (key + b")" + path).decode("ascii")
 
 
+_SCHEME = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]")
+_SURT = re.compile(rb"(\*|[a-z0-9_-]+(,[a-z0-9_*-]+)*,?(:[0-9]+)?\)[^\s]*|[a-z0-9_-]+(,[a-z0-9_-]+)*,\*)\Z")
+_BARE_HOST = re.compile(rb"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+(:[0-9]+)?(/[^\s]*)?\Z")
+
+
+def is_query(raw):
+    """A URI (scheme://host...), a SURT (com,example)/a, com,*, *) or a bare host[/path]; not
+    free text (what lookup answers 'invalid')."""
+    if not raw or any(c in raw for c in b" \t\r\n"):
+        return False
+    return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw))
+
+
 def canonical(uri):
     """URI or SURT (str or bytes) -> the urlkey a profile would hold it under, or None."""
     raw = uri.encode("utf-8", "surrogateescape") if isinstance(uri, str) else uri
     raw = raw.strip()
-    if not raw:
+    if not is_query(raw):
         return None
     if raw[:4] in (b"http", b"HTTP"):
         fast = _simple_surt(raw)
@@ -197,8 +213,37 @@ class Lookup:
             if line is not None:
                 key, freq = self.parse(line)
                 status = HELD if is_held(freq) else NOT_HELD
-                return Answer(urlkey, status, key, freq)
+                return self._dated(Answer(urlkey, status, key, freq), line, prefix, dt)
         return None if partial else Answer(urlkey, NO_MATCH, None, None)
+
+    def _dated(self, answer, line, prefix, dt):
+        """A profile's answer to a datetime query: from a month or year line as it stands; from
+        the all-time line, not-held when its first/last rule the date out, else held with
+        date 'range' (the file cannot tell the date itself)."""
+        query_dt = getattr(self, "_query_dt", None)
+        if not query_dt:
+            return answer
+        if self.kind != "cdxj":
+            return answer._replace(date="period")
+        if not prefix.endswith(b" - - - "):
+            return answer._replace(date="period")
+        value = orjson.loads(line[line.find(b" {") + 1:])
+        first, last = value.get("first"), value.get("last")
+        low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
+        if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
+            return answer._replace(status=NOT_HELD, date="outside")
+        if answer.status == HELD and self._has_period_lines(prefix, query_dt):
+            return answer._replace(status=NOT_HELD, date="period")
+        return answer._replace(date="range" if answer.status == HELD else None)
+
+    def _has_period_lines(self, prefix, dt):
+        """True when the file lists this SURT by year (so a year without a line has no capture)."""
+        surt = prefix[:-len(b" - - - ")]
+        for line in self.lines.group(surt + b" "):
+            fields = line.split(b" ", 2)
+            if len(fields) > 1 and len(fields[1]) == 4 and fields[1].isdigit():
+                return len(dt) >= 4
+        return False
 
     def parse(self, line):
         """A data line -> (key bytes, Frequency)."""
@@ -226,6 +271,7 @@ class Lookup:
 
     def lookup(self, uri, dt=None):
         """One lookup: URI or SURT, optional datetime digits -> Answer."""
+        self._query_dt = dt
         urlkey = canonical(uri)
         if urlkey is None:
             return Answer(None, INVALID, None, None)
@@ -241,6 +287,7 @@ class Lookup:
     def batch(self, uris, dt=None, chunk=200000):
         """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
         one forward walk per chunk of ``chunk`` URIs (memory is bounded by the chunk)."""
+        self._query_dt = dt
         buf = []
         for uri in uris:
             buf.append(uri)
@@ -359,8 +406,27 @@ def file_kind(path, headers, start):
     return "ukvs", len(fields) - 1
 
 
+#: what a matched key's SURT covers, most specific first
+MATCH_LEVELS = ("exact", "path", "host", "domain", "tld", "root")
+
+
+def match_level(key):
+    """The level of a matched key (bytes, its SURT first): exact (the URI itself), path
+    (host)/dir/*), host (host)/*), domain (com,example,*), tld (com,*) or root (*)."""
+    surt = key.split(b" ", 1)[0]
+    if surt == b"*":
+        return "root"
+    if not surt.endswith(b"*"):
+        return "exact"
+    if b")" in surt:
+        return "host" if surt.endswith(b")/*") else "path"
+    return "tld" if surt.count(b",") == 1 else "domain"
+
+
 def format_answer(query, a):
-    """One output line: QUERY, status, matched key, frequency (tab-separated; '-' when none)."""
+    """One output line: QUERY, status, matched key, frequency, the key's level and how the
+    datetime was answered (tab-separated; '-' when none)."""
     freq = "-" if a.frequency is None else format_frequency(a.frequency)
     key = a.key.decode("utf-8", "replace") if a.key is not None else "-"
-    return "%s\t%s\t%s\t%s" % (query, a.status, key, freq)
+    level = match_level(a.key) if a.key is not None else "-"
+    return "%s\t%s\t%s\t%s\t%s\t%s" % (query, a.status, key, freq, level, a.date or "-")
