@@ -74,6 +74,10 @@ def field_levels(field, value):
     return ["class"] if value.endswith("xx") else ["code"]
 
 
+#: representative values of each level of a field, to ask the policy about a grouped field
+GROUP_SAMPLES = {"datetime": ["2013", "201301"], "mime": ["text/html", "text/*"], "status": ["200", "2xx"]}
+
+
 def not_emitted(policy, fields):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt, dt, mime, status = fields
@@ -201,6 +205,15 @@ def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
             found = list(matches()) if by is None else sorted(
                 matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
         note = None
+        if not found and None in values.values() and values["surt"] is not None:
+            policy = profile.policy()
+            if policy is not None:
+                reasons = [not_emitted(policy, [values["surt"]] + list(combo)) for combo in itertools.product(
+                    *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in FIELDS[1:]])]
+                if all(reasons):
+                    raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
+                                     "emit such keys (%s)" % (values["surt"], ", ".join(
+                                         f for f in FIELDS if values[f] is None), policy.name, reasons[0]))
         if not found and None not in values.values():
             policy = profile.policy()
             reason = not_emitted(policy, [values[f] for f in FIELDS]) if policy else None

@@ -83,3 +83,12 @@ def test_cli_columns(profile):
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", profile, "not a uri"],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.stdout.split("\t")[1] == "invalid"
+
+
+def test_query_group_the_policy_cannot_answer_is_exit_2(profile):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profile, "--surt", "com,example)/*",
+                        "--group", "mime"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and r.stdout == "" and "cannot answer" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profile, "--surt", "com,*",
+                        "--group", "datetime"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and r.stdout.count("\n") >= 3
