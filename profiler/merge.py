@@ -264,12 +264,13 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
 
 # ---------------------------------------------------------------- merge
 
-def merged_profile_lines(paths, disjoint_of, counter, check=True):
+def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False):
     """The 'key value' lines of sorted profiles merged: a key's values combined, disjoint_of(key)
     naming the features (urir, digests) whose inputs hold disjoint URI-Rs or digests under it.
     counter counts lines, merged keys and keys with bounds. check: a key's lone value is checked
-    to be a profile's too (else copied unread)."""
-    streams = [_sorted_stream(i, p, iter_raw(p)) for i, p in enumerate(paths)]
+    to be a profile's too (else copied unread). tolerant: skip malformed lines (the merge
+    command; a nightly fold stays strict, so that a damaged profile is rebuilt)."""
+    streams = [_sorted_stream(i, p, iter_raw(p, tolerant=tolerant)) for i, p in enumerate(paths)]
     counter.setdefault("bounded", 0)
     for key, values in _grouped(streams):
         counter["lines"] += 1
@@ -310,7 +311,7 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
         headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
 
         def data():
-            return merged_profile_lines(paths, lambda key: disjoint, counter)
+            return merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
     else:
         headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
         streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]

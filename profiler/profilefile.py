@@ -1,8 +1,12 @@
 """Reading CDXJ archive profiles: header lines, then `KEY {json}` data lines, byte-wise sorted."""
 
+import logging
+
 import orjson
 
 from profiler.errors import UserError
+
+log = logging.getLogger("archive-profiler")
 
 
 class ProfileFormatError(UserError):
@@ -37,13 +41,31 @@ def iter_data(path):
                 raise ProfileFormatError("bad JSON on line %d of %s: %s" % (lineno, path, e))
 
 
-def iter_raw(path):
-    """Yield (line number, key bytes, JSON bytes) for every data line, without parsing the JSON."""
+def iter_raw(path, tolerant=False):
+    """Yield (line number, key bytes, JSON bytes) for every data line, without parsing the JSON.
+    ``tolerant``: a malformed line (no ` {`, or a JSON block that does not start and end as an
+    object) is skipped and counted, with one warning naming the first one's line number, as the
+    ORS/CDXJ format asks of parsers (validate stays strict)."""
+    skipped = []
     with open(path, "rb") as f:
         for lineno, line in enumerate(f, 1):
-            if not is_header(line):
-                key, value = split_line(line, lineno)
-                yield lineno, key, value
+            if is_header(line):
+                continue
+            if not line.strip():
+                continue
+            if tolerant:
+                stripped = line.rstrip(b"\r\n")
+                i = stripped.find(b" {")
+                if i <= 0 or not stripped.endswith(b"}"):
+                    if not skipped:
+                        log.warning("%s line %d: not a profile line, skipped (further ones are counted)",
+                                    path, lineno)
+                    skipped.append(lineno)
+                    continue
+            key, value = split_line(line, lineno)
+            yield lineno, key, value
+    if len(skipped) > 1:
+        log.warning("%s: %d malformed lines skipped", path, len(skipped))
 
 
 def load_value(value, lineno, path):
@@ -62,10 +84,12 @@ def read_header(path):
             if not is_header(line):
                 break
             name, _, rest = line.rstrip(b"\r\n").partition(b" ")
+            name = name.decode("ascii", "replace")
+            name = "!" + name[1:] if name.startswith("@") else name    # '@' headers: the same lines
             try:
-                out.append((name.decode("ascii", "replace"), orjson.loads(rest)))
+                out.append((name, orjson.loads(rest)))
             except orjson.JSONDecodeError:
-                out.append((name.decode("ascii", "replace"), rest))
+                out.append((name, rest))
     return out
 
 

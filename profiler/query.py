@@ -9,6 +9,7 @@ Rankings keep the N best lines in a heap.
 
 import heapq
 import itertools
+import logging
 import os
 
 import orjson
@@ -18,6 +19,8 @@ from profiler.output import KEYS
 from profiler.policy import Policy, PolicyError
 from profiler.profilefile import FEATURES, data_offset, flatten, read_header, sniff_kind
 from profiler.sortedfile import SortedLines, profile_key
+
+log = logging.getLogger("archive-profiler")
 
 FIELDS = tuple(KEYS)
 LEVELS = ("root", "tld", "domain", "host", "path", "url")
@@ -110,6 +113,7 @@ class SortedProfile:
         self.path = path
         self.headers = read_header(path)
         self.sorted = SortedLines(path, data_offset(path), key=profile_key)
+        self.skipped = 0            # malformed lines skipped (a warning names the first)
 
     @property
     def seeks(self):
@@ -138,7 +142,11 @@ class SortedProfile:
         for line in self.sorted.iter_from(prefix):
             i = line.find(b" {")
             if i < 0:
-                raise QueryError("%s: not a profile line: %r" % (self.path, line[:80]))
+                if not self.skipped:
+                    log.warning("%s: not a profile line, skipped (further ones are counted): %r",
+                                self.path, line[:80])
+                self.skipped += 1
+                continue
             yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r")
 
 

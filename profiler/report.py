@@ -88,7 +88,7 @@ def read_holdings(path):
         raise UserError("%s: not an archive profile with keys %s (it has %s)" % (path, " ".join(KEYS), keys))
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}}
-    for lineno, key, value in iter_raw(path):
+    for lineno, key, value in iter_raw(path, tolerant=True):
         h["lines"] += 1
         fields = key.split(b" ")
         if len(fields) != 4:

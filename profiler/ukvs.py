@@ -170,9 +170,15 @@ def _is_header(line):
     return line[:1] in (b"!", b"@")
 
 
+def header_name(raw):
+    """A header line's name with '@' read as '!' (the ORS/CDXJ blog's form of the same lines)."""
+    name = raw.decode("utf-8", "replace")
+    return "!" + name[1:] if name.startswith("@") else name
+
+
 def _parse_header(line):
     name, _, rest = line.rstrip(b"\r\n").partition(b" ")
-    name = name.decode("utf-8", "replace")
+    name = header_name(name)
     rest = rest.strip()
     try:
         return name, relaxed_json_loads(rest)
@@ -304,12 +310,8 @@ def profile_records(path, keys=("surt",)):
 
 
 def _profile_lines(path):
-    from profiler.profilefile import is_header, split_line
-    with open(path, "rb") as f:
-        for lineno, line in enumerate(f, 1):
-            if not is_header(line):
-                key, value = split_line(line, lineno)
-                yield lineno, key, value
+    from profiler.profilefile import iter_raw
+    return iter_raw(path, tolerant=True)
 
 
 def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None):

@@ -302,7 +302,8 @@ def test_property_merge_bounds_hold(tmp_path, caps, k, data_, mode):
 def test_bad_values_are_one_line_errors(corpus, tmp_path):
     with open(corpus["by_urir"][0], "rb") as f:
         lines = f.read().splitlines()
-    for i, broken in enumerate([lines[-1][:-3], lines[-1].split(b" {")[0] + b" {\"x\":1}"]):
+    # (a line cut short is malformed: skipped and counted, tests/test_tolerant_readers.py)
+    for i, broken in enumerate([lines[-1].split(b" {")[0] + b" {\"x\":1}"]):
         bad = tmp_path / ("bad%d.cdxj" % i)
         bad.write_bytes(b"\n".join(lines[:-1] + [broken]) + b"\n")
         key = broken.split(b" {")[0].decode()
