@@ -106,8 +106,19 @@ def _logging(args):
     for name in ("archive-profiler", "mrjob"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
-        logger.setLevel(level if name == "archive-profiler" or args.verbose else max(level, logging.INFO))
+        # mrjob's own lines (config search, temp folders, steps, counters) only with -v;
+        # its warnings and errors always
+        logger.setLevel(level if name == "archive-profiler" or args.verbose else max(level, logging.WARNING))
         logger.propagate = False
+    conf = logging.getLogger("mrjob.conf")
+    conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
+
+
+class _NoConfigNotes(logging.Filter):
+    """mrjob's "No configs found/specified" notes: the bundled defaults are meant (see -v)."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith("No configs")
 
 
 if __name__ == "__main__":

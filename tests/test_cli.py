@@ -123,5 +123,8 @@ def test_mrjob_conf_and_manifest_inputs(tmp_path):
     r = run_cli("profile", str(manifest), "-o", str(out), "-r", "local", "--cores", "2",
                 "-c", os.path.join(ROOT, "conf", "mrjob.conf"), cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "Running step 3 of 3" in r.stderr          # progress is shown
+    assert "mrjob." not in r.stderr                   # mrjob's own lines only with -v
     assert b'"captures":5000' in out.read_bytes()
+    r = run_cli("profile", str(manifest), "-o", str(out), "-r", "local", "--cores", "2", "-v",
+                "-c", os.path.join(ROOT, "conf", "mrjob.conf"), cwd=str(tmp_path))
+    assert r.returncode == 0 and "Running step 3 of 3" in r.stderr

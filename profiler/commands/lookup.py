@@ -13,7 +13,7 @@ DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/Memento
 
 def add_arguments(p):
     p.add_argument("file", metavar="FILE")
-    p.add_argument("uri", nargs="?", metavar="URI", help="URI or SURT (default: read URIs from stdin)")
+    p.add_argument("uri", nargs="?", metavar="URI", help="URI or SURT (- or none: read URIs from stdin, one a line)")
     p.add_argument("--datetime", default=None, metavar="D", help="4 to 14 digits (2013, 201305, ...)")
 
 
@@ -22,7 +22,7 @@ def run(args):
     dt = datetime_query(args.datetime)
     out = sys.stdout
     with Lookup(args.file) as index:
-        if args.uri is not None:
+        if args.uri is not None and args.uri != "-":
             out.write(format_answer(args.uri, index.lookup(args.uri, dt)) + "\n")
             return 0
         queries = (line.strip() for line in sys.stdin.buffer)

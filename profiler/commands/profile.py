@@ -1,6 +1,7 @@
 """`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
 
 import argparse
+import os
 
 from profiler.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 
@@ -49,7 +50,8 @@ def positive_int(text):
 
 def add_arguments(p):
     p.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help="index or crawl files, folders, glob patterns (or only --manifest)")
+                   help="index or crawl files, folders, glob patterns, - for an index on standard input "
+                        "(or only --manifest)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.cdxj")
     p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
     p.add_argument("-r", "--runner", default="inline",
@@ -72,8 +74,27 @@ def run(args):
     if not args.inputs and not args.manifest:
         from profiler.errors import UserError
         raise UserError("profile: give INPUT files or --manifest FILE")
+    if "-" in args.inputs:
+        return _run_on_stdin(args)
     from profiler.pipeline import run_profile
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
                 args.manifest, args.extra, warc_reader=args.warc_reader)
     return 0
+
+
+def _run_on_stdin(args):
+    """`profile -`: an index piped in is saved to a temp folder first (splits and tasks read
+    files), profiled, and the folder removed."""
+    import shutil
+    import sys
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="archive-profiler-stdin-")
+    try:
+        path = os.path.join(folder, "stdin")
+        with open(path, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        args.inputs = [path if i == "-" else i for i in args.inputs]
+        return run(args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -11,7 +11,7 @@ DESCRIPTION = ("Check CDXJ archive profiles and UKVS maps: no empty lines or CR,
 
 
 def add_arguments(p):
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="files to check; - reads standard input")
     p.add_argument("--type", choices=["cdxj", "ukvs"], default=None,
                    help="file type (default: from the header lines, else the first data line)")
     p.add_argument("--max-problems", type=int, default=50, metavar="N",
@@ -25,9 +25,12 @@ def run(args):
 
     status = 0
     for path in args.files:
-        if not os.path.isfile(path):
-            raise UserError("file not found: %s" % path)
-        report = validate(path, args.type, args.max_problems)
+        if path == "-":
+            report = _validate_stdin(args)
+        else:
+            if not os.path.isfile(path):
+                raise UserError("file not found: %s" % path)
+            report = validate(path, args.type, args.max_problems)
         for problem in report.problems:
             print("%s:%d: %s" % (path, problem.lineno, problem.message))
         kind = "CDXJ profile" if report.kind == "cdxj" else "UKVS map"
@@ -40,3 +43,15 @@ def run(args):
             print("%s: INVALID %s: %d problem(s)%s" % (path, kind, report.count,
                   " (%d not listed)" % more if more else ""), file=sys.stderr)
     return status
+
+
+def _validate_stdin(args):
+    """validate reads a file twice (headers, then lines): standard input goes to a temp file
+    first, removed after."""
+    import shutil
+    import tempfile
+    from profiler.validate import validate
+    with tempfile.NamedTemporaryFile(prefix="archive-profiler-stdin-", suffix=".txt") as f:
+        shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        f.flush()
+        return validate(f.name, args.type, args.max_problems)
