@@ -72,6 +72,10 @@ def split(path, max_lines, prefix=None, base_uri=None):
     kind = sniff_kind(path)
     stem, ext = os.path.splitext(path)
     prefix = prefix if prefix is not None else stem
+    if prefix.endswith(os.sep) or os.path.isdir(prefix):     # a folder: NAME-00001.EXT inside it
+        if not os.path.isdir(prefix):
+            raise SplitError("output folder does not exist: %s" % prefix)
+        prefix = os.path.join(prefix, os.path.basename(stem))
     if prefix == outfiles.STDOUT or os.path.basename(prefix).startswith("-"):
         raise SplitError("split writes files: give a prefix that does not start with '-' (-o PREFIX)")
     folder = os.path.dirname(os.path.abspath(prefix))

@@ -48,3 +48,17 @@ def test_mrjob_lines_only_with_verbose(tmp_path):
     assert r.returncode == 0 and b"mrjob." not in r.stderr and b"Counters" not in r.stderr
     r = cli("profile", SAMPLE, "-o", str(out), "-r", "local", "-v")
     assert r.returncode == 0 and b"mrjob." in r.stderr
+
+
+def test_split_into_a_folder(tmp_path):
+    profile = tmp_path / "p.cdxj"
+    assert cli("profile", SAMPLE, "-o", str(profile), "-q").returncode == 0
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for target in (str(pages) + os.sep, str(pages)):
+        r = cli("split", str(profile), "--max-lines", "4000", "-o", target)
+        assert r.returncode == 0, r.stderr
+        assert sorted(os.listdir(pages)) == ["p-00001.cdxj", "p-00002.cdxj", "p-00003.cdxj"]
+        assert str(pages / "p-00001.cdxj").encode() in r.stderr
+    r = cli("split", str(profile), "--max-lines", "4000", "-o", str(tmp_path / "nosuch") + os.sep)
+    assert r.returncode == 2

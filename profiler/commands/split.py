@@ -25,7 +25,8 @@ def add_arguments(p):
     p.add_argument("input", metavar="FILE")
     p.add_argument("--max-lines", type=positive, required=True, metavar="N")
     p.add_argument("-o", "--prefix", default=None, metavar="PREFIX",
-                   help="pages are PREFIX-00001.EXT ... (default: FILE without its extension)")
+                   help="pages are PREFIX-00001.EXT ...; a folder (DIR/ or an existing one): DIR/NAME-00001.EXT "
+                        "(default: FILE without its extension)")
     p.add_argument("--base-uri", default=None,
                    help="links are BASE_URI + page file name (default: the bare file names)")
 
