@@ -184,10 +184,8 @@ def sniff(path):
             info.update(format=None, reason="unreadable: %s" % e)
             return info
     info.update(_format_of(sample))
-    if info["format"] == "warc" and info["compression"] == "gzip":
-        problem = warc.gzip_problem(path)
-        if problem:
-            info.update(format=None, reason=problem)
+    if info["format"] == "warc" and info["compression"] == "gzip" and warc.gzip_problem(path):
+        info["whole_gzip"] = True       # one gzip stream: read sequentially (profiler.mapside)
     return info
 
 
@@ -222,7 +220,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
     for info in infos:
         if info["format"] is None:
             continue
-        base = {k: info[k] for k in ("path", "compression", "format") if info.get(k) is not None}
+        base = {k: info[k] for k in ("path", "compression", "format", "whole_gzip") if info.get(k) is not None}
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]

@@ -31,6 +31,18 @@ def archive_reader(name):
     return importlib.import_module(ARCHIVE_READERS[name]).iter_captures
 
 
+def _inflating(opener):
+    """An opener whose files read the gzip-decompressed bytes of the file opener opens."""
+    import contextlib
+    import gzip
+
+    @contextlib.contextmanager
+    def open_inflated(path, mode="rb"):
+        with opener(path, mode) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as f:
+            yield f
+    return open_inflated
+
+
 def parser_for(split):
     """The line parser of a split's format."""
     if split["format"] == "cdxj":
@@ -45,6 +57,10 @@ def iter_parsed(split, opener=open):
     the lines read so far.
     """
     if split["format"] in ARCHIVE_READERS:
+        if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
+            yield "not_chunked"
+            yield from archive_reader("warc")(split["path"], _inflating(opener))
+            return
         yield from archive_reader(split.get("reader", split["format"]))(split["path"], opener)
         return
     parse = parser_for(split)

@@ -131,7 +131,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
-        raise inputs_mod.InputError("none of the %d input file(s) is a CDX/CDXJ index" % len(files))
+        raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
+                                    "or ACHE crawl output" % len(files))
     if warc_reader != "warcio" or any(s["format"] == "warc" for s in splits):
         from profiler import warc       # warcio only when there are WARCs (0.013 s of the client's start)
         splits = warc.choose_reader(splits, warc_reader)

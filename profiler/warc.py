@@ -44,7 +44,8 @@ def looks_like_arc_record(line):
 
 
 def gzip_problem(path, opener=open):
-    """A one-line reason when a gzip WARC/ARC is one gzip stream (not a member per record), else None."""
+    """A one-line note when a gzip WARC/ARC is one gzip stream (not a member per record: it is
+    then read sequentially, profiler.mapside), else None."""
     try:
         with opener(path, "rb") as f:
             it = ArchiveIterator(f, no_record_parse=True, arc2warc=True)
@@ -248,4 +249,4 @@ def choose_reader(splits, name):
         import fastwarc.warc  # noqa: F401
     except ImportError:
         raise UserError("--warc-reader fastwarc needs fastwarc: pip install 'archive-profiler[fastwarc]'")
-    return [dict(s, reader=name) if s["format"] == "warc" else s for s in splits]
+    return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]
