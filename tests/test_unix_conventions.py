@@ -62,3 +62,16 @@ def test_split_into_a_folder(tmp_path):
         assert str(pages / "p-00001.cdxj").encode() in r.stderr
     r = cli("split", str(profile), "--max-lines", "4000", "-o", str(tmp_path / "nosuch") + os.sep)
     assert r.returncode == 2
+
+
+def test_profile_format_ukvs_writes_the_map_directly(tmp_path):
+    profile, direct, via = tmp_path / "p.cdxj", tmp_path / "d.ukvs", tmp_path / "v.ukvs"
+    assert cli("profile", SAMPLE, "-o", str(profile), "-q").returncode == 0
+    assert cli("ukvs", str(profile), "-o", str(via)).returncode == 0
+    r = cli("profile", SAMPLE, "-o", str(direct), "--format", "ukvs", "-q")
+    assert r.returncode == 0, r.stderr
+    strip = lambda p: [x for x in open(p, "rb") if not x.startswith(b"!meta")]     # noqa: E731
+    assert strip(direct) == strip(via)
+    r = cli("profile", SAMPLE, "-o", "-", "--format", "ukvs:surt,datetime", "-q")
+    assert r.returncode == 0 and b'"keys":["surt","datetime"]' in r.stdout
+    assert not [n for n in os.listdir(os.environ["TMPDIR"]) if n.startswith("archive-profiler-")]

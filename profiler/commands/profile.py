@@ -66,6 +66,9 @@ def add_arguments(p):
                         "rounds the number of map tasks to a multiple of --cores)")
     p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
+    p.add_argument("--format", default="cdxj", choices=["cdxj", "ukvs", "ukvs:surt,datetime"],
+                   help="cdxj: an archive profile (default); ukvs: a MementoMap keyed by surt "
+                        "(ukvs:surt,datetime: by surt and datetime), as `archive-profiler ukvs` makes it")
     p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
                    help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
 
@@ -76,6 +79,8 @@ def run(args):
         raise UserError("profile: give INPUT files or --manifest FILE")
     if "-" in args.inputs:
         return _run_on_stdin(args)
+    if args.format != "cdxj":
+        return _run_to_map(args)
     from profiler.pipeline import run_profile
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
@@ -98,3 +103,26 @@ def _run_on_stdin(args):
         return run(args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_to_map(args):
+    """`profile --format ukvs`: the profile in a temp folder, then its MementoMap to -o."""
+    import shutil
+    import tempfile
+    from profiler import outfiles
+    from profiler.pipeline import run_profile
+    from profiler.ukvs import KEY_CHOICES, profile_to_map
+    from profiler import inputs as inputs_mod
+    inputs = list(args.inputs)
+    outfiles.refuse_inputs(args.output, inputs_mod.resolve(inputs, args.manifest))    # before the job
+    keys = args.format.partition(":")[2] or "surt"
+    folder = tempfile.mkdtemp(prefix="archive-profiler-map-")
+    try:
+        profile = os.path.join(folder, "profile.cdxj")
+        run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
+                    args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
+                    warc_reader=args.warc_reader)
+        profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
