@@ -175,7 +175,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 remote.publish(mr.fs, local_out, out_path)
             counters = mr.counters()
         if size is not None:
-            log.info("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
+            log.debug("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
         return {"output": out_path, "lines": n_lines, "parts": len(parts), "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files}
     finally:

@@ -75,3 +75,15 @@ def test_profile_format_ukvs_writes_the_map_directly(tmp_path):
     r = cli("profile", SAMPLE, "-o", "-", "--format", "ukvs:surt,datetime", "-q")
     assert r.returncode == 0 and b'"keys":["surt","datetime"]' in r.stdout
     assert not [n for n in os.listdir(os.environ["TMPDIR"]) if n.startswith("archive-profiler-")]
+
+
+def test_end_summary(tmp_path):
+    out = tmp_path / "o.cdxj"
+    for runner in ("inline", "local"):
+        r = cli("profile", SAMPLE, "-o", str(out), "-r", runner)
+        err = r.stderr.decode()
+        assert r.returncode == 0, err
+        assert "5,000 captures, 1,875 URI-Rs" in err
+        assert ("%s: 9,225 lines" % out) in err and "CPU-s" in err
+    r = cli("profile", SAMPLE, "-o", str(out), "-q")
+    assert r.stderr == b""

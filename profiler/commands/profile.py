@@ -81,11 +81,51 @@ def run(args):
         return _run_on_stdin(args)
     if args.format != "cdxj":
         return _run_to_map(args)
+    import time
     from profiler.pipeline import run_profile
+    wall, cpu = time.monotonic(), _cpu()
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
                 args.manifest, args.extra, warc_reader=args.warc_reader)
+    if not args.quiet and args.output != "-":
+        import sys
+        for line in summary_lines(args.output, time.monotonic() - wall, _cpu() - cpu):
+            print("archive-profiler: " + line, file=sys.stderr)
     return 0
+
+
+def _cpu():
+    """CPU seconds of this process and its waited-for children (the tasks of a local run)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def summary_lines(path, wall, cpu):
+    """The end-of-run summary, the same on every runner: read back from the profile written."""
+    import orjson
+    from profiler.inputs import display_name
+    from profiler.profilefile import read_header
+    run = next((v for n, v in read_header(path) if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
+    root, lines = {}, 0
+    with open(path, "rb") as f:
+        for line in f:
+            lines += 1
+            if line.startswith(b"* - - - {"):
+                root = orjson.loads(line[8:])
+    skipped = run.get("skipped") or {}
+    out = ["%s captures, %s URI-Rs, %s bytes (%s after deduplication) from %d input(s)" % (
+        "{:,}".format(run.get("captures", 0)), "{:,}".format(root.get("urir", 0)),
+        "{:,}".format(root.get("bytes", 0)), "{:,}".format(root.get("dedup_bytes", 0)),
+        len(run.get("inputs", ())))]
+    if skipped:
+        out.append("skipped: " + ", ".join("%s %s" % (k, "{:,}".format(v)) for k, v in sorted(skipped.items())))
+    for item in run.get("skipped_files", ()):
+        out.append("refused %s: %s" % (display_name(item["path"]), item["reason"]))
+    for item in run.get("duplicate_inputs", ()):
+        out.append("not read twice: %s (the same file as %s)" % (item["path"], item["same_as"]))
+    out.append("%s: %s lines, %.1f MB, in %.1f s (%.1f CPU-s)" % (
+        path, "{:,}".format(lines), os.path.getsize(path) / 1e6, wall, cpu))
+    return out
 
 
 def _run_on_stdin(args):
