@@ -106,10 +106,14 @@ def _logging(args):
     for name in ("archive-profiler", "mrjob"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
-        # mrjob's own lines (config search, temp folders, steps, counters) only with -v;
-        # its warnings and errors always
-        logger.setLevel(level if name == "archive-profiler" or args.verbose else max(level, logging.WARNING))
+        logger.setLevel(level)
         logger.propagate = False
+    # mrjob's own lines (config search, temp folders, steps, counters) only with -v, its warnings
+    # and errors always; its step lines still reach the progress bar (profiler.progress)
+    mrjob_handler = logging.StreamHandler(sys.stderr)
+    mrjob_handler.setFormatter(handler.formatter)
+    mrjob_handler.setLevel(level if args.verbose else max(level, logging.WARNING))
+    logging.getLogger("mrjob").handlers[:] = [mrjob_handler]
     conf = logging.getLogger("mrjob.conf")
     conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
 

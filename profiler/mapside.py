@@ -14,6 +14,7 @@ import zlib
 import orjson
 
 from profiler import cdx, cdxj, fast
+from profiler.progress import TaskProgress
 from profiler.readers import iter_chunks, iter_lines
 
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
@@ -180,19 +181,28 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lin
     split = orjson.loads(manifest_line)
     if "path_hex" in split:                     # a file name that is not UTF-8 (pipeline.encoded_path)
         split["path"] = os.fsdecode(bytes.fromhex(split.pop("path_hex")))
+    progress = TaskProgress(split)
+    opener = progress.opener(opener)
     module = fast.load()
     if module is not None and split["format"] == "cdx":
-        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines, digest_filter)
+        yield from _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines, digest_filter,
+                                     progress)
         return
     agg = CaptureAggregator(period_len, resolve_revisits, digest_filter=digest_filter)
+    n = 0
     for parsed in iter_parsed(split, opener):
         if agg.add(parsed):
             yield from agg.flush(keep_last=True)
+        n += 1
+        if progress and not n & 4095:
+            progress.update(agg.captures)
     yield from agg.flush()
+    progress.done(agg.captures)
     yield b"!meta", agg.meta()
 
 
-def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines=False, digest_filter=None):
+def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines=False, digest_filter=None,
+                      progress=None):
     """map_split for a CDX split with the compiled parser and aggregator (profiler/_apfast.c).
 
     It reads whole chunks of lines; a line it does not take (a legend, a line with a skip
@@ -213,6 +223,8 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     try:
         for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),
                                split.get("compression"), opener, skipped):
+            if progress:
+                progress.update(agg.captures)
             pos = 0
             while True:
                 state, pos, end = agg.feed(buf, pos)
@@ -243,4 +255,6 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     except (OSError, zlib.error, ValueError):
         skipped["unreadable_file"] = skipped.get("unreadable_file", 0) + 1
     yield from flush()
+    if progress:
+        progress.done(agg.captures)
     yield b"!meta", {"captures": agg.captures, "skipped": skipped}

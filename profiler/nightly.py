@@ -71,8 +71,9 @@ def _iso(t):
 class Night:
     """One nightly run for a NightlyConfig; ``run()`` returns the run record (also logged)."""
 
-    def __init__(self, config):
+    def __init__(self, config, progress=False):
         self.config = config
+        self.progress = progress    # a progress bar on stderr while profiling (profiler.progress)
         self.state = State(config.state_dir)
         self.work = None        # made by run(): a marked folder in the state folder
         self.sets_dir = os.path.join(config.state_dir, "sets")
@@ -230,7 +231,8 @@ class Night:
             return run_profile(list(files), out, policy=self.policy, runner=runner or c.runner,
                                conf_paths=c.mrjob_conf if own else (), archive_uri=c.archive_uri,
                                resolve_revisits=c.resolve_revisits, split_size=c.split_size,
-                               cores=c.cores if own else None, extra_args=c.mrjob_args if own else ())
+                               cores=c.cores if own else None, extra_args=c.mrjob_args if own else (),
+                               progress=self.progress)
 
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]

@@ -1,5 +1,6 @@
 """The `profile` command: inputs -> manifest -> mrjob job -> sorted, atomically written profile."""
 
+import contextlib
 import logging
 import os
 import shutil
@@ -12,6 +13,7 @@ from profiler import inputs as inputs_mod
 from profiler import fast, output, taskenv
 from profiler import outfiles, preflight, remote, runner_leftovers
 from profiler.policy import load as load_policy
+from profiler.progress import RunProgress
 from profiler.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -81,7 +83,7 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio"):
+                warc_reader="warcio", progress=False):
     """Profile the inputs into out_path. Returns a summary dict.
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
@@ -92,13 +94,14 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
         forkserver.prestart()
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
-                            split_size, cores, manifests, extra_args, created, ship_package, warc_reader)
+                            split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
+                            progress)
     finally:
         forkserver.close_prestarted()
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
-                 cores, manifests, extra_args, created, ship_package, warc_reader):
+                 cores, manifests, extra_args, created, ship_package, warc_reader, progress=False):
     from jobs.profile_job import ProfileJob
 
     if runner not in RUNNERS:
@@ -147,10 +150,14 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         py_files = [package_zip(work)] if shipping else []
         # the compiled hot path, if built, into each task's working directory (profiler.fast)
         files = fast.shipped_files() if shipping else []
-        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores, extra_args,
-                        files)
+        bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                          os.path.join(work, "progress"), runner, enabled=progress)
+        cmdenv = [a for name, value in bar.env().items() for a in ("--cmdenv", "%s=%s" % (name, value))]
+        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
+                        cmdenv + list(extra_args), files)
         job = ProfileJob(args)
-        with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr):
+        with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
+                bar.logging_through(), _environment(bar.env() if runner == "inline" else {}):
             try:
                 mr.run()
             except Exception as e:
@@ -167,6 +174,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
             def headers(meta):
                 return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
                                            resolve_revisits, created, duplicates)
+            bar.writing()
             local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
             local_parts = parts if all(os.path.isfile(p) for p in parts) else None
             n_lines = output.write_profile(local_out, readers, headers, local_parts)
@@ -180,6 +188,21 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 "counters": counters, "skipped_files": skipped_files}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _environment(values):
+    """os.environ with values set for the block (the inline runner's tasks run in this process)."""
+    old = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def balanced_split_size(infos, split_size, cores):

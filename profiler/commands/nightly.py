@@ -25,7 +25,8 @@ def run(args):
     from profiler.nightly_config import load
     from profiler.nightly_lock import LockHeld
 
-    night = Night(load(args.config))
+    from profiler.progress import wanted
+    night = Night(load(args.config), progress=wanted(args.quiet))
     status = 0
     try:
         night.run()

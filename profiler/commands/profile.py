@@ -4,6 +4,7 @@ import argparse
 import os
 
 from profiler.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
+from profiler.progress import wanted
 
 NAME = "profile"
 HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
@@ -86,7 +87,7 @@ def run(args):
     wall, cpu = time.monotonic(), _cpu()
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
-                args.manifest, args.extra, warc_reader=args.warc_reader)
+                args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet))
     if not args.quiet and args.output != "-":
         import sys
         for line in summary_lines(args.output, time.monotonic() - wall, _cpu() - cpu):
@@ -161,7 +162,7 @@ def _run_to_map(args):
         profile = os.path.join(folder, "profile.cdxj")
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
                     args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
-                    warc_reader=args.warc_reader)
+                    warc_reader=args.warc_reader, progress=wanted(args.quiet))
         profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
