@@ -53,7 +53,8 @@ def add_arguments(p):
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="index or crawl files, folders, glob patterns, - for an index on standard input "
                         "(or only --manifest)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.cdxj")
+    p.add_argument("-o", "--output", metavar="OUT.cdxj", help="the profile (- for standard output); "
+                   "required but with --dry-run")
     p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
     p.add_argument("-r", "--runner", default="inline",
                    choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
@@ -70,6 +71,9 @@ def add_arguments(p):
     p.add_argument("--format", default="cdxj", choices=["cdxj", "ukvs", "ukvs:surt,datetime"],
                    help="cdxj: an archive profile (default); ukvs: a MementoMap keyed by surt "
                         "(ukvs:surt,datetime: by surt and datetime), as `archive-profiler ukvs` makes it")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the inputs, their formats and the splits, and estimate the profile's size and the "
+                        "run's time from a sample; write nothing")
     p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
                    help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
 
@@ -78,6 +82,16 @@ def run(args):
     if not args.inputs and not args.manifest:
         from profiler.errors import UserError
         raise UserError("profile: give INPUT files or --manifest FILE")
+    if args.dry_run:
+        from profiler import dryrun
+        if "-" in args.inputs:
+            from profiler.errors import UserError
+            raise UserError("--dry-run reads files, not standard input")
+        return dryrun.report(args.inputs, args.manifest, args.runner, args.split_size, args.cores, args.policy,
+                             args.resolve_revisits, args.warc_reader)
+    if not args.output:
+        from profiler.errors import UserError
+        raise UserError("profile: -o/--output is required (or --dry-run)")
     if "-" in args.inputs:
         return _run_on_stdin(args)
     if args.format != "cdxj":
