@@ -3,6 +3,7 @@
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from profiler import __version__
@@ -43,6 +44,9 @@ def split_extra(argv):
 
 
 def main(argv=None):
+    if "_ARGCOMPLETE" in os.environ:      # a shell asks for completions (profiler.commands.completion)
+        import argcomplete
+        argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(argv)
     args = parser.parse_args(argv)

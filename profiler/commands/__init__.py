@@ -18,4 +18,5 @@ SUBCOMMANDS = [
     "diff",
     "overlap",
     "nightly",
+    "completion",
 ]
