@@ -91,7 +91,7 @@ def split_length(split, sizes):
     return max(0, end - (split.get("start") or 0))
 
 
-_STEP = re.compile(r"Running step (\d+) of (\d+)")
+_STEP = re.compile(r"Running steps? (\d+)(?:-(\d+))? of (\d+)")     # Spark runs steps 1-3 as one
 _PERCENT = re.compile(r"map\s+(\d+)%\s+reduce\s+(\d+)%")
 
 
@@ -109,7 +109,7 @@ class _RunnerLines(logging.Handler):
             return
         m = _STEP.search(message)
         if m:
-            self.progress.step(int(m.group(1)), int(m.group(2)))
+            self.progress.step(int(m.group(1)), int(m.group(3)), int(m.group(2) or m.group(1)))
             return
         m = _PERCENT.search(message)
         if m:
@@ -193,9 +193,9 @@ class RunProgress:
 
     # ------------------------------------------------------------ updates
 
-    def step(self, number, of):
+    def step(self, number, of, last=None):
         with self._lock:
-            self._steps = (number, of)
+            self._steps = (number, of, last or number)
             if number > 1 and self.phase == "map":
                 self.phase = "reduce"
                 self._read_reports(finished=True)
@@ -224,7 +224,9 @@ class RunProgress:
         names = {"map": "map", "reduce": "reduce", "write": "writing the profile"}
         desc = "sort and reduce" if self.phase == "map" and self._map_done else names[self.phase]
         if self._steps and self.phase != "write":
-            desc = "step %d of %d, %s" % (self._steps[0], self._steps[1], desc)
+            first, of, last = self._steps
+            steps = "step %d" % first if first == last else "steps %d-%d" % (first, last)
+            desc = "%s of %d, %s" % (steps, of, desc)
         self._bar.set_description_str(desc, refresh=False)
         self._bar.refresh()
 
