@@ -31,7 +31,7 @@ import orjson
 from profiler import GENERATOR
 from profiler.errors import UserError
 from profiler.output import CONTEXT, KEYS, write_atomic
-from profiler.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind, unflatten
+from profiler.profilefile import FEATURES, extras, flatten, iter_raw, read_header, sniff_kind, unflatten
 from profiler import ukvs
 
 DISJOINT_CHOICES = ("urir", "digests")
@@ -53,10 +53,17 @@ def _bounds(value, flat):
     return {n: tuple(b[n]) if n in b else (flat[n], flat[n]) for n in FEATURES[:7]}
 
 
-def combine(values, disjoint=()):
-    """Merge the parsed JSON values of one key from several inputs into one value dict."""
+def combine(values, disjoint=(), counter=None):
+    """Merge the parsed JSON values of one key from several inputs into one value dict. Extra
+    attributes are kept when every input has the same; else dropped (counted in
+    counter['extras_dropped'])."""
     if len(values) == 1:
         return values[0]
+    kept_extras = extras(values[0])
+    if any(extras(v) != kept_extras for v in values[1:]):
+        kept_extras = None
+        if counter is not None:
+            counter["extras_dropped"] = counter.get("extras_dropped", 0) + 1
     flats = [flatten(v) for v in values]
     bounds = [_bounds(v, f) for v, f in zip(values, flats)]
     out = {
@@ -90,7 +97,7 @@ def combine(values, disjoint=()):
                                             out["urim.total"]))
         b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
     kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
-    return unflatten(out, kept)
+    return unflatten(out, kept, kept_extras)
 
 
 def combine_marks(marks):
@@ -285,7 +292,7 @@ def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False
                 yield key + b" " + values[0]
                 continue
             counter["merged"] += 1
-            merged = combine(parsed, disjoint_of(key))
+            merged = combine(parsed, disjoint_of(key), counter)
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
             raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
                              "'archive-profiler validate' on the inputs"
@@ -330,5 +337,5 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
         raise MergeError("cannot write %s (a folder, or its folder does not exist)" % out_path)
     write_atomic(out_path, lines())
     return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
-            "merged_keys": counter["merged"]}
+            "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0)}
 

@@ -113,14 +113,27 @@ def flatten(value):
     return out
 
 
-def unflatten(flat, bounds=None):
-    """The inverse of flatten, keys in the spec's order; ``bounds`` ({feature: [low, high]}) last."""
+#: the JSON names a profile line's value may hold besides its extra attributes
+KNOWN_NAMES = frozenset(("urim", "bounds") + FEATURES[3:])
+
+
+def extras(value):
+    """A data line's extra attributes (anything but the features and bounds), in their order:
+    the format lets a line carry more without changing the existing data."""
+    return {k: v for k, v in value.items() if k not in KNOWN_NAMES}
+
+
+def unflatten(flat, bounds=None, extra=None):
+    """The inverse of flatten, keys in the spec's order; ``bounds`` ({feature: [low, high]}) after
+    the features, then ``extra`` attributes."""
     out = {"urim": {n: flat["urim." + n] for n in ("total", "min", "max") if "urim." + n in flat}}
     for name in FEATURES[3:]:
         if name in flat:
             out[name] = flat[name]
     if bounds:
         out["bounds"] = {n: list(bounds[n]) for n in FEATURES if n in bounds}
+    if extra:
+        out.update(extra)
     return out
 
 

@@ -17,7 +17,7 @@ import orjson
 from profiler.errors import UserError
 from profiler.output import KEYS
 from profiler.policy import Policy, PolicyError
-from profiler.profilefile import FEATURES, data_offset, flatten, read_header, sniff_kind
+from profiler.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
 from profiler.sortedfile import SortedLines, profile_key
 
 log = logging.getLogger("archive-profiler")
@@ -203,6 +203,9 @@ def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
                 flat = flatten(parsed)
                 if parsed.get("bounds"):
                     flat["bounds"] = parsed["bounds"]
+                more = extras(parsed)
+                if more:
+                    flat["extras"] = more
                 yield " ".join(fields), flat
 
         if top:

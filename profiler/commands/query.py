@@ -52,7 +52,7 @@ def run(args):
             if any(f in bounds for f in features):
                 value["bounds"] = {f: bounds[f] for f in features if f in bounds}
         else:
-            value = unflatten(flat, bounds)
+            value = unflatten(flat, bounds, flat.get("extras"))
         out.write(key.encode("utf-8") + b" " + orjson.dumps(value) + b"\n")
     out.flush()
     if note:
