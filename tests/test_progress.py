@@ -155,3 +155,13 @@ def test_seen_in_tmux(index, tmp_path):
         assert "mrjob" not in final
     finally:
         subprocess.run(tmux + ["kill-server"], capture_output=True)
+
+
+def test_nightly_draws_the_bar_too(index, tmp_path):
+    config = tmp_path / "n.yaml"
+    config.write_text("inputs: [%s]\noutput_dir: %s\nname: a\nrunner: local\ncores: 2\n" % (index, tmp_path / "out"))
+    status, text = run_on_terminal(["nightly", "--config", str(config)])
+    assert status == 0, text
+    assert "step 1 of 3" in text and "%|" in text and "150,000 captures" in text
+    status, text = run_on_terminal(["nightly", "--config", str(config), "-q"])
+    assert "%|" not in text
