@@ -142,13 +142,15 @@ def map_key(nkeys):
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
-    def __init__(self, path):
+    def __init__(self, path, mapped=False):
         if not os.path.isfile(path):
             raise UserError("no such file: %s" % path)
         headers, start = read_headers(path)
         self.path = path
+        self.headers = headers
         self.kind, self.nkeys = file_kind(path, headers, start)
-        self.lines = SortedLines(path, start, key=profile_key if self.kind == "cdxj" else map_key(self.nkeys))
+        self.lines = SortedLines(path, start, key=profile_key if self.kind == "cdxj" else map_key(self.nkeys),
+                                 mapped=mapped)
         self._freqs = {}
 
     def close(self):
@@ -271,10 +273,14 @@ class Lookup:
 
     def lookup(self, uri, dt=None):
         """One lookup: URI or SURT, optional datetime digits -> Answer."""
-        self._query_dt = dt
         urlkey = canonical(uri)
         if urlkey is None:
             return Answer(None, INVALID, None, None)
+        return self.lookup_urlkey(urlkey, dt)
+
+    def lookup_urlkey(self, urlkey, dt=None):
+        """lookup() of a urlkey already canonical (profiler.lookup.canonical)."""
+        self._query_dt = dt
         probes = self.probes(urlkey, dt)
         found = {}
         for prefix, pdt in probes:

@@ -33,12 +33,18 @@ class SortedLines:
     reading the file whole: seek-based bisection to a block, then bisection inside the block.
     ``key`` gives a line's key, which must increase strictly from line to line."""
 
-    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line):
+    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False):
         self.path = path
         self.key = key
         self._probes = []           # (line start offset, key) of bisection probes, by offset
         self.f = open(path, "rb")
         self.size = os.fstat(self.f.fileno()).st_size
+        if mapped and self.size:
+            # memory-mapped: the pages read stay in the page cache, shared by every process
+            # that maps the file (a server's workers), and the file handle is not needed
+            import mmap
+            raw, self.f = self.f, mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ)
+            raw.close()
         self.start = start
         self.block_size = block
         self.forward_block = max(forward_block, block)

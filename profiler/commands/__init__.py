@@ -18,5 +18,6 @@ SUBCOMMANDS = [
     "diff",
     "overlap",
     "nightly",
+    "serve",
     "completion",
 ]

@@ -1,0 +1,32 @@
+"""`archive-profiler serve`: the routing service Memento aggregators query."""
+
+NAME = "serve"
+HELP = "serve lookups and routing over many archives' MementoMaps or profiles (HTTP, JSON)"
+DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D], /route?url=URL[&datetime=D][&limit=N], /archives "
+               "and /health with JSON, from each archive's sorted UKVS map or CDXJ profile (its !id uri "
+               "names the archive; NAME=FILE names it). Files are memory-mapped and searched, never loaded; "
+               "a new version at the same path (a NAME-latest link moved by nightly) is picked up without "
+               "a restart. Needs the serve extra (pip install 'archive-profiler[serve]').")
+
+
+def add_arguments(p):
+    p.add_argument("files", nargs="+", metavar="[NAME=]FILE", help="one archive's map or profile")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one, printed)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; one per core for "
+                                                          "throughput)")
+
+
+def run(args):
+    from profiler.errors import UserError
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise UserError("serve needs uvicorn: pip install 'archive-profiler[serve]'")
+    if not 0 <= args.port <= 65535:
+        raise UserError("--port must be 0 to 65535")
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    from profiler.serve.server import serve
+    serve(args.files, args.host, args.port, args.workers, "info" if args.verbose else "warning")
+    return 0

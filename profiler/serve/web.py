@@ -1,0 +1,150 @@
+"""The HTTP layer of the routing service: one request handler, read-only and bounded, under two
+server interfaces (ASGI for uvicorn, WSGI for a threaded server).
+
+GET (or HEAD) only; the path picks one of four fixed endpoints (nothing in a request names a
+file); the request target may be at most MAX_TARGET bytes and a parameter given once; answers are
+JSON (orjson), errors too: {"error": "..."} with 400, 404, 405 or 414.
+"""
+
+import urllib.parse
+
+import orjson
+
+from profiler.errors import UserError
+from profiler.lookup import datetime_query
+from profiler.serve import answers
+
+#: the longest request target (path and query) answered; longer: 414
+MAX_TARGET = 8192
+#: the most results /route returns
+MAX_LIMIT = 1000
+JSON = b"application/json"
+
+
+class Service:
+    """The archives and the request handler over them."""
+
+    def __init__(self, archives):
+        self.archives = archives
+
+    def handle(self, method, path, query):
+        """(status, body bytes) of one request: method and path str, query bytes."""
+        if len(path) + len(query) > MAX_TARGET:
+            return _error(414, "request target longer than %d bytes" % MAX_TARGET)
+        if method not in ("GET", "HEAD"):
+            return _error(405, "only GET and HEAD")
+        endpoint = _ENDPOINTS.get(path)
+        if endpoint is None:
+            return _error(404, "no such endpoint: /lookup, /route, /archives and /health are served")
+        try:
+            params = _params(query)
+            return 200, orjson.dumps(endpoint(self, params))
+        except _BadRequest as e:
+            return _error(400, str(e))
+
+    def lookup(self, params):
+        url, dt = _url(params), _datetime(params)
+        found = answers.lookup_all(self.archives, url, dt)
+        if found is None:
+            raise _BadRequest("not a URI or SURT: %r" % url[:200])
+        return found
+
+    def route(self, params):
+        url, dt = _url(params), _datetime(params)
+        limit = params.get("limit")
+        if limit is not None:
+            if not limit.isdigit() or not 1 <= int(limit) <= MAX_LIMIT:
+                raise _BadRequest("limit must be a whole number from 1 to %d" % MAX_LIMIT)
+            limit = int(limit)
+        found = answers.route(self.archives, url, dt, limit)
+        if found is None:
+            raise _BadRequest("not a URI or SURT: %r" % url[:200])
+        return found
+
+    def describe(self, params):
+        return {"archives": [a.describe() for a in self.archives]}
+
+    def health(self, params):
+        return {"status": "ok", "archives": len(self.archives)}
+
+
+_ENDPOINTS = {"/lookup": Service.lookup, "/route": Service.route, "/archives": Service.describe,
+              "/health": Service.health}
+
+
+class _BadRequest(Exception):
+    pass
+
+
+def _error(status, message):
+    return status, orjson.dumps({"error": message})
+
+
+def _params(query):
+    try:
+        pairs = urllib.parse.parse_qsl(query.decode("ascii"), keep_blank_values=True, strict_parsing=False,
+                                       errors="strict", max_num_fields=20)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _BadRequest("bad query string (%s)" % e)
+    params = {}
+    for name, value in pairs:
+        if name in params:
+            raise _BadRequest("parameter %r given twice" % name)
+        params[name] = value
+    return params
+
+
+def _url(params):
+    url = params.get("url")
+    if not url:
+        raise _BadRequest("give url=URI (or a SURT)")
+    return url
+
+
+def _datetime(params):
+    dt = params.get("datetime")
+    if dt is None or dt == "":
+        return None
+    try:
+        return datetime_query(dt)
+    except UserError as e:
+        raise _BadRequest(str(e))
+
+
+# ---------------------------------------------------------------- server interfaces
+
+def asgi_app(service):
+    """The service as an ASGI application (uvicorn)."""
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        status, body = service.handle(scope["method"], scope["path"], scope.get("query_string", b""))
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body)),
+                                (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+    return app
+
+
+_REASONS = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
+            414: "414 URI Too Long"}
+
+
+def wsgi_app(service):
+    """The service as a WSGI application (a threaded server such as gunicorn's gthread)."""
+    def app(environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        query = environ.get("QUERY_STRING", "").encode("latin-1")
+        status, body = service.handle(environ.get("REQUEST_METHOD", "GET"), path, query)
+        start_response(_REASONS[status], [("Content-Type", "application/json"),
+                                          ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
+        return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
+    return app
