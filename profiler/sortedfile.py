@@ -12,6 +12,8 @@ from profiler.errors import UserError
 
 BLOCK = 1 << 12           # bytes read at the end of a bisection
 FORWARD_BLOCK = 1 << 18   # bytes read at a time by a batch's forward walk
+KEPT_LEVELS = 12          # bisection levels whose probe lines are kept (at most 2^12 per file)
+KEPT_PROBES = 1 << 13
 
 
 class UnsortedFile(UserError):
@@ -50,6 +52,7 @@ class SortedLines:
         self.forward_block = max(forward_block, block)
         self._block = None          # (start offset, end offset, list of lines)
         self._mids = {}             # bisection probe offset -> (line start, line)
+        self._checked = set()       # (offset, lines) of the blocks found in order
         self.seeks = 0
 
     def close(self):
@@ -61,7 +64,9 @@ class SortedLines:
     def __exit__(self, *exc):
         self.close()
 
-    def _line_at_or_after(self, pos):
+    def _line_at_or_after(self, pos, keep=True):
+        """(offset, line) of the first line starting at or after pos; kept for the next search
+        (the top levels of every bisection are the same) when ``keep``."""
         hit = self._mids.get(pos)
         if hit is not None:
             return hit
@@ -74,15 +79,16 @@ class SortedLines:
             f.readline()
         at = f.tell()
         found = (at, f.readline().rstrip(b"\n"))
-        if len(self._mids) > 100000:
-            self._mids.clear()
-            self._probes = []
-        self._mids[pos] = found
+        if keep:
+            if len(self._mids) > KEPT_PROBES:
+                self._mids.clear()
+                self._probes = []
+            self._mids[pos] = found
         if found[1]:
-            self._check_probe(at, self.key(found[1]))
+            self._check_probe(at, self.key(found[1]), keep)
         return found
 
-    def _check_probe(self, at, key):
+    def _check_probe(self, at, key, keep=True):
         probes = self._probes
         i = bisect.bisect_left(probes, (at,))
         if i < len(probes) and probes[i][0] == at:
@@ -91,17 +97,28 @@ class SortedLines:
             self._unsorted(probes[i - 1][1], key, at)
         if i < len(probes) and not key < probes[i][1]:
             self._unsorted(key, probes[i][1], probes[i][0])
-        probes.insert(i, (at, key))
+        if keep:
+            probes.insert(i, (at, key))
 
     def _check_block(self, offset, lines):
+        """Check a block's lines are in order (once per block: a server reads the same blocks
+        again and again), and its first line against the block before when that was read last."""
         key = self.key
-        keys = [key(line) for line in lines]
         b = self._block
-        if b is not None and b[1] == offset and b[2] and keys:
-            keys.insert(0, key(b[2][-1]))
+        if b is not None and b[1] == offset and b[2] and lines:
+            a, z = key(b[2][-1]), key(lines[0])
+            if not a < z:
+                self._unsorted(a, z, offset)
+        seen = (offset, len(lines))
+        if seen in self._checked:
+            return
+        keys = [key(line) for line in lines]
         for a, z in zip(keys, keys[1:]):
             if not a < z:
                 self._unsorted(a, z, offset)
+        if len(self._checked) > 1 << 20:
+            self._checked.clear()
+        self._checked.add(seen)
 
     def _unsorted(self, before, after, offset):
         what = "holds the key %r twice" % _short(after) if before == after else \
@@ -112,9 +129,10 @@ class SortedLines:
     def _bisect_file(self, target, lo):
         """A line-start offset at or before the first line >= target (searching from lo)."""
         hi = self.size
+        deep = self.size >> KEPT_LEVELS
         while hi - lo > self.block_size // 2:
             mid = (lo + hi) // 2
-            at, line = self._line_at_or_after(mid)
+            at, line = self._line_at_or_after(mid, hi - lo > deep)
             if at >= hi:
                 hi = mid
             elif line < target:

@@ -10,7 +10,7 @@ import orjson
 
 from profiler.errors import UserError
 from profiler.serve.archives import open_archives
-from profiler.serve.web import Service, asgi_app
+from profiler.serve.web import Service, asgi_app, wsgi_app
 
 #: the archive specs, for the worker processes (they import app_from_env)
 ENV = "ARCHIVE_PROFILER_SERVE"
@@ -19,6 +19,11 @@ ENV = "ARCHIVE_PROFILER_SERVE"
 def app_from_env():
     """The ASGI app of a worker process (uvicorn's factory)."""
     return asgi_app(Service(open_archives(orjson.loads(os.environ[ENV]))))
+
+
+def wsgi_from_env():
+    """The WSGI app of a worker of a threaded WSGI server (scripts/bench_serve.py compares them)."""
+    return wsgi_app(Service(open_archives(orjson.loads(os.environ[ENV]))))
 
 
 def bind(host, port):
@@ -34,6 +39,9 @@ def bind(host, port):
     except OSError as e:
         sock.close()
         raise UserError("cannot listen on %s port %d: %s" % (host, port, e.strerror or e))
+    if family in (socket.AF_INET, socket.AF_INET6):
+        # answers are small: sent at once, not held back for an ACK (accepted sockets inherit it)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.listen(1024)
     sock.set_inheritable(True)
     return sock
@@ -52,6 +60,7 @@ def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning"):
                    date_header=False, limit_concurrency=2048, timeout_keep_alive=5,
                    h11_max_incomplete_event_size=16 * 1024, http=_http(), loop=_loop(), lifespan="on")
     if workers > 1:
+        del archives                                # the workers open their own; this one only watches them
         os.environ[ENV] = orjson.dumps(specs).decode()
         uvicorn.run("profiler.serve.server:app_from_env", factory=True, workers=workers, **options)
     else:
