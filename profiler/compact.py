@@ -316,6 +316,11 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None):
             answers.add(i, weight(i))
             total += sz
             created += 1
+        if kind == "ukvs":                  # it now stands for URIs no longer listed (profiler.coverage)
+            sz = size(i)
+            lines_of[i] = [_marked(line) for line in lines_of[i]]
+            live.add(i, size(i) - sz)
+            total += size(i) - sz
         rollups += 1
     if total > quota:
         raise UserError("cannot shrink %s to %d %s: the smallest compaction has %d"
@@ -341,6 +346,27 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None):
                          bytes_out=size[0], rollups=rollups, created=created, collapsed=collapsed,
                          probes=probes, fp_in=(probes - unc_in) / probes_total,
                          fp_out=(probes - unc_out) / probes_total)
+
+
+def _marked(line):
+    """A map line with the rollup mark in its JSON block (profiler.coverage)."""
+    if b'"rollup":true' in line:
+        return line
+    i = line.find(b" {")
+    if i < 0:
+        return line + b' {"rollup":true}'
+    try:
+        block = orjson.loads(line[i + 1:])
+    except orjson.JSONDecodeError:
+        from profiler.ukvs import relaxed_json_loads
+        try:
+            block = relaxed_json_loads(line[i + 1:].decode("utf-8", "replace"))
+        except ValueError:
+            block = None
+    if not isinstance(block, dict):
+        return line[:i] + b' {"rollup":true}'
+    block["rollup"] = True
+    return line[:i] + b" " + orjson.dumps(block)
 
 
 def _probes(keys, index, freq_of, alive, weight):

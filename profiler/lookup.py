@@ -22,7 +22,7 @@ import re
 
 import orjson
 
-from profiler import cdx
+from profiler import cdx, coverage
 from profiler.errors import UserError
 from profiler.keys import directories, exact_key, host_part
 from profiler.sortedfile import SortedLines, profile_key
@@ -35,7 +35,12 @@ HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 #: for a datetime query how the date was answered: 'period' (a line for that month or year, or
 #: a map's datetime range), 'range' (only the key's first/last: held somewhere in that range,
 #: the date itself cannot be told), 'outside' (first/last rule the date out) or None
-Answer = collections.namedtuple("Answer", "urlkey status key frequency date", defaults=(None,))
+#: ``rollup``: the matched line stands for URIs rolled up into it (profiler.coverage)
+Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup", defaults=(None, False))
+
+
+def _rolled_up(line):
+    return b'"rollup":true' in line
 
 
 # ---------------------------------------------------------------- queries
@@ -81,6 +86,8 @@ def _simple_surt(raw):
 _SCHEME = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]")
 _SURT = re.compile(rb"(\*|[a-z0-9_-]+(,[a-z0-9_*-]+)*,?(:[0-9]+)?\)[^\s]*|[a-z0-9_-]+(,[a-z0-9_-]+)*,\*)\Z")
 _BARE_HOST = re.compile(rb"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+(:[0-9]+)?(/[^\s]*)?\Z")
+#: URIs of other schemes that archives index as they are (dns:host from crawlers, urn:, mailto:)
+_OPAQUE = re.compile(rb"(dns|urn|mailto|filedesc|warcinfo|whois|ftp):[^\s/][^\s]*\Z", re.I)
 
 
 def is_query(raw):
@@ -88,7 +95,7 @@ def is_query(raw):
     free text (what lookup answers 'invalid')."""
     if not raw or any(c in raw for c in b" \t\r\n"):
         return False
-    return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw))
+    return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw) or _OPAQUE.match(raw))
 
 
 def canonical(uri):
@@ -149,6 +156,7 @@ class Lookup:
         self.path = path
         self.headers = headers
         self.kind, self.nkeys = file_kind(path, headers, start)
+        self.coverage = coverage.of_headers(headers, self.kind)
         self.lines = SortedLines(path, start, key=profile_key if self.kind == "cdxj" else map_key(self.nkeys),
                                  mapped=mapped)
         self._freqs = {}
@@ -215,7 +223,7 @@ class Lookup:
             if line is not None:
                 key, freq = self.parse(line)
                 status = HELD if is_held(freq) else NOT_HELD
-                return self._dated(Answer(urlkey, status, key, freq), line, prefix, dt)
+                return self._dated(Answer(urlkey, status, key, freq, None, _rolled_up(line)), line, prefix, dt)
         return None if partial else Answer(urlkey, NO_MATCH, None, None)
 
     def _dated(self, answer, line, prefix, dt):
@@ -368,7 +376,7 @@ class Lookup:
 
     def _answer_line(self, urlkey, line):
         key, freq = self.parse(line)
-        return Answer(urlkey, HELD if is_held(freq) else NOT_HELD, key, freq)
+        return Answer(urlkey, HELD if is_held(freq) else NOT_HELD, key, freq, None, _rolled_up(line))
 
     def _walk(self, prefixes):
         """prefix -> lines for every prefix with lines, in one forward walk over the file."""

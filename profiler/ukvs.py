@@ -322,8 +322,11 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
     headers = read_header(profile_path)
     if not any(n in ("!keys", "@keys") for n, _ in headers):
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
-    source = {}
+    from profiler import coverage
+    source, cover, compacted = {}, None, False
     for name, value in headers:
+        if name == "!meta" and isinstance(value, dict) and "compacted" in value:
+            compacted = True
         if name == "!id" and isinstance(value, dict) and archive_uri is None:
             archive_uri = value.get("uri")
         if name == "!meta" and isinstance(value, dict):
@@ -332,7 +335,10 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
                     source[field] = value[field]
             if isinstance(value.get("policy"), dict):
                 source["policy"] = value["policy"].get("name")
+                cover = coverage.from_policy(value["policy"])
     created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created,
             "source": dict(source, profile=os.path.basename(profile_path))}
+    if cover is not None and not compacted:
+        meta["coverage"] = cover            # every held host (URL) has its line (profiler.coverage)
     return write_map(map_path, map_headers(archive_uri, keys, [meta]), profile_records(profile_path, keys))
