@@ -53,6 +53,8 @@ class SortedLines:
         self._block = None          # (start offset, end offset, list of lines)
         self._mids = {}             # bisection probe offset -> (line start, line)
         self._checked = set()       # (offset, lines) of the blocks found in order
+        self._kept_lines = []       # the kept probe lines in file (and byte) order, and their offsets
+        self._kept_at = []
         self.seeks = 0
 
     def close(self):
@@ -83,7 +85,13 @@ class SortedLines:
             if len(self._mids) > KEPT_PROBES:
                 self._mids.clear()
                 self._probes = []
+                self._kept_lines, self._kept_at = [], []
             self._mids[pos] = found
+            if found[1]:
+                i = bisect.bisect_left(self._kept_at, at)
+                if i == len(self._kept_at) or self._kept_at[i] != at:
+                    self._kept_at.insert(i, at)
+                    self._kept_lines.insert(i, found[1])
         if found[1]:
             self._check_probe(at, self.key(found[1]), keep)
         return found
@@ -127,8 +135,16 @@ class SortedLines:
                            % (self.path, what, offset))
 
     def _bisect_file(self, target, lo):
-        """A line-start offset at or before the first line >= target (searching from lo)."""
+        """A line-start offset at or before the first line >= target (searching from lo). The
+        lines kept from earlier searches narrow the range first (one bisection in memory)."""
         hi = self.size
+        kept = self._kept_lines
+        if kept:
+            i = bisect.bisect_left(kept, target)
+            if i:
+                lo = max(lo, self._kept_at[i - 1] + len(kept[i - 1]) + 1)
+            if i < len(kept) and self._kept_at[i] >= lo:
+                hi = self._kept_at[i]
         deep = self.size >> KEPT_LEVELS
         while hi - lo > self.block_size // 2:
             mid = (lo + hi) // 2

@@ -162,9 +162,10 @@ def load(port, urls, seconds, connections):
     async def main():
         deadline = time.monotonic() + seconds
         await asyncio.gather(*[_client(port, urls, deadline, latencies, errors) for _ in range(connections)])
-    t = time.monotonic()
+    t, cpu = time.monotonic(), time.process_time()
     asyncio.run(main())
     elapsed = time.monotonic() - t
+    load.client_cpu = (time.process_time() - cpu) / elapsed
     latencies.sort()
     pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
     return len(latencies) / elapsed, pct(0.5), pct(0.99), len(errors)
@@ -201,8 +202,9 @@ def main():
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
-        print("  %-8s start %.2f s | %6.0f lookups/s (x%d archives) | p50 %.1f ms p99 %.1f ms | errors %d"
-              % (stack, started, rate, opts.maps, p50, p99, errors))
+        print("  %-8s start %.2f s | %6.0f lookups/s (x%d archives) | p50 %.1f ms p99 %.1f ms | errors %d | "
+              "the load generator took %.2f of the %d cores" % (stack, started, rate, opts.maps, p50, p99, errors,
+                                                                load.client_cpu, os.cpu_count()))
         for when, m in (("started", before), ("after load", after)):
             print("    %-10s RSS %4.0f MB = anonymous %4.0f + mapped file pages %4.0f; PSS %4.0f MB"
                   % ((when,) + m))

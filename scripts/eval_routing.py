@@ -170,7 +170,7 @@ def draw(png, tables):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables), 4.2), squeeze=False)
     for ax, (name, results) in zip(axes[0], tables):
         sizes = list(results)
         x = range(len(sizes))
@@ -183,8 +183,8 @@ def draw(png, tables):
         ax.set_ylim(0, 105)
         ax.set_ylabel("%")
         ax.set_title(name)
-        ax.legend(loc="lower left", fontsize=8)
-    fig.tight_layout()
+    axes[0][0].figure.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(png, dpi=110)
 
 
