@@ -17,6 +17,7 @@ forward block by block.
 """
 
 import collections
+import functools
 import os
 import re
 
@@ -111,8 +112,10 @@ def canonical(uri):
     return cdx.urlkey(raw, raw)
 
 
+@functools.lru_cache(maxsize=4096)
 def surt_candidates(urlkey):
-    """SURT keys that can hold a urlkey, most specific first (exact, path dirs, host, labels, '*')."""
+    """SURT keys that can hold a urlkey, most specific first (exact, path dirs, host, labels, '*'):
+    a tuple (a router asks many files about one URI)."""
     out = [exact_key(urlkey)]
     host = host_part(urlkey)
     if host is not None:
@@ -124,7 +127,7 @@ def surt_candidates(urlkey):
         for k in range(len(labels) - 1, 0, -1):
             out.append(",".join(labels[:k]) + ",*")
     out.append("*")
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def datetime_query(text):

@@ -1,6 +1,7 @@
 """The routing service under load: ten 1M-line maps, startup time and memory, and lookups per
 second with latency percentiles from a keep-alive load generator (loopback, fixed seconds), for
-uvicorn (ASGI, httptools, uvloop) and gunicorn's threaded workers (WSGI) side by side.
+uvicorn (ASGI, httptools, uvloop) and gunicorn's threaded workers (WSGI) side by side, and
+uvicorn with --max-mapped 64 (uvicorn-64: a bounded RSS).
 
     python scripts/bench_serve.py [--maps 10] [--lines 1000000] [--seconds 10] [--workdir DIR]
 
@@ -88,14 +89,16 @@ def free_port():
     return port
 
 
-def start(stack, paths, workers, env):
+def start(stack, paths, workers, env, max_mapped=None):
     port = free_port()
     if stack == "uvicorn":
         args = [sys.executable, "-m", "profiler.cli", "serve"] + paths + ["--port", str(port),
                                                                          "--workers", str(workers)]
+        if max_mapped:
+            args += ["--max-mapped", str(max_mapped)]
     else:
         import orjson
-        env = dict(env, ARCHIVE_PROFILER_SERVE=orjson.dumps(paths).decode())
+        env = dict(env, ARCHIVE_PROFILER_SERVE=orjson.dumps({"files": paths}).decode())
         args = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8",
                 "-b", "127.0.0.1:%d" % port, "--log-level", "warning", "profiler.serve.server:wsgi_from_env()"]
     t = time.monotonic()
@@ -179,7 +182,7 @@ def main():
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--workdir", default=os.path.join(ROOT, ".bench-serve"))
-    ap.add_argument("--stacks", default="uvicorn,gunicorn")
+    ap.add_argument("--stacks", default="uvicorn,gunicorn,uvicorn-64")
     opts = ap.parse_args()
     paths, hosts = make_maps(opts.workdir, opts.maps, opts.lines)
     urls = sample_urls(20000, hosts)
@@ -194,7 +197,8 @@ def main():
             except ImportError:
                 print("  gunicorn: not installed, skipped")
                 continue
-        proc, port, started = start(stack, paths, opts.workers, env)
+        proc, port, started = start(stack.split("-")[0], paths, opts.workers, env,
+                                    int(stack.split("-")[1]) if "-" in stack else None)
         try:
             before = memory(proc)
             rate, p50, p99, errors = load(port, urls, opts.seconds, opts.connections)

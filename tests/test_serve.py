@@ -307,3 +307,22 @@ def test_sigterm_stops_every_process(archives):
     else:
         os.killpg(pgid, signal.SIGKILL)
         raise AssertionError("worker processes outlived the server")
+
+
+def test_max_mapped_lets_pages_go(tmp_path):
+    """--max-mapped: a worker that holds more mapped file pages than its budget lets them go."""
+    from profiler.serve.archives import Archive, PageBudget, file_pages
+    path = tmp_path / "big.ukvs"
+    with open(path, "w") as f:
+        f.write('!fields {"keys":["surt"],"values":["frequency"]}\n')
+        for i in range(300000):
+            f.write("com,h%07d)/* %d/1\n" % (i, i % 50 + 1))
+    archive = Archive(str(path), "big")
+    mapped = archive.current().lines.f
+    before = file_pages()
+    touched = sum(mapped[i] for i in range(0, len(mapped), 4096))
+    assert touched and file_pages() - before > 4 << 20
+    budget = PageBudget([archive], budget=1 << 20)
+    budget.check()
+    assert budget.releases == 1 and file_pages() - before < 1 << 20
+    assert archive.current().lookup("http://h0000042.com/").status == "held"

@@ -13,6 +13,9 @@ def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="[NAME=]FILE", help="one archive's map or profile")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one, printed)")
+    p.add_argument("--max-mapped", type=int, default=None, metavar="MB",
+                   help="let a worker's mapped file pages go when it holds more than MB of them: a bounded RSS "
+                        "for fewer lookups a second (default: no limit; the pages are page cache either way)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; one per core for "
                                                           "throughput)")
 
@@ -28,5 +31,8 @@ def run(args):
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
     from profiler.serve.server import serve
-    serve(args.files, args.host, args.port, args.workers, "info" if args.verbose else "warning")
+    if args.max_mapped is not None and args.max_mapped < 1:
+        raise UserError("--max-mapped must be at least 1 (MB)")
+    serve(args.files, args.host, args.port, args.workers, "info" if args.verbose else "warning",
+          args.max_mapped << 20 if args.max_mapped else None)
     return 0

@@ -16,14 +16,19 @@ from profiler.serve.web import Service, asgi_app, wsgi_app
 ENV = "ARCHIVE_PROFILER_SERVE"
 
 
+def _from_env():
+    config = orjson.loads(os.environ[ENV])
+    return Service(open_archives(config["files"]), config.get("page_budget"))
+
+
 def app_from_env():
     """The ASGI app of a worker process (uvicorn's factory)."""
-    return asgi_app(Service(open_archives(orjson.loads(os.environ[ENV]))))
+    return asgi_app(_from_env())
 
 
 def wsgi_from_env():
     """The WSGI app of a worker of a threaded WSGI server (scripts/bench_serve.py compares them)."""
-    return wsgi_app(Service(open_archives(orjson.loads(os.environ[ENV]))))
+    return wsgi_app(_from_env())
 
 
 def bind(host, port):
@@ -47,8 +52,9 @@ def bind(host, port):
     return sock
 
 
-def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning"):
-    """Serve until SIGINT or SIGTERM."""
+def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", page_budget=None):
+    """Serve until SIGINT or SIGTERM. page_budget: bytes of mapped file pages a worker keeps
+    (profiler.serve.archives.PageBudget; None: as many as it reads)."""
     import uvicorn
     archives = open_archives(specs)                  # a mistake is a one-line error, before listening
     sock = bind(host, port)
@@ -61,10 +67,10 @@ def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning"):
                    h11_max_incomplete_event_size=16 * 1024, http=_http(), loop=_loop(), lifespan="on")
     if workers > 1:
         del archives                                # the workers open their own; this one only watches them
-        os.environ[ENV] = orjson.dumps(specs).decode()
+        os.environ[ENV] = orjson.dumps({"files": specs, "page_budget": page_budget}).decode()
         uvicorn.run("profiler.serve.server:app_from_env", factory=True, workers=workers, **options)
     else:
-        uvicorn.run(asgi_app(Service(archives)), **options)
+        uvicorn.run(asgi_app(Service(archives, page_budget)), **options)
     sock.close()
 
 

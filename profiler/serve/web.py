@@ -24,8 +24,10 @@ JSON = b"application/json"
 class Service:
     """The archives and the request handler over them."""
 
-    def __init__(self, archives):
+    def __init__(self, archives, page_budget=None):
+        from profiler.serve.archives import PageBudget
         self.archives = archives
+        self.pages = PageBudget(archives, page_budget)
 
     def handle(self, method, path, query):
         """(status, body bytes) of one request: method and path str, query bytes."""
@@ -36,6 +38,7 @@ class Service:
         endpoint = _ENDPOINTS.get(path)
         if endpoint is None:
             return _error(404, "no such endpoint: /lookup, /route, /archives and /health are served")
+        self.pages.check()
         try:
             params = _params(query)
             return 200, orjson.dumps(endpoint(self, params))
