@@ -1795,6 +1795,7 @@ typedef struct {
     Py_ssize_t last_ui;        /* the URI-R of the capture before (an index's captures of one URI-R follow each other) */
     Map cells; ACell *cv; Py_ssize_t cvcap;
     long long captures;
+    long long bytes_total, max_bytes;   /* lengths added; the most they may add up to (mapside.map_split) */
     Buf kb, jb;
     Filter filter; uint64_t *fh; Py_ssize_t fhcap;   /* the map task's digest filter, if any */
 } Aggregator;
@@ -1848,6 +1849,7 @@ static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, 
         a->u_head[ui] = a->u_tail[ui] = -1;
     }
     a->captures++;
+    a->bytes_total += length;
     Py_ssize_t pn = tn < a->period_len ? tn : a->period_len;
     int rev = revisit && a->resolve;
     Buf *b = &a->kb;
@@ -2168,6 +2170,7 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
         }
     }
     int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
+    if (length > a->max_bytes - a->bytes_total) return 2;    /* past the byte budget: Python counts it */
     int r = agg_add(a, key, kn, ts, 14, mime, mn, st, stn, digest, dn, length, revisit);
     return r;
 }
@@ -2220,6 +2223,15 @@ static PyObject *Aggregator_set_layout(Aggregator *a, PyObject *letters) {
 }
 
 static PyObject *Aggregator_get_captures(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->captures); }
+static PyObject *Aggregator_get_bytes_total(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->bytes_total); }
+
+static PyObject *Aggregator_set_max_bytes(Aggregator *a, PyObject *arg) {
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < 0) { PyErr_SetString(PyExc_ValueError, "max_bytes must not be negative"); return NULL; }
+    a->max_bytes = v;
+    Py_RETURN_NONE;
+}
 
 static void Aggregator_dealloc(Aggregator *a) {
     map_free(&a->uris); map_free(&a->cells);
@@ -2238,6 +2250,7 @@ static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
     if (a->uris.slots) { PyErr_SetString(PyExc_RuntimeError, "Aggregator initialised twice"); return -1; }
     a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
     a->last_ui = -1;
+    a->bytes_total = 0; a->max_bytes = LLONG_MAX;
     if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0) return -1;
     return agg_layout(a, letters);
 }
@@ -2255,6 +2268,8 @@ static PyMethodDef Aggregator_methods[] = {
      "flush(keep_last=False) -> [(urlkey, cells JSON), ...]; keep_last: the last capture's URI-R stays"},
     {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_VARARGS, "flush_raw(keep_last=False) -> bytes: flush()'s records as lines"},
     {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
+    {"set_max_bytes", (PyCFunction)Aggregator_set_max_bytes, METH_O,
+     "set_max_bytes(n): lines whose length would take the lengths added past n come back to Python"},
     {"set_digest_filter", (PyCFunction)Aggregator_set_digest_filter, METH_O,
      "set_digest_filter(bytearray or None): each flushed record's digests go into this map task's filter"},
     {NULL}
@@ -2262,6 +2277,7 @@ static PyMethodDef Aggregator_methods[] = {
 
 static PyGetSetDef Aggregator_getset[] = {
     {"captures", (getter)Aggregator_get_captures, NULL, "captures added", NULL},
+    {"bytes_total", (getter)Aggregator_get_bytes_total, NULL, "lengths added", NULL},
     {NULL}
 };
 

@@ -298,7 +298,11 @@ def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False
                              "'archive-profiler validate' on the inputs"
                              % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
         counter["bounded"] += "bounds" in merged
-        yield key + b" " + orjson.dumps(merged)
+        try:
+            yield key + b" " + orjson.dumps(merged)
+        except TypeError:               # orjson writes integers up to 2^64 - 1 only
+            raise MergeError("key %r: a merged count passes 2^64 - 1; merge fewer profiles at a time"
+                             % key[:80].decode("utf-8", "replace"))
 
 
 def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):

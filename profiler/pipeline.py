@@ -25,13 +25,16 @@ class JobFailed(RunError):
 
 
 def write_manifest(splits, folder):
-    """One manifest file per split, so that every runner starts at least one map task per split."""
+    """One manifest file per split, so that every runner starts at least one map task per split.
+    Each split gets its share of the run's byte budget (profiler.mapside.MAX_TOTAL)."""
+    from profiler.mapside import MAX_TOTAL
     os.makedirs(folder, exist_ok=True)
     paths = []
+    share = MAX_TOTAL // max(1, len(splits))
     for i, split in enumerate(splits):
         path = os.path.join(folder, "split-%05d.json" % i)
         with open(path, "wb") as f:
-            f.write(orjson.dumps(encoded_path(split)) + b"\n")
+            f.write(orjson.dumps(dict(encoded_path(split), max_bytes=share)) + b"\n")
         paths.append(path)
     return paths
 
