@@ -237,7 +237,9 @@ class Lookup:
         if not query_dt:
             return answer
         if self.kind != "cdxj":
-            return answer._replace(date="period")
+            if self.nkeys == 2:
+                return answer._replace(date="period")
+            return self._by_breakdown(answer, line, query_dt)
         if not prefix.endswith(b" - - - "):
             return answer._replace(date="period")
         value = orjson.loads(line[line.find(b" {") + 1:])
@@ -248,6 +250,33 @@ class Lookup:
         if answer.status == HELD and self._has_period_lines(prefix, query_dt):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="range" if answer.status == HELD else None)
+
+    def _by_breakdown(self, answer, line, dt):
+        """A surt-keyed map's answer to a datetime query: from the line's datetime breakdown
+        block ({"datetime": {"2014": "20~/10", ...}}, the MementoMap way): the narrowest entry
+        holding the date answers (date 'period'); none, when the entries add up to the line's
+        exact count, means none then (not-held, 'period'); otherwise, or without a breakdown,
+        the file cannot tell (date 'unknown')."""
+        breakdown = _breakdown(line)
+        if not breakdown or answer.frequency is None:
+            return answer._replace(date="unknown")
+        low, high = dt.ljust(14, "0"), dt.ljust(14, "9")
+        best, total, exact = None, 0, True
+        for field, freq in breakdown:
+            exact = exact and freq.urim is not None and not freq.urim_mark
+            total += freq.urim or 0
+            span = datetime_span(field)
+            if span is not None and span[0] <= low and high <= span[1]:
+                width = int(span[1]) - int(span[0])
+                if best is None or width < best[0]:
+                    best = (width, freq)
+        if best is not None:
+            freq = best[1]
+            return answer._replace(status=HELD if is_held(freq) else NOT_HELD, frequency=freq, date="period")
+        line_freq = answer.frequency
+        if exact and line_freq.urim is not None and not line_freq.urim_mark and total == line_freq.urim:
+            return answer._replace(status=NOT_HELD, date="period")
+        return answer._replace(date="unknown")
 
     def _has_period_lines(self, prefix, dt):
         """True when the file lists this SURT by year (so a year without a line has no capture)."""
@@ -392,6 +421,35 @@ class Lookup:
                 found[prefix] = lines
         self.lines._block = None
         return found
+
+
+def _breakdown(line):
+    """[(datetime field, Frequency), ...] of a map line's datetime breakdown block, or None."""
+    i = line.find(b" {")
+    if i < 0 or b"datetime" not in line[i:]:
+        return None
+    raw = line[i + 1:]
+    try:
+        block = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        from profiler.ukvs import relaxed_json_loads
+        try:
+            block = relaxed_json_loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    entries = block.get("datetime") if isinstance(block, dict) else None
+    if not isinstance(entries, dict):
+        return None
+    out = []
+    for field, value in entries.items():
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(text, str):
+            return None
+        try:
+            out.append((field, parse_frequency(text.encode("ascii", "replace"))))
+        except ValueError:
+            return None
+    return out
 
 
 def is_held(freq):

@@ -155,11 +155,99 @@ def _grouped(streams):
 
 
 def _map_records(path):
-    headers, records = ukvs.read_map(path)
+    """(line number, key, (Frequency, the line's JSON block bytes or None)) of a map's records."""
+    headers, offset = ukvs.read_headers(path)
+    nkeys = ukvs.key_count(headers)
     lineno = len(headers)
-    for key, freq in records:
-        lineno += 1
-        yield lineno, key, freq
+    with open(path, "rb") as f:
+        f.seek(offset)
+        for line in f:
+            lineno += 1
+            if not line.strip() or line[:1] in (b"!", b"@"):
+                continue
+            key, freq = ukvs.parse_record(line, nkeys, lineno)
+            body = line.rstrip(b"\r\n")
+            i = body.find(b" {")
+            yield lineno, key, (freq, body[i + 1:].strip() if i >= 0 else None)
+
+
+def _block(raw):
+    if raw is None:
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            value = ukvs.relaxed_json_loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def combine_blocks(raws, freqs, disjoint=(), counter=None):
+    """The JSON block of a merged map line, from its inputs' blocks (bytes or None): a lone block
+    is kept as it is; datetime breakdowns add up per datetime when every input has one (an input
+    whose breakdown is not complete makes the sums lower bounds); the rollup mark stays if any
+    input has it; other attributes stay when all inputs agree. What cannot be kept is counted in
+    counter['extras_dropped']."""
+    if len(raws) == 1:
+        return raws[0]
+    blocks = [_block(r) for r in raws]
+    if all(b is None for b in blocks):
+        return None
+    out, dropped = {}, False
+    names = []
+    for b in blocks:
+        for name in b or ():
+            if name not in names:
+                names.append(name)
+    for name in names:
+        values = [b.get(name) if b else None for b in blocks]
+        if name == "rollup":
+            if any(v is True for v in values):
+                out[name] = True
+        elif name == "datetime":
+            merged = _merge_breakdowns(values, freqs, disjoint)
+            if merged is None:
+                dropped = True
+            else:
+                out[name] = merged
+        elif all(v == values[0] for v in values) and all(b is not None and name in b for b in blocks):
+            out[name] = values[0]
+        else:
+            dropped = True
+    if dropped and counter is not None:
+        counter["extras_dropped"] = counter.get("extras_dropped", 0) + 1
+    return orjson.dumps(out) if out else None
+
+
+def _merge_breakdowns(values, freqs, disjoint):
+    """Datetime breakdowns ({datetime: frequency}) of one key added up, or None."""
+    parsed = []
+    for value, freq in zip(values, freqs):
+        if not isinstance(value, dict):
+            return None
+        entries = {}
+        for field, f in value.items():
+            text = str(f) if isinstance(f, int) and not isinstance(f, bool) else f
+            if not isinstance(text, str) or ukvs.datetime_span(field) is None:
+                return None
+            try:
+                entries[field] = ukvs.parse_frequency(text.encode("ascii", "replace"))
+            except ValueError:
+                return None
+        total = sum(e.urim or 0 for e in entries.values())
+        complete = (freq.urim is not None and not freq.urim_mark and total == freq.urim
+                    and all(e.urim is not None and not e.urim_mark for e in entries.values()))
+        parsed.append((entries, complete))
+    out = {}
+    for field in sorted({f for entries, _ in parsed for f in entries}):
+        present = [entries[field] for entries, _ in parsed if field in entries]
+        combined = combine_frequencies(present, disjoint) if len(present) > 1 else present[0]
+        if any(field not in entries and not complete for entries, complete in parsed):
+            combined = combined._replace(urim_mark=combine_marks([combined.urim_mark, "+"]))
+        out[field] = ukvs.format_frequency(combined)
+    return out
 
 
 # ---------------------------------------------------------------- headers
@@ -331,7 +419,10 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
             for key, values in _grouped(streams):
                 counter["lines"] += 1
                 counter["merged"] += len(values) > 1
-                yield key + b" " + ukvs.format_frequency(combine_frequencies(values, disjoint)).encode("ascii")
+                freqs = [v[0] for v in values]
+                line = key + b" " + ukvs.format_frequency(combine_frequencies(freqs, disjoint)).encode("ascii")
+                block = combine_blocks([v[1] for v in values], freqs, disjoint, counter)
+                yield line + b" " + block if block else line
 
     def lines():
         yield from headers

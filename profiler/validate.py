@@ -21,7 +21,7 @@ import orjson
 
 from profiler.profilefile import FEATURES, flatten, sniff_kind
 from profiler.output import KEYS
-from profiler.ukvs import MapFormatError, parse_frequency, relaxed_json_loads
+from profiler.ukvs import MapFormatError, parse_frequency, relaxed_json_loads, datetime_span
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
@@ -45,11 +45,22 @@ class Report:
         self.problems = []
         self.count = 0
         self.max_problems = max_problems
+        self.notes = []             # (line, message): what the format allows but a reader may like to know
+        self._noted = set()
 
     def add(self, lineno, message):
         self.count += 1
         if self.max_problems is None or len(self.problems) < self.max_problems:
             self.problems.append(Problem(lineno, message))
+
+    def note(self, lineno, message, once=None):
+        """A note (not a problem); with ``once``, only the first of its kind (with a count)."""
+        if once is not None:
+            if once in self._noted:
+                return
+            self._noted.add(once)
+        if len(self.notes) < 50:
+            self.notes.append(Problem(lineno, message))
 
     @property
     def ok(self):
@@ -83,6 +94,8 @@ def validate(path, kind=None, max_problems=100):
                 if first_data_line:
                     report.add(lineno, "header line after the first data line (line %d)" % first_data_line)
                 name, value = _check_header(report, lineno, body, kind)
+                if name == b"meta":
+                    _note_meta(report, lineno, value)
                 if kind == "cdxj" and previous_header is not None and body < previous_header:
                     report.add(lineno, "header lines not in byte order (sorts before line %d)" % (lineno - 1))
                 previous_header = body
@@ -126,13 +139,20 @@ def _check_header(report, lineno, body, kind):
         report.add(lineno, "header line without a JSON value")
         return name[1:], None
     if rest[:1] == b" " or rest.endswith(b" "):
-        report.add(lineno, "more than one space in a header line")
+        if kind == "ukvs":
+            report.note(lineno, "runs of blanks in header lines (allowed; they cost bytes)", once="header-blanks")
+            rest = rest.strip(b" ")
+        else:
+            report.add(lineno, "more than one space in a header line")
     try:
         return name[1:], orjson.loads(rest)
     except orjson.JSONDecodeError as e:
         if kind == "ukvs":
             try:
-                return name[1:], relaxed_json_loads(rest)
+                value = relaxed_json_loads(rest)
+                report.note(lineno, "relaxed JSON (unquoted names) in header lines, as the UKVS seed writes them",
+                            once="header-relaxed")
+                return name[1:], value
             except MapFormatError:
                 pass
         report.add(lineno, "bad JSON in header: %s" % e)
@@ -158,11 +178,15 @@ def _declared_keys(report, lineno, name, value, kind):
     return None
 
 
-def _check_fields(report, lineno, text, what):
-    """Single spaces between fields, no control bytes; returns the fields."""
+def _check_fields(report, lineno, text, what, aligned=False):
+    """Single spaces between fields (``aligned``, a UKVS map: runs of blanks allowed, noted), no
+    control bytes; returns the fields."""
     column = (text.find(b"  ") + 1 if b"  " in text else 1 if text[:1] == b" "
               else len(text) if text.endswith(b" ") else 0)
-    if column:
+    if column and aligned and text[:1] != b" ":
+        report.note(lineno, "aligned columns: runs of blanks between fields (allowed in UKVS; they cost bytes)",
+                    once="aligned")
+    elif column:
         report.add(lineno, "more than one space between fields (column %d)" % column)
     m = _CONTROL.search(text)
     if m:
@@ -185,13 +209,9 @@ def _check_data(report, lineno, body, kind, nkeys):
         _check_value(report, lineno, body[i + 1:])
         return b" ".join(fields)
     text = body[:i] if i >= 0 else body
-    fields = _check_fields(report, lineno, text, "line")
+    fields = _check_fields(report, lineno, text, "line", aligned=True)
     if i >= 0:
-        try:
-            if not isinstance(orjson.loads(body[i + 1:]), dict):
-                report.add(lineno, "the JSON block is not an object")
-        except orjson.JSONDecodeError as e:
-            report.add(lineno, "bad JSON: %s" % e)
+        _check_block(report, lineno, body[i + 1:])
     expected = None if nkeys is None else nkeys + 1
     if len(fields) < 2 or (expected is not None and len(fields) != expected):
         report.add(lineno, "%d fields, expected %s key field(s) and a frequency"
@@ -202,6 +222,64 @@ def _check_data(report, lineno, body, kind, nkeys):
     except MapFormatError as e:
         report.add(lineno, str(e))
     return b" ".join(fields[:-1])
+
+
+#: per-line attributes of a map this tool reads (the rest is kept and noted)
+KNOWN_BLOCK_NAMES = {"datetime", "rollup"}
+
+
+def _check_block(report, lineno, raw):
+    """A map line's single-line JSON block: an object, strict or relaxed JSON (noted); a
+    datetime breakdown {"2014": "20~/10", ...} checked; unknown attributes noted."""
+    try:
+        block = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        try:
+            block = relaxed_json_loads(raw)
+        except MapFormatError:
+            report.add(lineno, "bad JSON: %s" % e)
+            return
+        report.note(lineno, "relaxed JSON (unquoted names) in per-line blocks, as the UKVS seed writes them",
+                    once="block-relaxed")
+    if not isinstance(block, dict):
+        report.add(lineno, "the JSON block is not an object")
+        return
+    for name in block:
+        if name not in KNOWN_BLOCK_NAMES:
+            report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
+                        once=("attr", name[:40]))
+    breakdown = block.get("datetime")
+    if breakdown is not None:
+        if not isinstance(breakdown, dict):
+            report.add(lineno, "the datetime breakdown must be an object {datetime: frequency}")
+            return
+        for dt, freq in breakdown.items():
+            if datetime_span(dt) is None:
+                report.add(lineno, "datetime breakdown key %r is not a datetime or range" % dt[:40])
+            text = str(freq) if isinstance(freq, int) and not isinstance(freq, bool) else freq
+            try:
+                parse_frequency(text.encode() if isinstance(text, str) else b"?")
+            except MapFormatError:
+                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(freq)[:40])
+
+
+#: !meta fields this tool writes, with the JSON types they take
+_META_TYPES = {"type": str, "generator": str, "created": str, "captures": int, "inputs": list,
+               "skipped": dict, "policy": (dict, str), "revisits": str, "name": str, "updated_at": str}
+
+
+def _note_meta(report, lineno, value):
+    """Notes on !meta content: not an object, or a known field of another type."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        report.note(lineno, "!meta is not a JSON object")
+        return
+    for name, kind in _META_TYPES.items():
+        if name in value and not isinstance(value[name], kind):
+            report.note(lineno, "!meta %s is a %s, not a %s" % (
+                name, type(value[name]).__name__,
+                " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__))
 
 
 def _check_key_fields(report, lineno, fields):
@@ -228,6 +306,10 @@ def _check_value(report, lineno, text):
         report.add(lineno, "the JSON block is not an object")
         return
     names = [k for k in value if k in SPEC_ORDER]
+    for name in value:
+        if name not in SPEC_ORDER and name != "bounds":
+            report.note(lineno, "extra attribute %r beside the features (allowed; kept by merge and query)"
+                        % name[:40], once=("extra", name[:40]))
     missing = [k for k in SPEC_ORDER if k not in value]
     if missing:
         report.add(lineno, "missing feature(s): %s" % ", ".join(missing))

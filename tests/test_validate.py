@@ -76,6 +76,8 @@ def _corrupt(lines, how, h):
         lines.insert(i, b"")
     elif how == "double space":
         lines[i] = lines[i].replace(b" ", b"  ", 1)
+    elif how == "leading space":
+        lines[i] = b" " + lines[i]
     elif how == "space before JSON":
         lines[i] = lines[i].replace(b" {", b"  {", 1)
     elif how == "unsorted":
@@ -157,7 +159,7 @@ def test_missing_last_newline_and_missing_keys(written, tmp_path):
 
 @pytest.mark.parametrize("how, message", [
     ("bad frequency", "not a frequency"), ("extra field", "3 fields, expected 1 key field(s)"),
-    ("double space", "more than one space"), ("unsorted", "not in byte order"),
+    ("leading space", "more than one space"), ("unsorted", "not in byte order"),
     ("CRLF", "CRLF"), ("empty line", "empty line"),
 ])
 def test_corrupted_map_fails_with_line_number(written, tmp_path, how, message):
@@ -170,6 +172,8 @@ def test_corrupted_map_fails_with_line_number(written, tmp_path, how, message):
         lines[i] = lines[i].replace(b" ", b" 2013 ", 1)
     elif how == "double space":
         lines[i] = lines[i].replace(b" ", b"  ", 1)
+    elif how == "leading space":
+        lines[i] = b" " + lines[i]
     elif how == "unsorted":
         lines[i], lines[i - 1] = lines[i - 1], lines[i]
     elif how == "CRLF":

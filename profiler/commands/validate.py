@@ -6,8 +6,11 @@ NAME = "validate"
 HELP = "check CDXJ profiles and UKVS maps (grammar, byte-wise order, duplicate keys, features)"
 DESCRIPTION = ("Check CDXJ archive profiles and UKVS maps: no empty lines or CR, single-space "
                "delimiters, header lines first, as many key fields as !keys/!fields declare, valid "
-               "single-line JSON, byte-wise order without duplicate keys, consistent features. Prints "
-               "FILE:LINE: problem for each problem; exits 1 when a file is invalid.")
+               "single-line JSON, byte-wise order without duplicate keys, consistent features. A UKVS map "
+               "may align its columns with runs of blanks and write relaxed JSON (unquoted names), as "
+               "the UKVS seed does. Prints FILE:LINE: problem for each problem and FILE:LINE: note: for "
+               "what is allowed but worth knowing (unknown attributes, odd !meta content); exits 1 when "
+               "a file is invalid.")
 
 
 def add_arguments(p):
@@ -33,6 +36,9 @@ def run(args):
             report = validate(path, args.type, args.max_problems)
         for problem in report.problems:
             print("%s:%d: %s" % (path, problem.lineno, problem.message))
+        if not args.quiet:
+            for note in report.notes:
+                print("%s:%d: note: %s" % (path, note.lineno, note.message))
         kind = "CDXJ profile" if report.kind == "cdxj" else "UKVS map"
         if report.ok:
             if not args.quiet:
