@@ -153,15 +153,22 @@ class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
     def __init__(self, path, mapped=False):
-        if not os.path.isfile(path):
+        """path: a profile or map, one of the pages `split` wrote (its pages are found by their
+        links) or the folder of the pages."""
+        from profiler.pages import PagedLines, find_pages
+        if not os.path.isfile(path) and not os.path.isdir(path):
             raise UserError("no such file: %s" % path)
-        headers, start = read_headers(path)
+        pages = find_pages(path)
+        if pages:
+            path, headers, start, _ = pages[0]
+        else:
+            headers, start = read_headers(path)
         self.path = path
         self.headers = headers
         self.kind, self.nkeys = file_kind(path, headers, start)
         self.coverage = coverage.of_headers(headers, self.kind)
-        self.lines = SortedLines(path, start, key=profile_key if self.kind == "cdxj" else map_key(self.nkeys),
-                                 mapped=mapped)
+        key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
+        self.lines = PagedLines(pages, key, mapped) if pages else SortedLines(path, start, key=key, mapped=mapped)
         self._freqs = {}
 
     def close(self):
