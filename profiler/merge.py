@@ -329,6 +329,7 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
         run_meta["skipped_files"] = skipped_files
     if revisits == "resolved" and (REVISITS_PER_INPUT in given or ("urir" not in disjoint and len(paths) > 1)):
         revisits = REVISITS_PER_INPUT
+        exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
              "policy": policy, "revisits": revisits,
              "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
@@ -393,7 +394,112 @@ def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False
                              % key[:80].decode("utf-8", "replace"))
 
 
-def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
+#: the features a key with a mime or status gets bounds for when revisits may resolve elsewhere
+REVISIT_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
+#: lines of one (surt, datetime) held to find their '- -' line; past it, the envelope is taken
+#: from the SURT's all-time line (or the root's)
+GROUP_LIMIT = 100000
+
+
+def bound_revisit_keys(lines, counter):
+    """Bounds for keys with a mime or status other than '-' in a merge of inputs whose revisits
+    were resolved each on its own: a revisit whose original is in another input resolves to
+    another mime and status from scratch, so such a key may lose or gain captures. Its true
+    features lie within [0, the same SURT and datetime's '- -' line's high] (that line's
+    captures do not depend on resolution), its first/last within that line's first and last.
+    A from-scratch key the inputs lack (all its captures revisits resolved elsewhere) has a mime
+    and status the same SURT has at another datetime of the same level: those keys are added,
+    with zero values and the same bounds (README, "Split and merge rules")."""
+    state = {"root": None, "all_time": None}
+    surt, section = None, []
+    for line in lines:
+        i = line.find(b" {")
+        fields = line[:i].split(b" ")
+        if fields[0] != surt:
+            if section:
+                yield from _bound_section(section, state, counter)
+            surt, section = fields[0], []
+        section.append((fields, line, i))
+        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them, add no keys
+            yield from _bound_section(section, state, counter, add=False)
+            section = []
+    if section:
+        yield from _bound_section(section, state, counter)
+
+
+def _bound_section(section, state, counter, add=True):
+    """The lines of one SURT (sorted: by datetime, mime, status), bounded, with the missing keys."""
+    groups = []
+    for item in section:
+        if not groups or groups[-1][0] != item[0][1]:
+            groups.append((item[0][1], []))
+        groups[-1][1].append(item)
+    envelopes = {}
+    for dt, items in groups:
+        for fields, line, i in items:
+            if fields[2] == b"-" and fields[3] == b"-":
+                envelopes[dt] = orjson.loads(line[i + 1:])
+    surt = section[0][0][0]
+    if b"-" in envelopes:
+        state["all_time"] = (surt, envelopes[b"-"])
+        if surt == b"*":
+            state["root"] = envelopes[b"-"]
+    fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
+    combos = {}                         # datetime level -> the (mime, status) keys of the SURT
+    if add:
+        for dt, items in groups:
+            level = combos.setdefault(len(dt), set())
+            for fields, _, _ in items:
+                if fields[2] != b"-" or fields[3] != b"-":
+                    level.add(tuple(fields[2:]))
+    for dt, items in groups:
+        envelope = envelopes.get(dt, fallback)
+        out = []
+        for fields, line, i in items:
+            if (fields[2] != b"-" or fields[3] != b"-") and envelope is not None:
+                counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
+                out.append((line[:i], fields_line(line[:i], widen(orjson.loads(line[i + 1:]), envelope))))
+            else:
+                out.append((line[:i], line))
+        if add and envelope is not None:
+            have = {tuple(f[2:]) for f, _, _ in items}
+            for rest in sorted(combos.get(len(dt), ()) - have):
+                key = b" ".join((surt, dt) + rest)
+                out.append((key, fields_line(key, widen(_ZERO, envelope))))
+                counter["added"] = counter.get("added", 0) + 1
+            out.sort(key=lambda kv: kv[0])
+        for _, line in out:
+            yield line
+
+
+#: the value of a key no input holds: no captures (bounds added by widen)
+_ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
+
+
+def fields_line(key, value):
+    return key + b" " + orjson.dumps(value)
+
+
+def widen(value, envelope):
+    """A value with bounds widened to the envelope's (see bound_revisit_keys)."""
+    flat = flatten(value)
+    env = flatten(envelope)
+    bounds = {n: tuple(v) for n, v in (value.get("bounds") or {}).items()}
+    env_bounds = envelope.get("bounds") or {}
+    for name in REVISIT_BOUNDED[:7]:
+        source = "urim.max" if name in ("urim.min", "urim.max") else name
+        high = env_bounds.get(source, (None, env.get(source, 0)))[1]
+        own = bounds.get(name, (flat.get(name, 0), flat.get(name, 0)))
+        bounds[name] = (0, max(high, own[1]))
+    first, last = env.get("first"), env.get("last")
+    if isinstance(first, str) and isinstance(last, str):
+        for name in ("first", "last"):
+            v = flat.setdefault(name, first if name == "first" else last)
+            bounds[name] = (min(first, v), max(last, v))
+    return unflatten(flat, bounds, extras(value))
+
+
+def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_revisits=True):
     """Merge sorted profiles or UKVS maps into out_path (written atomically). Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
@@ -409,8 +515,11 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None):
     if kind == "cdxj":
         headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
 
+        per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
+
         def data():
-            return merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
+            lines = merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
+            return bound_revisit_keys(lines, counter) if per_input else lines
     else:
         headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
         streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]

@@ -341,8 +341,14 @@ def _check_bounds(report, lineno, bounds, flat):
         report.add(lineno, "bounds must be an object {feature: [low, high]}")
         return set(FEATURES)
     for name, pair in bounds.items():
-        if name not in FEATURES[:7]:
-            report.add(lineno, "bounds of an unknown or non-numeric feature %r" % name)
+        if name in ("first", "last"):
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) and _TIMESTAMP.match(v)
+                                                                       for v in pair) and pair[0] <= pair[1]):
+                report.add(lineno, "bounds of %s must be [low, high] 14-digit timestamps, low <= high" % name)
+            elif name in flat and not pair[0] <= flat[name] <= pair[1]:
+                report.add(lineno, "%s = %s lies outside its bounds %r" % (name, flat[name], pair))
+        elif name not in FEATURES[:7]:
+            report.add(lineno, "bounds of an unknown feature %r" % name)
         elif not (isinstance(pair, list) and len(pair) == 2 and all(_is_count(v) for v in pair)
                   and pair[0] <= pair[1]):
             report.add(lineno, "bounds of %s must be [low, high] whole numbers, low <= high" % name)
