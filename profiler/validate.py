@@ -155,6 +155,9 @@ def _check_header(report, lineno, body, kind):
                 return name[1:], value
             except MapFormatError:
                 pass
+            if name[1:] == b"meta":     # free-form: readers skip what they cannot read
+                report.note(lineno, "malformed !meta content, not JSON (%s): readers skip it" % e)
+                return name[1:], None
         report.add(lineno, "bad JSON in header: %s" % e)
         return name[1:], None
 

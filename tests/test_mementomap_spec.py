@@ -69,6 +69,25 @@ def test_seed_examples_validate_with_notes(tmp_path, text):
     assert r.returncode == 0 and b"note: aligned columns" in r.stdout
 
 
+def test_the_output_contract_example_map(tmp_path):
+    """../shared/spec/profile-format.md section 5's example (its !meta elides content with ...)."""
+    spec = os.path.join(os.path.dirname(ROOT), "shared", "spec", "profile-format.md")
+    if not os.path.exists(spec):
+        if os.environ.get("CI") == "true":
+            pytest.fail("../shared/spec/profile-format.md is missing")
+        pytest.skip("no ../shared/spec")
+    text = open(spec).read()
+    block = text[text.index("## 5."):].split("```")[1].strip("\n") + "\n"
+    path = tmp_path / "contract.ukvs"
+    path.write_text(block)
+    report = validate(str(path))
+    assert report.ok, report.problems
+    assert any("malformed !meta" in n.message for n in report.notes)
+    with Lookup(str(path)) as lk:
+        assert (lk.lookup("http://cnn.com/x").key, lk.lookup("http://cnn.com/x").status) == (b"com,cnn)/*", "held")
+        assert lk.lookup("http://foo.org/").key == b"*"
+
+
 def test_dated_seed_lookups(tmp_path):
     path = tmp_path / "d.ukvs"
     path.write_text(DATED)
