@@ -76,7 +76,10 @@ def sample_lines(path, compression, limit):
             taken.append(data[:cut])
             size += cut
             rest = data[cut:]
-            if whole:
+            if whole or len(rest) > limit:      # a line longer than the sample: not sampled
+                whole = whole and len(rest) <= limit
+                if len(rest) > limit:
+                    rest = b""
                 break
     if whole and rest:
         taken.append(rest + b"\n")
@@ -124,7 +127,7 @@ def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader):
     t = time.process_time()
     log = logging.getLogger("archive-profiler")
     level = log.level
-    log.setLevel(logging.WARNING)               # not the sample runs' "profiling ..." lines
+    log.setLevel(logging.ERROR)                 # not the sample runs' own lines
     try:
         run_profile(paths, out, policy, "inline", resolve_revisits=resolve_revisits, warc_reader=warc_reader)
     finally:
@@ -167,6 +170,8 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
             group[0] += n_lines
             group[1] += used
             for name, part in (("full", data), ("dense", dense), ("spread", spread)):
+                if not part.strip(b"\n") or part.count(b"\n") <= part.startswith(b" CDX"):
+                    continue                    # no whole line in the sample (one longer than it)
                 path = os.path.join(folder, "%s-%d.%s" % (name, n, info["format"]))
                 with open(path, "wb") as f:
                     f.write(part)
@@ -178,8 +183,13 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
         runs = {}
         for name in ("full", "dense", "spread", "archive"):
             if samples[name]:
-                runs[name] = _profile_seconds(samples[name], os.path.join(folder, name + ".cdxj"), policy,
-                                              resolve_revisits, warc_reader)
+                try:
+                    runs[name] = _profile_seconds(samples[name], os.path.join(folder, name + ".cdxj"), policy,
+                                                  resolve_revisits, warc_reader)
+                except UserError:       # nothing usable in that sample
+                    pass
+        if "full" not in runs:
+            return None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     c2, l2, s2, t2 = runs["full"]

@@ -90,3 +90,21 @@ def test_sample_windows_are_whole_sorted_lines(tmp_path):
         assert got[0] == synthetic.LEGEND and set(got) <= whole
         assert got[1:] == sorted(got[1:], key=lines.index)      # file order
     assert len(dense) < len(data) and len(spread) < len(data) and used == len(data)
+
+
+def test_hostile_inputs_keep_it_bounded(tmp_path):
+    """A line longer than the sample and a gzip bomb: a quick answer, no estimate, no error."""
+    long_line = tmp_path / "long.cdx.gz"
+    with gzip.open(long_line, "wb") as f:
+        f.write(synthetic.LEGEND.encode() + b"\n")
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+    bomb = tmp_path / "bomb.cdx.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        f.write(synthetic.LEGEND.encode() + b"\n")
+        for _ in range(512):
+            f.write(b"\n" * (1 << 20))
+    for path in (long_line, bomb):
+        r = cli("profile", str(path), "--dry-run")
+        assert r.returncode == 0, r.stderr
+        assert b"estimate: none" in r.stdout and b"Traceback" not in r.stderr
