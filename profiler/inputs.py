@@ -16,6 +16,8 @@ DEFAULT_SPLIT_SIZE = 64 << 20
 MIN_SPLIT_SIZE = 1 << 20
 #: formats read whole by one map task (never cut into byte ranges)
 WHOLE_FILE_FORMATS = ("warc", "ache")
+#: lines (blank ones included) the sniffer reads at most
+_SNIFF_MAX_LINES = 100000
 _SNIFF_LINES = 50
 
 
@@ -173,10 +175,12 @@ def sniff(path):
         info.update(format="ache", compression="deflate")
         return info
     sample = []
+    seen = 0
     try:
         for line in iter_lines(path, compression=info["compression"]):
-            if len(sample) >= _SNIFF_LINES:
-                break
+            seen += 1
+            if len(sample) >= _SNIFF_LINES or seen > _SNIFF_MAX_LINES:
+                break                       # (a bomb of blank lines is not read to its end)
             if line.strip():
                 sample.append(line)
     except (OSError, EOFError, ValueError, zlib.error) as e:
