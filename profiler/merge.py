@@ -309,8 +309,9 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     runs = [next((m for m in h["meta"] if isinstance(m, dict) and "inputs" in m), {}) for h in hs]
     pages = [next((m["page"] for m in h["meta"] if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
              for h in hs]
-    if all(pages) and len({(p.get("source"), p.get("of")) for p in pages}) == 1:
-        runs = runs[:1]    # pages of one split file: one set of captures
+    one_file = all(pages) and len({(p.get("source"), p.get("of")) for p in pages}) == 1
+    if one_file:
+        runs = runs[:1]    # pages of one split file: one set of captures, resolved as one
     policy = _common([a.get("policy") for a in abouts], "policies (a key missing from one would "
                      "read as zero captures)", paths)
     given = [a.get("revisits") for a in abouts]
@@ -327,7 +328,8 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped.items()))}
     if skipped_files:
         run_meta["skipped_files"] = skipped_files
-    if revisits == "resolved" and (REVISITS_PER_INPUT in given or ("urir" not in disjoint and len(paths) > 1)):
+    if revisits == "resolved" and (REVISITS_PER_INPUT in given
+                                   or ("urir" not in disjoint and len(paths) > 1 and not one_file)):
         revisits = REVISITS_PER_INPUT
         exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
