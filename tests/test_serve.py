@@ -326,3 +326,21 @@ def test_max_mapped_lets_pages_go(tmp_path):
     budget.check()
     assert budget.releases == 1 and file_pages() - before < 1 << 20
     assert archive.current().lookup("http://h0000042.com/").status == "held"
+
+
+def test_an_unsorted_file_is_a_json_error_not_a_crash(tmp_path):
+    path = tmp_path / "bad.ukvs"
+    lines = ['!fields {"keys":["surt"],"values":["frequency"]}'] + ["com,h%05d)/* 3/1" % i for i in range(3000)]
+    lines[1000], lines[2000] = lines[2000], lines[1000]
+    path.write_text("\n".join(lines) + "\n")
+    s = Server(["BAD=%s" % path], workers=1)
+    try:
+        statuses = set()
+        for i in range(0, 3000, 37):
+            status, body = s.get("/lookup?url=http://h%05d.com/" % i)
+            statuses.add(status)
+            if status == 500:
+                assert "not in byte order" in body["error"]
+        assert 500 in statuses and s.get("/health")[0] == 200
+    finally:
+        s.stop()

@@ -6,6 +6,7 @@ file); the request target may be at most MAX_TARGET bytes and a parameter given 
 JSON (orjson), errors too: {"error": "..."} with 400, 404, 405 or 414.
 """
 
+import logging
 import urllib.parse
 
 import orjson
@@ -19,6 +20,7 @@ MAX_TARGET = 8192
 #: the most results /route returns
 MAX_LIMIT = 1000
 JSON = b"application/json"
+log = logging.getLogger("archive-profiler")
 
 
 class Service:
@@ -44,6 +46,12 @@ class Service:
             return 200, orjson.dumps(endpoint(self, params))
         except _BadRequest as e:
             return _error(400, str(e))
+        except UserError as e:              # a served file found unsorted, or unreadable
+            log.error("%s", e)
+            return _error(500, "an archive's file cannot answer: %s" % e)
+        except Exception:                   # never a traceback to the client, always one in the log
+            log.exception("answering %s", path)
+            return _error(500, "internal error")
 
     def lookup(self, params):
         url, dt = _url(params), _datetime(params)
@@ -138,7 +146,7 @@ def asgi_app(service):
 
 
 _REASONS = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
-            414: "414 URI Too Long"}
+            414: "414 URI Too Long", 500: "500 Internal Server Error"}
 
 
 def wsgi_app(service):
