@@ -16,7 +16,7 @@ if __name__ == "__main__":
     if tasks.main(sys.argv[1:]):       # a task: done without importing mrjob.job (0.045 s a task)
         sys.exit(0)
 
-import orjson  # noqa: E402
+from profiler import jsonnum  # noqa: E402
 from mrjob.job import MRJob  # noqa: E402
 from mrjob.protocol import BytesValueProtocol  # noqa: E402
 from mrjob.step import MRStep  # noqa: E402
@@ -76,7 +76,7 @@ class ProfileJob(MRJob):
     @property
     def policy(self):
         if not hasattr(self, "_policy"):
-            self._policy = Policy.from_dict(orjson.loads(self.options.policy_json), "--policy-json")
+            self._policy = Policy.from_dict(jsonnum.loads(self.options.policy_json), "--policy-json")
         return self._policy
 
     # step 1
@@ -123,7 +123,7 @@ class ProfileJob(MRJob):
     # step 3
     def reduce_profile_lines(self, key, values):
         if key == META:
-            yield META, orjson.dumps(rawsteps.merge_meta(values))
+            yield META, jsonnum.dumps(rawsteps.merge_meta(values))
         else:
             yield key[2:], stats.to_json(stats.sum_all(values))
 

@@ -1,6 +1,6 @@
 """CDXJ lines (pywb and ipwb styles) -> captures."""
 
-import orjson
+from profiler import jsonnum
 
 from profiler import normalise
 from profiler.cdx import NON_CAPTURE_MIMES, urlkey
@@ -17,7 +17,7 @@ def _field(record, names):
         if value is not None:
             if isinstance(value, str):
                 return value.encode("utf-8", "surrogateescape")
-            return orjson.dumps(value)          # a number, or JSON where a string belongs
+            return jsonnum.dumps(value)          # a number, or JSON where a string belongs
     return None
 
 
@@ -28,8 +28,8 @@ def parse(line):
         return "bad_field_count"
     key_raw, ts_raw, block = parts
     try:
-        record = orjson.loads(block)
-    except orjson.JSONDecodeError:
+        record = jsonnum.loads(block)
+    except jsonnum.JSONDecodeError:
         return "bad_json"
     if not isinstance(record, dict):
         return "bad_json"

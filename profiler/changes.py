@@ -10,6 +10,8 @@ import os
 
 import orjson
 
+from profiler import jsonnum
+
 from profiler.diff import join, records
 from profiler.nightly_fold import run_meta
 from profiler.output import write_bytes_atomic
@@ -168,7 +170,7 @@ def write(old_path, new_path, json_path, md_path, top=TOP, note=None):
     its chart; each atomically). Returns the report."""
     report = compare(old_path, new_path, top, note)
     svg_path = md_path[:-3] + ".svg" if md_path.endswith(".md") else md_path + ".svg"
-    write_bytes_atomic(json_path, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    write_bytes_atomic(json_path, jsonnum.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
     write_bytes_atomic(svg_path, svg(report).encode("utf-8"))
     text = markdown(report, top).replace("\n", "\n\n![growth by year and TLD](%s)\n" % os.path.basename(svg_path), 1)
     write_bytes_atomic(md_path, text.encode("utf-8"))

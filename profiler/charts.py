@@ -14,7 +14,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 COLOURS = ["#2f6690", "#d1813a", "#7a9e4f", "#9d5c9d"]
 RC = {"svg.fonttype": "none", "svg.hashsalt": "archive-profiler", "font.size": 9, "text.parse_math": False,
       "font.family": "sans-serif", "axes.spines.top": False, "axes.spines.right": False}
-UNITS = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+UNITS = [(1e21, "ZB"), (1e18, "EB"), (1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
 
 
 def _byte_formatter(largest):
@@ -30,33 +30,35 @@ def _count_formatter():
 def figure(chart):
     """A matplotlib Figure for a report.Chart that has data."""
     n = len(chart.labels)
-    largest = max((v for _, values in chart.series for v in values), default=0)
+    # drawn as floats: matplotlib takes no integer past 64 bits (the report's tables are exact)
+    series = [(name, [float(v) for v in values]) for name, values in chart.series]
+    largest = max((v for _, values in series for v in values), default=0)
     if chart.kind == "stacked":
-        largest = max((sum(vs) for vs in zip(*(values for _, values in chart.series))), default=0)
+        largest = max((sum(vs) for vs in zip(*(values for _, values in series))), default=0)
     fmt = _byte_formatter(largest) if chart.unit == "bytes" else _count_formatter()
     if chart.kind == "bars":
         fig = Figure(figsize=(7.5, 0.9 + 0.28 * n), layout="constrained")
         ax = fig.add_subplot()
         ys = range(n)
-        ax.barh(ys, chart.series[0][1], color=COLOURS[0], label=chart.series[0][0])
+        ax.barh(ys, series[0][1], color=COLOURS[0], label=series[0][0])
         ax.set_yticks(ys, chart.labels)
         ax.invert_yaxis()
         ax.xaxis.set_major_formatter(fmt)
         ax.xaxis.set_major_locator(MaxNLocator(6))
-        ax.set_xlabel(chart.series[0][0])
+        ax.set_xlabel(series[0][0])
     else:
         fig = Figure(figsize=(8.5, 3.4), layout="constrained")
         ax = fig.add_subplot()
         xs = list(range(n))
         if chart.kind == "stacked":
             bottom = [0] * n
-            for i, (name, values) in enumerate(chart.series):
+            for i, (name, values) in enumerate(series):
                 ax.bar(xs, values, bottom=bottom, color=COLOURS[i % len(COLOURS)], label=name)
                 bottom = [b + v for b, v in zip(bottom, values)]
         else:
-            width = 0.8 / len(chart.series)
-            for i, (name, values) in enumerate(chart.series):
-                offset = (i - (len(chart.series) - 1) / 2) * width
+            width = 0.8 / len(series)
+            for i, (name, values) in enumerate(series):
+                offset = (i - (len(series) - 1) / 2) * width
                 ax.bar([x + offset for x in xs], values, width, color=COLOURS[i % len(COLOURS)], label=name)
         ax.set_xticks(xs, chart.labels, rotation=90 if n > 12 else 0)
         ax.yaxis.set_major_formatter(fmt)

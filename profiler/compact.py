@@ -27,7 +27,7 @@ import bisect
 import heapq
 import os
 
-import orjson
+from profiler import jsonnum
 
 from profiler import GENERATOR
 from profiler.errors import UserError
@@ -163,7 +163,7 @@ def read_groups(path):
             try:
                 if kind == "cdxj":
                     if fields[1:] == [b"-", b"-", b"-"]:
-                        v = orjson.loads(line[cut + 1:])
+                        v = jsonnum.loads(line[cut + 1:])
                         urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
                         g[2] = Frequency(urim, "", v.get("urir"), "")
                         g[3] = line
@@ -356,8 +356,8 @@ def _marked(line):
     if i < 0:
         return line + b' {"rollup":true}'
     try:
-        block = orjson.loads(line[i + 1:])
-    except orjson.JSONDecodeError:
+        block = jsonnum.loads(line[i + 1:])
+    except jsonnum.JSONDecodeError:
         from profiler.ukvs import relaxed_json_loads
         try:
             block = relaxed_json_loads(line[i + 1:].decode("utf-8", "replace"))
@@ -366,7 +366,7 @@ def _marked(line):
     if not isinstance(block, dict):
         return line[:i] + b' {"rollup":true}'
     block["rollup"] = True
-    return line[:i] + b" " + orjson.dumps(block)
+    return line[:i] + b" " + jsonnum.dumps(block)
 
 
 def _probes(keys, index, freq_of, alive, weight):

@@ -5,7 +5,7 @@ grow with the files. A profile's records are its flattened features; a map's are
 ``{"urim.total": n, "urir": m}`` (its marks are kept under "marks").
 """
 
-import orjson
+from profiler import jsonnum
 
 from profiler.errors import UserError
 from profiler.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind
@@ -31,7 +31,7 @@ def records(path):
         raw = ((lineno, key, value) for lineno, key, value in iter_raw(path))
 
         def parse(value):
-            return flatten(orjson.loads(value))
+            return flatten(jsonnum.loads(value))
     else:
         headers, recs = ukvs.read_map(path)
         raw = ((i, k, f) for i, (k, f) in enumerate(recs, len(headers) + 1))
@@ -51,7 +51,7 @@ def records(path):
             previous = key
             try:
                 yield key, parse(value)
-            except (orjson.JSONDecodeError, AttributeError) as e:
+            except (jsonnum.JSONDecodeError, AttributeError) as e:
                 raise DiffError("%s line %d: bad JSON (%s); run 'archive-profiler validate %s'"
                                 % (path, lineno, e, path))
     return kind, it()
@@ -139,7 +139,7 @@ def diff_value(change, old, new, features):
     pick = (lambda v: None if v is None else {f: v[f] for f in features + ["marks"] if f in v})
     out["old"] = pick(old)
     out["new"] = pick(new)
-    return orjson.dumps(out)
+    return jsonnum.dumps(out)
 
 
 def overlap(path_a, path_b, where=None):

@@ -11,7 +11,7 @@ import itertools
 import tempfile
 from operator import itemgetter
 
-import orjson
+from profiler import jsonnum
 
 from profiler import stats
 from profiler.keys import surt_levels
@@ -107,7 +107,7 @@ def _spill(per_key):
     write = run.write
     for full in sorted(per_key):
         n, total, largest = per_key[full]
-        write(orjson.dumps([full, n, total, largest]))
+        write(jsonnum.dumps([full, n, total, largest]))
         write(b"\n")
     run.seek(0)
     return run
@@ -116,7 +116,7 @@ def _spill(per_key):
 def _merge(runs):
     """(key, n, total, largest) over sorted runs, each key once."""
     current = None
-    for full, n, total, largest in heapq.merge(*(map(orjson.loads, run) for run in runs), key=itemgetter(0)):
+    for full, n, total, largest in heapq.merge(*(map(jsonnum.loads, run) for run in runs), key=itemgetter(0)):
         if current is not None and current[0] == full:
             current[1] += n
             current[2] += total

@@ -21,7 +21,7 @@ import functools
 import os
 import re
 
-import orjson
+from profiler import jsonnum
 
 from profiler import cdx, coverage
 from profiler.errors import UserError
@@ -249,7 +249,7 @@ class Lookup:
             return self._by_breakdown(answer, line, query_dt)
         if not prefix.endswith(b" - - - "):
             return answer._replace(date="period")
-        value = orjson.loads(line[line.find(b" {") + 1:])
+        value = jsonnum.loads(line[line.find(b" {") + 1:])
         first, last = value.get("first"), value.get("last")
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
@@ -299,7 +299,7 @@ class Lookup:
         line = line.rstrip(b"\r")
         i = line.find(b" {")
         if self.kind == "cdxj":
-            value = orjson.loads(line[i + 1:])
+            value = jsonnum.loads(line[i + 1:])
             urim = value.get("urim")
             urim = urim.get("total") if isinstance(urim, dict) else urim
             # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
@@ -437,8 +437,8 @@ def _breakdown(line):
         return None
     raw = line[i + 1:]
     try:
-        block = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        block = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError:
         from profiler.ukvs import relaxed_json_loads
         try:
             block = relaxed_json_loads(raw.decode("utf-8", "replace"))

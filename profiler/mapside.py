@@ -13,7 +13,7 @@ import zlib
 
 import orjson
 
-from profiler import cdx, cdxj, fast
+from profiler import bigsums, cdx, cdxj, fast
 from profiler.progress import TaskProgress
 from profiler.readers import iter_chunks, iter_lines
 
@@ -21,11 +21,6 @@ from profiler.readers import iter_chunks, iter_lines
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
 #: URI-Rs a map task holds before it flushes them
 TABLE_LIMIT = 2000
-#: the most all lengths of a run may add up to: every sum of them (any key's bytes, in any step,
-#: compiled or not) then fits a signed 64-bit integer. A run splits it among its splits
-#: (``max_bytes`` in each manifest line, profiler.pipeline); a capture that would take its split
-#: past its share is skipped and counted (bytes_overflow): no sum ever wraps.
-MAX_TOTAL = (1 << 63) - 1
 #: whole-file readers (path, opener) -> captures and skip reasons, by sniffed format: the
 #: iter_captures of these modules, imported when a split needs them (a CDX task never does: warcio
 #: and the like were a third of a task's imports)
@@ -117,9 +112,9 @@ class CaptureAggregator:
     """Aggregates captures per URI-R in a bounded table; ``flush()`` yields (urlkey, cells)."""
 
     def __init__(self, period_len, resolve_revisits=True, limit=TABLE_LIMIT, digest_filter=None,
-                 max_bytes=MAX_TOTAL):
+                 max_bytes=None):
         self.period_len = period_len
-        self.max_bytes = max_bytes      # the most the lengths added may sum to (map_split)
+        self.max_bytes = max_bytes      # the most the lengths added may sum to (profiler.bigsums), or None
         self.bytes_total = 0
         # a record's digests into the map task's filter (profiler.digestfilter), if it has one
         self._add_digests = None if digest_filter is None else \
@@ -137,9 +132,8 @@ class CaptureAggregator:
             self.skipped[capture] = self.skipped.get(capture, 0) + 1
             return False
         urlkey, ts, mime, status, digest, length, revisit = capture
-        if length > self.max_bytes - self.bytes_total:
-            self.skipped["bytes_overflow"] = self.skipped.get("bytes_overflow", 0) + 1
-            return False
+        if self.max_bytes is not None and length > self.max_bytes - self.bytes_total:
+            bigsums.past_budget()
         self.bytes_total += length
         self.captures += 1
         self.last = urlkey
@@ -201,7 +195,7 @@ def map_split(manifest_line, period_len, resolve_revisits=True, opener=open, lin
                                      progress)
         return
     agg = CaptureAggregator(period_len, resolve_revisits, digest_filter=digest_filter,
-                            max_bytes=split.get("max_bytes", MAX_TOTAL))
+                            max_bytes=bigsums.budget(split))
     n = 0
     for parsed in iter_parsed(split, opener):
         if agg.add(parsed):
@@ -224,7 +218,9 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
     """
     letters = split["fields"]
     agg = module.Aggregator(period_len, resolve_revisits, TABLE_LIMIT, letters)
-    max_bytes = split.get("max_bytes", MAX_TOTAL)
+    max_bytes = bigsums.budget(split)
+    if max_bytes is None:
+        max_bytes = bigsums.MAX_TOTAL
     agg.set_max_bytes(max_bytes)
     if digest_filter is not None:
         agg.set_digest_filter(digest_filter)
@@ -264,7 +260,7 @@ def _map_cdx_compiled(module, split, period_len, resolve_revisits, opener, lines
                 if capture.__class__ is str:
                     skipped[capture] = skipped.get(capture, 0) + 1
                 elif capture[5] > max_bytes - agg.bytes_total:
-                    skipped["bytes_overflow"] = skipped.get("bytes_overflow", 0) + 1
+                    bigsums.past_budget()
                 elif agg.add_capture(*capture):
                     yield from flush(True)
     except EOFError:

@@ -26,7 +26,7 @@ import datetime
 import heapq
 import os
 
-import orjson
+from profiler import jsonnum
 
 from profiler import GENERATOR
 from profiler.errors import UserError
@@ -175,8 +175,8 @@ def _block(raw):
     if raw is None:
         return None
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        value = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError:
         try:
             value = ukvs.relaxed_json_loads(raw.decode("utf-8", "replace"))
         except ValueError:
@@ -218,7 +218,7 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
             dropped = True
     if dropped and counter is not None:
         counter["extras_dropped"] = counter.get("extras_dropped", 0) + 1
-    return orjson.dumps(out) if out else None
+    return jsonnum.dumps(out) if out else None
 
 
 def _merge_breakdowns(values, freqs, disjoint):
@@ -336,11 +336,11 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
              "policy": policy, "revisits": revisits,
              "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
-    lines = [b"!context " + orjson.dumps(CONTEXT),
-             b"!id " + orjson.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
-             b"!keys " + orjson.dumps(KEYS),
-             b"!meta " + orjson.dumps(run_meta),
-             b"!meta " + orjson.dumps(about)]
+    lines = [b"!context " + jsonnum.dumps(CONTEXT),
+             b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+             b"!keys " + jsonnum.dumps(KEYS),
+             b"!meta " + jsonnum.dumps(run_meta),
+             b"!meta " + jsonnum.dumps(about)]
     return sorted(lines)
 
 
@@ -376,7 +376,7 @@ def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False
             yield key + b" " + values[0]
             continue
         try:
-            parsed = [orjson.loads(v) for v in values]
+            parsed = [jsonnum.loads(v) for v in values]
             if len(values) == 1:
                 if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
                     raise TypeError("not a JSON object with features")
@@ -384,16 +384,12 @@ def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False
                 continue
             counter["merged"] += 1
             merged = combine(parsed, disjoint_of(key), counter)
-        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+        except (jsonnum.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
             raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
                              "'archive-profiler validate' on the inputs"
                              % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
         counter["bounded"] += "bounds" in merged
-        try:
-            yield key + b" " + orjson.dumps(merged)
-        except TypeError:               # orjson writes integers up to 2^64 - 1 only
-            raise MergeError("key %r: a merged count passes 2^64 - 1; merge fewer profiles at a time"
-                             % key[:80].decode("utf-8", "replace"))
+        yield key + b" " + jsonnum.dumps(merged)
 
 
 #: the features a key with a mime or status gets bounds for when revisits may resolve elsewhere
@@ -440,7 +436,7 @@ def _bound_section(section, state, counter, add=True):
     for dt, items in groups:
         for fields, line, i in items:
             if fields[2] == b"-" and fields[3] == b"-":
-                envelopes[dt] = orjson.loads(line[i + 1:])
+                envelopes[dt] = jsonnum.loads(line[i + 1:])
     surt = section[0][0][0]
     if b"-" in envelopes:
         state["all_time"] = (surt, envelopes[b"-"])
@@ -460,7 +456,7 @@ def _bound_section(section, state, counter, add=True):
         for fields, line, i in items:
             if (fields[2] != b"-" or fields[3] != b"-") and envelope is not None:
                 counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
-                out.append((line[:i], fields_line(line[:i], widen(orjson.loads(line[i + 1:]), envelope))))
+                out.append((line[:i], fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))))
             else:
                 out.append((line[:i], line))
         if add and envelope is not None:
@@ -479,7 +475,7 @@ _ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "diges
 
 
 def fields_line(key, value):
-    return key + b" " + orjson.dumps(value)
+    return key + b" " + jsonnum.dumps(value)
 
 
 def widen(value, envelope):

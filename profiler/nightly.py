@@ -24,7 +24,7 @@ import logging
 import os
 import time
 
-import orjson
+from profiler import jsonnum
 
 from profiler import changes, inputs as inputs_mod
 from profiler import nightly_fold as fold_mod
@@ -127,7 +127,7 @@ class Night:
     def _log_run(self):
         try:
             with open(os.path.join(self.config.state_dir, RUN_LOG), "ab") as f:
-                f.write(orjson.dumps(self.record) + b"\n")
+                f.write(jsonnum.dumps(self.record) + b"\n")
         except OSError as e:
             log.warning("could not append to the run log: %s", e)
 

@@ -8,7 +8,7 @@ urim.min/max; digests and dedup_bytes) as `archive-profiler merge` does. Every o
 exact, and the header's ``merge.exact`` lists the features exact on every line.
 """
 
-import orjson
+from profiler import jsonnum
 
 from profiler.merge import _exact_in, _header_dict, exact_features, merged_profile_lines
 from profiler.output import header_lines, write_atomic
@@ -64,9 +64,9 @@ def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, crea
     out = []
     for line in lines:
         if line.startswith(b"!meta ") and b'"policy"' in line:
-            value = orjson.loads(line[6:])
+            value = jsonnum.loads(line[6:])
             value["merge"] = note
-            line = b"!meta " + orjson.dumps(value)
+            line = b"!meta " + jsonnum.dumps(value)
         out.append(line)
     return sorted(out)
 

@@ -12,6 +12,8 @@ import os
 
 import orjson
 
+from profiler import jsonnum
+
 from profiler.errors import UserError
 from profiler.output import write_bytes_atomic
 
@@ -101,10 +103,10 @@ class State:
     def load(self):
         try:
             with open(self.path, "rb") as f:
-                self.data = orjson.loads(f.read())
+                self.data = jsonnum.loads(f.read())
         except FileNotFoundError:
             self.data = None
-        except (OSError, orjson.JSONDecodeError) as e:
+        except (OSError, jsonnum.JSONDecodeError) as e:
             from profiler.errors import RunError
             raise RunError("state file %s is unreadable (%s): restore it, or move it away to "
                            "rebuild from scratch" % (self.path, e))
@@ -133,7 +135,7 @@ class State:
     def commit(self, data):
         """Replace state.json atomically (temp file, fsync, rename; the folder is fsynced too)."""
         data = dict(data, format=FORMAT)
-        write_bytes_atomic(self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        write_bytes_atomic(self.path, jsonnum.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         _fsync_dir(self.folder)
         self.data = data
 

@@ -9,7 +9,7 @@ import re
 
 UNKNOWN = "unk"
 #: lengths from here on are bad_length
-MAX_LENGTH = 1 << 63
+MAX_LENGTH = 1 << 64
 REVISIT_MIME = "warc/revisit"
 
 _UNSAFE = re.compile("[\x00-\x20\x7f\udc80-\udcff]")
@@ -123,9 +123,9 @@ def digest(raw):
 def length(raw):
     """Stored record length; '-', missing or invalid -> 0 (second item False when invalid).
 
-    A length of 2**63 or more (no record is that long: a broken field) is invalid.
+    A length of 2**64 or more (no record is that long: a broken field) is invalid.
 
-    >>> length(b"1043"), length(b"-"), length(b"x"), length(b"9223372036854775808")
+    >>> length(b"1043"), length(b"-"), length(b"x"), length(b"18446744073709551616")
     ((1043, True), (0, True), (0, False), (0, False))
     """
     if raw.isdigit():

@@ -6,7 +6,7 @@ import operator
 import os
 import shutil
 
-import orjson
+from profiler import jsonnum
 
 from profiler import outfiles
 from profiler import GENERATOR, fast
@@ -67,7 +67,7 @@ def write_profile(path, part_readers, make_headers, part_paths=None):
         first = next(pairs, None)
         meta = None
         if first is not None and first[0] == META_KEY:
-            meta = orjson.loads(first[1])
+            meta = jsonnum.loads(first[1])
             first = None
         counter = [0]
 
@@ -98,7 +98,7 @@ def write_ordered_parts(path, part_paths, make_headers, block=1 << 22):
     meta = None
     if spans and spans[0][0] == META_KEY:
         with open(spans[0][2], "rb") as f:
-            meta = orjson.loads(f.readline().rstrip(b"\n").partition(b"\t")[2])
+            meta = jsonnum.loads(f.readline().rstrip(b"\n").partition(b"\t")[2])
     count = [0]
 
     def write(out):
@@ -186,11 +186,11 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created,
              "policy": policy_dict, "revisits": "resolved" if resolve_revisits else "unresolved"}
     lines = [
-        b"!context " + orjson.dumps(CONTEXT),
-        b"!id " + orjson.dumps({"uri": archive_uri}),
-        b"!keys " + orjson.dumps(KEYS),
-        b"!meta " + orjson.dumps(run_meta),
-        b"!meta " + orjson.dumps(about),
+        b"!context " + jsonnum.dumps(CONTEXT),
+        b"!id " + jsonnum.dumps({"uri": archive_uri}),
+        b"!keys " + jsonnum.dumps(KEYS),
+        b"!meta " + jsonnum.dumps(run_meta),
+        b"!meta " + jsonnum.dumps(about),
     ]
     return sorted(lines)
 

@@ -10,7 +10,7 @@ import orjson
 
 from profiler.errors import RunError
 from profiler import inputs as inputs_mod
-from profiler import fast, output, taskenv
+from profiler import bigsums, fast, output, taskenv
 from profiler import outfiles, preflight, remote, runner_leftovers
 from profiler.policy import load as load_policy
 from profiler.progress import RunProgress
@@ -26,8 +26,8 @@ class JobFailed(RunError):
 
 def write_manifest(splits, folder):
     """One manifest file per split, so that every runner starts at least one map task per split.
-    Each split gets its share of the run's byte budget (profiler.mapside.MAX_TOTAL)."""
-    from profiler.mapside import MAX_TOTAL
+    Each split gets its share of the run's byte budget (profiler.bigsums)."""
+    from profiler.bigsums import MAX_TOTAL
     os.makedirs(folder, exist_ok=True)
     paths = []
     share = MAX_TOTAL // max(1, len(splits))
@@ -153,44 +153,103 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         py_files = [package_zip(work)] if shipping else []
         # the compiled hot path, if built, into each task's working directory (profiler.fast)
         files = fast.shipped_files() if shipping else []
-        bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
-                          os.path.join(work, "progress"), runner, enabled=progress)
-        cmdenv = [a for name, value in bar.env().items() for a in ("--cmdenv", "%s=%s" % (name, value))]
-        args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
-                        cmdenv + list(extra_args), files)
-        job = ProfileJob(args)
-        with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
-                bar.logging_through(), _environment(bar.env() if runner == "inline" else {}):
+        signals = os.path.join(work, "signals")
+        os.makedirs(signals)
+        for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
             try:
-                mr.run()
-            except Exception as e:
-                user_error = preflight.missing_binary(runner, e)
-                if user_error:
-                    raise user_error
-                raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__))
-            out_uri = mr.get_output_dir()
-            parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
-            from mrjob.util import to_lines
-
-            readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
-
-            def headers(meta):
-                return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                           resolve_revisits, created, duplicates)
-            bar.writing()
-            local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
-            local_parts = parts if all(os.path.isfile(p) for p in parts) else None
-            n_lines = output.write_profile(local_out, readers, headers, local_parts)
-            size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
-            if out_remote:
-                remote.publish(mr.fs, local_out, out_path)
-            counters = mr.counters()
+                n_lines, size, parts, counters = _run_job(
+                    ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+                    manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+                    archive_uri, created, skipped_files, duplicates)
+                break
+            except JobFailed as e:
+                if pure or not bigsums.signalled(signals, e):
+                    raise
+                log.warning("lengths add up past 2^63 - 1: running the job again with the Python kernels, "
+                            "whose sums have no bound")
         if size is not None:
             log.debug("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
-        return {"output": out_path, "lines": n_lines, "parts": len(parts), "splits": len(splits),
+        return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+             manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+             archive_uri, created, skipped_files, duplicates):
+    """One run of the job and the writing of its profile: (lines, size, parts, counters).
+    pure: the pure-Python kernels in every task (profiler.bigsums)."""
+    task_env = {bigsums.ENV: signals}
+    if pure:
+        task_env[fast.PURE_ENV] = "1"
+    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                      os.path.join(work, "progress"), runner, enabled=progress)
+    task_env.update(bar.env())
+    cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
+    args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
+                    cmdenv + list(extra_args), files)
+    job = ProfileJob(args)
+    with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
+            bar.logging_through(), _environment(task_env if runner == "inline" else {}):
+        try:
+            with _failure_logs_held(signals, pure):
+                mr.run()
+        except Exception as e:
+            user_error = preflight.missing_binary(runner, e)
+            if user_error:
+                raise user_error
+            raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__)) \
+                from e
+        out_uri = mr.get_output_dir()
+        parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
+        from mrjob.util import to_lines
+
+        readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
+
+        def headers(meta):
+            return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
+                                       resolve_revisits, created, duplicates)
+        bar.writing()
+        local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
+        local_parts = parts if all(os.path.isfile(p) for p in parts) else None
+        n_lines = output.write_profile(local_out, readers, headers, local_parts)
+        size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
+        if out_remote:
+            remote.publish(mr.fs, local_out, out_path)
+        counters = mr.counters()
+    return n_lines, size, len(parts), counters
+
+
+@contextlib.contextmanager
+def _failure_logs_held(signals, pure):
+    """mrjob's error records (a failed task's traceback) held back while a compiled run goes;
+    dropped when its tasks stopped for sums past 63 bits (the run goes again), else logged."""
+    if pure:
+        yield
+        return
+    held = []
+
+    def hold(record):
+        if record.name.startswith("mrjob") and (record.levelno >= logging.ERROR
+                                                 or bigsums.MARK in record.getMessage()):
+            held.append(record)
+            return False
+        return True
+    handlers = logging.getLogger("mrjob").handlers + logging.getLogger().handlers
+    for handler in handlers:
+        handler.addFilter(hold)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(hold)
+        if not bigsums.signalled(signals):
+            seen = set()
+            for record in held:
+                if id(record) not in seen:
+                    seen.add(id(record))
+                    logging.getLogger(record.name).handle(record)
 
 
 @contextlib.contextmanager

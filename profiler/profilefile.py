@@ -2,7 +2,7 @@
 
 import logging
 
-import orjson
+from profiler import jsonnum
 
 from profiler.errors import UserError
 
@@ -36,8 +36,8 @@ def iter_data(path):
                 continue
             key, value = split_line(line, lineno)
             try:
-                yield key, orjson.loads(value)
-            except orjson.JSONDecodeError as e:
+                yield key, jsonnum.loads(value)
+            except jsonnum.JSONDecodeError as e:
                 raise ProfileFormatError("bad JSON on line %d of %s: %s" % (lineno, path, e))
 
 
@@ -71,8 +71,8 @@ def iter_raw(path, tolerant=False):
 def load_value(value, lineno, path):
     """Parse the JSON block of a data line; a bad one is a ProfileFormatError naming the line."""
     try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError as e:
+        return jsonnum.loads(value)
+    except jsonnum.JSONDecodeError as e:
         raise ProfileFormatError("bad JSON on line %d of %s: %s" % (lineno, path, e))
 
 
@@ -87,8 +87,8 @@ def read_header(path):
             name = name.decode("ascii", "replace")
             name = "!" + name[1:] if name.startswith("@") else name    # '@' headers: the same lines
             try:
-                out.append((name, orjson.loads(rest)))
-            except orjson.JSONDecodeError:
+                out.append((name, jsonnum.loads(rest)))
+            except jsonnum.JSONDecodeError:
                 out.append((name, rest))
     return out
 

@@ -12,7 +12,7 @@ import itertools
 import logging
 import os
 
-import orjson
+from profiler import jsonnum
 
 from profiler.errors import UserError
 from profiler.output import KEYS
@@ -196,8 +196,8 @@ def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
                 if under and not fields[0].startswith(under.rstrip("*")):
                     continue
                 try:
-                    parsed = orjson.loads(value)
-                except orjson.JSONDecodeError as e:
+                    parsed = jsonnum.loads(value)
+                except jsonnum.JSONDecodeError as e:
                     raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
                                      % (path, " ".join(fields), e, path))
                 flat = flatten(parsed)

@@ -27,7 +27,7 @@ import gc
 import itertools
 import os
 
-import orjson
+from profiler import jsonnum
 from mrjob.cat import decompress
 
 from profiler import digests, fast, stats
@@ -44,12 +44,12 @@ def key_of(line):
 
 def value_of(line):
     """The decoded JSON value of a key<TAB>value line."""
-    return orjson.loads(line.partition(b"\t")[2])
+    return jsonnum.loads(line.partition(b"\t")[2])
 
 
 def lines_of(pairs):
     """key<TAB>value lines of (key, value) pairs; a bytes value is JSON already."""
-    return b"".join([key + b"\t" + (value if value.__class__ is bytes else orjson.dumps(value)) + b"\n"
+    return b"".join([key + b"\t" + (value if value.__class__ is bytes else jsonnum.dumps(value)) + b"\n"
                      for key, value in pairs])
 
 
@@ -62,7 +62,7 @@ def merge_meta(values):
 
 
 def meta_line(values):
-    return META + b"\t" + orjson.dumps(merge_meta(values)) + b"\n"
+    return META + b"\t" + jsonnum.dumps(merge_meta(values)) + b"\n"
 
 
 @contextlib.contextmanager
@@ -185,7 +185,7 @@ def _key_lines_end(buf, key, final):
 
 
 def _reduce_uri_r_lines(lines, add_raw, write):
-    loads = orjson.loads
+    loads = jsonnum.loads
     for key, group in itertools.groupby(lines, key_of):
         start = len(key) + 1
         values = [loads(line[start:]) for line in group]
@@ -278,7 +278,7 @@ def reduce_digests_and_keys(lines, policy, limit, write):
         elif key == META:
             write(meta_line(records))
         else:
-            write(key + b"\t" + orjson.dumps(stats.sum_all(records)) + b"\n")
+            write(key + b"\t" + jsonnum.dumps(stats.sum_all(records)) + b"\n")
     write(table_lines(table))
     if compiled is not None:
         write(compiled.close_raw())
@@ -325,5 +325,5 @@ def reduce_profile_lines_chunks(chunks, write):
 
 def table_lines(table):
     """Lines of a table of corrections: K profile-key<TAB>record."""
-    return b"".join([b"K " + key.encode("utf-8") + b"\t" + orjson.dumps(record) + b"\n"
+    return b"".join([b"K " + key.encode("utf-8") + b"\t" + jsonnum.dumps(record) + b"\n"
                      for key, record in table.items()])

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import re
 
-import orjson
+from profiler import jsonnum
 
 from profiler import GENERATOR
 from profiler.errors import UserError
@@ -333,11 +333,11 @@ def charts_of(sections):
 def _cell(value):
     """A table cell as text: numbers with thousands separators, JSON for lists and objects."""
     if isinstance(value, bool) or value is None:
-        return orjson.dumps(value).decode()
+        return jsonnum.dumps(value).decode()
     if isinstance(value, int):
         return "{:,}".format(value)
     if isinstance(value, (dict, list)):
-        return orjson.dumps(value).decode()
+        return jsonnum.dumps(value).decode()
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)

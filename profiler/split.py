@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 
-import orjson
+from profiler import jsonnum
 
 from profiler import outfiles
 from profiler.output import copy_atomic
@@ -100,7 +100,7 @@ def split(path, max_lines, prefix=None, base_uri=None):
                         "self": links[i], "first": links[0], "prev": links[i - 1] if i else None,
                         "next": links[i + 1] if i + 1 < count else None, "last": links[-1],
                         "source": os.path.basename(path)}
-                meta = b"!meta " + orjson.dumps({"page": page})
+                meta = b"!meta " + jsonnum.dumps({"page": page})
                 head = sorted(headers + [meta]) if headers_sorted else headers + [meta]
                 with open(os.path.join(work, name), "wb") as out:
                     for h in head:

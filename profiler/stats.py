@@ -5,7 +5,7 @@ Once captures are grouped by URI-R every field combines by sum, min or max, so p
 records from any number of mappers, reducers or splits merge exactly.
 """
 
-import orjson
+from profiler import jsonnum
 
 NO_FIRST = "~"   # sorts after every timestamp
 NO_LAST = ""
@@ -59,7 +59,7 @@ def sum_all(records):
 
 def to_json(record):
     """The profile line's JSON block, keys in the spec's order."""
-    return orjson.dumps({
+    return jsonnum.dumps({
         "urim": {"total": record[0], "min": record[1], "max": record[2]},
         "urir": record[3],
         "bytes": record[4],
@@ -72,7 +72,7 @@ def to_json(record):
 
 def from_json(data):
     """Parse a profile line's JSON block back into a record."""
-    d = orjson.loads(data)
+    d = jsonnum.loads(data)
     u = d["urim"]
     return [u["total"], u["min"], u["max"], d["urir"], d["bytes"], d["digests"],
             d["dedup_bytes"], d["first"], d["last"]]

@@ -36,7 +36,7 @@ import collections
 import os
 import re
 
-import orjson
+from profiler import jsonnum
 
 from profiler.errors import UserError
 from profiler.output import write_atomic
@@ -116,8 +116,8 @@ def relaxed_json_loads(text):
     {'keys': ['surt'], 'values': ['frequency']}
     """
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return jsonnum.loads(text)
+    except jsonnum.JSONDecodeError:
         pass
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -128,8 +128,8 @@ def relaxed_json_loads(text):
         last = m.end()
     parts.append(_BARE_KEY.sub(r'\1"\2"\3', text[last:]))
     try:
-        return orjson.loads("".join(parts))
-    except orjson.JSONDecodeError as e:
+        return jsonnum.loads("".join(parts))
+    except jsonnum.JSONDecodeError as e:
         raise MapFormatError("not JSON: %r (%s)" % (text[:80], e))
 
 
@@ -248,7 +248,7 @@ def read_map(path):
 
 def header_line(name, value):
     """'!meta', {...} -> b'!meta {...}' (strict, compact JSON)."""
-    return name.encode("utf-8") + b" " + orjson.dumps(value)
+    return name.encode("utf-8") + b" " + jsonnum.dumps(value)
 
 
 def map_headers(archive_uri=None, keys=("surt",), meta=()):
@@ -299,10 +299,10 @@ def profile_records(path, keys=("surt",)):
         if fields[2] != b"-" or fields[3] != b"-" or (not two and fields[1] != b"-"):
             continue
         try:
-            v = orjson.loads(value)
+            v = jsonnum.loads(value)
             urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
             urir = v.get("urir")
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+        except (jsonnum.JSONDecodeError, KeyError, TypeError):
             raise MapFormatError("%s line %d: not a profile value: %r" % (path, lineno, value[:80]))
         out_key = fields[0] if not two else fields[0] + b" " + (ALL_TIME.encode() if fields[1] == b"-" else fields[1])
         # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound

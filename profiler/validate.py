@@ -17,7 +17,7 @@ One streaming pass; every problem is reported with its line number:
 import collections
 import re
 
-import orjson
+from profiler import jsonnum
 
 from profiler.profilefile import FEATURES, flatten, sniff_kind
 from profiler.output import KEYS
@@ -145,8 +145,8 @@ def _check_header(report, lineno, body, kind):
         else:
             report.add(lineno, "more than one space in a header line")
     try:
-        return name[1:], orjson.loads(rest)
-    except orjson.JSONDecodeError as e:
+        return name[1:], jsonnum.loads(rest)
+    except jsonnum.JSONDecodeError as e:
         if kind == "ukvs":
             try:
                 value = relaxed_json_loads(rest)
@@ -235,8 +235,8 @@ def _check_block(report, lineno, raw):
     """A map line's single-line JSON block: an object, strict or relaxed JSON (noted); a
     datetime breakdown {"2014": "20~/10", ...} checked; unknown attributes noted."""
     try:
-        block = orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
+        block = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError as e:
         try:
             block = relaxed_json_loads(raw)
         except MapFormatError:
@@ -301,8 +301,8 @@ def _is_count(v):
 
 def _check_value(report, lineno, text):
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as e:
+        value = jsonnum.loads(text)
+    except jsonnum.JSONDecodeError as e:
         report.add(lineno, "bad JSON: %s" % e)
         return
     if not isinstance(value, dict):

@@ -22,7 +22,7 @@ def add_arguments(p):
 
 
 def run(args):
-    import orjson
+    from profiler import jsonnum
     from profiler.diff import diff, diff_value
     from profiler.profilefile import FEATURES
     from profiler.query import feature_name
@@ -34,7 +34,7 @@ def run(args):
         if not args.summary:
             out.write(key + b" " + diff_value(change, old, new, features) + b"\n")
     if args.summary:
-        out.write(orjson.dumps(summary) + b"\n")
+        out.write(jsonnum.dumps(summary) + b"\n")
     elif not args.quiet:
         print(" ".join("%s=%d" % kv for kv in summary.items()), file=sys.stderr)
     out.flush()

@@ -19,7 +19,7 @@ def add_arguments(p):
 
 
 def run(args):
-    import orjson
+    from profiler import jsonnum
     from profiler.errors import RunError, UserError
     from profiler.nightly import Night, summary_line
     from profiler.nightly_config import load
@@ -41,7 +41,7 @@ def run(args):
         status = 1
     record = night.record
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(record) + b"\n")
+        sys.stdout.buffer.write(jsonnum.dumps(record) + b"\n")
     else:
         print("archive-profiler nightly: " + summary_line(record))
     sys.stdout.flush()

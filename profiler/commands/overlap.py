@@ -23,7 +23,7 @@ def add_arguments(p):
 
 
 def run(args):
-    import orjson
+    from profiler import jsonnum
     from profiler.diff import overlap, overlap_summary
 
     pairs, levels = overlap(args.a, args.b, {"datetime": args.datetime, "mime": args.mime,
@@ -32,8 +32,8 @@ def run(args):
     for key, where, a, b in pairs:
         if args.lines:
             small = lambda v: None if v is None else {k: v[k] for k in ("urim.total", "urir") if k in v}
-            out.write(key + b" " + orjson.dumps({"in": where, "a": small(a), "b": small(b)}) + b"\n")
+            out.write(key + b" " + jsonnum.dumps({"in": where, "a": small(a), "b": small(b)}) + b"\n")
     for row in overlap_summary(levels):
-        out.write(orjson.dumps(row) + b"\n")
+        out.write(jsonnum.dumps(row) + b"\n")
     out.flush()
     return 0

@@ -117,7 +117,7 @@ def _cpu():
 
 def summary_lines(path, wall, cpu):
     """The end-of-run summary, the same on every runner: read back from the profile written."""
-    import orjson
+    from profiler import jsonnum
     from profiler.inputs import display_name
     from profiler.profilefile import read_header
     run = next((v for n, v in read_header(path) if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
@@ -126,7 +126,7 @@ def summary_lines(path, wall, cpu):
         for line in f:
             lines += 1
             if line.startswith(b"* - - - {"):
-                root = orjson.loads(line[8:])
+                root = jsonnum.loads(line[8:])
     skipped = run.get("skipped") or {}
     out = ["%s captures, %s URI-Rs, %s bytes (%s after deduplication) from %d input(s)" % (
         "{:,}".format(run.get("captures", 0)), "{:,}".format(root.get("urir", 0)),

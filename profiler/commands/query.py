@@ -31,7 +31,7 @@ def add_arguments(p):
 
 
 def run(args):
-    import orjson
+    from profiler import jsonnum
     from profiler.profilefile import unflatten
     from profiler.query import feature_name, feature_value, query
     from profiler.errors import UserError
@@ -53,7 +53,7 @@ def run(args):
                 value["bounds"] = {f: bounds[f] for f in features if f in bounds}
         else:
             value = unflatten(flat, bounds, flat.get("extras"))
-        out.write(key.encode("utf-8") + b" " + orjson.dumps(value) + b"\n")
+        out.write(key.encode("utf-8") + b" " + jsonnum.dumps(value) + b"\n")
     out.flush()
     if note:
         if not args.quiet:

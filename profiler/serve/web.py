@@ -9,7 +9,7 @@ JSON (orjson), errors too: {"error": "..."} with 400, 404, 405 or 414.
 import logging
 import urllib.parse
 
-import orjson
+from profiler import jsonnum
 
 from profiler.errors import UserError
 from profiler.lookup import datetime_query
@@ -43,7 +43,7 @@ class Service:
         self.pages.check()
         try:
             params = _params(query)
-            return 200, orjson.dumps(endpoint(self, params))
+            return 200, jsonnum.dumps(endpoint(self, params))
         except _BadRequest as e:
             return _error(400, str(e))
         except UserError as e:              # a served file found unsorted, or unreadable
@@ -88,7 +88,7 @@ class _BadRequest(Exception):
 
 
 def _error(status, message):
-    return status, orjson.dumps({"error": message})
+    return status, jsonnum.dumps({"error": message})
 
 
 def _params(query):

@@ -1,0 +1,52 @@
+"""JSON whose integers are exact at any size.
+
+orjson writes and reads integers of 64 bits: it refuses to write a larger one and reads one as
+a float. A profile's sums are JSON integers, which have no bound (a sum of lengths may pass
+2^64), so every profile and job record goes through ``dumps`` and ``loads``: orjson, and the
+standard library's json for the rare text or value orjson cannot hold exactly.
+"""
+
+import json
+import re
+
+import orjson
+
+#: 19 digits in a row: a number orjson might not hold exactly (-2^63 - 1 has 19, 2^64 has 20)
+_LONG_BYTES = re.compile(rb"[0-9]{19}")
+_LONG_TEXT = re.compile(r"[0-9]{19}")
+
+#: what loads raises on text that is not JSON (orjson's errors are of this class too)
+JSONDecodeError = json.JSONDecodeError
+
+
+def _no_constant(name):
+    raise json.JSONDecodeError("not JSON: %s" % name, name, 0)
+
+
+def dumps(value, option=None):
+    """value as JSON bytes, as orjson writes it (compact; option: orjson.OPT_INDENT_2 and
+    OPT_SORT_KEYS are kept); integers of any size."""
+    try:
+        return orjson.dumps(value) if option is None else orjson.dumps(value, option=option)
+    except TypeError as e:
+        if "64-bit" not in str(e):
+            raise
+        option = option or 0
+        indent = 2 if option & orjson.OPT_INDENT_2 else None
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent,
+                          sort_keys=bool(option & orjson.OPT_SORT_KEYS),
+                          separators=(",", ": ") if indent else (",", ":")).encode("utf-8")
+
+
+def loads(data):
+    """JSON text (bytes or str) -> value, as orjson reads it; integers of any size exact.
+    Errors are ValueErrors (json.JSONDecodeError) as orjson's are."""
+    long = (_LONG_BYTES if isinstance(data, (bytes, bytearray, memoryview)) else _LONG_TEXT).search(data)
+    if long is None:
+        return orjson.loads(data)
+    if isinstance(data, memoryview):
+        data = bytes(data)
+    try:
+        return json.loads(data, parse_constant=_no_constant)
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise json.JSONDecodeError("not JSON: %s" % type(e).__name__, "", 0) from None
