@@ -5,15 +5,15 @@
 2. reduce by key or digest: sum key records, correct digests shared by URI-Rs.
 3. reduce by key: sum, write ``key<TAB>{json}``.
 
-The input is a manifest: one JSON split description per line (see profiler.inputs).
-The tasks' work is in profiler.tasks; a task's command line runs it without mrjob (below).
+The input is a manifest: one JSON split description per line (see profiler.formats.inputs).
+The tasks' work is in profiler.job.tasks; a task's command line runs it without mrjob (below).
 """
 
 import sys
 
 if __name__ == "__main__":
-    from profiler import tasks
-    if tasks.main(sys.argv[1:]):       # a task: done without importing mrjob.job (0.045 s a task)
+    from profiler.job import tasks
+    if tasks.main(sys.argv[1:]):       # a task: done without importing mrjob.job (a slow import)
         sys.exit(0)
 
 from profiler import jsonnum  # noqa: E402
@@ -21,10 +21,12 @@ from mrjob.job import MRJob  # noqa: E402
 from mrjob.protocol import BytesValueProtocol  # noqa: E402
 from mrjob.step import MRStep  # noqa: E402
 
-from profiler import digests, mapside, rawsteps, remote, stats, tasks  # noqa: E402
-from profiler.keys import SuffixTable  # noqa: E402
-from profiler.policy import Policy  # noqa: E402
-from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
+from profiler.job import digests, mapside, rawsteps, tasks  # noqa: E402
+from profiler.model import stats  # noqa: E402
+from profiler.runtime import contract, remote  # noqa: E402
+from profiler.model.keys import SuffixTable  # noqa: E402
+from profiler.model.policy import Policy  # noqa: E402
+from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
 
 META = rawsteps.META
 TABLE_LIMIT = tasks.TABLE_LIMIT
@@ -37,12 +39,9 @@ class ProfileJob(MRJob):
 
     def configure_args(self):
         super().configure_args()
-        self.add_passthru_arg("--policy-json", default="{}", help="the policy, as profiler.policy.Policy.to_dict()")
-        self.add_passthru_arg("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
-                              default=True, help="keep revisits as mime warc/revisit")
-        self.add_passthru_arg("--table-limit", type=int, default=TABLE_LIMIT,
-                              help="entries per reducer table before it is flushed or spilled (memory "
-                                   "bound of steps 1 and 2; any value gives the same profile)")
+        for option in contract.OPTIONS:
+            args, kwargs = option.argparse()
+            self.add_passthru_arg(*args, **kwargs)
 
     def steps(self):
         return [
@@ -54,22 +53,22 @@ class ProfileJob(MRJob):
         ]
 
     def run_mapper(self, step_num=0):
-        """Step 1's map task writes its records in batches (profiler.tasks, profiler.rawsteps)."""
+        """Step 1's map task writes its records in batches (profiler.job.tasks, profiler.job.rawsteps)."""
         if step_num != 0:
             return super().run_mapper(step_num)
         tasks.map_task(self._read_input(), self.policy, self.options.resolve_revisits, self.stdout.write,
                        self.increment_counter)
 
     def run_reducer(self, step_num=0):
-        """The reducers read and write raw lines (profiler.tasks, profiler.rawsteps): the records of
+        """The reducers read and write raw lines (profiler.job.tasks, profiler.job.rawsteps): the records of
         the reducer methods below (which the Spark harness calls) without mrjob's per-line protocol."""
         tasks.reduce_task(step_num, rawsteps.input_chunks(self.options.args, self.stdin), self.policy,
                           self.options.table_limit, self.stdout.write, self.increment_counter)
 
     def _runner_class(self):
-        # mrjob's local runner, cutting files between steps in large copies (profiler.localrunner)
+        # mrjob's local runner, cutting files between steps in large copies (profiler.runtime.localrunner)
         if self.options.runner == "local":
-            from profiler.localrunner import LocalRunner
+            from profiler.runtime.localrunner import LocalRunner
             return LocalRunner
         return super()._runner_class()
 

@@ -4,7 +4,7 @@
     python scripts/bench_lookup.py [--urirs 1000000] [--captures 1100000] [--queries 100000]
         [--single 3000] [--workdir /tmp/archive-profiler-bench] [--json FILE]
 
-A synthetic CDX (profiler.synthetic, seeded) with --captures lines over --urirs URI-Rs is
+A synthetic CDX (profiler.testing.synthetic, seeded) with --captures lines over --urirs URI-Rs is
 profiled with the `urls` policy (one line per URI-R plus '*') by the local runner, and turned
 into a UKVS map with `archive-profiler ukvs`: a real map of about --urirs lines. Both are cached
 in --workdir. Queries: half original URLs of the CDX (present), half URLs of another seed that
@@ -25,8 +25,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from profiler import synthetic  # noqa: E402
-from profiler.lookup import HELD, Lookup, canonical  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
+from profiler.toolkit.lookup import HELD, Lookup, canonical  # noqa: E402
 
 
 def command():

@@ -14,7 +14,7 @@ the number of processes per kind, and the CPU seconds (user+sys of the whole tre
 wait4) and wall time of the run. VmHWM is a high-water mark, so a process's peak is missed
 only if it is reached in the last interval before the process exits.
 
-With --lines N the input is a seeded synthetic CDX (profiler/synthetic.py, as
+With --lines N the input is a seeded synthetic CDX (profiler/testing/synthetic.py, as
 scripts/gen_cdx.py writes it), generated once and cached in --workdir like scripts/bench.
 """
 
@@ -51,12 +51,12 @@ _FORKED = re.compile(r"^ap-(map|red)(\d+)-\d+$")
 
 def _is_fork_server(argv):
     """The local runner's fork server, or a task it forked (their command line is the server's)."""
-    return any("profiler.forkserver" in arg for arg in argv[:4])
+    return any("profiler.runtime.forkserver" in arg for arg in argv[:4])
 
 
 def classify(argv, client_argv, comm=""):
     """Kind of a descendant process from its argv (a list of str) and, for the local runner's fork
-    server and the tasks it forks (profiler.forkserver), its process name."""
+    server and the tasks it forks (profiler.runtime.forkserver), its process name."""
     if not argv:
         return "other"
     if _is_fork_server(argv):

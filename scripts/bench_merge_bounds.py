@@ -17,10 +17,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from profiler import synthetic  # noqa: E402
-from profiler.merge import merge  # noqa: E402
-from profiler.pipeline import run_profile  # noqa: E402
-from profiler.profilefile import FEATURES, flatten, iter_data  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
+from profiler.toolkit.merge import merge  # noqa: E402
+from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.files.profilefile import FEATURES, flatten, iter_data  # noqa: E402
 
 
 def data(path):
@@ -81,7 +81,7 @@ def main():
             merge(parts, out, bound_revisits=flag)
             took = time.monotonic() - t
             outside, missing, missing_outside, keys = violations(out, truth)
-            from profiler.validate import validate
+            from profiler.files.validate import validate
             lines = sum(1 for _ in iter_data(out))
             print("  %-27s %6d (key, feature) outside value and bounds; %d of %d keys missing (%d beyond "
                   "their '- -' line); %d lines (%s); merge %.1f s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a night costs: `archive-profiler nightly` on an archive of N captures growing by 5 %.
 
-Generates a seeded archive (profiler/synthetic.py) of --lines captures plus --growth of new
+Generates a seeded archive (profiler/testing/synthetic.py) of --lines captures plus --growth of new
 ones, builds the first profile (a full run), then, from a copy of that state each time, runs
 one night per scenario and reports wall time and CPU seconds (the whole process tree, from
 wait4) against the full rebuild:
@@ -27,7 +27,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from profiler import synthetic  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
 
 
 def write_cdx(path, captures, tag=""):

@@ -21,7 +21,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from profiler import synthetic  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
 
 
 def cached_input(workdir, lines, seed, gz):
@@ -64,7 +64,7 @@ def package_env(env, python=sys.executable):
 def code_path(python, env, cwd):
     """Which code archive-profiler runs with `python` there: "compiled" or "pure Python", and
     the folder of the package."""
-    out = subprocess.run([python, "-c", "import os, profiler; from profiler import fast; "
+    out = subprocess.run([python, "-c", "import os, profiler; from profiler.accel import fast; "
                           "print(fast.kind()); print(os.path.dirname(profiler.__file__))"],
                          cwd=cwd, env=env, capture_output=True, text=True)
     lines = out.stdout.split("\n")

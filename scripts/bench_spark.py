@@ -146,7 +146,7 @@ def split_into_parts(profile, folder, parts, presorted):
 
 def merge_parts(folder):
     """Merge the parts in folder like the client does; CPU seconds and peak RSS growth (KiB)."""
-    from profiler import output
+    from profiler.files import output
     paths = sorted(glob.glob(os.path.join(folder, "part-*")))
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.process_time()

@@ -4,10 +4,10 @@
     python scripts/bench_warc.py [--mb 50] [--seed 5] [--workdir DIR] [--repeat 3]
         [--runners inline,local] [--readers warcio,fastwarc] [--json FILE]
 
-The input is a generated gzip WARC (profiler.synthetic_warc: many small records, one
+The input is a generated gzip WARC (profiler.testing.synthetic_warc: many small records, one
 gzip member each) of about --mb MB, cached in --workdir. Reported per reader:
 - library: iterating the records with the library alone (warcio / fastwarc ArchiveIterator);
-- captures: profiler.warc / profiler.warc_fast turning every record into a capture;
+- captures: profiler.formats.warc / profiler.formats.warc_fast turning every record into a capture;
 - profile: `archive-profiler profile FILE -r RUNNER --warc-reader READER` (wall and CPU time of
   all its processes; the profiles of every reader and runner must be the same bytes).
 Times are the best of --repeat runs (CPU seconds for the in-process ones).
@@ -25,7 +25,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from profiler import synthetic_warc, warc, warc_fast  # noqa: E402
+from profiler.formats import warc, warc_fast  # noqa: E402
+from profiler.testing import synthetic_warc
 
 CAPTURES_PER_MB = 1600           # ~1.22 records per capture, ~520 bytes per gzip record
 

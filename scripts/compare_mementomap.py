@@ -5,11 +5,11 @@
     python scripts/compare_mementomap.py [--captures 100000] [--seed 5] [--probes 5000]
         [--workdir /tmp/archive-profiler-compare] [--json FILE]
 
-Input: a seeded synthetic CDX (profiler.synthetic). mementomap: `mementomap generate` (its
+Input: a seeded synthetic CDX (profiler.testing.synthetic). mementomap: `mementomap generate` (its
 URL-level map) then `mementomap compact` (default factors). archive-profiler: `profile --policy
 urls`, `ukvs`, then `compact --max-lines L` with L the line count of mementomap's compacted map
 (and a second run with --max-bytes of its size). Every map is then asked, through each tool's own
-lookup (mementomap.cli.lookup with the SURT; profiler.lookup.Lookup), about:
+lookup (mementomap.cli.lookup with the SURT; profiler.toolkit.lookup.Lookup), about:
 
 - present: every URL of the CDX (recall = share answered with a non-zero count);
 - absent siblings: a present URL's directory with a file name the archive does not hold;
@@ -35,8 +35,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from profiler import synthetic  # noqa: E402
-from profiler.lookup import HELD, Lookup, canonical  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
+from profiler.toolkit.lookup import HELD, Lookup, canonical  # noqa: E402
 
 
 def command(name):

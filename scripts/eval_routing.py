@@ -19,14 +19,15 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from profiler import inputs as inputs_mod, synthetic  # noqa: E402
+from profiler.formats import inputs as inputs_mod  # noqa: E402
+from profiler.testing import synthetic
 from profiler.errors import UserError  # noqa: E402
-from profiler.compact import compact_file  # noqa: E402
-from profiler.coverage import listed  # noqa: E402
-from profiler.lookup import HELD, Lookup  # noqa: E402
-from profiler.mapside import iter_parsed  # noqa: E402
-from profiler.pipeline import run_profile  # noqa: E402
-from profiler.ukvs import profile_to_map  # noqa: E402
+from profiler.toolkit.compact import compact_file  # noqa: E402
+from profiler.files.coverage import listed  # noqa: E402
+from profiler.toolkit.lookup import HELD, Lookup  # noqa: E402
+from profiler.job.mapside import iter_parsed  # noqa: E402
+from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.files.ukvs import profile_to_map  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")
 

@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from profiler import synthetic  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
 
 
 def count_urirs_and_hosts(paths):

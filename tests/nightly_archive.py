@@ -11,9 +11,11 @@ import sys
 
 import yaml
 
-from profiler import cli, nightly_fold, synthetic, synthetic_warc
-from profiler.pipeline import run_profile
-from profiler.profilefile import FEATURES, flatten, iter_data
+from profiler import cli
+from profiler.nightly import fold as nightly_fold
+from profiler.testing import synthetic, synthetic_warc
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import FEATURES, flatten, iter_data
 
 ARCHIVE_URI = "https://archive.example.org/"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -2,7 +2,7 @@
 
 It reads a clean 11-field CDX (SURT urlkeys), resolves revisits per spec section 1 and
 computes every key of every capture (spec section 2) and its features (section 3) with
-plain sets. Only the policy's emit lists come from profiler.policy.
+plain sets. Only the policy's emit lists come from profiler.model.policy.
 """
 
 from collections import defaultdict

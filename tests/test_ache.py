@@ -1,4 +1,4 @@
-"""ACHE crawler output: FILES (deflate JSON lines, profiler.ache) and ACHE WARCs (profiler.warc).
+"""ACHE crawler output: FILES (deflate JSON lines, profiler.formats.ache) and ACHE WARCs (profiler.formats.warc).
 
 No public ACHE output exists: these fixtures are built from ACHE's documented formats
 (docs/data-formats.rst, FilesTargetRepository, WarcTargetRepository of ViDA-NYU/ache).
@@ -13,8 +13,8 @@ import zlib
 
 import pytest
 
-from profiler import ache, inputs, warc
-from profiler.pipeline import run_profile
+from profiler.formats import ache, inputs, warc
+from profiler.job.pipeline import run_profile
 
 MS = 1577934245000              # 2020-01-02T03:04:05Z in milliseconds
 TS = "20200102030405"

@@ -2,7 +2,7 @@
 
 A length of 2^64 or more is bad_length. The compiled kernels hold sums in 64 bits, so a run
 gives each split a share of 2^63 - 1; a split past it makes the run go again with the Python
-kernels, whose integers have no bound (profiler.bigsums). Profiles hold such sums as plain JSON
+kernels, whose integers have no bound (profiler.job.bigsums). Profiles hold such sums as plain JSON
 integers, and every tool reads and writes them exactly (profiler.jsonnum)."""
 
 import json
@@ -13,7 +13,8 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from profiler import jsonnum, synthetic
+from profiler import jsonnum
+from profiler.testing import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U64 = (1 << 64) - 1

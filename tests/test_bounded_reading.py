@@ -12,10 +12,10 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import readers
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
-from profiler import nightly_fold
+from profiler.formats import readers
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
+from profiler.nightly import fold as nightly_fold
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGEND = b" CDX N b a m s k r M S V g\n"

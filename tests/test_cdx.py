@@ -1,9 +1,9 @@
-"""Tests for profiler.cdx: CDX legends, layouts and lines -> captures."""
+"""Tests for profiler.formats.cdx: CDX legends, layouts and lines -> captures."""
 
 import pytest
 
 from conftest import shared_data
-from profiler import cdx
+from profiler.formats import cdx
 
 L11 = "N b a m s k r M S V g"
 L10 = "N b a m s k r M V g"
@@ -277,7 +277,7 @@ def test_real_iana_cdx():
 
 
 def test_revisit_flag_uses_the_normalised_mime():
-    from profiler import cdx
+    from profiler.formats import cdx
     parse = cdx.make_parser("N b a m s k r M S V g")
     got = parse(b"com,a)/ 20100101000000 http://a/ WARC/Revisit;x=1 - sha1:AA - - 10 0 f")
     assert got[2] == "warc/revisit" and got[6] is True

@@ -1,9 +1,9 @@
-"""Tests for profiler.cdxj: pywb- and ipwb-style CDXJ lines -> captures."""
+"""Tests for profiler.formats.cdxj: pywb- and ipwb-style CDXJ lines -> captures."""
 
 import pytest
 
 from conftest import shared_data
-from profiler import cdxj
+from profiler.formats import cdxj
 
 # Real lines, copied from files in ../shared/data.
 # pywb/cdxj/iana.cdxj

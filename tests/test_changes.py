@@ -1,4 +1,4 @@
-from profiler import changes
+from profiler.nightly import changes
 
 HEAD = (b'!keys ["surt","datetime","mime","status"]\n'
         b'!meta {"inputs":["a.cdx"],"captures":%d,"skipped":{}}\n'

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from profiler import __version__, cli
-from profiler.output import write_atomic
+from profiler.files.output import write_atomic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -31,7 +31,7 @@ def _subcommands(parser):
 
 def test_parser_of_the_named_subcommand_only():
     """A run builds the parser of its subcommand alone; without one (help, a mistake), all."""
-    from profiler.commands import SUBCOMMANDS
+    from profiler.cli.commands import SUBCOMMANDS
     assert _subcommands(cli.build_parser(["profile", "x.cdx"])) == ["profile"]
     assert _subcommands(cli.build_parser(["query", "-h"])) == ["query"]
     for argv in ([], ["--help"], ["nosuch"]):

@@ -15,10 +15,10 @@ import pytest
 from mrjob.conf import load_opts_from_mrjob_conf
 
 import fake_hadoop
-from profiler import fast
-from profiler.pipeline import job_args, run_profile, write_manifest
-from profiler.policy import load as load_policy
-from profiler.shipping import package_zip
+from profiler.accel import fast
+from profiler.job.pipeline import job_args, run_profile, write_manifest
+from profiler.model.policy import load as load_policy
+from profiler.runtime.shipping import package_zip
 from test_shipping import _python_without_profiler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -137,7 +137,7 @@ def test_hadoop_streaming_steps_and_remote_inputs(fake_cluster, tmp_path):
         assert opts["D"] == expected_d
         assert_sort_safe(opts)
         shipped = sorted(f.rpartition("#")[2] for f in opts["files"])
-        # and the compiled hot path when it is built (profiler.fast; tasks fall back to Python without it)
+        # and the compiled hot path when it is built (profiler.accel.fast; tasks fall back to Python without it)
         compiled = [os.path.basename(f) for f in fast.shipped_files()]
         assert shipped == sorted(compiled + ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"])
         assert all(f.startswith("hdfs:///user/tester/tmp/archive-profiler/") for f in opts["files"])

@@ -3,12 +3,12 @@ import os
 import pytest
 
 from profiler.cli import main
-from profiler.compact import _sum, compact_file, parents
-from profiler.lookup import HELD, NOT_HELD, Lookup
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
-from profiler.synthetic import write_cdx
-from profiler.ukvs import Frequency, profile_to_map, read_map
+from profiler.toolkit.compact import _sum, compact_file, parents
+from profiler.toolkit.lookup import HELD, NOT_HELD, Lookup
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
+from profiler.testing.synthetic import write_cdx
+from profiler.files.ukvs import Frequency, profile_to_map, read_map
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from conftest import SHARED_DATA, shared_data
-from profiler.inputs import InputError
-from profiler.pipeline import run_profile
+from profiler.formats.inputs import InputError
+from profiler.job.pipeline import run_profile
 
 INDEXES = sorted(
     os.path.relpath(p, SHARED_DATA)

@@ -7,12 +7,12 @@ import sys
 import orjson
 import pytest
 
-from profiler import synthetic
-from profiler.diff import DiffError, classify, diff, join, overlap, overlap_summary
-from profiler.pipeline import run_profile
-from profiler.profilefile import FEATURES, flatten, iter_data
-from profiler.query import surt_level
-from profiler.ukvs import profile_to_map
+from profiler.testing import synthetic
+from profiler.toolkit.diff import DiffError, classify, diff, join, overlap, overlap_summary
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import FEATURES, flatten, iter_data
+from profiler.toolkit.query import surt_level
+from profiler.files.ukvs import profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

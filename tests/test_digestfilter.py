@@ -1,4 +1,4 @@
-"""profiler.digestfilter: the map tasks' digest filters, their merge, and step 1 writing digest
+"""profiler.runtime.digestfilter: the map tasks' digest filters, their merge, and step 1 writing digest
 records only for digests of two or more map records; the profile stays exact."""
 
 import os
@@ -7,10 +7,12 @@ import sys
 
 import pytest
 
-from profiler import digestfilter, fast, mapside, tasks
-from profiler.localrunner import LocalRunner
-from profiler.pipeline import run_profile
-from profiler.policy import load as load_policy
+from profiler.accel import fast
+from profiler.job import mapside, tasks
+from profiler.runtime import digestfilter
+from profiler.runtime.localrunner import LocalRunner
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
 from test_exactness import _check_against_oracle, _without_created, generate_lines, write_files
 
 MODULE = fast.load()
@@ -20,7 +22,7 @@ M64 = (1 << 64) - 1
 
 
 def reference_hash(data):
-    """hash_bytes of profiler/_apfast.c, written again: 8 bytes at a time in machine order."""
+    """hash_bytes of profiler/accel/_apfast.c, written again: 8 bytes at a time in machine order."""
     n = len(data)
     h = 0x9E3779B97F4A7C15 ^ n
     i = 0

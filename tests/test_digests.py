@@ -1,10 +1,10 @@
-"""Tests for profiler.digests: corrections for payload digests shared by several URI-Rs."""
+"""Tests for profiler.job.digests: corrections for payload digests shared by several URI-Rs."""
 
-from profiler import stats
-from profiler.digests import corrections
-from profiler.expand import Expander
-from profiler.keys import SuffixTable
-from profiler.policy import Policy
+from profiler.model import stats
+from profiler.job.digests import corrections
+from profiler.job.expand import Expander
+from profiler.model.keys import SuffixTable
+from profiler.model.policy import Policy
 
 POLICY = Policy({
     "host_depth": 3, "path_depth": 0, "exact_urls": True,

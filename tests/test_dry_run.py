@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from profiler import dryrun, synthetic, synthetic_warc
+from profiler.job import dryrun
+from profiler.testing import synthetic, synthetic_warc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

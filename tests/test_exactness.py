@@ -7,8 +7,8 @@ import subprocess
 import pytest
 
 from oracle import profile as oracle_profile, read_captures, read_profile, resolve_revisits
-from profiler.pipeline import run_profile
-from profiler.policy import load as load_policy
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
 
 HOSTS = (["com,cnn)", "com,cnn,edition)", "com,cnn,money)", "uk,co,bbc)", "uk,co,bbc,news)",
           "uk,co,bbc,news,live)", "org,iana)", "de,zew)", "com,example:8080)", "gov,epa)"]

@@ -8,10 +8,13 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from oracle import profile as oracle_profile, resolve_revisits
-from profiler import cdx, digests, fast, stats
-from profiler.keys import SuffixTable
-from profiler.mapside import CaptureAggregator
-from profiler.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
+from profiler.accel import fast
+from profiler.formats import cdx
+from profiler.job import digests
+from profiler.model import stats
+from profiler.model.keys import SuffixTable
+from profiler.job.mapside import CaptureAggregator
+from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
 
 HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)"]
 PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
@@ -68,7 +71,7 @@ def run_without_mrjob(lines, policy, rng):
     def shuffle(pairs, n_reducers):
         groups = {}
         for key, value in pairs:
-            # through JSON, as between steps (a bytes value is JSON already: profiler.protocol)
+            # through JSON, as between steps (a bytes value is JSON already: profiler.job.protocol)
             groups.setdefault(key, []).append(orjson.loads(value if isinstance(value, bytes) else orjson.dumps(value)))
         parts = [[] for _ in range(n_reducers)]
         for key in sorted(groups):
@@ -77,7 +80,7 @@ def run_without_mrjob(lines, policy, rng):
 
     step1 = []
     for part in shuffle(records, rng.randint(1, 4)):
-        exp = fast.expander(policy, rng.randint(1, 50))   # compiled when built, else profiler.expand
+        exp = fast.expander(policy, rng.randint(1, 50))   # compiled when built, else profiler.job.expand
         for key, values in part:
             step1.extend(exp.add(key.decode(), values))
         step1.extend(exp.close())

@@ -1,10 +1,10 @@
-"""Tests for profiler.expand: one URI-R's captures -> key records and (URI-R, digest) records."""
+"""Tests for profiler.job.expand: one URI-R's captures -> key records and (URI-R, digest) records."""
 
 import pytest
 
-from profiler import stats
-from profiler.expand import Expander, merge_cells, resolve
-from profiler.policy import Policy
+from profiler.model import stats
+from profiler.job.expand import Expander, merge_cells, resolve
+from profiler.model.policy import Policy
 
 
 def cell(ts, mime, status, digest, length, revisit=False, period_len=6):

@@ -1,4 +1,4 @@
-"""The compiled hot path (profiler/_apfast.c) against the pure-Python code and the oracle,
+"""The compiled hot path (profiler/accel/_apfast.c) against the pure-Python code and the oracle,
 and which of the two the tasks of each runner ran."""
 
 import os
@@ -10,11 +10,14 @@ import pytest
 from oracle import profile as oracle_profile, resolve_revisits
 from test_exactness_property import HOSTS, PATHS, cdx_lines, random_captures, random_policy
 from test_shipping import _python_without_profiler
-from profiler import cdx, fast, mapside, rawsteps, stats
-from profiler.expand import Expander
-from profiler.mapside import CaptureAggregator
-from profiler.pipeline import run_profile
-from profiler.policy import load as load_policy
+from profiler.accel import fast
+from profiler.formats import cdx
+from profiler.job import mapside, rawsteps
+from profiler.model import stats
+from profiler.job.expand import Expander
+from profiler.job.mapside import CaptureAggregator
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -94,7 +97,7 @@ def _many_tuples(rng, n):
 
 def _distinct_tuple_sets(policy, cells):
     """The distinct sets of several tuples that some suffix of some set of policy groups."""
-    from profiler.keys import SuffixTable
+    from profiler.model.keys import SuffixTable
     suffixes = SuffixTable(policy)
     tuples = sorted({tuple(c[:3]) for c in cells})
     found = set()
@@ -132,12 +135,12 @@ def test_the_tuple_sets_of_the_many_tuples_test_pass_the_bounds_of_the_compiled_
 
 @compiled
 def test_compiled_expander_type():
-    from profiler.policy import load
-    assert type(fast.expander(load("default"), 10)).__module__ == "profiler._apfast"
+    from profiler.model.policy import load
+    assert type(fast.expander(load("default"), 10)).__module__ == "profiler.accel._apfast"
 
 
 def test_pure_python_when_disabled(monkeypatch):
-    from profiler.policy import load
+    from profiler.model.policy import load
     monkeypatch.setenv(fast.PURE_ENV, "1")
     assert fast.load() is None and fast.kind() == "pure Python"
     assert isinstance(fast.expander(load("default"), 10), Expander)
@@ -198,7 +201,7 @@ def test_both_paths_equal_the_oracle(seed, monkeypatch):
         assert got == want
 
 
-# the map side: compiled CDX parser and aggregator against profiler.cdx + CaptureAggregator
+# the map side: compiled CDX parser and aggregator against profiler.formats.cdx + CaptureAggregator
 
 KEYS = ["com,a)/x", "com,a)/y?q=1", "org,b,c)/", "com,a)/%7E", "!odd)/", "@odd)/", "com,a)/caf\xe9",
         "http://www.example.com/page", "dns:example.com", "-", "uk,co,z)/p\"q", "com,a)/back\\slash",
@@ -229,8 +232,8 @@ def _random_cdx_line(rng):
 
 
 def _map_records(path, period_len, resolve, split_size, lines=False):
-    from profiler.inputs import plan_splits, sniff
-    from profiler.mapside import map_split
+    from profiler.formats.inputs import plan_splits, sniff
+    from profiler.job.mapside import map_split
     info = sniff(path)
     if info["format"] != "cdx":
         return None
@@ -358,8 +361,8 @@ def _corrections_by_key(lines):
 def test_compiled_corrections_equal_python(seed):
     """Step 2's corrections of shared digests by the compiled Expander, summed per key, are the
     pure-Python corrections' (table limits that flush and spill within a digest included)."""
-    from profiler import digests
-    from profiler.keys import SuffixTable
+    from profiler.job import digests
+    from profiler.model.keys import SuffixTable
     rng = random.Random(seed)
     policy = random_policy(rng)
     groups = _digest_groups(rng)
@@ -507,7 +510,7 @@ def test_raw_records_come_in_sorted_runs(limit, kind, least):
     """In raw mode the digest records are held back and written in byte order, a run of limit
     lines or more (a URI-R's records stay in one run) at a time, and a flushed table's key
     records in byte order: step 1's output is a few sorted runs, which the local runner merges
-    instead of sorting (profiler.presorted)."""
+    instead of sorting (profiler.runtime.presorted)."""
     rng = random.Random(limit)
     policy = load_policy("default")
     lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
@@ -576,15 +579,15 @@ def test_the_extension_is_built_where_ci_runs():
     compiler, a build that failed would leave the compiled tests skipped and measure nothing."""
     if os.environ.get("CI") != "true":
         pytest.skip("outside CI a machine may have no C compiler")
-    assert fast.load() is not None, "profiler/_apfast.c did not build (pip install -v shows why)"
+    assert fast.load() is not None, "profiler/accel/_apfast.c did not build (pip install -v shows why)"
 
 
 @compiled
 def test_the_built_extension_is_not_older_than_its_source():
     """An editable install whose rebuild failed keeps the old module beside the new source."""
     built = getattr(fast.load(), "__file__", "")
-    source = os.path.join(ROOT, "profiler", "_apfast.c")
+    source = os.path.join(ROOT, "profiler", "accel", "_apfast.c")
     if os.path.dirname(os.path.abspath(built)) != os.path.dirname(source):
         pytest.skip("installed elsewhere (not an editable install)")
     assert os.path.getmtime(built) >= os.path.getmtime(source), \
-        "profiler/_apfast.c is newer than the built module: rebuild (pip install -v -e .) and read its errors"
+        "profiler/accel/_apfast.c is newer than the built module: rebuild (pip install -v -e .) and read its errors"

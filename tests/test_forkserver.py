@@ -1,4 +1,4 @@
-"""profiler.forkserver: a forked task writes what the job script writes for its command line, in
+"""profiler.runtime.forkserver: a forked task writes what the job script writes for its command line, in
 its own environment, and its CPU time counts in the client's."""
 
 import os
@@ -9,10 +9,13 @@ import sys
 import orjson
 import pytest
 
-from profiler import fast, forkserver, rawsteps, synthetic
-from profiler.localrunner import LocalRunner
-from profiler.pipeline import run_profile
-from profiler.policy import load
+from profiler.accel import fast
+from profiler.job import rawsteps
+from profiler.runtime import forkserver
+from profiler.testing import synthetic
+from profiler.runtime.localrunner import LocalRunner
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load
 from test_exactness import _without_created
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -139,7 +142,7 @@ def test_a_local_run_takes_the_server_started_while_it_reads_its_inputs(tmp_path
                 extra_args=["--setup", "true"])
     assert len(started) == 2 and set(forked_by) == {started[0]}       # the second one forked nothing
     (tmp_path / "bad.cdx").write_text("not an index\n")
-    from profiler.inputs import InputError
+    from profiler.formats.inputs import InputError
     with pytest.raises(InputError):
         run_profile([str(tmp_path / "bad.cdx")], str(tmp_path / "c.cdxj"), runner="local", cores=2)
     assert len(started) == 3
@@ -153,7 +156,7 @@ def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
     synthetic.write_cdx(cdx, 300, seed=2)
     monkeypatch.setattr(LocalRunner, "_forkable_task_argv",
                         lambda self, *a: ["--step-num=2", "--reducer", "--policy-json", '{"emit": 3}'])
-    from profiler.pipeline import JobFailed
+    from profiler.job.pipeline import JobFailed
     with pytest.raises(JobFailed, match="Step 1 of 3 failed: task exited with status 1"):
         run_profile([cdx], str(tmp_path / "out.cdxj"), runner="local", cores=1)
     assert not os.path.exists(tmp_path / "out.cdxj")

@@ -8,10 +8,10 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import fast
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
-from profiler.validate import validate
+from profiler.accel import fast
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
+from profiler.files.validate import validate
 
 LEGEND = b" CDX N b a m s k r M S V g\n"
 WHITESPACE = set(b" \t\n\r\x0b\x0c")
@@ -100,5 +100,5 @@ def test_lengths_of_2_to_the_64_or_more_are_bad_length(tmp_path, monkeypatch, pu
     out = tmp_path / "big.cdxj"
     run_profile([str(data)], str(out))
     check(out, 2, 100 + 2 ** 62)
-    from profiler import nightly_fold
+    from profiler.nightly import fold as nightly_fold
     assert nightly_fold.run_meta(str(out))[0]["skipped"] == {"bad_length": 2}

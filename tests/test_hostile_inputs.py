@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from profiler import nightly_fold
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
+from profiler.nightly import fold as nightly_fold
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

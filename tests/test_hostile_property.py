@@ -13,7 +13,7 @@ import zlib
 import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.validate import validate
+from profiler.files.validate import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGEND = b" CDX N b a m s k r M S V g\n"

@@ -1,4 +1,4 @@
-"""Tests for profiler.inputs: resolving input arguments, sniffing formats, planning splits."""
+"""Tests for profiler.formats.inputs: resolving input arguments, sniffing formats, planning splits."""
 
 import gzip
 import os
@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conftest import shared_data
-from profiler.inputs import InputError, plan_splits, resolve, sniff
+from profiler.formats.inputs import InputError, plan_splits, resolve, sniff
 
 LEGEND = b" CDX N b a m s k r M S V g\n"
 # pywb/cdx/example.cdx
@@ -184,7 +184,7 @@ def test_sniff_gzip_cdxj_named_cdx():
 
 @pytest.mark.parametrize("name, data", [("a.warc", WARC), ("a.warc.gz", gzip.compress(WARC))])
 def test_sniff_recognises_warc(tmp_path, name, data):
-    # WARC/ARC files are profiled directly (profiler.warc; more in tests/test_warc.py)
+    # WARC/ARC files are profiled directly (profiler.formats.warc; more in tests/test_warc.py)
     info = sniff(make(tmp_path, name, data))
     assert info["format"] == "warc"
 
@@ -276,7 +276,7 @@ def test_plan_splits_skips_refused_files():
 
 
 def test_plan_splits_then_read_covers_every_line(tmp_path):
-    from profiler.readers import iter_lines
+    from profiler.formats.readers import iter_lines
     lines = [CDX7.rstrip(b"\n").replace(b"19970427191925", b"199704271919%02d" % i) for i in range(50)]
     path = make(tmp_path, "a.cdx", b"\n".join(lines) + b"\n")
     splits = plan_splits([sniff(path)], split_size=333)
@@ -287,7 +287,7 @@ def test_plan_splits_then_read_covers_every_line(tmp_path):
 
 def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
     """Concatenated CDX files: a split starting after a second legend must parse with it."""
-    from profiler import inputs
+    from profiler.formats import inputs
     first = [" CDX N b a m s k r M S V g"] + [
         "com,a)/%d 20130101000000 http://a/ text/html 200 D%d - - 10 0 f" % (i, i) for i in range(50)]
     second = [" CDX a b N s m k r M V S g"] + [
@@ -297,7 +297,7 @@ def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
     info = inputs.sniff(str(path))
     splits = inputs.plan_splits([info], split_size=500)
     assert {s["fields"] for s in splits} == {"N b a m s k r M S V g", "a b N s m k r M V S g"}
-    from profiler.mapside import iter_parsed
+    from profiler.job.mapside import iter_parsed
     parsed = [p for s in splits for p in iter_parsed(s)]
     assert len(parsed) == 100 and all(not isinstance(p, str) for p in parsed)
     assert sorted({(p[0][:7], p[2], p[3], p[5]) for p in parsed}) == [
@@ -305,7 +305,7 @@ def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
 
 
 def test_legend_found_across_chunk_boundaries(tmp_path):
-    from profiler.inputs import legend_segments
+    from profiler.formats.inputs import legend_segments
     head = b" CDX N b a m s k S\n" + b"x" * 95 + b"\n"
     data = head + b" CDX a b N m s k S\n" + b"y" * 50 + b"\n"
     path = tmp_path / "c.cdx"
@@ -322,11 +322,11 @@ def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path, monk
     at any chunk size, scanned by the compiled scan (in 1 to 5 threads over parts of the file)
     or by find() in Python."""
     import random
-    from profiler import fast
+    from profiler.accel import fast
     if pure:
         monkeypatch.setenv(fast.PURE_ENV, "1")
-    from profiler import cdx
-    from profiler.inputs import legend_segments
+    from profiler.formats import cdx
+    from profiler.formats.inputs import legend_segments
     rng = random.Random(7)
     for trial in range(60):
         lines, expected = [], []
@@ -354,7 +354,7 @@ def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path, monk
 def test_a_legend_at_a_chunk_edge_is_found(tmp_path, form):
     """The legend scan reads a chunk (here 4096 bytes) at a time: a legend line that starts, or
     whose 'CDX ' starts, a few bytes before or after a chunk's edge is found."""
-    from profiler.inputs import legend_segments
+    from profiler.formats.inputs import legend_segments
     page = 4096
     head = b" CDX N b a m s k S\n"
     for at in range(page - 8, page + 4):

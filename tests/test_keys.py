@@ -1,12 +1,12 @@
-"""Tests for profiler.keys: SURT levels and key suffixes (spec section 2)."""
+"""Tests for profiler.model.keys: SURT levels and key suffixes (spec section 2)."""
 
 import itertools
 
 import pytest
 
-from profiler.keys import (SuffixTable, exact_key, group_levels, host_part, own_levels, suffix_parts,
+from profiler.model.keys import (SuffixTable, exact_key, group_levels, host_part, own_levels, suffix_parts,
                            surt_levels)
-from profiler.policy import Policy
+from profiler.model.policy import Policy
 
 CNN = "com,cnn,edition)/world/asia/index.html"
 ALL_LEVELS = {"datetime": ["year", "month"], "mime": ["type", "category"], "status": ["class", "code"]}

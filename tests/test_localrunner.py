@@ -1,4 +1,4 @@
-"""profiler.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
+"""profiler.runtime.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
 
 import os
 import random
@@ -7,9 +7,10 @@ import pytest
 
 from mrjob.sim import _split_records
 
-from profiler import output, synthetic
-from profiler.localrunner import LocalRunner, key_bounds
-from profiler.pipeline import run_profile
+from profiler.files import output
+from profiler.testing import synthetic
+from profiler.runtime.localrunner import LocalRunner, key_bounds
+from profiler.job.pipeline import run_profile
 from test_exactness import _without_created
 
 
@@ -63,7 +64,7 @@ def test_the_profile_does_not_depend_on_the_order_of_keys_or_values(tmp_path, so
 
 
 def test_map_splits_are_a_multiple_of_cores():
-    from profiler.pipeline import balanced_split_size
+    from profiler.job.pipeline import balanced_split_size
     mib = 1 << 20
     cdx = [{"path": "/a.cdx", "size": 176 * mib, "format": "cdx", "compression": None}]
     assert balanced_split_size(cdx, 64 * mib, 1) == 64 * mib                # 1 core: as given
@@ -81,8 +82,8 @@ def test_map_splits_are_a_multiple_of_cores():
 ])
 def test_mrjob_is_zipped_for_tasks_only_when_they_may_lack_it(extra, bootstrap):
     from jobs.profile_job import ProfileJob
-    from profiler.pipeline import job_args
-    from profiler.policy import load
+    from profiler.job.pipeline import job_args
+    from profiler.model.policy import load
     job = ProfileJob(job_args(["m.json"], load("default"), "local", extra=extra))
     with job.make_runner() as runner:
         assert isinstance(runner, LocalRunner)
@@ -92,8 +93,8 @@ def test_mrjob_is_zipped_for_tasks_only_when_they_may_lack_it(extra, bootstrap):
 
 def test_setup_lock_only_for_setup_commands_that_may_need_it():
     from jobs.profile_job import ProfileJob
-    from profiler.pipeline import job_args
-    from profiler.policy import load
+    from profiler.job.pipeline import job_args
+    from profiler.model.policy import load
     for extra, locked in (([], False), (["--setup", "make -C /tmp/x"], True)):
         job = ProfileJob(job_args(["m.json"], load("default"), "local", py_files=["/tmp/p.zip"], extra=extra))
         with job.make_runner() as runner:
@@ -157,7 +158,7 @@ def test_files_no_task_reads_any_more_are_deleted_in_the_run_s_temp_dir_only(tmp
 @pytest.mark.parametrize("cleanup", [None, "NONE"])
 def test_a_run_deletes_the_files_of_finished_steps_while_it_runs(tmp_path, monkeypatch, cleanup):
     """Step 1's map outputs are gone before the run ends (unless the temp dir is to be kept)."""
-    from profiler import localrunner
+    from profiler.runtime import localrunner
     deleted = []
     real = localrunner._unlink_all
 
@@ -179,7 +180,7 @@ def _merged_and_sorted_inputs(tmp):
     outputs their plans give), and its map outputs sorted by GNU sort."""
     import glob
     import subprocess
-    from profiler import presorted
+    from profiler.runtime import presorted
     run = glob.glob(str(tmp / "*"))[0]
     out = []
     for step in range(3):
@@ -198,11 +199,11 @@ def _merged_and_sorted_inputs(tmp):
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_reducer_inputs_in_sorted_runs_are_merged_into_the_lines_sort_writes(tmp_path, monkeypatch, shuffled):
     """Map outputs of a sorted index and step 1's outputs come in a few sorted runs: nothing is
-    sorted, the reduce tasks read their parts of them merged (profiler.presorted), and in task
+    sorted, the reduce tasks read their parts of them merged (profiler.runtime.presorted), and in task
     order these are the lines GNU sort writes, for each step; the profile is the one of a run
     that sorts. Map outputs of an unsorted index are short runs, sorted in memory when small, by
     GNU sort when not."""
-    from profiler import presorted
+    from profiler.runtime import presorted
     if not presorted.available():
         pytest.skip("the C extension is not built (no compiler?)")
     cdx = tmp_path / "in.cdx"
@@ -236,7 +237,7 @@ def test_reducer_inputs_in_sorted_runs_are_merged_into_the_lines_sort_writes(tmp
 
 
 def test_only_gnu_sort_of_whole_lines_is_replaced_by_the_merge():
-    from profiler.localrunner import _whole_line_sort
+    from profiler.runtime.localrunner import _whole_line_sort
     for sort_bin in (["sort"], ["sort", "-S", "256M"], ["/usr/bin/sort", "-S256M", "--parallel=2"],
                      ["sort", "-T", "/tmp", "--buffer-size=1G"]):
         assert _whole_line_sort(sort_bin), sort_bin

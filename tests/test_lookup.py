@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from profiler.cli import main
-from profiler.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, canonical, surt_candidates
-from profiler.pipeline import run_profile
-from profiler.sortedfile import SortedLines
-from profiler.synthetic import write_cdx
-from profiler.ukvs import Frequency, profile_to_map
+from profiler.toolkit.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, canonical, surt_candidates
+from profiler.job.pipeline import run_profile
+from profiler.files.sortedfile import SortedLines
+from profiler.testing.synthetic import write_cdx
+from profiler.files.ukvs import Frequency, profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -254,8 +254,9 @@ def test_sample_profile(tmp_path):
 
 
 def test_simple_surt_equals_surt_on_generated_urls():
-    from profiler import cdx, synthetic
-    from profiler.lookup import _simple_surt
+    from profiler.formats import cdx
+    from profiler.testing import synthetic
+    from profiler.toolkit.lookup import _simple_surt
     fast = 0
     for line in synthetic.cdx_lines(4000, seed=21):
         url = line.split(" ", 3)[2].encode()
@@ -275,8 +276,8 @@ _segment = st.sampled_from(["", ".", "..", "a", "B", "index.html", "x~y", "a-b_c
        st.sampled_from(["", ":80", ":443", ":8080", ":0", ":99999", ":080", ":"]),
        st.lists(_segment, max_size=4), st.booleans())
 def test_simple_surt_equals_surt(scheme, labels, port, segments, slash):
-    from profiler import cdx
-    from profiler.lookup import _simple_surt
+    from profiler.formats import cdx
+    from profiler.toolkit.lookup import _simple_surt
     url = ("%s://%s%s" % (scheme, ".".join(labels), port) + "".join("/" + s for s in segments)
            + ("/" if slash else "")).encode()
     got = _simple_surt(url)

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from profiler.lookup import Lookup, match_level
-from profiler.pipeline import run_profile
+from profiler.toolkit.lookup import Lookup, match_level
+from profiler.job.pipeline import run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGEND = " CDX N b a m s k r M S V g"

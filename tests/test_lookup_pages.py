@@ -12,12 +12,12 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import synthetic
+from profiler.testing import synthetic
 from profiler.errors import UserError
-from profiler.lookup import Lookup
-from profiler.pipeline import run_profile
-from profiler.split import split
-from profiler.ukvs import profile_to_map
+from profiler.toolkit.lookup import Lookup
+from profiler.job.pipeline import run_profile
+from profiler.toolkit.split import split
+from profiler.files.ukvs import profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,12 +1,12 @@
-"""Tests for profiler.mapside: parse one split and aggregate captures per URI-R."""
+"""Tests for profiler.job.mapside: parse one split and aggregate captures per URI-R."""
 
 import bz2
 import gzip
 
 import orjson
 
-from profiler.expand import full_cell
-from profiler.mapside import BYTES, COUNT, FIRST, LAST, MAXLEN, CaptureAggregator, map_split
+from profiler.job.expand import full_cell
+from profiler.job.mapside import BYTES, COUNT, FIRST, LAST, MAXLEN, CaptureAggregator, map_split
 
 LAYOUT = "N b a m s k r M S V g"
 A, B = "com,example)/a", "com,example)/b"

@@ -9,8 +9,8 @@ import sys
 import orjson
 import pytest
 
-from profiler.lookup import Lookup
-from profiler.validate import validate
+from profiler.toolkit.lookup import Lookup
+from profiler.files.validate import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,7 +128,7 @@ def test_real_problems_stay_problems(tmp_path):
     ("http://apple.com/x", "2016", "held", "com,apple)/*", "300", "unknown"),
 ])
 def test_seed_lookups(seed, uri, dt, status, key, freq, date):
-    from profiler.ukvs import format_frequency
+    from profiler.files.ukvs import format_frequency
     with Lookup(seed) as lk:
         a = lk.lookup(uri, dt)
     assert (a.status, a.key.decode(), format_frequency(a.frequency), a.date) == (status, key, freq, date)

@@ -11,14 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from oracle import profile as oracle_profile
-from profiler import stats, synthetic
-from profiler.merge import MergeError, combine, combine_frequencies, combine_marks, merge
-from profiler.output import header_lines, write_atomic
-from profiler.pipeline import run_profile
-from profiler.policy import load as load_policy
-from profiler.profilefile import FEATURES, flatten, iter_data, read_header
-from profiler.ukvs import Frequency, profile_to_map, read_map
-from profiler.validate import validate
+from profiler.model import stats
+from profiler.testing import synthetic
+from profiler.toolkit.merge import MergeError, combine, combine_frequencies, combine_marks, merge
+from profiler.files.output import header_lines, write_atomic
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
+from profiler.files.profilefile import FEATURES, flatten, iter_data, read_header
+from profiler.files.ukvs import Frequency, profile_to_map, read_map
+from profiler.files.validate import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CREATED = "2026-01-01T00:00:00Z"

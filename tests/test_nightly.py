@@ -18,9 +18,9 @@ import pytest
 
 from nightly_archive import (Archive, about_meta, assert_same_profile, captures_by_host, cdx_text,
                              check_within_bounds, run_meta)
-from profiler import nightly_fold
-from profiler.nightly_lock import RunLock
-from profiler.validate import validate
+from profiler.nightly import fold as nightly_fold
+from profiler.nightly.lock import RunLock
+from profiler.files.validate import validate
 
 GROUPS = captures_by_host(4000, seed=5)
 
@@ -338,7 +338,7 @@ def test_missing_inputs_is_a_user_error_not_a_traceback(tmp_path, capsys):
 
 
 def test_mementomap_published_beside_each_version(tmp_path, capsys):
-    from profiler.ukvs import profile_to_map
+    from profiler.files.ukvs import profile_to_map
     a = Archive(tmp_path, mementomap="surt")
     a.add_cdx("a.cdx", hosts(0))
     a.night(capsys)

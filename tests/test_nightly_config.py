@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from profiler.nightly_config import ConfigError, load
+from profiler.nightly.config import ConfigError, load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,7 +1,7 @@
 import orjson
 
-from profiler import nightly_fold as fold
-from profiler.profilefile import FEATURES
+from profiler.nightly import fold
+from profiler.files.profilefile import FEATURES
 
 
 def test_run_meta_of_several_profiles_counts_each_skip_once():

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from profiler.nightly_lock import LockHeld, RunLock
+from profiler.nightly.lock import LockHeld, RunLock
 
 
 def test_one_holder_at_a_time(tmp_path):
@@ -21,7 +21,7 @@ def test_one_holder_at_a_time(tmp_path):
 
 
 def test_a_killed_holders_lock_is_stale_and_taken_over(tmp_path):
-    code = ("import sys, time; sys.path.insert(0, %r); from profiler.nightly_lock import RunLock; "
+    code = ("import sys, time; sys.path.insert(0, %r); from profiler.nightly.lock import RunLock; "
             "RunLock(%r).acquire(); print('held', flush=True); time.sleep(60)"
             % (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), str(tmp_path)))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

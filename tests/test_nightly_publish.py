@@ -1,7 +1,7 @@
 import datetime
 import os
 
-from profiler import nightly_publish as publish
+from profiler.nightly import publish
 
 NOW = datetime.datetime(2026, 11, 22, 3, 0, 0, tzinfo=datetime.timezone.utc)
 

@@ -1,10 +1,10 @@
 import gzip
 import random
 
-from profiler import nightly_sets as sets
-from profiler import synthetic, synthetic_warc
-from profiler.mapside import iter_parsed
-from profiler.inputs import plan_splits, sniff
+from profiler.nightly import sets
+from profiler.testing import synthetic, synthetic_warc
+from profiler.job.mapside import iter_parsed
+from profiler.formats.inputs import plan_splits, sniff
 
 
 def test_sorted_set_spills_and_merges_to_the_same_items(tmp_path):

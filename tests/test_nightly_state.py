@@ -3,7 +3,7 @@ import os
 import pytest
 
 from profiler.errors import RunError
-from profiler.nightly_state import State, compare_inputs, fingerprint
+from profiler.nightly.state import State, compare_inputs, fingerprint
 
 
 def test_fingerprints_and_what_changed(tmp_path):

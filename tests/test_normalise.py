@@ -1,11 +1,11 @@
-"""Tests for profiler.normalise (spec section 1: capture field normalisation)."""
+"""Tests for profiler.model.normalise (spec section 1: capture field normalisation)."""
 
 import doctest
 
 import pytest
 
-from profiler import normalise
-from profiler.normalise import (digest, key_field, length, mime, mime_category, status,
+from profiler.model import normalise
+from profiler.model.normalise import (digest, key_field, length, mime, mime_category, status,
                                 status_class, timestamp)
 
 

@@ -3,7 +3,7 @@
 import orjson
 import pytest
 
-from profiler.output import header_lines, write_profile
+from profiler.files.output import header_lines, write_profile
 
 
 def _headers(meta):
@@ -79,7 +79,8 @@ def test_local_parts_fast_path_writes_the_merge_bytes(tmp_path, monkeypatch, see
     tiny blocks): the file is the merge path's, or the same error; the blocks checked and
     written by the compiled ordered_lines() or in Python."""
     import random
-    from profiler import fast, output
+    from profiler.accel import fast
+    from profiler.files import output
     if pure:
         monkeypatch.setenv(fast.PURE_ENV, "1")
     rng = random.Random(seed)

@@ -1,4 +1,4 @@
-"""Tests for profiler.policy: policy files, validation and combinations."""
+"""Tests for profiler.model.policy: policy files, validation and combinations."""
 
 import itertools
 import os
@@ -6,8 +6,8 @@ import os
 import pytest
 import yaml
 
-from profiler import policy as policy_mod
-from profiler.policy import CRITERIA, LEVEL_TYPES, Policy, PolicyError, load
+from profiler.model import policy as policy_mod
+from profiler.model.policy import CRITERIA, LEVEL_TYPES, Policy, PolicyError, load
 
 ALL_LEVELS = {"datetime": ["year", "month"], "mime": ["type", "category"], "status": ["class", "code"]}
 

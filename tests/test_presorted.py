@@ -1,4 +1,4 @@
-"""profiler.presorted: files in sorted runs merged into the bytes LC_ALL=C sort writes."""
+"""profiler.runtime.presorted: files in sorted runs merged into the bytes LC_ALL=C sort writes."""
 
 import os
 import random
@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from profiler import fast, presorted
+from profiler.accel import fast
+from profiler.runtime import presorted
 
 pytestmark = pytest.mark.skipif(not presorted.available(), reason="the C extension is not built (no compiler?)")
 

@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 
-from profiler import progress, synthetic
+from profiler.job import progress
+from profiler.testing import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = [sys.executable, "-m", "profiler.cli"]

@@ -1,9 +1,9 @@
-"""Tests for profiler.protocol: raw bytes keys, orjson values."""
+"""Tests for profiler.job.protocol: raw bytes keys, orjson values."""
 
 import orjson
 import pytest
 
-from profiler.protocol import RawKeyJsonValueProtocol, RawLineProtocol
+from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol
 
 KEYS = [
     b"K * - - -",

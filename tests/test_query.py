@@ -9,12 +9,12 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import synthetic
-from profiler.pipeline import run_profile
-from profiler.policy import load as load_policy
-from profiler.profilefile import flatten, iter_data
-from profiler.query import QueryError, SortedProfile, not_emitted, query, surt_level
-from profiler.ukvs import profile_to_map
+from profiler.testing import synthetic
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
+from profiler.files.profilefile import flatten, iter_data
+from profiler.toolkit.query import QueryError, SortedProfile, not_emitted, query, surt_level
+from profiler.files.ukvs import profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -136,7 +136,7 @@ def test_property_prefix_range_is_a_full_scan(tmp_path, keys, prefix, headers):
 
 
 def test_merged_profile_answers_carry_bounds(profiles, tmp_path):
-    from profiler.merge import merge
+    from profiler.toolkit.merge import merge
     out = str(tmp_path / "twice.cdxj")
     merge([profiles["default"], profiles["default"]], out)
     (key, flat), = query(out, {"surt": "com,*"})[0]

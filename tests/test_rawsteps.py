@@ -1,4 +1,4 @@
-"""profiler.rawsteps: the job's tasks over raw lines give the records of mrjob's own protocol path."""
+"""profiler.job.rawsteps: the job's tasks over raw lines give the records of mrjob's own protocol path."""
 
 import random
 
@@ -7,8 +7,10 @@ import pytest
 from mrjob.job import MRJob
 
 from jobs.profile_job import ProfileJob
-from profiler import inputs, pipeline, rawsteps, stats
-from profiler.policy import load
+from profiler.formats import inputs
+from profiler.job import pipeline, rawsteps
+from profiler.model import stats
+from profiler.model.policy import load
 from test_exactness import generate_lines
 
 

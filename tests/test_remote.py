@@ -1,4 +1,4 @@
-"""profiler.remote and the URI paths of profiler.inputs, against the fake `hadoop` (tests/fake_hadoop.py)."""
+"""profiler.runtime.remote and the URI paths of profiler.formats.inputs, against the fake `hadoop` (tests/fake_hadoop.py)."""
 
 import bz2
 import gzip
@@ -8,9 +8,10 @@ import pytest
 from mrjob.fs.hadoop import HadoopFilesystem
 
 import fake_hadoop
-from profiler import inputs, remote
+from profiler.formats import inputs
+from profiler.runtime import remote
 from profiler.errors import UserError
-from profiler.readers import iter_lines
+from profiler.formats.readers import iter_lines
 
 CDX = b" CDX N b a m s k r M S V g\ncom,example)/ 20130101000000 http://example.com/ text/html 200 AAA - - 10 0 a.warc.gz\n"
 

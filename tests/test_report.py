@@ -8,7 +8,7 @@ import tempfile
 import pytest
 
 from profiler import cli, report
-from profiler.pipeline import run_profile
+from profiler.job.pipeline import run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -319,7 +319,7 @@ def test_mime_categories_when_a_profile_has_no_type_lines(sample_profile, tmp_pa
 
 def test_chart_labels_are_plain_text():
     """Labels come from the index: '$' or '<' in a MIME type is text, not mathtext or markup."""
-    from profiler import charts
+    from profiler.report import charts
     chart = report.Chart("odd", "Odd <labels>", "bars", "bytes", labels=["text/$x", "a<b>&c"],
                          series=[("bytes", [1500000, 0])])
     svg, png = charts.render(chart, with_png=True)

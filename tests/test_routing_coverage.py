@@ -1,4 +1,4 @@
-"""Coverage, the router's rule (profiler.coverage): a map made from a profile lists every URI-R
+"""Coverage, the router's rule (profiler.files.coverage): a map made from a profile lists every URI-R
 it holds, so a URI it does not list is not held there; compaction marks the lines it rolls
 children into, so no held URI is ever left out (recall 100%), whatever the quota."""
 
@@ -7,13 +7,13 @@ import random
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import synthetic
-from profiler.compact import compact_file
-from profiler.coverage import listed
+from profiler.testing import synthetic
+from profiler.toolkit.compact import compact_file
+from profiler.files.coverage import listed
 from profiler.errors import UserError
-from profiler.lookup import HELD, Lookup
-from profiler.pipeline import run_profile
-from profiler.ukvs import profile_to_map
+from profiler.toolkit.lookup import HELD, Lookup
+from profiler.job.pipeline import run_profile
+from profiler.files.ukvs import profile_to_map
 
 
 def routed(path, urlkeys):

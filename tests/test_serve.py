@@ -18,9 +18,9 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from profiler import synthetic  # noqa: E402
-from profiler.pipeline import run_profile  # noqa: E402
-from profiler.ukvs import profile_to_map  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
+from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.files.ukvs import profile_to_map  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = [sys.executable, "-m", "profiler.cli"]

@@ -10,9 +10,9 @@ import zipfile
 import pytest
 
 from shipped import ONLY_SHIPPED
-from profiler.pipeline import JobFailed, run_profile
-from profiler import shipping
-from profiler.shipping import package_zip
+from profiler.job.pipeline import JobFailed, run_profile
+from profiler.runtime import shipping
+from profiler.runtime.shipping import NOT_SHIPPED, package_zip
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -22,8 +22,11 @@ def test_package_zip_holds_every_module(tmp_path):
     with zipfile.ZipFile(package_zip(str(tmp_path))) as z:
         names = set(z.namelist())
         stored = {info.compress_type for info in z.infolist()}
-    modules = {"profiler/" + n for n in os.listdir(os.path.join(ROOT, "profiler")) if n.endswith(".py")}
-    assert modules <= names and "profiler/__init__.py" in names
+    modules = {os.path.relpath(os.path.join(d, n), ROOT) for d, _, files in os.walk(os.path.join(ROOT, "profiler"))
+               for n in files if n.endswith(".py")}
+    shipped = {m for m in modules if m.split("/")[1] not in NOT_SHIPPED}
+    assert shipped <= names and "profiler/__init__.py" in names and "profiler/job/mapside.py" in names
+    assert not any(n.split("/")[1] in NOT_SHIPPED for n in names)      # the generators, the tools
     assert stored == {zipfile.ZIP_STORED}       # made for every run: not compressed (0.025 s of 0.03)
 
 
@@ -42,9 +45,9 @@ def test_package_zip_holds_current_bytecode_that_tasks_load(tmp_path):
         names = set(z.namelist())
     sources = {n for n in names if n.endswith(".py")}
     assert {n[:-3] + ".pyc" for n in sources} == {n for n in names if n.endswith(".pyc")}
-    where, compiled_from = _import_from(path, "profiler.stats", tmp_path)
+    where, compiled_from = _import_from(path, "profiler.model.stats", tmp_path)
     assert where.startswith(path) and where.endswith("stats.pyc")
-    assert compiled_from == os.path.join(ROOT, "profiler", "stats.py")   # not compiled in the task
+    assert compiled_from == os.path.join(ROOT, "profiler", "model", "stats.py")   # not compiled in the task
 
 
 def test_bytecode_of_another_python_is_ignored(tmp_path):
@@ -54,7 +57,7 @@ def test_bytecode_of_another_python_is_ignored(tmp_path):
         for info in src.infolist():
             data = src.read(info)
             dst.writestr(info, b"\0\0\r\n" + data[4:] if info.filename.endswith(".pyc") else data)
-    where, compiled_from = _import_from(path, "profiler.stats", tmp_path)
+    where, compiled_from = _import_from(path, "profiler.model.stats", tmp_path)
     assert where.endswith("stats.py") and compiled_from == where
 
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from profiler.pipeline import run_profile
-from profiler.sortedfile import SortedLines, UnsortedFile, profile_key
+from profiler.job.pipeline import run_profile
+from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from shipped import ONLY_SHIPPED
-from profiler.pipeline import run_profile
-from profiler.shipping import package_zip
+from profiler.job.pipeline import run_profile
+from profiler.runtime.shipping import package_zip
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

@@ -8,11 +8,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.merge import merge
-from profiler.pipeline import run_profile
-from profiler.split import SplitError, split
-from profiler.ukvs import profile_to_map
-from profiler.validate import validate
+from profiler.toolkit.merge import merge
+from profiler.job.pipeline import run_profile
+from profiler.toolkit.split import SplitError, split
+from profiler.files.ukvs import profile_to_map
+from profiler.files.validate import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

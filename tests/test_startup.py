@@ -1,4 +1,4 @@
-"""profiler.startup: the client imports neither setuptools nor pyspark to run the local runner."""
+"""profiler.runtime.startup: the client imports neither setuptools nor pyspark to run the local runner."""
 
 import importlib.util
 import json
@@ -16,7 +16,7 @@ def _run(code):
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark is not installed")
 def test_the_local_runner_loads_without_pyspark_and_mrjob_bin_still_finds_it():
     got = _run("import json, os, sys\n"
-               "from profiler import localrunner\n"
+               "from profiler.runtime import localrunner\n"
                "import mrjob.bin\n"
                "loaded = 'pyspark' in sys.modules\n"
                "seen = mrjob.bin.pyspark.__file__\n"
@@ -30,7 +30,7 @@ def test_the_local_runner_loads_without_pyspark_and_mrjob_bin_still_finds_it():
 def test_pyspark_already_imported_is_left_to_mrjob_bin():
     pytest.importorskip("pyspark")
     got = _run("import json, pyspark\n"
-               "from profiler.startup import import_mrjob_bin\n"
+               "from profiler.runtime.startup import import_mrjob_bin\n"
                "print(json.dumps(import_mrjob_bin().pyspark is pyspark))")
     assert got is True
 
@@ -38,7 +38,7 @@ def test_pyspark_already_imported_is_left_to_mrjob_bin():
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12+ has no distutils of its own")
 def test_console_start_imports_mrjob_without_setuptools():
     code = ("import json, sys\n"
-            "from profiler import startup\n"
+            "from profiler.runtime import startup\n"
             "took = startup.use_stdlib_distutils()\n"
             "import mrjob.job\n"
             "print(json.dumps([took, 'setuptools' in sys.modules]))")

@@ -1,12 +1,12 @@
-"""Tests for profiler.stats: feature records and how partial records combine (spec section 3)."""
+"""Tests for profiler.model.stats: feature records and how partial records combine (spec section 3)."""
 
 import itertools
 
 import orjson
 import pytest
 
-from profiler import stats
-from profiler.stats import NO_FIRST, NO_LAST, NO_MIN
+from profiler.model import stats
+from profiler.model.stats import NO_FIRST, NO_LAST, NO_MIN
 
 T1, T2, T3 = "20100101000000", "20110615120000", "20121231235959"
 

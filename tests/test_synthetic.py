@@ -1,4 +1,4 @@
-"""Tests for the synthetic CDX generator (profiler.synthetic)."""
+"""Tests for the synthetic CDX generator (profiler.testing.synthetic)."""
 
 import gzip
 import os
@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from profiler import synthetic  # noqa: E402
+from profiler.testing import synthetic  # noqa: E402
 
 N = 20000
 DIGEST_RE = re.compile(rb"^([A-Z2-7]{32}|-)$")

@@ -1,4 +1,4 @@
-"""profiler.taskenv: the local runner's tasks import the standard library's distutils on 3.11."""
+"""profiler.runtime.taskenv: the local runner's tasks import the standard library's distutils on 3.11."""
 
 import os
 import subprocess
@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from profiler import pipeline, taskenv
-from profiler.policy import load
+from profiler.job import pipeline
+from profiler.runtime import taskenv
+from profiler.model.policy import load
 
 
 def test_set_on_311_when_the_task_python_is_this_one():

@@ -9,8 +9,10 @@ import orjson
 import pytest
 
 from jobs.profile_job import ProfileJob
-from profiler import inputs, synthetic, tasks
-from profiler.policy import load
+from profiler.formats import inputs
+from profiler.job import tasks
+from profiler.testing import synthetic
+from profiler.model.policy import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOB = os.path.join(ROOT, "jobs", "profile_job.py")

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from profiler import runner_leftovers, synthetic
-from profiler.pipeline import JobFailed, run_profile
+from profiler.runtime import leftovers as runner_leftovers
+from profiler.testing import synthetic
+from profiler.job.pipeline import JobFailed, run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from profiler import fast, normalise
-from profiler.profilefile import iter_data
+from profiler.accel import fast
+from profiler.model import normalise
+from profiler.files.profilefile import iter_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGEND = " CDX N b a m s k r M S V g"

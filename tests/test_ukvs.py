@@ -7,12 +7,12 @@ import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from profiler import ukvs
+from profiler.files import ukvs
 from profiler.cli import main
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
-from profiler.synthetic import write_cdx
-from profiler.ukvs import (Frequency, MapFormatError, datetime_span, format_frequency,
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
+from profiler.testing.synthetic import write_cdx
+from profiler.files.ukvs import (Frequency, MapFormatError, datetime_span, format_frequency,
                            parse_frequency, read_map, relaxed_json_loads, write_map)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

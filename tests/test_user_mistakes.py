@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from profiler import preflight
+from profiler.runtime import preflight
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

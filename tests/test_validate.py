@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from profiler import synthetic
-from profiler.compact import compact_file
-from profiler.merge import merge
-from profiler.pipeline import run_profile
-from profiler.policy import available
-from profiler.split import split
-from profiler.ukvs import profile_to_map
-from profiler.validate import validate
+from profiler.testing import synthetic
+from profiler.toolkit.compact import compact_file
+from profiler.toolkit.merge import merge
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import available
+from profiler.toolkit.split import split
+from profiler.files.ukvs import profile_to_map
+from profiler.files.validate import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,4 +1,4 @@
-"""WARC/ARC records -> captures (profiler.warc), sniffing, and broken archives."""
+"""WARC/ARC records -> captures (profiler.formats.warc), sniffing, and broken archives."""
 
 import base64
 import collections
@@ -14,8 +14,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from conftest import SHARED_DATA, shared_data
-from profiler import inputs, mapside, warc
-from profiler.pipeline import run_profile
+from profiler.formats import inputs, warc
+from profiler.job import mapside
+from profiler.job.pipeline import run_profile
 
 DATE = "2020-01-02T03:04:05Z"
 TS = "20200102030405"

@@ -21,8 +21,9 @@ import pytest
 cdxj_indexer = pytest.importorskip("cdxj_indexer.main")
 
 from conftest import SHARED_DATA, shared_data   # noqa: E402
-from profiler import cdxj, warc, synthetic_warc  # noqa: E402
-from profiler.pipeline import run_profile        # noqa: E402
+from profiler.formats import cdxj, warc  # noqa: E402
+from profiler.testing import synthetic_warc
+from profiler.job.pipeline import run_profile        # noqa: E402
 
 
 class ReferenceIndexer(cdxj_indexer.CDXJIndexer):

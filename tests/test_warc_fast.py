@@ -1,4 +1,4 @@
-"""The optional fastwarc reader (profiler.warc_fast) gives exactly what the warcio reader gives."""
+"""The optional fastwarc reader (profiler.formats.warc_fast) gives exactly what the warcio reader gives."""
 
 import glob
 import gzip
@@ -7,9 +7,10 @@ import os
 import pytest
 
 from conftest import SHARED_DATA, shared_data
-from profiler import synthetic_warc, warc, warc_fast
+from profiler.formats import warc, warc_fast
+from profiler.testing import synthetic_warc
 from profiler.errors import UserError
-from profiler.pipeline import run_profile
+from profiler.job.pipeline import run_profile
 
 fastwarc = pytest.importorskip("fastwarc.warc")
 

@@ -11,9 +11,9 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from profiler import nightly_fold
-from profiler.pipeline import run_profile
-from profiler.profilefile import iter_data
+from profiler.nightly import fold as nightly_fold
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")

@@ -1,7 +1,7 @@
 """The service's answers: each archive's lookup answer (the `lookup` command's, as JSON) and the
 routing order of the archives that may hold a URI.
 
-An archive is asked when its file answers held and lists the URI (profiler.coverage: a map made
+An archive is asked when its file answers held and lists the URI (profiler.files.coverage: a map made
 from a profile, or compacted from one, lists every URI-R it holds at its policy's deepest level,
 so a match only on a wider wildcard, not rolled up, means not held there).
 
@@ -14,9 +14,9 @@ or no-match, or held from a line that does not list the URI, are left out.
 
 import math
 
-from profiler.coverage import listed
-from profiler.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, canonical, match_level
-from profiler.ukvs import format_frequency
+from profiler.files.coverage import listed
+from profiler.toolkit.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, canonical, match_level
+from profiler.files.ukvs import format_frequency
 
 LEVEL_WEIGHT = {"exact": 50, "path": 40, "host": 30, "domain": 20, "tld": 10, "root": 0}
 

@@ -8,7 +8,7 @@ import threading
 import time
 
 from profiler.errors import UserError
-from profiler.lookup import Lookup
+from profiler.toolkit.lookup import Lookup
 
 log = logging.getLogger("archive-profiler")
 
@@ -80,7 +80,7 @@ class Archive:
             self.lines = n - len(lookup.headers)
 
     def current(self):
-        """This thread's lookup of the file the path names now (profiler.lookup.Lookup)."""
+        """This thread's lookup of the file the path names now (profiler.toolkit.lookup.Lookup)."""
         self._check()
         local, lookup = self._local, self.lookup
         if getattr(local, "main", None) is not lookup:

@@ -12,7 +12,7 @@ import urllib.parse
 from profiler import jsonnum
 
 from profiler.errors import UserError
-from profiler.lookup import datetime_query
+from profiler.toolkit.lookup import datetime_query
 from profiler.serve import answers
 
 #: the longest request target (path and query) answered; longer: 414

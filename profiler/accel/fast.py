@@ -1,0 +1,100 @@
+"""The optional compiled hot path (profiler/accel/_apfast.c): found, shipped to tasks, or not used.
+
+``load()`` returns the extension module or None: from the installed package, else from a
+task's working directory, where the client ships the built file (``shipped_files()``; Python
+cannot import it from profiler.zip). Tasks that cannot load it run the pure-Python code, which
+gives the same bytes. ``ARCHIVE_PROFILER_PURE_PYTHON=1`` forces the pure-Python code (tests
+compare both).
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+
+from profiler.runtime import contract
+
+PURE_ENV = contract.PURE_ENV
+MODULE = "profiler.accel._apfast"
+#: option codes of the extension's combinations
+DT_CODE = {"any": 0, "year": 1, "month": 2}
+MIME_CODE = {"any": 0, "type": 1, "category": 2}
+STATUS_CODE = {"any": 0, "class": 1, "code": 2}
+LEVELS = ("root", "tld", "domain", "host", "path", "url")
+
+_loaded = {}
+
+
+def load():
+    """The extension module, or None (not built, not shipped, other ABI, or disabled)."""
+    if os.environ.get(PURE_ENV):
+        return None
+    if "module" not in _loaded:
+        _loaded["module"] = _find()
+    return _loaded["module"]
+
+
+def _find():
+    try:
+        from profiler.accel import _apfast
+        return _apfast
+    except ImportError:
+        pass
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:   # shipped: the task's working directory
+        path = os.path.join(os.getcwd(), "_apfast" + suffix)
+        if os.path.isfile(path):
+            try:
+                loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+                spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+                return module
+            except ImportError:
+                return None
+    return None
+
+
+def shipped_files():
+    """Paths of the built extension to ship to tasks (--files): none when it is not built."""
+    try:
+        from profiler.accel import _apfast
+    except ImportError:
+        return []
+    path = getattr(_apfast, "__file__", None)
+    return [path] if path and os.path.isfile(path) else []
+
+
+def kind():
+    """'compiled' or 'pure Python': which code this process runs."""
+    return "compiled" if load() is not None else "pure Python"
+
+
+def expander(policy, limit):
+    """The step-1 reducer logic: the compiled Expander, else profiler.job.expand.Expander."""
+    found = compiled_expander(policy, limit)
+    if found is None:
+        from profiler.job.expand import Expander
+        return Expander(policy, limit)
+    return found
+
+
+def compiled_expander(policy, limit):
+    """The compiled Expander (step 1, and step 2's corrections of shared digests), or None."""
+    module = load()
+    if module is None:
+        return None
+    sets = [[(DT_CODE[d], MIME_CODE[m], STATUS_CODE[s]) for d, m, s in combos] for combos in policy.combo_sets]
+    return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
+                           policy.path_depth, policy.exact_urls, limit)
+
+
+#: a task's malloc: requests past this are their own mappings (glibc's default moves from 128 KiB up)
+MMAP_THRESHOLD = 32 << 20
+#: free memory at the heap's top past this is given back to the system
+TRIM_THRESHOLD = 32 << 20
+
+
+def tune_allocator():
+    """Fixed malloc thresholds for a task process (glibc): its buffers of a few MiB stay in the heap
+    instead of being fresh pages at each use. True when set; False without the extension or glibc."""
+    module = load()
+    return bool(module is not None and module.tune_allocator(MMAP_THRESHOLD, TRIM_THRESHOLD))

@@ -1,0 +1,32 @@
+"""`archive-profiler merge`: profiles (or maps) of different captures in, one merged file out."""
+
+import sys
+
+NAME = "merge"
+HELP = "merge sorted profiles or UKVS maps of different captures into one"
+DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) into one sorted file, "
+               "streaming (k-way merge). urim and bytes add up; urir, urim.min/max, digests and "
+               "dedup_bytes are exact only for inputs declared disjoint with --disjoint, otherwise "
+               "they get bounds (see README, 'Split and merge rules').")
+
+
+def add_arguments(p):
+    p.add_argument("inputs", nargs="+", metavar="FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--disjoint", action="append", default=[], choices=["urir", "digests"],
+                   help="the inputs hold disjoint sets of URI-Rs (urir) or payload digests (digests): "
+                        "keeps those features exact (repeatable)")
+    p.add_argument("--archive-uri", default=None, help="URI for the !id line (default: the inputs' "
+                   "common one, else null)")
+
+
+def run(args):
+    from profiler.toolkit.merge import merge
+    summary = merge(args.inputs, args.output, sorted(set(args.disjoint)), args.archive_uri)
+    if not args.quiet:
+        print("%s: %d lines from %d inputs (%d keys in more than one)" % (
+            summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)
+    if summary["extras_dropped"]:
+        print("archive-profiler: warning: %d merged line(s) dropped extra attributes that differed between "
+              "the inputs" % summary["extras_dropped"], file=sys.stderr)
+    return 0

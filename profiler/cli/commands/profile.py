@@ -1,0 +1,183 @@
+"""`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
+
+import argparse
+import os
+
+from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
+from profiler.job.progress import wanted
+
+NAME = "profile"
+HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
+DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
+               "manifests of paths), or WARC/ARC files and ACHE crawl output, into a sorted CDXJ "
+               "archive profile. Arguments after '--' go to mrjob unchanged.")
+TAKES_EXTRA = True
+
+
+def size(text):
+    """Parse a size such as 64M, 512k or 1G into bytes."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = text.strip().lower().rstrip("b")
+    mult = units.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in units else text
+    try:
+        value = int(float(number) * mult)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("size must be positive")
+    return value
+
+
+def split_size(text):
+    """A --split-size: a size of at least MIN_SPLIT_SIZE."""
+    value = size(text)
+    if value < MIN_SPLIT_SIZE:
+        raise argparse.ArgumentTypeError("must be at least %dM (smaller splits only add map tasks)"
+                                         % (MIN_SPLIT_SIZE >> 20))
+    return value
+
+
+def positive_int(text):
+    """Parse a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a whole number: %r" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
+    return value
+
+
+def add_arguments(p):
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="index or crawl files, folders, glob patterns, - for an index on standard input "
+                        "(or only --manifest)")
+    p.add_argument("-o", "--output", metavar="OUT.cdxj", help="the profile (- for standard output); "
+                   "required but with --dry-run")
+    p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
+    p.add_argument("-r", "--runner", default="inline",
+                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
+    p.add_argument("-c", "--conf-path", action="append", default=[], metavar="MRJOB_CONF",
+                   help="mrjob.conf file (repeatable)")
+    p.add_argument("--archive-uri", default=None, help="URI of the archive, for the !id line")
+    p.add_argument("--no-resolve-revisits", dest="resolve_revisits", action="store_false",
+                   help="do not give revisits the mime and status of their original")
+    p.add_argument("--split-size", type=split_size, default=DEFAULT_SPLIT_SIZE,
+                   help="bytes of uncompressed input per map task (default 64M, at least 1M; the local runner "
+                        "rounds the number of map tasks to a multiple of --cores)")
+    p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
+    p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
+    p.add_argument("--format", default="cdxj", choices=["cdxj", "ukvs", "ukvs:surt,datetime"],
+                   help="cdxj: an archive profile (default); ukvs: a MementoMap keyed by surt "
+                        "(ukvs:surt,datetime: by surt and datetime), as `archive-profiler ukvs` makes it")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the inputs, their formats and the splits, and estimate the profile's size and the "
+                        "run's time from a sample; write nothing")
+    p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
+                   help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
+
+
+def run(args):
+    if not args.inputs and not args.manifest:
+        from profiler.errors import UserError
+        raise UserError("profile: give INPUT files or --manifest FILE")
+    if args.dry_run:
+        from profiler.job import dryrun
+        if "-" in args.inputs:
+            from profiler.errors import UserError
+            raise UserError("--dry-run reads files, not standard input")
+        return dryrun.report(args.inputs, args.manifest, args.runner, args.split_size, args.cores, args.policy,
+                             args.resolve_revisits, args.warc_reader)
+    if not args.output:
+        from profiler.errors import UserError
+        raise UserError("profile: -o/--output is required (or --dry-run)")
+    if "-" in args.inputs:
+        return _run_on_stdin(args)
+    if args.format != "cdxj":
+        return _run_to_map(args)
+    import time
+    from profiler.job.pipeline import run_profile
+    wall, cpu = time.monotonic(), _cpu()
+    run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
+                args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
+                args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet))
+    if not args.quiet and args.output != "-":
+        import sys
+        for line in summary_lines(args.output, time.monotonic() - wall, _cpu() - cpu):
+            print("archive-profiler: " + line, file=sys.stderr)
+    return 0
+
+
+def _cpu():
+    """CPU seconds of this process and its waited-for children (the tasks of a local run)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def summary_lines(path, wall, cpu):
+    """The end-of-run summary, the same on every runner: read back from the profile written."""
+    from profiler import jsonnum
+    from profiler.formats.inputs import display_name
+    from profiler.files.profilefile import read_header
+    run = next((v for n, v in read_header(path) if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
+    root, lines = {}, 0
+    with open(path, "rb") as f:
+        for line in f:
+            lines += 1
+            if line.startswith(b"* - - - {"):
+                root = jsonnum.loads(line[8:])
+    skipped = run.get("skipped") or {}
+    out = ["%s captures, %s URI-Rs, %s bytes (%s after deduplication) from %d input(s)" % (
+        "{:,}".format(run.get("captures", 0)), "{:,}".format(root.get("urir", 0)),
+        "{:,}".format(root.get("bytes", 0)), "{:,}".format(root.get("dedup_bytes", 0)),
+        len(run.get("inputs", ())))]
+    if skipped:
+        out.append("skipped: " + ", ".join("%s %s" % (k, "{:,}".format(v)) for k, v in sorted(skipped.items())))
+    for item in run.get("skipped_files", ()):
+        out.append("refused %s: %s" % (display_name(item["path"]), item["reason"]))
+    for item in run.get("duplicate_inputs", ()):
+        out.append("not read twice: %s (the same file as %s)" % (item["path"], item["same_as"]))
+    out.append("%s: %s lines, %.1f MB, in %.1f s (%.1f CPU-s)" % (
+        path, "{:,}".format(lines), os.path.getsize(path) / 1e6, wall, cpu))
+    return out
+
+
+def _run_on_stdin(args):
+    """`profile -`: an index piped in is saved to a temp folder first (splits and tasks read
+    files), profiled, and the folder removed."""
+    import shutil
+    import sys
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="archive-profiler-stdin-")
+    try:
+        path = os.path.join(folder, "stdin")
+        with open(path, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        args.inputs = [path if i == "-" else i for i in args.inputs]
+        return run(args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_to_map(args):
+    """`profile --format ukvs`: the profile in a temp folder, then its MementoMap to -o."""
+    import shutil
+    import tempfile
+    from profiler.files import outfiles
+    from profiler.job.pipeline import run_profile
+    from profiler.files.ukvs import KEY_CHOICES, profile_to_map
+    from profiler.formats import inputs as inputs_mod
+    inputs = list(args.inputs)
+    outfiles.refuse_inputs(args.output, inputs_mod.resolve(inputs, args.manifest))    # before the job
+    keys = args.format.partition(":")[2] or "surt"
+    folder = tempfile.mkdtemp(prefix="archive-profiler-map-")
+    try:
+        profile = os.path.join(folder, "profile.cdxj")
+        run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
+                    args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
+                    warc_reader=args.warc_reader, progress=wanted(args.quiet))
+        profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0

@@ -1,0 +1,45 @@
+"""`archive-profiler report`: a CDXJ profile in, a self-contained HTML page of charts out."""
+
+import argparse
+import sys
+
+from profiler.report import DEFAULT_TOP
+
+NAME = "report"
+HELP = "write a self-contained HTML holdings report (charts and tables) of a profile"
+DESCRIPTION = ("Write a self-contained HTML page (it opens with no network) showing a CDXJ archive "
+               "profile's holdings: captures and unique URLs per year, the MIME and status mix, the "
+               "top TLDs and hosts, the savings from deduplication and the profile's header. Needs "
+               "the 'report' extra (matplotlib, Jinja2).")
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive whole number, got %r" % text)
+    return value
+
+
+def add_arguments(p):
+    p.add_argument("profile", metavar="PROFILE.cdxj")
+    p.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+    p.add_argument("--png", metavar="DIR", default=None, help="also write each chart as DIR/CHART.png")
+    p.add_argument("--top", type=positive, default=DEFAULT_TOP,
+                   help="how many MIME types, TLDs and hosts the rankings show (default %d)" % DEFAULT_TOP)
+    p.add_argument("--title", default=None, help="page title (default: 'Holdings of' the archive's URI)")
+
+
+def run(args):
+    from profiler.files import outfiles
+    outfiles.refuse_inputs(args.output, [args.profile])
+    from profiler.report import write_report
+    summary = write_report(args.profile, args.output, args.png, args.top, args.title)
+    if not args.quiet:
+        missing = " (not drawn, keys absent: %s)" % ", ".join(summary["missing"]) if summary["missing"] else ""
+        print("%s: %d charts%s" % (summary["output"], len(summary["charts"]), missing), file=sys.stderr)
+        if summary["pngs"]:
+            print("%d PNG files in %s" % (len(summary["pngs"]), args.png), file=sys.stderr)
+    return 0

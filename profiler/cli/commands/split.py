@@ -1,0 +1,40 @@
+"""`archive-profiler split`: a sorted profile or map into linked pages of at most N lines."""
+
+import sys
+
+NAME = "split"
+HELP = "split a profile or map into sorted, self-describing pages that link to each other"
+DESCRIPTION = ("Split a sorted CDXJ profile or UKVS map into pages PREFIX-00001.EXT ... of at most "
+               "--max-lines data lines. Every page keeps the header lines and gets a !meta "
+               "{\"page\":...} line with its key range and links to the first, previous, next and "
+               "last pages; concatenating the pages' data lines gives back the original's.")
+
+
+def positive(text):
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive whole number, got %r" % text)
+    return value
+
+
+def add_arguments(p):
+    p.add_argument("input", metavar="FILE")
+    p.add_argument("--max-lines", type=positive, required=True, metavar="N")
+    p.add_argument("-o", "--prefix", default=None, metavar="PREFIX",
+                   help="pages are PREFIX-00001.EXT ...; a folder (DIR/ or an existing one): DIR/NAME-00001.EXT "
+                        "(default: FILE without its extension)")
+    p.add_argument("--base-uri", default=None,
+                   help="links are BASE_URI + page file name (default: the bare file names)")
+
+
+def run(args):
+    from profiler.toolkit.split import split
+    pages = split(args.input, args.max_lines, args.prefix, args.base_uri)
+    if not args.quiet:
+        print("%d page(s): %s%s" % (len(pages), pages[0], " ... " + pages[-1] if len(pages) > 1 else ""),
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,65 @@
+"""Coverage: what the absence of a line in a map or profile says.
+
+A map made from a profile (or the profile itself) lists every URI-R it holds at the deepest
+level its policy emits: the exact URL (``exact_urls``), else the host (hosts of at most
+``host_depth`` labels), else the host-label wildcard of ``host_depth`` labels. In such a
+*complete* file a URI whose most specific match is a wildcard above that level is not held
+there, though the spec's lookup answers "held" from the wildcard's positive count (the line
+counts other URIs). Compaction keeps a map complete by marking the lines it rolled children
+into (``{"rollup":true}``): those stand for URIs no longer listed. A router asks an archive only
+for URIs its file lists (or a rolled-up line may hold).
+"""
+
+from profiler.model.keys import host_part
+
+#: the JSON attribute of a line that stands for URIs rolled up into it (profiler.toolkit.compact)
+ROLLUP = "rollup"
+
+
+def from_policy(policy):
+    """The coverage of files made with a policy (its dict, as in a profile's !meta), or None
+    when the policy does not list every held host (or URL) by its all-time line."""
+    if not isinstance(policy, dict) or not isinstance(policy.get("host_depth"), int):
+        return None
+    emit = policy.get("emit") or {}
+    all_time = {"datetime": "any", "mime": "any", "status": "any"}
+    exact = bool(policy.get("exact_urls"))
+    for level in ("url",) if exact else ("host", "domain"):
+        if all_time not in (emit.get(level) or []):
+            return None
+    return {"host_depth": policy["host_depth"], "exact_urls": exact}
+
+
+def of_headers(headers, kind):
+    """The coverage a file's headers declare (maps: a !meta "coverage"; profiles: their policy,
+    unless compacted), or None."""
+    metas = [v for n, v in headers if n[1:] == "meta" and isinstance(v, dict)]
+    if kind == "ukvs":
+        found = [m["coverage"] for m in metas if isinstance(m.get("coverage"), dict)]
+        return found[0] if found and isinstance(found[0].get("host_depth"), int) else None
+    if any("compacted" in m for m in metas):
+        return None
+    policies = [m["policy"] for m in metas if isinstance(m.get("policy"), dict)]
+    return from_policy(policies[0]) if policies else None
+
+
+def listed(coverage, urlkey, key, rolled_up=False):
+    """False when a complete file (coverage) answers urlkey from a wildcard key above the level
+    it lists held URIs at, on a line not rolled up: the URI is then not held there."""
+    if coverage is None or key is None or rolled_up:
+        return True
+    surt = key.split(b" ", 1)[0].decode("utf-8", "surrogateescape")
+    if not surt.endswith("*"):
+        return True                                     # the URL itself
+    if coverage.get("exact_urls"):
+        return False
+    host = host_part(urlkey)
+    if host is None:
+        return True
+    labels = host.split(",")
+    if ")" in surt:                                     # host or path line of this host
+        return True
+    if surt == "*":
+        return False
+    depth = len(surt.split(",")) - 1                    # labels before the trailing '*'
+    return len(labels) > coverage["host_depth"] and depth >= coverage["host_depth"]

@@ -1,0 +1,344 @@
+"""UKVS / MementoMap files (spec section 5): frequencies, relaxed JSON headers, reading and writing.
+
+A MementoMap is a UKVS file: `!`/`@` header lines (`!context`, `!id`, `!fields`, `!meta`), then
+one record a line, `KEY... FREQUENCY [{optional JSON}]`, byte-wise sorted::
+
+    !context ["http://oduwsdl.github.io/contexts/ukvs"]
+    !fields {"keys":["surt"],"values":["frequency"]}
+    * 54321/12000
+    com,cnn)/* 400/100
+
+API (shared by the toolkit commands):
+
+- ``Frequency(urim, urim_mark, urir, urir_mark)``: counts are ints, or ``None`` when unknown;
+  marks are ``''`` (exact), ``'+'`` (lower bound), ``'-'`` (upper bound), ``'~'`` (approximate).
+  An unknown count has mark ``''``.
+- ``parse_frequency(text)`` / ``format_frequency(freq)``: ``'400/100'``, ``'400+/100~'``; as in the
+  UKVS seed, a bare ``'400'`` (or ``'400/'``) means the URI-R count is unknown
+  (``Frequency(400, '', None, '')``), ``'/50'`` an unknown URI-M count, ``'/'`` both unknown.
+  ``format_frequency`` writes the shortest form (``'400'``, never ``'400/'``), so
+  ``format_frequency(parse_frequency(t))`` is canonical and parsing it again gives the same tuple.
+- ``read_map(path) -> (headers, records)``: headers is a list of (name, value) with the name as
+  written (``'!meta'``) and the value parsed as relaxed JSON (the seed's unquoted object keys are
+  accepted; a value that is not JSON stays a str); records is an iterator of (key, Frequency)
+  where key is the key fields joined by single spaces (``b'com,cnn)/*'`` or
+  ``b'com,cnn)/* 2013'``). Runs of blanks between fields and an optional trailing JSON block
+  are accepted (the block is dropped). A line that cannot be read raises MapFormatError naming
+  its line number.
+- ``write_map(path, headers, records)``: strict JSON headers (in byte order, like the profile),
+  records sorted byte-wise by key, a duplicate key is a MapFormatError; written atomically.
+- ``relaxed_json_loads(text)``: JSON, or the seed's JSON with unquoted object keys.
+- ``datetime_span(field)``: the 14-digit (low, high) span of a datetime key field
+  (``':'``/``'-'`` all time, ``'2013'``, ``'201603'``, ranges ``'2010:2012'``, ``':2009'``, ``'201603:'``).
+"""
+
+import collections
+import os
+import re
+
+from profiler import jsonnum
+
+from profiler.errors import UserError
+from profiler.files.output import write_atomic
+
+CONTEXT = ["http://oduwsdl.github.io/contexts/ukvs"]
+MARKS = ("", "+", "-", "~")
+ALL_TIME = ":"
+
+Frequency = collections.namedtuple("Frequency", "urim urim_mark urir urir_mark")
+
+
+class MapFormatError(UserError, ValueError):
+    """A UKVS line, frequency or header that cannot be read (one-line message, exit 2)."""
+
+
+# ---------------------------------------------------------------- frequencies
+
+_COUNT = re.compile(r"\A(?:(0|[1-9][0-9]*)([+\-~]?))?\Z")
+
+
+def _count(text, whole):
+    m = _COUNT.match(text)
+    if not m:
+        raise MapFormatError("not a frequency: %r" % whole)
+    if m.group(1) is None:
+        return None, ""
+    return int(m.group(1)), m.group(2)
+
+
+def parse_frequency(text):
+    """'400+/100~' -> Frequency(400, '+', 100, '~'); '400' -> Frequency(400, '', None, '').
+
+    >>> parse_frequency('400/100')
+    Frequency(urim=400, urim_mark='', urir=100, urir_mark='')
+    >>> parse_frequency('/50+')
+    Frequency(urim=None, urim_mark='', urir=50, urir_mark='+')
+    """
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    if not text:
+        raise MapFormatError("empty frequency")
+    urim_text, slash, urir_text = text.partition("/")
+    urim, urim_mark = _count(urim_text, text)
+    urir, urir_mark = _count(urir_text, text) if slash else (None, "")
+    if not slash and urim is None:
+        raise MapFormatError("not a frequency: %r" % text)
+    return Frequency(urim, urim_mark, urir, urir_mark)
+
+
+def format_frequency(freq):
+    """Frequency -> its shortest text: '400/100', '400+/100~', '400' (URI-R unknown), '/50', '/'.
+
+    >>> format_frequency(Frequency(400, '+', 100, ''))
+    '400+/100'
+    """
+    urim, urim_mark, urir, urir_mark = freq
+    for value, mark in ((urim, urim_mark), (urir, urir_mark)):
+        if mark not in MARKS or (value is None and mark) or (value is not None and (
+                not isinstance(value, int) or value < 0)):
+            raise ValueError("not a frequency: %r" % (freq,))
+    left = "" if urim is None else "%d%s" % (urim, urim_mark)
+    if urir is None:
+        return left or "/"
+    return "%s/%d%s" % (left, urir, urir_mark)
+
+
+# ---------------------------------------------------------------- relaxed JSON
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_$][A-Za-z0-9_$\-]*)(\s*:)")
+
+
+def relaxed_json_loads(text):
+    """Strict JSON, or the UKVS seed's relaxed JSON with unquoted object keys.
+
+    >>> relaxed_json_loads('{keys: ["surt"], values: ["frequency"]}')
+    {'keys': ['surt'], 'values': ['frequency']}
+    """
+    try:
+        return jsonnum.loads(text)
+    except jsonnum.JSONDecodeError:
+        pass
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    parts, last = [], 0
+    for m in _STRING.finditer(text):
+        parts.append(_BARE_KEY.sub(r'\1"\2"\3', text[last:m.start()]))
+        parts.append(m.group())
+        last = m.end()
+    parts.append(_BARE_KEY.sub(r'\1"\2"\3', text[last:]))
+    try:
+        return jsonnum.loads("".join(parts))
+    except jsonnum.JSONDecodeError as e:
+        raise MapFormatError("not JSON: %r (%s)" % (text[:80], e))
+
+
+# ---------------------------------------------------------------- datetime key field
+
+_DT = re.compile(r"\A([0-9]{4,14})?(:)?([0-9]{4,14})?\Z")
+LOW, HIGH = "00000000000000", "99999999999999"
+
+
+def datetime_span(field):
+    """A datetime key field -> (low, high) 14-digit strings, both inclusive; None if not one.
+
+    >>> datetime_span('2013')
+    ('20130000000000', '20139999999999')
+    >>> datetime_span('2010:2012')
+    ('20100000000000', '20129999999999')
+    """
+    if isinstance(field, bytes):
+        field = field.decode("ascii", "replace")
+    if field in ("-", ":"):
+        return LOW, HIGH
+    m = _DT.match(field)
+    if not m or not (m.group(1) or m.group(3)):
+        return None
+    start, colon, end = m.groups()
+    if not colon:
+        if end:
+            return None
+        end = start
+    low = (start or "").ljust(14, "0") if start else LOW
+    high = end.ljust(14, "9") if end else HIGH
+    return (low, high) if low <= high else None
+
+
+# ---------------------------------------------------------------- reading
+
+def _is_header(line):
+    return line[:1] in (b"!", b"@")
+
+
+def header_name(raw):
+    """A header line's name with '@' read as '!' (the ORS/CDXJ blog's form of the same lines)."""
+    name = raw.decode("utf-8", "replace")
+    return "!" + name[1:] if name.startswith("@") else name
+
+
+def _parse_header(line):
+    name, _, rest = line.rstrip(b"\r\n").partition(b" ")
+    name = header_name(name)
+    rest = rest.strip()
+    try:
+        return name, relaxed_json_loads(rest)
+    except MapFormatError:
+        return name, rest.decode("utf-8", "replace")
+
+
+def key_count(headers):
+    """Number of key fields declared by `!fields` ({"keys": [...]}), or None when not declared."""
+    for name, value in headers:
+        if name in ("!fields", "@fields") and isinstance(value, dict) and isinstance(value.get("keys"), list):
+            return len(value["keys"])
+    return None
+
+
+def parse_record(line, nkeys=None, lineno=None):
+    """One data line -> (key bytes, Frequency). The frequency is the last field before an optional
+    ` {json}` block; every field before it is a key field."""
+    line = line.rstrip(b"\r\n")
+    i = line.find(b" {")
+    if i < 0:
+        i = line.find(b"\t{")
+    fields = (line[:i] if i >= 0 else line).split()
+    where = " on line %d" % lineno if lineno else ""
+    if len(fields) < 2 or (nkeys is not None and len(fields) != nkeys + 1):
+        raise MapFormatError("not a UKVS record%s (expected %s key field(s) and a frequency): %r"
+                             % (where, nkeys or "1 or more", line[:80]))
+    try:
+        freq = parse_frequency(fields[-1])
+    except MapFormatError as e:
+        raise MapFormatError("%s%s" % (e, where))
+    return b" ".join(fields[:-1]), freq
+
+
+def read_headers(path):
+    """(headers, byte offset of the first data line) of a UKVS or CDXJ file."""
+    headers = []
+    with open(path, "rb") as f:
+        offset = 0
+        for line in f:
+            if not _is_header(line):
+                break
+            headers.append(_parse_header(line))
+            offset += len(line)
+    return headers, offset
+
+
+def read_map(path):
+    """(headers, records): see the module docstring. Records are read lazily, in file order."""
+    headers, offset = read_headers(path)
+    nkeys = key_count(headers)
+
+    def records():
+        with open(path, "rb") as f:
+            f.seek(offset)
+            lineno = len(headers)
+            for line in f:
+                lineno += 1
+                if not line.strip() or _is_header(line):
+                    continue
+                yield parse_record(line, nkeys, lineno)
+
+    return headers, records()
+
+
+# ---------------------------------------------------------------- writing
+
+def header_line(name, value):
+    """'!meta', {...} -> b'!meta {...}' (strict, compact JSON)."""
+    return name.encode("utf-8") + b" " + jsonnum.dumps(value)
+
+
+def map_headers(archive_uri=None, keys=("surt",), meta=()):
+    """Default headers of a MementoMap: context, id, fields, then the given meta dicts."""
+    out = [("!context", CONTEXT), ("!id", {"uri": archive_uri}),
+           ("!fields", {"keys": list(keys), "values": ["frequency"]})]
+    out += [("!meta", m) for m in meta]
+    return out
+
+
+def write_map(path, headers, records):
+    """Write a UKVS file atomically: strict-JSON headers, then records sorted by key. Returns the
+    number of records. Records are (key bytes, Frequency) pairs, in any order."""
+    lines = sorted(header_line(n, v) for n, v in headers)
+    data = [(k if isinstance(k, bytes) else k.encode("utf-8"), f) for k, f in records]
+    if any(data[i][0] >= data[i + 1][0] for i in range(len(data) - 1)):
+        data.sort(key=lambda r: r[0])
+    for i in range(len(data) - 1):
+        if data[i][0] == data[i + 1][0]:
+            raise MapFormatError("duplicate key in map: %r" % data[i][0][:80])
+
+    def out():
+        yield from lines
+        for key, freq in data:
+            if not key or b"\n" in key or key[:1] in (b"!", b"@"):
+                raise MapFormatError("not a map key: %r" % key[:80])
+            yield key + b" " + format_frequency(freq).encode("ascii")
+
+    write_atomic(path, out())
+    return len(data)
+
+
+# ---------------------------------------------------------------- from a profile
+
+KEY_CHOICES = {"surt": ("surt",), "surt,datetime": ("surt", "datetime")}
+
+
+def profile_records(path, keys=("surt",)):
+    """(key, Frequency) records of a CDXJ profile: with keys ('surt',) the lines whose datetime,
+    mime and status are all '-'; with ('surt', 'datetime') the lines whose mime and status are
+    '-', the datetime '-' written as the all-time placeholder ':'. Counts are exact."""
+    two = tuple(keys) == ("surt", "datetime")
+    for lineno, key, value in _profile_lines(path):
+        fields = key.split(b" ")
+        if len(fields) != 4:
+            raise MapFormatError("%s line %d: not a profile key (surt datetime mime status): %r"
+                                 % (path, lineno, key[:80]))
+        if fields[2] != b"-" or fields[3] != b"-" or (not two and fields[1] != b"-"):
+            continue
+        try:
+            v = jsonnum.loads(value)
+            urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
+            urir = v.get("urir")
+        except (jsonnum.JSONDecodeError, KeyError, TypeError):
+            raise MapFormatError("%s line %d: not a profile value: %r" % (path, lineno, value[:80]))
+        out_key = fields[0] if not two else fields[0] + b" " + (ALL_TIME.encode() if fields[1] == b"-" else fields[1])
+        # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
+        yield out_key, Frequency(urim, "", urir, "-" if "urir" in (v.get("bounds") or {}) else "")
+
+
+def _profile_lines(path):
+    from profiler.files.profilefile import iter_raw
+    return iter_raw(path, tolerant=True)
+
+
+def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None):
+    """Write the MementoMap of a CDXJ profile (see profile_records). Returns the record count."""
+    import datetime
+    from profiler import GENERATOR
+    from profiler.files.profilefile import read_header
+    headers = read_header(profile_path)
+    if not any(n in ("!keys", "@keys") for n, _ in headers):
+        raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
+    from profiler.files import coverage
+    source, cover, compacted = {}, None, False
+    for name, value in headers:
+        if name == "!meta" and isinstance(value, dict) and "compacted" in value:
+            compacted = True
+        if name == "!id" and isinstance(value, dict) and archive_uri is None:
+            archive_uri = value.get("uri")
+        if name == "!meta" and isinstance(value, dict):
+            for field in ("captures", "created", "generator"):
+                if field in value:
+                    source[field] = value[field]
+            if isinstance(value.get("policy"), dict):
+                source["policy"] = value["policy"].get("name")
+                cover = coverage.from_policy(value["policy"])
+    created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = {"type": "MementoMap", "generator": GENERATOR, "created": created,
+            "source": dict(source, profile=os.path.basename(profile_path))}
+    if cover is not None and not compacted:
+        meta["coverage"] = cover            # every held host (URL) has its line (profiler.files.coverage)
+    return write_map(map_path, map_headers(archive_uri, keys, [meta]), profile_records(profile_path, keys))

@@ -1,0 +1,382 @@
+"""Checking a CDXJ archive profile or a UKVS map against its grammar (spec sections 3-5).
+
+One streaming pass; every problem is reported with its line number:
+
+- lines end with LF only (no CR), none is empty, the last one ends with a newline;
+- `!`/`@` header lines come before every data line, each `!name JSON` with valid JSON
+  (a UKVS map may use the seed's relaxed JSON); in a profile the header lines are byte-wise sorted;
+- a data line is its key fields, single-space separated, then the JSON block (profile) or the
+  frequency and an optional JSON block (UKVS); as many key fields as `!keys`/`!fields` declare;
+  no tab or control byte in a key;
+- keys are strictly increasing byte-wise (so no duplicate key);
+- a profile's JSON is a single-line object with the nine features in the spec's order, whole
+  numbers and 14-digit timestamps, consistent with each other, and `bounds` (written by merge)
+  that contain their feature's value.
+"""
+
+import collections
+import re
+
+from profiler import jsonnum
+
+from profiler.files.profilefile import FEATURES, flatten, sniff_kind
+from profiler.files.output import KEYS
+from profiler.files.ukvs import MapFormatError, parse_frequency, relaxed_json_loads, datetime_span
+
+Problem = collections.namedtuple("Problem", "lineno message")
+
+_HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
+_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+_TIMESTAMP = re.compile(r"\A[0-9]{14}\Z")
+_DATETIME = re.compile(rb"\A(-|[0-9]{4}|[0-9]{6})\Z")
+_STATUS = re.compile(rb"\A(-|[1-5]xx|[0-9]{3}|unk)\Z")
+SPEC_ORDER = ["urim", "urir", "bytes", "digests", "dedup_bytes", "first", "last"]
+URIM_ORDER = ["total", "min", "max"]
+
+
+class Report:
+    """The outcome of validate(): kind, line counts and the problems found (up to a limit)."""
+
+    def __init__(self, path, kind, max_problems):
+        self.path = path
+        self.kind = kind
+        self.lines = 0
+        self.data_lines = 0
+        self.problems = []
+        self.count = 0
+        self.max_problems = max_problems
+        self.notes = []             # (line, message): what the format allows but a reader may like to know
+        self._noted = set()
+
+    def add(self, lineno, message):
+        self.count += 1
+        if self.max_problems is None or len(self.problems) < self.max_problems:
+            self.problems.append(Problem(lineno, message))
+
+    def note(self, lineno, message, once=None):
+        """A note (not a problem); with ``once``, only the first of its kind (with a count)."""
+        if once is not None:
+            if once in self._noted:
+                return
+            self._noted.add(once)
+        if len(self.notes) < 50:
+            self.notes.append(Problem(lineno, message))
+
+    @property
+    def ok(self):
+        return self.count == 0
+
+
+def validate(path, kind=None, max_problems=100):
+    """Check a profile ('cdxj') or map ('ukvs') file; kind is sniffed when None. Returns a Report."""
+    kind = kind or sniff_kind(path)
+    report = Report(path, kind, max_problems)
+    nkeys = None
+    declared = False
+    previous_header = None
+    previous_key = None
+    previous_key_line = 0
+    first_data_line = 0
+    line = b""
+    with open(path, "rb") as f:
+        for lineno, line in enumerate(f, 1):
+            report.lines = lineno
+            body = line[:-1] if line.endswith(b"\n") else line
+            if body.endswith(b"\r"):
+                report.add(lineno, "CR before the line end (CRLF line ends are not allowed)")
+                body = body[:-1]
+            elif b"\r" in body:
+                report.add(lineno, "CR inside the line")
+            if not body.strip():
+                report.add(lineno, "empty line" if not body else "blank line")
+                continue
+            if body[:1] in (b"!", b"@"):
+                if first_data_line:
+                    report.add(lineno, "header line after the first data line (line %d)" % first_data_line)
+                name, value = _check_header(report, lineno, body, kind)
+                if name == b"meta":
+                    _note_meta(report, lineno, value)
+                if kind == "cdxj" and previous_header is not None and body < previous_header:
+                    report.add(lineno, "header lines not in byte order (sorts before line %d)" % (lineno - 1))
+                previous_header = body
+                if name in (b"keys", b"fields"):
+                    found = _declared_keys(report, lineno, name, value, kind)
+                    if declared and found is not None:
+                        report.add(lineno, "a second !%s line" % name.decode())
+                    if found is not None:
+                        nkeys, declared = found, True
+                continue
+            report.data_lines += 1
+            if not first_data_line:
+                first_data_line = lineno
+                if not declared:
+                    report.add(lineno, "no %s header line before the data" % ("!keys" if kind == "cdxj" else "!fields"))
+                    nkeys = len(KEYS) if kind == "cdxj" else None
+            key = _check_data(report, lineno, body, kind, nkeys)
+            if key is None:
+                continue
+            if previous_key is not None:
+                if key == previous_key:
+                    report.add(lineno, "duplicate key (also on line %d): %s" % (previous_key_line, _show(key)))
+                elif key < previous_key:
+                    report.add(lineno, "not in byte order: key sorts before line %d's key: %s"
+                               % (previous_key_line, _show(key)))
+            previous_key, previous_key_line = key, lineno
+    if line and not line.endswith(b"\n"):
+        report.add(report.lines, "no newline at the end of the last line")
+    return report
+
+
+def _show(key):
+    return key[:80].decode("utf-8", "replace")
+
+
+def _check_header(report, lineno, body, kind):
+    name, space, rest = body.partition(b" ")
+    if not _HEADER_NAME.match(name):
+        report.add(lineno, "bad header name %r" % _show(name))
+    if not space or not rest:
+        report.add(lineno, "header line without a JSON value")
+        return name[1:], None
+    if rest[:1] == b" " or rest.endswith(b" "):
+        if kind == "ukvs":
+            report.note(lineno, "runs of blanks in header lines (allowed; they cost bytes)", once="header-blanks")
+            rest = rest.strip(b" ")
+        else:
+            report.add(lineno, "more than one space in a header line")
+    try:
+        return name[1:], jsonnum.loads(rest)
+    except jsonnum.JSONDecodeError as e:
+        if kind == "ukvs":
+            try:
+                value = relaxed_json_loads(rest)
+                report.note(lineno, "relaxed JSON (unquoted names) in header lines, as the UKVS seed writes them",
+                            once="header-relaxed")
+                return name[1:], value
+            except MapFormatError:
+                pass
+            if name[1:] == b"meta":     # free-form: readers skip what they cannot read
+                report.note(lineno, "malformed !meta content, not JSON (%s): readers skip it" % e)
+                return name[1:], None
+        report.add(lineno, "bad JSON in header: %s" % e)
+        return name[1:], None
+
+
+def _declared_keys(report, lineno, name, value, kind):
+    if name == b"keys":
+        if kind != "cdxj":
+            report.add(lineno, "!keys in a UKVS map (it declares its fields with !fields)")
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return len(value)
+        report.add(lineno, "!keys must be a JSON list of field names")
+        return None
+    if kind != "ukvs":
+        report.add(lineno, "!fields in a CDXJ profile (it declares its key fields with !keys)")
+    if (isinstance(value, dict) and isinstance(value.get("keys"), list) and value["keys"]
+            and isinstance(value.get("values", []), list)):
+        if value.get("values", ["frequency"]) != ["frequency"]:
+            report.add(lineno, "!fields values must be [\"frequency\"]")
+        return len(value["keys"])
+    report.add(lineno, "!fields must be a JSON object with a \"keys\" list")
+    return None
+
+
+def _check_fields(report, lineno, text, what, aligned=False):
+    """Single spaces between fields (``aligned``, a UKVS map: runs of blanks allowed, noted), no
+    control bytes; returns the fields."""
+    column = (text.find(b"  ") + 1 if b"  " in text else 1 if text[:1] == b" "
+              else len(text) if text.endswith(b" ") else 0)
+    if column and aligned and text[:1] != b" ":
+        report.note(lineno, "aligned columns: runs of blanks between fields (allowed in UKVS; they cost bytes)",
+                    once="aligned")
+    elif column:
+        report.add(lineno, "more than one space between fields (column %d)" % column)
+    m = _CONTROL.search(text)
+    if m:
+        report.add(lineno, "tab or control byte in the %s (column %d)" % (what, m.start() + 1))
+    return [f for f in text.split(b" ") if f]
+
+
+def _check_data(report, lineno, body, kind, nkeys):
+    """Check one data line; returns its key (fields joined by single spaces) or None."""
+    i = body.find(b" {")
+    if kind == "cdxj":
+        if i < 0:
+            report.add(lineno, "no JSON block (expected %s key fields, a space and {...})" % (nkeys or "the"))
+            return None
+        fields = _check_fields(report, lineno, body[:i], "key")
+        if nkeys is not None and len(fields) != nkeys:
+            report.add(lineno, "%d key fields, the header declares %d" % (len(fields), nkeys))
+        elif nkeys == len(KEYS):
+            _check_key_fields(report, lineno, fields)
+        _check_value(report, lineno, body[i + 1:])
+        return b" ".join(fields)
+    text = body[:i] if i >= 0 else body
+    fields = _check_fields(report, lineno, text, "line", aligned=True)
+    if i >= 0:
+        _check_block(report, lineno, body[i + 1:])
+    expected = None if nkeys is None else nkeys + 1
+    if len(fields) < 2 or (expected is not None and len(fields) != expected):
+        report.add(lineno, "%d fields, expected %s key field(s) and a frequency"
+                   % (len(fields), nkeys if nkeys is not None else "one or more"))
+        return b" ".join(fields[:-1]) if len(fields) > 1 else None
+    try:
+        parse_frequency(fields[-1])
+    except MapFormatError as e:
+        report.add(lineno, str(e))
+    return b" ".join(fields[:-1])
+
+
+#: per-line attributes of a map this tool reads (the rest is kept and noted)
+KNOWN_BLOCK_NAMES = {"datetime", "rollup"}
+
+
+def _check_block(report, lineno, raw):
+    """A map line's single-line JSON block: an object, strict or relaxed JSON (noted); a
+    datetime breakdown {"2014": "20~/10", ...} checked; unknown attributes noted."""
+    try:
+        block = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError as e:
+        try:
+            block = relaxed_json_loads(raw)
+        except MapFormatError:
+            report.add(lineno, "bad JSON: %s" % e)
+            return
+        report.note(lineno, "relaxed JSON (unquoted names) in per-line blocks, as the UKVS seed writes them",
+                    once="block-relaxed")
+    if not isinstance(block, dict):
+        report.add(lineno, "the JSON block is not an object")
+        return
+    for name in block:
+        if name not in KNOWN_BLOCK_NAMES:
+            report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
+                        once=("attr", name[:40]))
+    breakdown = block.get("datetime")
+    if breakdown is not None:
+        if not isinstance(breakdown, dict):
+            report.add(lineno, "the datetime breakdown must be an object {datetime: frequency}")
+            return
+        for dt, freq in breakdown.items():
+            if datetime_span(dt) is None:
+                report.add(lineno, "datetime breakdown key %r is not a datetime or range" % dt[:40])
+            text = str(freq) if isinstance(freq, int) and not isinstance(freq, bool) else freq
+            try:
+                parse_frequency(text.encode() if isinstance(text, str) else b"?")
+            except MapFormatError:
+                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(freq)[:40])
+
+
+#: !meta fields this tool writes, with the JSON types they take
+_META_TYPES = {"type": str, "generator": str, "created": str, "captures": int, "inputs": list,
+               "skipped": dict, "policy": (dict, str), "revisits": str, "name": str, "updated_at": str}
+
+
+def _note_meta(report, lineno, value):
+    """Notes on !meta content: not an object, or a known field of another type."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        report.note(lineno, "!meta is not a JSON object")
+        return
+    for name, kind in _META_TYPES.items():
+        if name in value and not isinstance(value[name], kind):
+            report.note(lineno, "!meta %s is a %s, not a %s" % (
+                name, type(value[name]).__name__,
+                " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__))
+
+
+def _check_key_fields(report, lineno, fields):
+    surt, dt, mime, status = fields
+    if not _DATETIME.match(dt):
+        report.add(lineno, "datetime field %r is not '-', YYYY or YYYYMM" % _show(dt))
+    if not _STATUS.match(status):
+        report.add(lineno, "status field %r is not '-', 'Nxx', a 3-digit code or 'unk'" % _show(status))
+    if surt[:1] in (b"!", b"@"):
+        report.add(lineno, "a key starting with '!' or '@' reads as a header line")
+
+
+def _is_count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _check_value(report, lineno, text):
+    try:
+        value = jsonnum.loads(text)
+    except jsonnum.JSONDecodeError as e:
+        report.add(lineno, "bad JSON: %s" % e)
+        return
+    if not isinstance(value, dict):
+        report.add(lineno, "the JSON block is not an object")
+        return
+    names = [k for k in value if k in SPEC_ORDER]
+    for name in value:
+        if name not in SPEC_ORDER and name != "bounds":
+            report.note(lineno, "extra attribute %r beside the features (allowed; kept by merge and query)"
+                        % name[:40], once=("extra", name[:40]))
+    missing = [k for k in SPEC_ORDER if k not in value]
+    if missing:
+        report.add(lineno, "missing feature(s): %s" % ", ".join(missing))
+    elif names != SPEC_ORDER:
+        report.add(lineno, "features not in the spec's order (%s)" % ", ".join(SPEC_ORDER))
+    urim = value.get("urim")
+    if urim is not None and (not isinstance(urim, dict) or [k for k in urim if k in URIM_ORDER] != URIM_ORDER):
+        report.add(lineno, "urim must be {\"total\":..,\"min\":..,\"max\":..}")
+    flat = flatten(value)
+    for name in FEATURES:
+        if name not in flat:
+            continue
+        v = flat[name]
+        if name in ("first", "last"):
+            if not isinstance(v, str) or not _TIMESTAMP.match(v):
+                report.add(lineno, "%s must be a 14-digit timestamp string, not %r" % (name, v))
+                flat.pop(name)
+        elif not _is_count(v):
+            report.add(lineno, "%s must be a whole number >= 0, not %r" % (name, v))
+            flat.pop(name)
+    bounded = _check_bounds(report, lineno, value.get("bounds"), flat)
+    _check_consistency(report, lineno, flat, bounded)
+
+
+def _check_bounds(report, lineno, bounds, flat):
+    if bounds is None:
+        return set()
+    if not isinstance(bounds, dict):
+        report.add(lineno, "bounds must be an object {feature: [low, high]}")
+        return set(FEATURES)
+    for name, pair in bounds.items():
+        if name in ("first", "last"):
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) and _TIMESTAMP.match(v)
+                                                                       for v in pair) and pair[0] <= pair[1]):
+                report.add(lineno, "bounds of %s must be [low, high] 14-digit timestamps, low <= high" % name)
+            elif name in flat and not pair[0] <= flat[name] <= pair[1]:
+                report.add(lineno, "%s = %s lies outside its bounds %r" % (name, flat[name], pair))
+        elif name not in FEATURES[:7]:
+            report.add(lineno, "bounds of an unknown feature %r" % name)
+        elif not (isinstance(pair, list) and len(pair) == 2 and all(_is_count(v) for v in pair)
+                  and pair[0] <= pair[1]):
+            report.add(lineno, "bounds of %s must be [low, high] whole numbers, low <= high" % name)
+        elif name in flat and not pair[0] <= flat[name] <= pair[1]:
+            report.add(lineno, "%s = %d lies outside its bounds %r" % (name, flat[name], pair))
+    return set(bounds)
+
+
+_RULES = [
+    (("urim.min", "urim.max"), lambda v: v["urim.min"] <= v["urim.max"], "urim.min > urim.max"),
+    (("urim.max", "urim.total"), lambda v: v["urim.max"] <= v["urim.total"], "urim.max > urim.total"),
+    (("urim.min", "urim.total"), lambda v: v["urim.total"] == 0 or v["urim.min"] >= 1, "urim.min < 1"),
+    (("urir", "urim.total"), lambda v: v["urir"] <= v["urim.total"], "urir > urim.total"),
+    (("urir", "urim.total"), lambda v: v["urim.total"] == 0 or v["urir"] >= 1, "urir < 1"),
+    (("urir", "urim.min", "urim.total"), lambda v: v["urir"] * v["urim.min"] <= v["urim.total"],
+     "urir * urim.min > urim.total"),
+    (("urir", "urim.max", "urim.total"), lambda v: v["urim.total"] <= v["urir"] * v["urim.max"],
+     "urim.total > urir * urim.max"),
+    (("digests", "urim.total"), lambda v: v["digests"] <= v["urim.total"], "digests > urim.total"),
+    (("dedup_bytes", "bytes"), lambda v: v["dedup_bytes"] <= v["bytes"], "dedup_bytes > bytes"),
+    (("first", "last"), lambda v: v["first"] <= v["last"], "first > last"),
+]
+
+
+def _check_consistency(report, lineno, flat, bounded):
+    for names, rule, message in _RULES:
+        if all(n in flat and n not in bounded for n in names) and not rule(flat):
+            report.add(lineno, "inconsistent features: " + message)

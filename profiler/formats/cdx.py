@@ -1,0 +1,133 @@
+"""CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
+
+from profiler.model import normalise
+
+#: Layouts assumed for CDX files without a legend line, by field count.
+LAYOUTS_BY_FIELD_COUNT = {
+    11: "N b a m s k r M S V g",
+    10: "N b a m s k r M V g",   # Archive-It
+    9: "N b a m s k r V g",
+    7: "N b a m s k S",          # Wayback CDX server API default output
+}
+#: NetarchiveSuite's own 8-field CDX: url ip date mime length file offset md5.
+NETARCHIVESUITE_LAYOUT = "a e b m S g V k"
+
+NON_CAPTURE_PREFIXES = (b"filedesc:", b"warcinfo:")
+NON_CAPTURE_MIMES = (b"warc/warcinfo", b"arc/filedesc", b"warc/metadata", b"warc/request")
+
+_surt_cache = {}
+
+
+def is_legend(line):
+    """True for a ' CDX N b a ...' legend line."""
+    return line.startswith(b" CDX ") or line.startswith(b"CDX ")
+
+
+def legend_letters(line):
+    """' CDX N b a m s k' -> 'N b a m s k' (raises ValueError when unusable)."""
+    letters = line.split()[1:]
+    if b"b" not in letters or not (b"N" in letters or b"a" in letters):
+        raise ValueError("CDX legend without timestamp (b) or URL (N/a) field: %r" % line[:80])
+    return b" ".join(letters).decode("ascii", "replace")
+
+
+def surt_of(url):
+    """SURT of a URL (bytes) as a key-safe str; None when surt cannot parse it."""
+    key = _surt_cache.get(url)
+    if key is None:
+        import surt    # here, not at the top: its import (tldextract, requests) is slow, and most tasks never need it
+        try:
+            text = surt.surt(url.decode("utf-8", "surrogateescape"))
+        except Exception:
+            return None
+        if not text:
+            return None
+        key = normalise.key_field(text.encode("utf-8", "surrogateescape"))
+        if len(_surt_cache) > 100000:
+            _surt_cache.clear()
+        _surt_cache[url] = key
+    return key
+
+
+def is_surt(key):
+    """A SURT has ')' after its host part, and no '/' before it: 'com,example)/a'."""
+    i = key.find(b")")
+    return i > 0 and b"/" not in key[:i]
+
+
+def urlkey(key_raw, url_raw):
+    """The SURT urlkey: taken from the index when it is one (contains ')'), else from surt()."""
+    if key_raw is not None and is_surt(key_raw):
+        key = normalise.key_field(key_raw)
+    else:
+        source = url_raw if url_raw not in (None, b"-", b"") else key_raw
+        if source in (None, b"-", b""):
+            return None
+        key = surt_of(source)
+        if key is None:
+            return None
+    if key[0] in "!@":
+        key = "%%%02X" % ord(key[0]) + key[1:]   # '!' and '@' start special lines
+    return key
+
+
+def make_parser(letters):
+    """Return parse(line) -> capture tuple, or a skip-reason str, for a CDX layout.
+
+    A capture is (urlkey, timestamp, mime, status, digest, length, revisit).
+    """
+    fields = letters.split()
+    count = len(fields)
+    pos = {f: i for i, f in enumerate(fields)}
+    i_key, i_url, i_ts = pos.get("N"), pos.get("a"), pos["b"]
+    i_mime, i_status, i_digest = pos.get("m"), pos.get("s"), pos.get("k")
+    i_len = pos.get("S", pos.get("n"))
+    dash = b"-"
+
+    def parse(line):
+        f = line.split()
+        if len(f) != count:
+            return "bad_field_count"
+        key_raw = f[i_key] if i_key is not None else None
+        url_raw = f[i_url] if i_url is not None else None
+        mime_raw = f[i_mime] if i_mime is not None else dash
+        if mime_raw.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
+                or (key_raw == dash and url_raw in (None, dash)):
+            return "not_a_capture"
+        ts = normalise.timestamp(f[i_ts])
+        if ts is None:
+            return "bad_timestamp"
+        length, ok = normalise.length(f[i_len]) if i_len is not None else (0, True)
+        if not ok:
+            return "bad_length"
+        key = urlkey(key_raw, url_raw)
+        if key is None:
+            return "bad_url"
+        mime = normalise.mime(mime_raw)
+        return (key, ts, mime,
+                normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
+                normalise.digest(f[i_digest]) if i_digest is not None else "-",
+                length, mime == normalise.REVISIT_MIME)
+
+    return parse
+
+
+def infer_letters(lines):
+    """Guess the layout of a legend-less CDX from sample lines; None when unknown.
+
+    The layout is picked by the most common field count and kept only when at least half the
+    sample lines parse with it.
+    """
+    counts = {}
+    for line in lines:
+        n = len(line.split())
+        counts[n] = counts.get(n, 0) + 1
+    if not counts:
+        return None
+    n = max(counts, key=lambda k: (counts[k], k))
+    letters = NETARCHIVESUITE_LAYOUT if n == 8 else LAYOUTS_BY_FIELD_COUNT.get(n)
+    if letters is None:
+        return None
+    parse = make_parser(letters)
+    good = sum(1 for result in map(parse, lines) if not isinstance(result, str) or result == "not_a_capture")
+    return letters if good and good * 2 >= len(lines) else None

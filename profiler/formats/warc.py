@@ -1,0 +1,252 @@
+"""WARC and ARC files -> captures, for crawls that have no index yet (warcio).
+
+A record becomes the capture its CDXJ line (as written by cdxj-indexer) would give:
+urlkey from surt, timestamp from WARC-Date (the ARC date for ARC), mime and status from
+the HTTP headers, digest from WARC-Payload-Digest or computed, length = the record's
+stored length (its gzip member for .gz). Other records and broken ones become skip
+reasons. ACHE's WARCs (response blocks without an HTTP status line) are read here too.
+"""
+
+import base64
+import hashlib
+import logging
+import re
+import zlib
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.timeutils import iso_date_to_timestamp
+from warcio.utils import BUFF_SIZE
+
+from profiler.model import normalise
+from profiler.errors import UserError
+from profiler.formats.cdx import urlkey
+
+CAPTURE_TYPES = ("response", "revisit", "resource")
+#: skip reason of the records that are not captures, by WARC-Type
+SKIPPED_TYPES = {"request": "request_record", "metadata": "metadata_record",
+                 "warcinfo": "warcinfo_record"}
+WARC_FIELDS = "application/warc-fields"
+ACHE_HEADER = "ACHE-Requested-URL"
+_BUF = 1 << 16
+_MIME_END = re.compile(r"[;\s]")
+_ARC_DATE = re.compile(rb"^\d{12,14}$")
+# warcio logs every WARC-Target-URI with a space it percent-encodes: one line per record of
+# old crawls, in every map task's stderr. The URI is still used (as cdxj-indexer does).
+logging.getLogger("warcio.recordloader").setLevel(logging.ERROR)
+
+
+def looks_like_arc_record(line):
+    """An ARC v1 record header without filedesc: 'URL IP DATE MIME LENGTH'."""
+    f = line.split(b" ")
+    return len(f) >= 5 and f[-1].isdigit() and b":" in f[0] and any(_ARC_DATE.match(x) for x in f[1:-1])
+
+
+def gzip_problem(path, opener=open):
+    """A one-line note when a gzip WARC/ARC is one gzip stream (not a member per record: it is
+    then read sequentially, profiler.job.mapside), else None."""
+    try:
+        with opener(path, "rb") as f:
+            it = ArchiveIterator(f, no_record_parse=True, arc2warc=True)
+            for i, _ in enumerate(it):
+                if i >= 1:
+                    break
+    except ArchiveLoadFailed as e:
+        if "non-chunked" in str(e):
+            return ("whole-file gzip WARC/ARC (one gzip stream, not one member per record): "
+                    "recompress it per record first (warcio recompress IN OUT)")
+    except Exception:
+        pass            # other damage is counted per record by the mapper
+    return None
+
+
+_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def warc_timestamp(date):
+    """14-digit timestamp of a WARC-Date, as warcio's iso_date_to_timestamp gives it; None when invalid.
+
+    >>> warc_timestamp("2013-12-26T10:11:12Z"), warc_timestamp("2013-12-26T10:11:12.5Z")
+    ('20131226101112', '20131226101112')
+    """
+    if date and len(date) == 20 and date[19] == "Z" and date[4] == date[7] == "-" and date[10] == "T":
+        ts = date[:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
+        if ts.isascii() and ts.isdigit() and date[13] == date[16] == ":":
+            ts = normalise.timestamp(ts.encode("ascii"))
+            if ts is not None:
+                month, day = int(ts[4:6]), int(ts[6:8])
+                if day <= _DAYS[month] and (month, day) != (2, 29) and ts[12:] < "60":
+                    return ts
+    try:                                  # other forms (fractions, no Z, Feb 29): warcio decides
+        return normalise.timestamp(iso_date_to_timestamp(date).encode("ascii"))
+    except Exception:
+        return None
+
+
+def _text(value):
+    return value.encode("utf-8", "surrogateescape") if value is not None else None
+
+
+def _mime(value):
+    if not value:
+        return normalise.UNKNOWN
+    return normalise.mime(_text(_MIME_END.split(value.strip(), 1)[0]))
+
+
+def capture_of(record, it):
+    """The capture tuple of one warcio record, or a skip-reason str. Consumes the record."""
+    rec_type = record.rec_type
+    if rec_type not in CAPTURE_TYPES:
+        return SKIPPED_TYPES.get(rec_type, "other_record")
+    headers = record.rec_headers
+    if rec_type == "resource" and headers.get_header("Content-Type") == WARC_FIELDS:
+        return "warc_fields_record"
+    if record.length is None:
+        return "header_only_record"              # no Content-Length: no block to count
+    url = headers.get_header("WARC-Target-URI")
+    if not url:
+        return "bad_url"
+    ts = warc_timestamp(headers.get_header("WARC-Date"))
+    if ts is None:
+        return "bad_timestamp"
+    status = normalise.UNKNOWN
+    http = record.http_headers
+    if rec_type == "revisit":
+        mime = normalise.REVISIT_MIME
+        if http:
+            status = normalise.status(_text(http.get_statuscode() or "-"))
+    elif rec_type == "resource":
+        mime = _mime(headers.get_header("Content-Type"))
+    elif http and headers.get_header(ACHE_HEADER) and not http.protocol.startswith("HTTP/"):
+        mime = _ache_mime(http)          # ACHE writes the response headers without a status line
+    else:
+        mime = _mime(http.get_header("Content-Type") if http else None)
+        if http:
+            status = normalise.status(_text(http.get_statuscode() or "-"))
+    digest = headers.get_header("WARC-Payload-Digest")
+    if not digest and rec_type != "revisit":
+        sha1 = hashlib.sha1()
+        stream = record.raw_stream
+        while True:
+            buf = stream.read(_BUF)
+            if not buf:
+                break
+            sha1.update(buf)
+        digest = base64.b32encode(sha1.digest()).decode("ascii")
+    length = it.get_record_length()           # reads the record to its end
+    if getattr(record.raw_stream, "limit", 0) > 0:
+        return "truncated_record"                # the file ended before Content-Length bytes
+    key = urlkey(None, _text(url))
+    if key is None:
+        return "bad_url"
+    return (key, ts, mime, status, normalise.digest(_text(digest)), length, rec_type == "revisit")
+
+
+def _ache_mime(http):
+    """Content-Type of an ACHE response block, whose first header line warcio took for a status line."""
+    first = "%s %s" % (http.protocol, http.statusline)
+    name, _, value = first.partition(":")
+    if name.strip().lower() == "content-type":
+        return _mime(value)
+    return _mime(http.get_header("Content-Type"))
+
+
+class _StrictReader(DecompressingBufferedReader):
+    """warcio's reader, raising on a damaged gzip member instead of writing to stderr."""
+
+    def _decompress(self, data):
+        if self.decompressor and data and self.num_block_read:
+            return self.decompressor.decompress(data)       # zlib.error: counted by the caller
+        return super()._decompress(data)
+
+
+class _QuietIterator(ArchiveIterator):
+    """warcio's iterator that never writes to stderr (mrjob's inline runner gives tasks a
+    binary stderr, so warcio's warnings would fail there and pass elsewhere)."""
+
+    def __init__(self, fileobj, **kwargs):
+        super().__init__(fileobj, **kwargs)
+        self.reader = _StrictReader(self.fh, block_size=BUFF_SIZE)
+
+    def _consume_blanklines(self):
+        """warcio's, without the 'Record not followed by newline' warning (err_count still counts)."""
+        empty_size, first_line = 0, True
+        while True:
+            line = self.reader.readline()
+            if not line:
+                return None, empty_size
+            stripped = line.rstrip()
+            if not stripped or first_line:
+                empty_size += len(line)
+                if stripped:
+                    self.err_count += 1
+                first_line = False
+                continue
+            return line, empty_size
+
+
+def _unread_tail(f, offset):
+    """True when the bytes after the last record hold more than blank lines and empty gzip
+    members: warcio ends quietly when the last record is cut inside its header."""
+    try:
+        f.seek(offset)
+        data = f.read(1 << 16)
+    except (OSError, ValueError, AttributeError):
+        return False
+    while data.startswith(b"\x1f\x8b"):
+        d = zlib.decompressobj(31)
+        try:
+            if d.decompress(data).strip() or not d.eof:
+                return True
+        except zlib.error:
+            return True
+        data = d.unused_data
+    return bool(data.strip())
+
+
+def iter_captures(path, opener=open, start=0):
+    """Yield capture tuples or skip-reason strs for every record of one WARC/ARC file
+    (from byte offset start, where a record or gzip member begins).
+
+    A record that cannot be read ends the file: the records before it count, and the
+    reason ('truncated_record', 'bad_record', 'whole_file_gzip') is counted once.
+    """
+    try:
+        with opener(path, "rb") as f:
+            if start:
+                f.seek(start)
+            it = _QuietIterator(f, arc2warc=True)
+            for record in it:
+                try:
+                    yield capture_of(record, it)
+                except (EOFError, zlib.error):
+                    yield "truncated_record"
+                    return
+            if _unread_tail(f, it.offset):
+                yield "truncated_record"
+    except ArchiveLoadFailed as e:
+        yield "whole_file_gzip" if "non-chunked" in str(e) else "bad_record"
+    except (EOFError, zlib.error):
+        yield "truncated_record"
+    except OSError:
+        yield "unreadable_file"
+    except Exception:                    # warcio raises AttributeError, ValueError... on broken headers
+        yield "bad_record"
+
+
+#: readers of WARC files (ARC files are always read with warcio)
+READERS = ("warcio", "fastwarc")
+
+
+def choose_reader(splits, name):
+    """Mark WARC splits to be read with reader name; a UserError when it is unknown or missing."""
+    if name not in READERS:
+        raise UserError("unknown WARC reader %r (choose from %s)" % (name, ", ".join(READERS)))
+    if name == "warcio":
+        return splits
+    try:
+        import fastwarc.warc  # noqa: F401
+    except ImportError:
+        raise UserError("--warc-reader fastwarc needs fastwarc: pip install 'archive-profiler[fastwarc]'")
+    return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]

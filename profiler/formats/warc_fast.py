@@ -1,0 +1,237 @@
+"""The optional fastwarc reader: WARC records -> the captures profiler.formats.warc gives, faster.
+
+``pip install 'archive-profiler[fastwarc]'`` and ``profile --warc-reader fastwarc``. fastwarc
+frames the records and reads WARC headers (several times faster than warcio); the
+HTTP head is parsed as warcio parses it, so captures and profile bytes are the same.
+ARC files, and WARCs fastwarc cannot open, are read with warcio. Known differences on
+broken files are listed in the README.
+"""
+
+import base64
+import hashlib
+import os
+import zlib
+
+from profiler.formats import warc
+from profiler.model import normalise
+from profiler.formats.cdx import urlkey
+
+_BUF = 1 << 16
+_HTTP_SCHEMES = ("http:", "https:")
+
+
+class _HttpHead:
+    """The parts of warcio's StatusAndHeaders that profiler.formats.warc uses."""
+    __slots__ = ("protocol", "statusline", "headers")
+
+    def __init__(self, protocol, statusline, headers):
+        self.protocol, self.statusline, self.headers = protocol, statusline, headers
+
+    def get_header(self, name):
+        name = name.lower()
+        for key, value in self.headers:
+            if key.lower() == name:
+                return value
+        return None
+
+    def get_statuscode(self):
+        return self.statusline.split(" ", 1)[0]
+
+
+def _decode(line):
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("iso-8859-1")
+
+
+def parse_http_head(readline):
+    """warcio's StatusAndHeadersParser (verify off) over readline(); returns (_HttpHead, bytes read)."""
+    raw = readline()
+    total = len(raw)
+    if not raw:
+        return None, 0
+    status = _decode(raw).rstrip()
+    if not status:
+        return _HttpHead("", "", []), total
+    protocol_status = status.split(" ", 1)
+    headers = []
+    raw = readline()
+    total += len(raw)
+    line = _decode(raw).rstrip()
+    while line:
+        name, sep, value = line.partition(":")
+        name, value = (name.rstrip(" \t"), value.lstrip()) if sep else (name, None)
+        raw = readline()
+        total += len(raw)
+        next_line = _decode(raw).rstrip()
+        while next_line and next_line.startswith((" ", "\t")):
+            if value is not None:
+                value += next_line
+            raw = readline()
+            total += len(raw)
+            next_line = _decode(raw).rstrip()
+        if value is not None:
+            headers.append((name, value))
+        line = next_line
+    statusline = protocol_status[1].strip() if len(protocol_status) > 1 else ""
+    return _HttpHead(protocol_status[0], statusline, headers), total
+
+
+def _header_length(raw, pos):
+    """Bytes of the WARC header of the record at pos of a plain file (up to its blank line)."""
+    raw.seek(pos)
+    data = raw.read(1 << 16)
+    ends = [i + n for i, n in ((data.find(b"\n\r\n"), 3), (data.find(b"\n\n"), 2)) if i >= 0]
+    return min(ends) if ends else None
+
+
+def capture_of(record, head_length=None):
+    """The capture of one fastwarc record (or a skip reason). Its length: the WARC header's
+    head_length plus Content-Length for plain files; None for gzip files (set by the caller)."""
+    rec_type = str(record.record_type)
+    headers = {}
+    for name, value in record.headers.items():          # case-insensitive, first one wins
+        headers.setdefault(name.lower(), value)
+    if rec_type not in warc.CAPTURE_TYPES:
+        return warc.SKIPPED_TYPES.get(rec_type, "other_record")
+    if headers.get("content-type") == warc.WARC_FIELDS and rec_type == "resource":
+        return "warc_fields_record"
+    if headers.get("content-length") is None:
+        return "header_only_record"
+    url = headers.get("warc-target-uri")
+    if url and url.startswith("<") and url.endswith(">"):
+        url = url[1:-1]
+    if not url:
+        return "bad_url"
+    url = url.replace(" ", "%20")
+    ts = warc.warc_timestamp(headers.get("warc-date"))
+    if ts is None:
+        return "bad_timestamp"
+    content_length = record.content_length
+    reader = record.reader
+    http, consumed = None, 0
+    if rec_type != "resource" and content_length and url.startswith(_HTTP_SCHEMES):
+        http, consumed = parse_http_head(lambda: reader.readline(1 << 20))
+    status = normalise.UNKNOWN
+    if rec_type == "revisit":
+        mime = normalise.REVISIT_MIME
+        if http:
+            status = normalise.status(warc._text(http.get_statuscode() or "-"))
+    elif rec_type == "resource":
+        mime = warc._mime(headers.get("content-type"))
+    elif http and headers.get(warc.ACHE_HEADER.lower()) and not http.protocol.startswith("HTTP/"):
+        mime = warc._ache_mime(http)
+    else:
+        mime = warc._mime(http.get_header("Content-Type") if http else None)
+        if http:
+            status = normalise.status(warc._text(http.get_statuscode() or "-"))
+    digest = headers.get("warc-payload-digest")
+    sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
+    while True:
+        buf = reader.read(_BUF)
+        if not buf:
+            break
+        consumed += len(buf)
+        if sha1:
+            sha1.update(buf)
+    if consumed < content_length:
+        return "truncated_record"
+    if sha1:
+        digest = base64.b32encode(sha1.digest()).decode("ascii")
+    key = urlkey(None, warc._text(url))
+    if key is None:
+        return "bad_url"
+    length = head_length + content_length if head_length is not None else None
+    return (key, ts, mime, status, normalise.digest(warc._text(digest)), length, rec_type == "revisit")
+
+
+def _member_starts_record(raw, pos):
+    """True when the gzip member at pos starts with a WARC record (not the rest of one)."""
+    raw.seek(pos)
+    try:
+        return zlib.decompressobj(31).decompress(raw.read(512), 8).startswith(b"WARC/")
+    except zlib.error:
+        return False
+
+
+def _is_warc(path, opener):
+    """True for a WARC (plain or gzip) that fastwarc can frame: first record starts with 'WARC/'."""
+    with opener(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            head = zlib.decompressobj(31).decompress(head, 64)
+        except zlib.error:
+            return False
+    return head.lstrip().startswith(b"WARC/")
+
+
+#: results after which fastwarc and warcio may part ways: warcio reads the rest
+_HAND_OVER = ("other_record", "truncated_record", "header_only_record", "bad_record")
+
+
+def iter_captures(path, opener=open):
+    """Yield what profiler.formats.warc.iter_captures yields for the same file, read with fastwarc.
+
+    A record is given out only once the next one starts where warcio would look for it
+    (plain files: right after the record and its two CRLFs). At the first record that is
+    not so, or that is odd (unknown type, truncated, no Content-Length), or when fastwarc
+    fails, warcio reads the file from that record on; it also reads a gzip file's last
+    record (its member length and what follows it). So fastwarc only ever reads the
+    well-formed part of a file.
+    """
+    try:
+        from fastwarc.warc import ArchiveIterator
+    except ImportError:                  # not installed: the same captures, read with warcio
+        yield from warc.iter_captures(path, opener)
+        return
+    if not _is_warc(path, opener):
+        yield from warc.iter_captures(path, opener)
+        return
+    hand_over = 0
+    pending = None                       # (capture or reason, position, expected next position)
+    with opener(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+        f.seek(0)
+        try:
+            size = os.fstat(f.fileno()).st_size
+        except (AttributeError, OSError, ValueError):       # not a local file: warcio reads it
+            size = None
+        raw = opener(path, "rb")
+        try:
+            for record in ArchiveIterator(f, parse_http=False) if size is not None else ():
+                pos = record.stream_pos
+                if pending is not None:
+                    if pending[2] != pos if not gz else pos <= pending[1] or not _member_starts_record(raw, pos):
+                        break
+                    yield _finish(pending, pos)
+                    pending = None
+                hand_over = pos
+                head = expected = None
+                if not gz:
+                    head = _header_length(raw, pos)
+                    if head is None:
+                        break
+                    expected = pos + head + record.content_length + 4
+                result = capture_of(record, head)
+                if isinstance(result, str) and result in _HAND_OVER:
+                    break
+                pending = (result, pos, expected)
+            else:
+                if pending is not None and not gz and pending[2] == size:
+                    yield _finish(pending, size)
+                    hand_over = None
+        except Exception:
+            pass                          # warcio reads from the unconfirmed record on
+        finally:
+            raw.close()
+    if hand_over is not None:
+        yield from warc.iter_captures(path, opener, start=hand_over)
+
+
+def _finish(pending, next_pos):
+    result, pos, _ = pending
+    if isinstance(result, tuple) and result[5] is None:       # gzip: the member's length
+        result = result[:5] + (next_pos - pos,) + result[6:]
+    return result

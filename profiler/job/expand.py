@@ -1,0 +1,346 @@
+"""Reduce side of step 1: one URI-R's captures -> its contribution to every profile key.
+
+Revisits are resolved inside the URI-R (the original with the same digest is there).
+For the keys of the host and above (root, tld, domain, host) a URI-R is cut into blocks:
+under each group of option combinations that cut its (period, mime, status) tuples alike,
+the tuples with one key suffix form a block whose record is exact for that URI-R (see
+blocks(); a URI-R with one tuple is one block). Block records are merged per host by
+virtual tuple, rolled up by virtual tuple to the TLD, domain and '*' keys, and expanded into
+key suffixes once per (key, virtual tuple), so the work per URI-R does not grow with the
+number of combinations. Path and URL keys go straight to the output table. Digest features
+are first counted as if no digest were shared between URI-Rs; one record per (URI-R, digest)
+lets step 2 correct the digests that are (see profiler.job.digests).
+"""
+
+from profiler.model import stats
+from profiler.model.keys import DT_BIT, MIME_BIT, STATUS_BIT, SuffixTable, group_levels, host_part, own_levels
+from profiler.job.mapside import full_cell
+from profiler.model.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_class
+
+# tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
+
+
+def merge_cells(values):
+    """Merge the cell lists of one URI-R coming from any number of map records."""
+    cells = {}
+    for cell_list in values:
+        for cell in cell_list:
+            cell = full_cell(cell)
+            ck = (cell[0], cell[1], cell[2], cell[3], cell[4])
+            c = cells.get(ck)
+            if c is None:
+                cells[ck] = cell[5:]
+            else:
+                c[0] += cell[5]
+                c[1] += cell[6]
+                if cell[7] > c[2]:
+                    c[2] = cell[7]
+                if cell[8] < c[3]:
+                    c[3] = cell[8]
+                if cell[9] > c[4]:
+                    c[4] = cell[9]
+    return cells
+
+
+def resolve(cells):
+    """Cells -> tuples, revisits taking mime and status of the earliest original with their digest."""
+    originals = {}
+    for (p, m, s, d, rev), c in cells.items():
+        if not rev and d != "-":
+            candidate = (c[3], m, s)
+            known = originals.get(d)
+            if known is None or candidate < known:
+                originals[d] = candidate
+    tuples = {}
+    for (p, m, s, d, rev), c in cells.items():
+        if rev:
+            o = originals.get(d)
+            m, s = (o[1], o[2]) if o else (REVISIT_MIME, UNKNOWN)
+        t = (p, m, s)
+        e = tuples.get(t)
+        if e is None:
+            e = tuples[t] = [0, 0, stats.NO_FIRST, stats.NO_LAST, 0, {}]
+        e[0] += c[0]
+        e[1] += c[1]
+        if c[3] < e[2]:
+            e[2] = c[3]
+        if c[4] > e[3]:
+            e[3] = c[4]
+        if d == "-":
+            e[4] += c[1]
+        elif c[2] > e[5].get(d, -1):
+            e[5][d] = c[2]
+    return tuples
+
+
+def _record(entries):
+    """Stats record of one URI-R over a list of tuple entries."""
+    if len(entries) == 1:
+        e = entries[0]
+        return stats.of_uri_r(e[0], e[1], len(e[5]), sum(e[5].values()) + e[4], e[2], e[3])
+    count = nbytes = dash = 0
+    first, last = stats.NO_FIRST, stats.NO_LAST
+    digests = {}
+    for e in entries:
+        count += e[0]
+        nbytes += e[1]
+        dash += e[4]
+        if e[2] < first:
+            first = e[2]
+        if e[3] > last:
+            last = e[3]
+        for d, ml in e[5].items():
+            if ml > digests.get(d, -1):
+                digests[d] = ml
+    return stats.of_uri_r(count, nbytes, len(digests), sum(digests.values()) + dash, first, last)
+
+
+def _project(tuples, records, suffixes, idx, disjoint):
+    """{suffix: record} of one URI-R for the combinations of set idx.
+
+    records holds each tuple's own record; a suffix reached from several tuples gets
+    a record over all of them (one URI-R: urir 1, min = max = its count).
+    """
+    groups = {}
+    for t, sx in suffixes.items():
+        for suffix in sx[idx]:
+            found = groups.get(suffix)
+            if found is None:
+                groups[suffix] = t
+            elif found.__class__ is list:
+                found.append(t)
+            else:
+                groups[suffix] = [found, t]
+    out = {}
+    for suffix, g in groups.items():
+        if g.__class__ is tuple:
+            out[suffix] = records[g]
+        elif disjoint:
+            out[suffix] = _sum_disjoint([records[t] for t in g])
+        else:
+            out[suffix] = _record([tuples[t] for t in g])
+    return out
+
+
+def _sum_disjoint(records):
+    """Record of one URI-R over tuples that share no digest: every field adds up."""
+    total = list(records[0])
+    for r in records[1:]:
+        stats.merge_into(total, r)
+    total[1] = total[2] = total[0]
+    total[3] = 1
+    return total
+
+
+def _digests_disjoint(tuples):
+    """True when no digest occurs in two tuples of the URI-R."""
+    seen = set()
+    n = 0
+    for e in tuples.values():
+        seen.update(e[5])
+        n += len(e[5])
+    return len(seen) == n
+
+
+class Expander:
+    """Stateful reducer logic of step 1; ``add()`` and ``close()`` yield output records.
+
+    Output keys: b'K <profile key>' with a stats record (partial: records of one key from
+    several flushes add up), b'D <digest>' with [urlkey, [[period, mime, status, max_len], ...]].
+
+    Host-and-above keys: each URI-R adds one exact record per block of its tuples (see
+    blocks(); one record for the many URI-Rs with a single tuple) to a per-host table by
+    virtual tuple. At the end of a host the table is expanded into the host key's suffixes and
+    rolled up by virtual tuple to the TLD, domain and root keys, which are expanded into
+    suffixes when their tables fill up: once per (key, virtual tuple), not per URI-R.
+    """
+
+    def __init__(self, policy, limit=200000):
+        self.policy = policy
+        self.suffixes = SuffixTable(policy)
+        self.limit = limit
+        self.table = {}
+        self.host = self.group = None
+        self.host_tuples = {}     # tuple -> record of the host's URI-Rs (see class docstring)
+        self.host_suffixes = {}   # combination set index -> {suffix: record}, see _ambiguous()
+        self.level_tuples = {}    # (tld/domain/root key, set index) -> {tuple: record}
+        self.level_size = 0
+        self.used = used_options(policy)
+
+    def add(self, urlkey, cell_lists):
+        tuples = resolve(merge_cells(cell_lists))
+        host = host_part(urlkey)
+        policy = self.policy
+        if self.group is None or host != self.host:
+            self._close_group()
+            self.host = host
+            self.group = group_levels(host, policy)
+        host_tuples = self.host_tuples
+        if len(tuples) == 1:
+            for (p, m, st), e in tuples.items():
+                stats.add(host_tuples, (p, m, st, 7, 7, 7),
+                          stats.of_uri_r(e[0], e[1], len(e[5]), sum(e[5].values()) + e[4], e[2], e[3]))
+        elif _ambiguous(tuples):
+            self._add_by_suffix(tuples)
+        else:
+            for vt, entries in blocks(tuples, self.used):
+                stats.add(host_tuples, vt, _record(entries))
+        own = own_levels(urlkey, host, policy)
+        if own:
+            records = {t: _record([e]) for t, e in tuples.items()}
+            suffixes = {t: self.suffixes(t) for t in tuples}
+            disjoint = len(tuples) == 1 or _digests_disjoint(tuples)
+            for lt, key in own:
+                for suffix, record in _project(tuples, records, suffixes, policy.set_of[lt], disjoint).items():
+                    stats.add(self.table, key + " " + suffix, record)
+        by_digest = {}
+        for t, e in tuples.items():
+            for d, ml in e[5].items():
+                by_digest.setdefault(d, []).append([t[0], t[1], t[2], ml])
+        for d, entries in by_digest.items():
+            yield b"D " + d.encode("utf-8"), [urlkey, entries]
+        if len(self.table) >= self.limit:
+            yield from self._flush()
+
+    def _add_by_suffix(self, tuples):
+        """The exact record of each suffix, for a URI-R where two options give one suffix."""
+        records = {t: _record([e]) for t, e in tuples.items()}
+        suffixes = {t: self.suffixes(t) for t in tuples}
+        disjoint = _digests_disjoint(tuples)
+        for idx in {self.policy.set_of[lt] for lt, _ in self.group}:
+            acc = self.host_suffixes.setdefault(idx, {})
+            for suffix, record in _project(tuples, records, suffixes, idx, disjoint).items():
+                stats.add(acc, suffix, record)
+
+    def _close_group(self):
+        """Roll the finished host's records by tuple up to its host, domain, TLD and root keys."""
+        if self.group is None:
+            return
+        set_of = self.policy.set_of
+        suffixes = self.suffixes
+        table = self.table
+        levels = []
+        for lt, key in self.group:
+            idx = set_of[lt]
+            if lt == "host":
+                levels.append((idx, key + " ", None))
+            else:
+                acc = self.level_tuples.get((key, idx))
+                if acc is None:
+                    acc = self.level_tuples[(key, idx)] = {}
+                levels.append((idx, None, acc))
+        for lt, key in self.group:
+            prefix = key + " "
+            for suffix, r in self.host_suffixes.get(set_of[lt], {}).items():
+                stats.add(table, prefix + suffix, r)
+        self.host_suffixes = {}
+        added = 0
+        for t, r in self.host_tuples.items():
+            sx = suffixes(t)
+            for idx, prefix, acc in levels:
+                if not sx[idx]:
+                    continue
+                if acc is None:
+                    for suffix in sx[idx]:
+                        stats.add(table, prefix + suffix, r)
+                else:
+                    stats.add(acc, t, r)
+                    added += 1
+        self.level_size += added
+        self.host_tuples = {}
+        self.group = None
+        if self.level_size >= self.limit:
+            self._expand_levels()
+
+    def _expand(self, key, idx, by_tuple):
+        """Add records merged per tuple to every suffix of their tuple under key."""
+        table = self.table
+        suffixes = self.suffixes
+        prefix = key + " "
+        for t, r in by_tuple.items():
+            for suffix in suffixes(t)[idx]:
+                stats.add(table, prefix + suffix, r)
+
+    def _expand_levels(self):
+        for (key, idx), by_tuple in self.level_tuples.items():
+            self._expand(key, idx, by_tuple)
+        self.level_tuples = {}
+        self.level_size = 0
+
+    def _flush(self):
+        table, self.table = self.table, {}
+        for key, record in table.items():
+            yield b"K " + key.encode("utf-8"), record
+
+    def close(self):
+        self._close_group()
+        self._expand_levels()
+        yield from self._flush()
+
+
+def _classes(counts):
+    """Options of one criterion, coarse to fine, grouped where they cut a URI-R's tuples alike.
+
+    counts: the number of distinct values under each of the three options (1 for 'any').
+    Nested options cut alike exactly when they give as many values. Yields (bit mask of the
+    options, index of the finest option of the group).
+    """
+    start = 0
+    for i in (1, 2, 3):
+        if i == 3 or counts[i] != counts[start]:
+            yield sum(1 << j for j in range(start, i)), i - 1
+            start = i
+
+
+def _ambiguous(tuples):
+    """True when a tuple's mime or status reads the same under two options ('unk', '-', 'x/*').
+
+    Their suffixes then coincide across blocks of different options, so such URI-Rs (rare)
+    are added suffix by suffix.
+    """
+    for _, m, s in tuples:
+        if mime_category(m) == m or status_class(s) == s:
+            return True
+    return False
+
+
+def used_options(policy):
+    """(datetime, mime, status) option bits of every combination the policy emits."""
+    return {(DT_BIT[c[0]], MIME_BIT[c[1]], STATUS_BIT[c[2]]) for combos in policy.combo_sets for c in combos}
+
+
+def blocks(tuples, used=None):
+    """A URI-R with several tuples -> (virtual tuple, [entries]) per block.
+
+    Under one combination of options (say year, any mime, status class) the URI-R's tuples
+    fall into blocks with the same key suffix; the URI-R's exact record for that suffix is the
+    record of the block. Combinations that cut the tuples alike share the block: the virtual
+    tuple (period, mime, status, datetime options, mime options, status options) holds the
+    values projected to the finest of those options, and SuffixTable expands it into the
+    suffixes of exactly those combinations. A URI-R with one tuple is the case of one block
+    under all options: (period, mime, status, 7, 7, 7).
+    """
+    items = list(tuples.items())
+    periods = [("", t[0][:4], t[0]) for t, _ in items]
+    mimes = [("", mime_category(t[1]), t[1]) for t, _ in items]
+    statuses = [("", status_class(t[2]), t[2]) for t, _ in items]
+    dcls = list(_classes([1, len({v[1] for v in periods}), len({v[2] for v in periods})]))
+    mcls = list(_classes([1, len({v[1] for v in mimes}), len({v[2] for v in mimes})]))
+    scls = list(_classes([1, len({v[1] for v in statuses}), len({v[2] for v in statuses})]))
+    entries = [e for _, e in items]
+    out = []
+    for dmask, di in dcls:
+        for mmask, mi in mcls:
+            for smask, si in scls:
+                if used is not None and not any(d & dmask and m & mmask and s & smask for d, m, s in used):
+                    continue
+                found = {}
+                for n, e in enumerate(entries):
+                    vt = (periods[n][di], mimes[n][mi], statuses[n][si], dmask, mmask, smask)
+                    group = found.get(vt)
+                    if group is None:
+                        found[vt] = [e]
+                    else:
+                        group.append(e)
+                out.extend(found.items())
+    return out

@@ -1,0 +1,294 @@
+"""The `profile` command: inputs -> manifest -> mrjob job -> sorted, atomically written profile."""
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+
+import orjson
+
+from profiler.accel import fast
+from profiler.errors import RunError
+from profiler.files import outfiles, output
+from profiler.formats import inputs as inputs_mod
+from profiler.job import bigsums
+from profiler.job.progress import RunProgress
+from profiler.model.policy import load as load_policy
+from profiler.runtime import contract, preflight, remote, taskenv, leftovers as runner_leftovers
+from profiler.runtime.shipping import package_zip
+
+RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
+log = logging.getLogger("archive-profiler")
+
+
+class JobFailed(RunError):
+    """The MapReduce job failed (one-line message); the previous output is intact."""
+
+
+def write_manifest(splits, folder):
+    """One manifest file per split, so that every runner starts at least one map task per split.
+    Each split gets its share of the run's byte budget (profiler.job.bigsums)."""
+    from profiler.job.bigsums import MAX_TOTAL
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    share = MAX_TOTAL // max(1, len(splits))
+    for i, split in enumerate(splits):
+        path = os.path.join(folder, "split-%05d.json" % i)
+        with open(path, "wb") as f:
+            f.write(orjson.dumps(dict(encoded_path(split), max_bytes=share)) + b"\n")
+        paths.append(path)
+    return paths
+
+
+def encoded_path(split):
+    """The split with a path that is not UTF-8 (a file name's raw bytes) as hex in 'path_hex'
+    (JSON holds only UTF-8); profiler.job.mapside decodes it."""
+    try:
+        split["path"].encode("utf-8")
+        return split
+    except UnicodeEncodeError:
+        return dict(split, path=inputs_mod.display_name(split["path"]),
+                    path_hex=os.fsencode(split["path"]).hex())
+
+
+#: memory of the local runner's `sort` (its -S); the rest of each task is bounded by table limits
+LOCAL_SORT_BUFFER = "256M"
+
+
+def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
+             py_files=(), cores=None, extra=(), files=()):
+    """The mrjob command line of the profile job."""
+    args = list(manifests) + ["-r", runner] + contract.option_args(
+        policy_json=orjson.dumps(policy.to_dict()).decode(), resolve_revisits=resolve_revisits)
+    for path in conf_paths:
+        args += ["-c", path]
+    for path in py_files:
+        args += ["--py-files", path]
+    for path in files:
+        args += ["--files", path]
+    if cores:
+        args += ["--num-cores", str(cores)]
+    # a failed or interrupted run removes its local temp folder too (mrjob keeps it by default)
+    args += ["--cleanup-on-failure", "LOCAL_TMP"]
+    if runner == "local":
+        # mrjob's shuffle sort, with a bounded buffer: GNU sort's default grows with the input.
+        # Whole lines, not mrjob's stable sort on the key field: the lines of a key still follow
+        # each other (they share the prefix key<TAB>, which no other key's line has), every
+        # reducer here is indifferent to the order of a key's values, and it is faster.
+        # A later --sort-bin in extra wins.
+        args += ["--sort-bin", "sort -S %s" % LOCAL_SORT_BUFFER]
+        for name, value in taskenv.local_task_env(extra).items():
+            args += ["--cmdenv", "%s=%s" % (name, value)]
+    return args + list(extra)
+
+
+def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
+                archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
+                cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
+                warc_reader="warcio", progress=False):
+    """Profile the inputs into out_path. Returns a summary dict.
+
+    For the local runner the server its tasks are forked from starts first, while the inputs are
+    read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
+    runner that does not take it (another Python for the tasks, say) leaves it to be closed here."""
+    from profiler.runtime import forkserver
+    if runner == "local":
+        forkserver.prestart()
+    try:
+        return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
+                            split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
+                            progress)
+    finally:
+        forkserver.close_prestarted()
+
+
+def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
+                 cores, manifests, extra_args, created, ship_package, warc_reader, progress=False):
+    from jobs.profile_job import ProfileJob
+
+    if runner not in RUNNERS:
+        raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
+    preflight.check_libraries(runner)
+    preflight.check_conf_paths(runner, conf_paths)
+    if cores is not None and cores < 1:
+        raise inputs_mod.InputError("--cores must be at least 1, not %d" % cores)
+    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
+    if not out_remote:
+        _check_output(out_path)
+    pol = load_policy(policy) if isinstance(policy, str) else policy
+    preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+    files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
+    for item in duplicates:
+        log.warning("skipping %s: the same file as %s", inputs_mod.display_name(item["path"]),
+                    inputs_mod.display_name(item["same_as"]))
+    fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
+    files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
+    if not out_remote:
+        outfiles.refuse_inputs(out_path, files + list(manifests))
+    infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
+    skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
+    for item in skipped_files:
+        log.warning("skipping %s: %s", inputs_mod.display_name(item["path"]), item["reason"])
+    workers = 1
+    if runner == "local":
+        workers = cores or os.cpu_count() or 1
+        split_size = balanced_split_size(infos, split_size, workers)
+    splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
+        + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
+    if not splits:
+        raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
+                                    "or ACHE crawl output" % len(files))
+    if warc_reader != "warcio" or any(s["format"] == "warc" for s in splits):
+        from profiler.formats import warc       # warcio, a slow import, only when there are WARCs
+        splits = warc.choose_reader(splits, warc_reader)
+    used = sorted({s["path"] for s in splits})
+    log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
+             len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
+
+    work = tempfile.mkdtemp(prefix="archive-profiler-")
+    try:
+        manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
+        shipping = ship_package and runner != "inline"
+        py_files = [package_zip(work)] if shipping else []
+        # the compiled hot path, if built, into each task's working directory (profiler.accel.fast)
+        files = fast.shipped_files() if shipping else []
+        signals = os.path.join(work, "signals")
+        os.makedirs(signals)
+        for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
+            try:
+                n_lines, size, parts, counters = _run_job(
+                    ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+                    manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+                    archive_uri, created, skipped_files, duplicates)
+                break
+            except JobFailed as e:
+                if pure or not bigsums.signalled(signals, e):
+                    raise
+                log.warning("lengths add up past 2^63 - 1: running the job again with the Python kernels, "
+                            "whose sums have no bound")
+        if size is not None:
+            log.debug("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
+        return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
+                "counters": counters, "skipped_files": skipped_files}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+             manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+             archive_uri, created, skipped_files, duplicates):
+    """One run of the job and the writing of its profile: (lines, size, parts, counters).
+    pure: the pure-Python kernels in every task (profiler.job.bigsums)."""
+    task_env = {bigsums.ENV: signals}
+    if pure:
+        task_env[fast.PURE_ENV] = "1"
+    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                      os.path.join(work, "progress"), runner, enabled=progress)
+    task_env.update(bar.env())
+    cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
+    args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
+                    cmdenv + list(extra_args), files)
+    job = ProfileJob(args)
+    with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
+            bar.logging_through(), _environment(task_env if runner == "inline" else {}):
+        try:
+            with _failure_logs_held(signals, pure):
+                mr.run()
+        except Exception as e:
+            user_error = preflight.missing_binary(runner, e)
+            if user_error:
+                raise user_error
+            raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__)) \
+                from e
+        out_uri = mr.get_output_dir()
+        parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
+        from mrjob.util import to_lines
+
+        readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
+
+        def headers(meta):
+            return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
+                                       resolve_revisits, created, duplicates)
+        bar.writing()
+        local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
+        local_parts = parts if all(os.path.isfile(p) for p in parts) else None
+        n_lines = output.write_profile(local_out, readers, headers, local_parts)
+        size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
+        if out_remote:
+            remote.publish(mr.fs, local_out, out_path)
+        counters = mr.counters()
+    return n_lines, size, len(parts), counters
+
+
+@contextlib.contextmanager
+def _failure_logs_held(signals, pure):
+    """mrjob's error records (a failed task's traceback) held back while a compiled run goes;
+    dropped when its tasks stopped for sums past 63 bits (the run goes again), else logged."""
+    if pure:
+        yield
+        return
+    held = []
+
+    def hold(record):
+        if record.name.startswith("mrjob") and (record.levelno >= logging.ERROR
+                                                 or bigsums.MARK in record.getMessage()):
+            held.append(record)
+            return False
+        return True
+    handlers = logging.getLogger("mrjob").handlers + logging.getLogger().handlers
+    for handler in handlers:
+        handler.addFilter(hold)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(hold)
+        if not bigsums.signalled(signals):
+            seen = set()
+            for record in held:
+                if id(record) not in seen:
+                    seen.add(id(record))
+                    logging.getLogger(record.name).handle(record)
+
+
+@contextlib.contextmanager
+def _environment(values):
+    """os.environ with values set for the block (the inline runner's tasks run in this process)."""
+    old = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def balanced_split_size(infos, split_size, cores):
+    """A split size near split_size that cuts the local, uncompressed, splittable inputs into a
+    multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
+    leave one core idle while the last runs)."""
+    total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
+                and i["format"] not in inputs_mod.WHOLE_FILE_FORMATS and not remote.is_remote(i["path"]))
+    if cores <= 1 or total <= split_size:
+        return split_size
+    n = max(cores, int(round(total / split_size / cores)) * cores)
+    return -(-total // n)
+
+
+def _check_output(out_path):
+    """Refuse, before any work, an output that must not be written (profiler.files.outfiles)."""
+    real = outfiles.target(out_path)
+    if not outfiles.is_stdout(real) and not os.access(os.path.dirname(os.path.abspath(real)), os.W_OK):
+        raise inputs_mod.InputError("cannot write to folder: %s" % os.path.dirname(os.path.abspath(real)))
+
+
+def _runner_fs(runner, pol, conf_paths, extra_args):
+    """The filesystem (mrjob ``runner.fs``) of a runner with these options, for remote paths."""
+    from jobs.profile_job import ProfileJob
+
+    job = ProfileJob(job_args([], pol, runner, conf_paths, extra=extra_args))
+    return preflight.make_runner(job).fs

@@ -1,0 +1,154 @@
+"""Profiling policies: which SURT levels and which (datetime, mime, status) combinations to emit.
+
+A policy is a YAML file (see conf/policies/). Levels of a criterion are 'any' (the '-'
+key value) plus those the policy enables:
+
+- datetime: year, month
+- mime: type (the normalised media type), category (its top-level type, 'text/*')
+- status: class ('2xx'), code ('200')
+
+``emit`` says, per SURT level (root '*', tld 'com,*', domain 'com,cnn,*', host
+'com,cnn)/*', path 'com,cnn)/world/*', url), which combinations of those levels are
+written: 'all' (the cross product), 'none', a mapping of lists (their cross product)
+or a list of such mappings (their union).
+"""
+
+import itertools
+import os
+import sys
+
+from profiler.errors import UserError
+
+CRITERIA = ("datetime", "mime", "status")
+CHOICES = {"datetime": ("year", "month"), "mime": ("type", "category"), "status": ("class", "code")}
+LEVEL_TYPES = ("root", "tld", "domain", "host", "path", "url")
+_TOP_KEYS = {"name", "description", "host_depth", "path_depth", "exact_urls", "levels", "emit"}
+POLICY_DIRS = (
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "conf", "policies"),
+    os.path.join(sys.prefix, "share", "archive-profiler", "policies"),
+)
+
+
+class PolicyError(UserError):
+    """An invalid policy file (one-line message)."""
+
+
+class Policy:
+    """A validated policy; ``combo_sets[set_of[level_type]]`` lists that level's combinations."""
+
+    def __init__(self, config, source="<policy>"):
+        self.source = source
+        unknown = set(config) - _TOP_KEYS
+        if unknown:
+            raise PolicyError("%s: unknown key %r" % (source, sorted(unknown)[0]))
+        self.name = str(config.get("name", os.path.splitext(os.path.basename(source))[0]))
+        self.host_depth = _int(config, "host_depth", 3, source)
+        self.path_depth = _int(config, "path_depth", 0, source)
+        self.exact_urls = bool(config.get("exact_urls", False))
+        levels = config.get("levels") or {}
+        if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
+            raise PolicyError("%s: levels must map datetime/mime/status to lists" % source)
+        self.levels = {}
+        for criterion in CRITERIA:
+            chosen = levels.get(criterion, list(CHOICES[criterion][:1]))
+            chosen = [chosen] if isinstance(chosen, str) else list(chosen or [])
+            for c in chosen:
+                if c not in CHOICES[criterion]:
+                    raise PolicyError("%s: levels.%s: unknown level %r (choose from %s)"
+                                      % (source, criterion, c, ", ".join(CHOICES[criterion])))
+            self.levels[criterion] = ["any"] + [c for c in CHOICES[criterion] if c in chosen]
+        emit = config.get("emit") or {}
+        if not isinstance(emit, dict) or set(emit) - set(LEVEL_TYPES):
+            raise PolicyError("%s: emit must map level names (%s) to combinations"
+                              % (source, ", ".join(LEVEL_TYPES)))
+        self.emit = {lt: self._combos(emit.get(lt, "all"), "emit." + lt) for lt in LEVEL_TYPES}
+        if not self.exact_urls:
+            self.emit["url"] = ()
+        self.combo_sets = []
+        self.set_of = {}
+        for lt in LEVEL_TYPES:
+            if self.emit[lt] not in self.combo_sets:
+                self.combo_sets.append(self.emit[lt])
+            self.set_of[lt] = self.combo_sets.index(self.emit[lt])
+        self.period_len = 6 if any(c[0] == "month" for c in itertools.chain(*self.emit.values())) else 4
+
+    def _combos(self, spec, where):
+        if spec == "all":
+            return tuple(itertools.product(*(self.levels[c] for c in CRITERIA)))
+        if spec in ("none", None, []):
+            return ()
+        specs = spec if isinstance(spec, list) else [spec]
+        found = set()
+        for item in specs:
+            if not isinstance(item, dict) or set(item) - set(CRITERIA):
+                raise PolicyError("%s: %s: expected 'all', 'none' or mappings of datetime/mime/status"
+                                  % (self.source, where))
+            lists = []
+            for criterion in CRITERIA:
+                chosen = item.get(criterion, ["any"])
+                chosen = [chosen] if isinstance(chosen, str) else list(chosen)
+                for c in chosen:
+                    if c not in self.levels[criterion]:
+                        raise PolicyError("%s: %s.%s: level %r is not enabled in levels.%s"
+                                          % (self.source, where, criterion, c, criterion))
+                lists.append(chosen)
+            found.update(itertools.product(*lists))
+        order = {c: i for i, c in enumerate(itertools.product(*(self.levels[c] for c in CRITERIA)))}
+        return tuple(sorted(found, key=order.__getitem__))
+
+    def to_dict(self):
+        """Canonical form, written to the profile's !meta line and passed to tasks."""
+        return {
+            "name": self.name,
+            "host_depth": self.host_depth,
+            "path_depth": self.path_depth,
+            "exact_urls": self.exact_urls,
+            "levels": {c: self.levels[c][1:] for c in CRITERIA},
+            "emit": {lt: [dict(zip(CRITERIA, combo)) for combo in self.emit[lt]] for lt in LEVEL_TYPES
+                     if lt != "url" or self.exact_urls},
+        }
+
+    @classmethod
+    def from_dict(cls, data, source="<policy>"):
+        return cls(data, source)
+
+
+def _int(config, key, default, source):
+    value = config.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise PolicyError("%s: %s must be a whole number >= 0, not %r" % (source, key, value))
+    return value
+
+
+def find(name_or_path):
+    """A policy file path from a path or a bundled policy name ('default', 'full', ...)."""
+    if os.path.isfile(name_or_path):
+        return name_or_path
+    for folder in POLICY_DIRS:
+        candidate = os.path.join(folder, name_or_path + ".yaml")
+        if os.path.isfile(candidate):
+            return candidate
+    raise PolicyError("policy not found: %s (give a YAML file or one of: %s)"
+                      % (name_or_path, ", ".join(available()) or "none installed"))
+
+
+def available():
+    names = set()
+    for folder in POLICY_DIRS:
+        if os.path.isdir(folder):
+            names.update(n[:-5] for n in os.listdir(folder) if n.endswith(".yaml"))
+    return sorted(names)
+
+
+def load(name_or_path="default"):
+    """Load and validate a policy file."""
+    import yaml         # not at import: tasks get the policy as JSON
+    path = find(name_or_path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        raise PolicyError("%s: not valid YAML: %s" % (path, str(e).splitlines()[0]))
+    if not isinstance(config, dict):
+        raise PolicyError("%s: a policy is a YAML mapping" % path)
+    return Policy(config, path)

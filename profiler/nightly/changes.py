@@ -1,0 +1,177 @@
+"""What changed between two profiles of one archive: the nightly change report.
+
+One streaming pass over both sorted files (profiler.toolkit.diff.join) collects what an archivist
+asks the morning after: the archive-wide totals, hosts that are new (and hosts that vanished),
+growth by TLD, by year and by MIME type, and how many keys appeared, changed or vanished.
+Written as JSON (for scripts) and Markdown (for people), beside the profile.
+"""
+
+import os
+
+import orjson
+
+from profiler import jsonnum
+
+from profiler.toolkit.diff import join, records
+from profiler.nightly.fold import run_meta
+from profiler.files.output import write_bytes_atomic
+from profiler.toolkit.query import surt_level
+
+GROWTH_FEATURES = ("urim.total", "urir", "bytes", "dedup_bytes")
+TOP = 20
+BAR = {"width": 640, "row": 18, "label": 150, "colour": "#2f6690", "minus": "#d1813a"}
+
+
+def _row(name, old, new):
+    row = {"key": name}
+    for f in GROWTH_FEATURES:
+        a, b = (old or {}).get(f, 0) or 0, (new or {}).get(f, 0) or 0
+        row[f] = [a, b, b - a]
+    return row
+
+
+def compare(old_path, new_path, top=TOP, note=None):
+    """The change report (a dict) from the profile at old_path (None: first night) to new_path."""
+    new_recs = records(new_path)[1]
+    old_recs = records(old_path)[1] if old_path else iter(())
+    report = {"old": _about(old_path), "new": _about(new_path), "totals": None,
+              "keys": {"appeared": 0, "vanished": 0, "changed": 0, "same": 0},
+              "new_hosts": {"count": 0, "top": []}, "vanished_hosts": {"count": 0, "top": []},
+              "by_tld": [], "by_year": [], "by_mime": [], "vanished_keys": []}
+    if note:
+        report["note"] = note
+    new_hosts, gone_hosts = [], []
+    for key, old, new in join(old_recs, new_recs):
+        kind = "appeared" if old is None else "vanished" if new is None else \
+            "same" if old == new else "changed"
+        report["keys"][kind] += 1
+        if kind == "vanished" and len(report["vanished_keys"]) < top:
+            report["vanished_keys"].append(key.decode("utf-8", "replace"))
+        parts = key.decode("utf-8", "replace").split(" ")
+        if len(parts) != 4:
+            continue
+        surt, dt, mime, status = parts
+        level = surt_level(surt)
+        if (dt, mime, status) == ("-", "-", "-"):
+            if level == "root":
+                report["totals"] = _row("*", old, new)
+            elif level == "tld":
+                report["by_tld"].append(_row(surt, old, new))
+            elif level == "host" and kind == "appeared":
+                new_hosts.append(_row(surt, old, new))
+            elif level == "host" and kind == "vanished":
+                gone_hosts.append(_row(surt, old, new))
+        elif level == "root" and mime == "-" and status == "-" and len(dt) == 4:
+            report["by_year"].append(_row(dt, old, new))
+        elif level == "root" and dt == "-" and status == "-":
+            report["by_mime"].append(_row(mime, old, new))
+    for name, hosts in (("new_hosts", new_hosts), ("vanished_hosts", gone_hosts)):
+        hosts.sort(key=lambda r: (-abs(r["urim.total"][2]), r["key"]))
+        report[name] = {"count": len(hosts), "top": hosts[:top]}
+    for name in ("by_tld", "by_mime"):
+        report[name].sort(key=lambda r: (-r["urim.total"][2], r["key"]))
+    return report
+
+
+def _about(path):
+    if not path:
+        return None
+    run, about = run_meta(path)
+    return {"profile": path, "created": about.get("created"), "captures": run.get("captures"),
+            "inputs": len(run.get("inputs", []))}
+
+
+def _n(v):
+    return "{:,}".format(v)
+
+
+def _signed(v):
+    return ("+" if v > 0 else "") + "{:,}".format(v)
+
+
+def markdown(report, top=TOP):
+    """The report as Markdown text."""
+    out = ["# What changed", ""]
+    old, new = report["old"], report["new"]
+    if old:
+        out.append("From `%s` (%s, %s captures) to `%s` (%s, %s captures)." % (
+            old["profile"], old["created"], _n(old["captures"] or 0),
+            new["profile"], new["created"], _n(new["captures"] or 0)))
+    else:
+        out.append("First profile: `%s` (%s, %s captures)." % (new["profile"], new["created"],
+                                                             _n(new["captures"] or 0)))
+    if report.get("note"):
+        out += ["", "Note: " + report["note"] + "."]
+    k = report["keys"]
+    out += ["", "Keys: %s appeared, %s changed, %s vanished, %s unchanged." % (
+        _n(k["appeared"]), _n(k["changed"]), _n(k["vanished"]), _n(k["same"])), ""]
+
+    def table(title, rows, first="key"):
+        out.extend(["## " + title, ""])
+        if not rows:
+            out.extend(["(none)", ""])
+            return
+        out.append("| %s | captures | change | URI-Rs | change | bytes | change |" % first)
+        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows[:top]:
+            out.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+                r["key"], _n(r["urim.total"][1]), _signed(r["urim.total"][2]), _n(r["urir"][1]),
+                _signed(r["urir"][2]), _n(r["bytes"][1]), _signed(r["bytes"][2])))
+        if len(rows) > top:
+            out.append("| ... %d more | | | | | | |" % (len(rows) - top))
+        out.append("")
+
+    table("Whole archive", [report["totals"]] if report["totals"] else [])
+    table("New hosts (%s)" % _n(report["new_hosts"]["count"]), report["new_hosts"]["top"], "host")
+    table("Vanished hosts (%s)" % _n(report["vanished_hosts"]["count"]), report["vanished_hosts"]["top"], "host")
+    table("Growth by TLD", [r for r in report["by_tld"] if r["urim.total"][2] or r["urir"][2]], "TLD")
+    table("Growth by year", [r for r in report["by_year"] if r["urim.total"][2] or r["urir"][2]], "year")
+    table("Growth by MIME type", [r for r in report["by_mime"] if r["urim.total"][2] or r["urir"][2]], "MIME type")
+    out.extend(["## Vanished keys (%s)" % _n(k["vanished"]), ""])
+    out.extend(["- `%s`" % key for key in report["vanished_keys"]] or ["(none)"])
+    return "\n".join(out) + "\n"
+
+
+def _escape(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg(report, top=12):
+    """Bar charts of the captures added by year and by TLD (the growth at a glance), as SVG text."""
+    panels = [("Captures added by year", sorted((r for r in report["by_year"] if r["urim.total"][2]),
+                                                key=lambda r: r["key"])[-top:]),
+              ("Captures added by TLD", [r for r in report["by_tld"] if r["urim.total"][2]][:top])]
+    w, row, label = BAR["width"], BAR["row"], BAR["label"]
+    parts, y = [], 0
+    for title, rows in panels:
+        parts.append('<text x="0" y="%d" font-weight="bold">%s</text>' % (y + 14, _escape(title)))
+        y += 24
+        if not rows:
+            parts.append('<text x="0" y="%d" fill="#666">no change</text>' % (y + 12))
+            y += row + 8
+            continue
+        largest = max(abs(r["urim.total"][2]) for r in rows) or 1
+        for r in rows:
+            delta = r["urim.total"][2]
+            length = max(1, round((w - label - 90) * abs(delta) / largest))
+            parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (label - 6, y + 13, _escape(r["key"])))
+            parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s: %s</title></rect>' % (
+                label, y + 2, length, row - 4, BAR["colour"] if delta > 0 else BAR["minus"], _escape(r["key"]),
+                _signed(delta)))
+            parts.append('<text x="%d" y="%d">%s</text>' % (label + length + 4, y + 13, _signed(delta)))
+            y += row
+        y += 12
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+            'font-size="12">\n%s\n</svg>\n' % (w, y, "\n".join(parts)))
+
+
+def write(old_path, new_path, json_path, md_path, top=TOP, note=None):
+    """Write the report beside the profile (JSON, Markdown and, named like the Markdown with .svg,
+    its chart; each atomically). Returns the report."""
+    report = compare(old_path, new_path, top, note)
+    svg_path = md_path[:-3] + ".svg" if md_path.endswith(".md") else md_path + ".svg"
+    write_bytes_atomic(json_path, jsonnum.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    write_bytes_atomic(svg_path, svg(report).encode("utf-8"))
+    text = markdown(report, top).replace("\n", "\n\n![growth by year and TLD](%s)\n" % os.path.basename(svg_path), 1)
+    write_bytes_atomic(md_path, text.encode("utf-8"))
+    return report

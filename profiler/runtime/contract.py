@@ -1,0 +1,87 @@
+"""What the client and the job's tasks agree on: the job's own options and the environment.
+
+The client writes these options on the job's command line (profiler.job.pipeline), mrjob's job
+class declares them (jobs/profile_job.py) and a task's command line is parsed by them
+(profiler.job.tasks); every variable the client or a runner sets for the tasks is named here.
+"""
+
+from dataclasses import dataclass
+
+#: the compiled kernels are not used (profiler.accel.fast): the tests compare both paths, and a
+#: run whose sums pass 63 bits goes again with it set (profiler.job.bigsums)
+PURE_ENV = "ARCHIVE_PROFILER_PURE_PYTHON"
+#: the folder map tasks report their progress into (profiler.job.progress)
+PROGRESS_ENV = "ARCHIVE_PROFILER_PROGRESS"
+#: the folder tasks leave marks in for the client (profiler.job.bigsums)
+SIGNALS_ENV = "ARCHIVE_PROFILER_SIGNALS"
+#: the local runner's digest filters: the file a map task writes its filter to, and the merged
+#: filter step 1 reads (profiler.runtime.digestfilter)
+FILTER_ENV = "ARCHIVE_PROFILER_DIGEST_FILTER"
+SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
+#: the local runner's presorted reduce input: the key range a reduce task takes, and the sorted
+#: runs it merges (profiler.runtime.presorted, profiler.job.rawsteps)
+RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
+MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+
+#: entries per reducer table before it is flushed or spilled (any value gives the same profile)
+TABLE_LIMIT = 200000
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of the job's command line."""
+    flag: str
+    dest: str
+    default: object
+    help: str
+    type: type = str
+    negates: bool = False       # a flag without a value that sets dest to False
+
+    def argparse(self):
+        """(args, kwargs) of argparse's add_argument (mrjob's add_passthru_arg)."""
+        if self.negates:
+            return (self.flag,), dict(dest=self.dest, action="store_false", default=True, help=self.help)
+        return (self.flag,), dict(dest=self.dest, type=self.type, default=self.default, help=self.help)
+
+
+OPTIONS = (
+    Option("--policy-json", "policy_json", "{}", "the policy, as profiler.model.policy.Policy.to_dict()"),
+    Option("--no-resolve-revisits", "resolve_revisits", True, "keep revisits as mime warc/revisit", negates=True),
+    Option("--table-limit", "table_limit", TABLE_LIMIT, "entries per reducer table before it is flushed or "
+           "spilled (memory bound of steps 1 and 2; any value gives the same profile)", type=int),
+)
+_BY_FLAG = {o.flag: o for o in OPTIONS}
+
+
+def option_args(**values):
+    """The command-line arguments of these option values (by dest); defaults are left out."""
+    args = []
+    for o in OPTIONS:
+        if o.dest not in values or values[o.dest] == o.default:
+            continue
+        args += [o.flag] if o.negates else [o.flag, str(values[o.dest])]
+    return args
+
+
+def parse_options(argv):
+    """{dest: value} of every option, and the arguments that are not the job's options (in their
+    order). ValueError on an option without its value or with a value of the wrong type."""
+    values = {o.dest: o.default for o in OPTIONS}
+    rest = []
+    args = iter(argv)
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        option = _BY_FLAG.get(name)
+        if option is None:
+            rest.append(arg)
+        elif option.negates:
+            if eq:
+                raise ValueError("%s takes no value" % name)
+            values[option.dest] = False
+        else:
+            if not eq:
+                value = next(args, None)
+                if value is None:
+                    raise ValueError("%s needs a value" % name)
+            values[option.dest] = option.type(value)
+    return values, rest

@@ -1,0 +1,543 @@
+"""Merging profiles (or maps) of different captures into one: a k-way merge of sorted files.
+
+For a key, the merged captures are the union of the inputs' captures under it (a key missing
+from an input means no capture there: the inputs must share one policy). The rules (README,
+"Split and merge rules"):
+
+- urim.total and bytes add up; first is the smallest, last the largest: always exact.
+- urir, urim.min, urim.max are exact only when the inputs hold disjoint sets of URI-Rs
+  (``disjoint`` contains 'urir'): then urir adds up, min is the smallest, max the largest.
+- digests and dedup_bytes are exact only when the inputs share no payload digest
+  (``disjoint`` contains 'digests'): then they add up.
+- Otherwise the written number is what it would be if the inputs were disjoint, and
+  ``"bounds": {"urir": [low, high], ...}`` gives the range the true value lies in:
+  urir, digests, dedup_bytes: [largest low, sum of highs] (at most urim.total, bytes);
+  urim.max: [largest low, sum of highs]; urim.min: [smallest low, min over inputs i of
+  (high min_i + sum of the other inputs' high max)]. Bounds of merged inputs carry over, so
+  merging is associative.
+- A key held by one input only is copied unchanged.
+
+UKVS maps merge the same way: urim adds up; urir adds up and is marked '-' (upper bound)
+unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' stay '+', mixed
+marks become '~'); an unknown count in one input makes the sum a lower bound ('+').
+"""
+
+import datetime
+import heapq
+import os
+
+from profiler import jsonnum
+
+from profiler import GENERATOR
+from profiler.errors import UserError
+from profiler.files.output import CONTEXT, KEYS, write_atomic
+from profiler.files.profilefile import FEATURES, extras, flatten, iter_raw, read_header, sniff_kind, unflatten
+from profiler.files import ukvs
+
+DISJOINT_CHOICES = ("urir", "digests")
+ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
+BY_URIR = ("urim.min", "urim.max", "urir")
+BY_DIGEST = ("digests", "dedup_bytes")
+#: a revisit whose original is in another input was not resolved
+REVISITS_PER_INPUT = "resolved within each merged input"
+
+
+class MergeError(UserError):
+    """Inputs that cannot be merged (different policies, kinds or key fields, unsorted)."""
+
+
+# ---------------------------------------------------------------- values
+
+def _bounds(value, flat):
+    b = value.get("bounds") or {}
+    return {n: tuple(b[n]) if n in b else (flat[n], flat[n]) for n in FEATURES[:7]}
+
+
+def combine(values, disjoint=(), counter=None):
+    """Merge the parsed JSON values of one key from several inputs into one value dict. Extra
+    attributes are kept when every input has the same; else dropped (counted in
+    counter['extras_dropped'])."""
+    if len(values) == 1:
+        return values[0]
+    kept_extras = extras(values[0])
+    if any(extras(v) != kept_extras for v in values[1:]):
+        kept_extras = None
+        if counter is not None:
+            counter["extras_dropped"] = counter.get("extras_dropped", 0) + 1
+    flats = [flatten(v) for v in values]
+    bounds = [_bounds(v, f) for v, f in zip(values, flats)]
+    out = {
+        "urim.total": sum(f["urim.total"] for f in flats),
+        "urim.min": min(f["urim.min"] for f in flats),
+        "urim.max": max(f["urim.max"] for f in flats),
+        "urir": sum(f["urir"] for f in flats),
+        "bytes": sum(f["bytes"] for f in flats),
+        "digests": sum(f["digests"] for f in flats),
+        "dedup_bytes": sum(f["dedup_bytes"] for f in flats),
+        "first": min(f["first"] for f in flats),
+        "last": max(f["last"] for f in flats),
+    }
+    b = {n: (sum(x[n][0] for x in bounds), sum(x[n][1] for x in bounds)) for n in ("urim.total", "bytes")}
+    caps = {"urir": out["urim.total"], "digests": out["urim.total"], "dedup_bytes": out["bytes"]}
+    for names, exact in ((("urir",), "urir" in disjoint), (BY_DIGEST, "digests" in disjoint)):
+        for n in names:
+            if exact:
+                b[n] = (sum(x[n][0] for x in bounds), sum(x[n][1] for x in bounds))
+            else:
+                b[n] = (max(x[n][0] for x in bounds), min(sum(x[n][1] for x in bounds), caps[n]))
+    lows_min = [x["urim.min"][0] for x in bounds]
+    highs_min = [x["urim.min"][1] for x in bounds]
+    highs_max = [x["urim.max"][1] for x in bounds]
+    if "urir" in disjoint:
+        b["urim.min"] = (min(lows_min), min(highs_min))
+        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), max(highs_max))
+    else:
+        total_high_max = sum(highs_max)
+        b["urim.min"] = (min(lows_min), min(min(h + total_high_max - m for h, m in zip(highs_min, highs_max)),
+                                            out["urim.total"]))
+        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
+    kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
+    return unflatten(out, kept, kept_extras)
+
+
+def combine_marks(marks):
+    """Marks of numbers that were added: '' exact, '+'/'-' when all inexact ones agree, else '~'."""
+    found = set(marks) - {""}
+    if not found:
+        return ""
+    return found.pop() if len(found) == 1 else "~"
+
+
+def combine_frequencies(freqs, disjoint=()):
+    """Merge the Frequency values of one key from several UKVS maps."""
+    if len(freqs) == 1:
+        return freqs[0]
+
+    def add(counts, marks, extra):
+        known = [c for c in counts if c is not None]
+        if not known:
+            return None, ""
+        marks = [m for c, m in zip(counts, marks) if c is not None] + extra
+        if len(known) < len(counts):
+            marks.append("+")
+        return sum(known), combine_marks(marks)
+
+    urim, urim_mark = add([f.urim for f in freqs], [f.urim_mark for f in freqs], [])
+    urir, urir_mark = add([f.urir for f in freqs], [f.urir_mark for f in freqs],
+                          [] if "urir" in disjoint else ["-"])
+    return ukvs.Frequency(urim, urim_mark, urir, urir_mark)
+
+
+# ---------------------------------------------------------------- streams
+
+def _sorted_stream(index, path, pairs):
+    previous = None
+    for lineno, key, value in pairs:
+        if previous is not None and key <= previous:
+            raise MergeError("%s is not sorted (line %d %s the key before it); run "
+                             "'archive-profiler validate %s'" % (
+                                 path, lineno, "repeats" if key == previous else "sorts before", path))
+        previous = key
+        yield key, index, value
+
+
+def _grouped(streams):
+    """(key, [values in input order]) for every key of the k-way merge."""
+    key, values = None, []
+    for k, _, value in heapq.merge(*streams):
+        if k != key:
+            if values:
+                yield key, values
+            key, values = k, []
+        values.append(value)
+    if values:
+        yield key, values
+
+
+def _map_records(path):
+    """(line number, key, (Frequency, the line's JSON block bytes or None)) of a map's records."""
+    headers, offset = ukvs.read_headers(path)
+    nkeys = ukvs.key_count(headers)
+    lineno = len(headers)
+    with open(path, "rb") as f:
+        f.seek(offset)
+        for line in f:
+            lineno += 1
+            if not line.strip() or line[:1] in (b"!", b"@"):
+                continue
+            key, freq = ukvs.parse_record(line, nkeys, lineno)
+            body = line.rstrip(b"\r\n")
+            i = body.find(b" {")
+            yield lineno, key, (freq, body[i + 1:].strip() if i >= 0 else None)
+
+
+def _block(raw):
+    if raw is None:
+        return None
+    try:
+        value = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError:
+        try:
+            value = ukvs.relaxed_json_loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def combine_blocks(raws, freqs, disjoint=(), counter=None):
+    """The JSON block of a merged map line, from its inputs' blocks (bytes or None): a lone block
+    is kept as it is; datetime breakdowns add up per datetime when every input has one (an input
+    whose breakdown is not complete makes the sums lower bounds); the rollup mark stays if any
+    input has it; other attributes stay when all inputs agree. What cannot be kept is counted in
+    counter['extras_dropped']."""
+    if len(raws) == 1:
+        return raws[0]
+    blocks = [_block(r) for r in raws]
+    if all(b is None for b in blocks):
+        return None
+    out, dropped = {}, False
+    names = []
+    for b in blocks:
+        for name in b or ():
+            if name not in names:
+                names.append(name)
+    for name in names:
+        values = [b.get(name) if b else None for b in blocks]
+        if name == "rollup":
+            if any(v is True for v in values):
+                out[name] = True
+        elif name == "datetime":
+            merged = _merge_breakdowns(values, freqs, disjoint)
+            if merged is None:
+                dropped = True
+            else:
+                out[name] = merged
+        elif all(v == values[0] for v in values) and all(b is not None and name in b for b in blocks):
+            out[name] = values[0]
+        else:
+            dropped = True
+    if dropped and counter is not None:
+        counter["extras_dropped"] = counter.get("extras_dropped", 0) + 1
+    return jsonnum.dumps(out) if out else None
+
+
+def _merge_breakdowns(values, freqs, disjoint):
+    """Datetime breakdowns ({datetime: frequency}) of one key added up, or None."""
+    parsed = []
+    for value, freq in zip(values, freqs):
+        if not isinstance(value, dict):
+            return None
+        entries = {}
+        for field, f in value.items():
+            text = str(f) if isinstance(f, int) and not isinstance(f, bool) else f
+            if not isinstance(text, str) or ukvs.datetime_span(field) is None:
+                return None
+            try:
+                entries[field] = ukvs.parse_frequency(text.encode("ascii", "replace"))
+            except ValueError:
+                return None
+        total = sum(e.urim or 0 for e in entries.values())
+        complete = (freq.urim is not None and not freq.urim_mark and total == freq.urim
+                    and all(e.urim is not None and not e.urim_mark for e in entries.values()))
+        parsed.append((entries, complete))
+    out = {}
+    for field in sorted({f for entries, _ in parsed for f in entries}):
+        present = [entries[field] for entries, _ in parsed if field in entries]
+        combined = combine_frequencies(present, disjoint) if len(present) > 1 else present[0]
+        if any(field not in entries and not complete for entries, complete in parsed):
+            combined = combined._replace(urim_mark=combine_marks([combined.urim_mark, "+"]))
+        out[field] = ukvs.format_frequency(combined)
+    return out
+
+
+# ---------------------------------------------------------------- headers
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _header_dict(headers):
+    out = {"meta": []}
+    for name, value in headers:
+        if name[1:] == "meta":
+            out["meta"].append(value)
+        else:
+            out.setdefault(name[1:], value)
+    return out
+
+
+def _common(values, what, paths):
+    for v, p in zip(values[1:], paths[1:]):
+        if v != values[0]:
+            raise MergeError("cannot merge: %s and %s have different %s" % (paths[0], p, what))
+    return values[0]
+
+
+def _exact_in(meta_list):
+    """Features an input declares exact (all of them for a profile that was not merged)."""
+    for m in meta_list:
+        if isinstance(m, dict) and isinstance(m.get("merge"), dict):
+            return set(m["merge"].get("exact", FEATURES))
+    return set(FEATURES)
+
+
+def exact_features(input_exact, disjoint):
+    """The features exact on every line of a merge of inputs with these exact-feature sets."""
+    exact = set.intersection(*input_exact) if input_exact else set(FEATURES)
+    if len(input_exact) > 1:
+        if "urir" not in disjoint:
+            exact -= set(BY_URIR)
+        if "digests" not in disjoint:
+            exact -= set(BY_DIGEST)
+    return [n for n in FEATURES if n in exact]
+
+
+def _archive_uri(ids, archive_uri):
+    if archive_uri is not None:
+        return archive_uri
+    uris = {i.get("uri") if isinstance(i, dict) else None for i in ids}
+    return uris.pop() if len(uris) == 1 else None
+
+
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
+    """The '!' lines of a merged profile, in byte order."""
+    hs = [_header_dict(h) for h in headers]
+    for h, p in zip(hs, paths):
+        if h.get("keys") not in (None, KEYS):
+            raise MergeError("cannot merge: %s has key fields %r, not %r" % (p, h.get("keys"), KEYS))
+    abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
+    runs = [next((m for m in h["meta"] if isinstance(m, dict) and "inputs" in m), {}) for h in hs]
+    pages = [next((m["page"] for m in h["meta"] if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
+             for h in hs]
+    one_file = all(pages) and len({(p.get("source"), p.get("of")) for p in pages}) == 1
+    if one_file:
+        runs = runs[:1]    # pages of one split file: one set of captures, resolved as one
+    policy = _common([a.get("policy") for a in abouts], "policies (a key missing from one would "
+                     "read as zero captures)", paths)
+    given = [a.get("revisits") for a in abouts]
+    revisits = _common(["resolved" if str(v).startswith("resolved") else v for v in given],
+                       "revisit handling", paths)
+    exact = exact_features([_exact_in(h["meta"]) for h in hs], disjoint)
+    inputs, captures, skipped, skipped_files = [], 0, {}, []
+    for r in runs:
+        inputs += r.get("inputs", [])
+        captures += r.get("captures", 0)
+        for k, v in (r.get("skipped") or {}).items():
+            skipped[k] = skipped.get(k, 0) + v
+        skipped_files += r.get("skipped_files", [])
+    run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped.items()))}
+    if skipped_files:
+        run_meta["skipped_files"] = skipped_files
+    if revisits == "resolved" and (REVISITS_PER_INPUT in given
+                                   or ("urir" not in disjoint and len(paths) > 1 and not one_file)):
+        revisits = REVISITS_PER_INPUT
+        exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
+    about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
+             "policy": policy, "revisits": revisits,
+             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                       "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
+    lines = [b"!context " + jsonnum.dumps(CONTEXT),
+             b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+             b"!keys " + jsonnum.dumps(KEYS),
+             b"!meta " + jsonnum.dumps(run_meta),
+             b"!meta " + jsonnum.dumps(about)]
+    return sorted(lines)
+
+
+def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
+    """The '!' lines of a merged UKVS map, in byte order."""
+    hs = [_header_dict(h) for h in headers]
+    fields = _common([h.get("fields") for h in hs], "!fields", paths)
+    exact_urir = "urir" in disjoint or len(paths) == 1
+    meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
+            "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                      "exact": ["urim"] + (["urir"] if exact_urir else []),
+                      "part_meta": [h["meta"] for h in hs]}}
+    out = [("!context", ukvs.CONTEXT),
+           ("!id", {"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+           ("!fields", fields or {"keys": ["surt"], "values": ["frequency"]}),
+           ("!meta", meta)]
+    return sorted(ukvs.header_line(n, v) for n, v in out)
+
+
+# ---------------------------------------------------------------- merge
+
+def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False):
+    """The 'key value' lines of sorted profiles merged: a key's values combined, disjoint_of(key)
+    naming the features (urir, digests) whose inputs hold disjoint URI-Rs or digests under it.
+    counter counts lines, merged keys and keys with bounds. check: a key's lone value is checked
+    to be a profile's too (else copied unread). tolerant: skip malformed lines (the merge
+    command; a nightly fold stays strict, so that a damaged profile is rebuilt)."""
+    streams = [_sorted_stream(i, p, iter_raw(p, tolerant=tolerant)) for i, p in enumerate(paths)]
+    counter.setdefault("bounded", 0)
+    for key, values in _grouped(streams):
+        counter["lines"] += 1
+        if len(values) == 1 and not check:
+            yield key + b" " + values[0]
+            continue
+        try:
+            parsed = [jsonnum.loads(v) for v in values]
+            if len(values) == 1:
+                if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
+                    raise TypeError("not a JSON object with features")
+                yield key + b" " + values[0]
+                continue
+            counter["merged"] += 1
+            merged = combine(parsed, disjoint_of(key), counter)
+        except (jsonnum.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+            raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
+                             "'archive-profiler validate' on the inputs"
+                             % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
+        counter["bounded"] += "bounds" in merged
+        yield key + b" " + jsonnum.dumps(merged)
+
+
+#: the features a key with a mime or status gets bounds for when revisits may resolve elsewhere
+REVISIT_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
+#: lines of one (surt, datetime) held to find their '- -' line; past it, the envelope is taken
+#: from the SURT's all-time line (or the root's)
+GROUP_LIMIT = 100000
+
+
+def bound_revisit_keys(lines, counter):
+    """Bounds for keys with a mime or status other than '-' in a merge of inputs whose revisits
+    were resolved each on its own: a revisit whose original is in another input resolves to
+    another mime and status from scratch, so such a key may lose or gain captures. Its true
+    features lie within [0, the same SURT and datetime's '- -' line's high] (that line's
+    captures do not depend on resolution), its first/last within that line's first and last.
+    A from-scratch key the inputs lack (all its captures revisits resolved elsewhere) has a mime
+    and status the same SURT has at another datetime of the same level: those keys are added,
+    with zero values and the same bounds (README, "Split and merge rules")."""
+    state = {"root": None, "all_time": None}
+    surt, section = None, []
+    for line in lines:
+        i = line.find(b" {")
+        fields = line[:i].split(b" ")
+        if fields[0] != surt:
+            if section:
+                yield from _bound_section(section, state, counter)
+            surt, section = fields[0], []
+        section.append((fields, line, i))
+        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them, add no keys
+            yield from _bound_section(section, state, counter, add=False)
+            section = []
+    if section:
+        yield from _bound_section(section, state, counter)
+
+
+def _bound_section(section, state, counter, add=True):
+    """The lines of one SURT (sorted: by datetime, mime, status), bounded, with the missing keys."""
+    groups = []
+    for item in section:
+        if not groups or groups[-1][0] != item[0][1]:
+            groups.append((item[0][1], []))
+        groups[-1][1].append(item)
+    envelopes = {}
+    for dt, items in groups:
+        for fields, line, i in items:
+            if fields[2] == b"-" and fields[3] == b"-":
+                envelopes[dt] = jsonnum.loads(line[i + 1:])
+    surt = section[0][0][0]
+    if b"-" in envelopes:
+        state["all_time"] = (surt, envelopes[b"-"])
+        if surt == b"*":
+            state["root"] = envelopes[b"-"]
+    fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
+    combos = {}                         # datetime level -> the (mime, status) keys of the SURT
+    if add:
+        for dt, items in groups:
+            level = combos.setdefault(len(dt), set())
+            for fields, _, _ in items:
+                if fields[2] != b"-" or fields[3] != b"-":
+                    level.add(tuple(fields[2:]))
+    for dt, items in groups:
+        envelope = envelopes.get(dt, fallback)
+        out = []
+        for fields, line, i in items:
+            if (fields[2] != b"-" or fields[3] != b"-") and envelope is not None:
+                counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
+                out.append((line[:i], fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))))
+            else:
+                out.append((line[:i], line))
+        if add and envelope is not None:
+            have = {tuple(f[2:]) for f, _, _ in items}
+            for rest in sorted(combos.get(len(dt), ()) - have):
+                key = b" ".join((surt, dt) + rest)
+                out.append((key, fields_line(key, widen(_ZERO, envelope))))
+                counter["added"] = counter.get("added", 0) + 1
+            out.sort(key=lambda kv: kv[0])
+        for _, line in out:
+            yield line
+
+
+#: the value of a key no input holds: no captures (bounds added by widen)
+_ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
+
+
+def fields_line(key, value):
+    return key + b" " + jsonnum.dumps(value)
+
+
+def widen(value, envelope):
+    """A value with bounds widened to the envelope's (see bound_revisit_keys)."""
+    flat = flatten(value)
+    env = flatten(envelope)
+    bounds = {n: tuple(v) for n, v in (value.get("bounds") or {}).items()}
+    env_bounds = envelope.get("bounds") or {}
+    for name in REVISIT_BOUNDED[:7]:
+        source = "urim.max" if name in ("urim.min", "urim.max") else name
+        high = env_bounds.get(source, (None, env.get(source, 0)))[1]
+        own = bounds.get(name, (flat.get(name, 0), flat.get(name, 0)))
+        bounds[name] = (0, max(high, own[1]))
+    first, last = env.get("first"), env.get("last")
+    if isinstance(first, str) and isinstance(last, str):
+        for name in ("first", "last"):
+            v = flat.setdefault(name, first if name == "first" else last)
+            bounds[name] = (min(first, v), max(last, v))
+    return unflatten(flat, bounds, extras(value))
+
+
+def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_revisits=True):
+    """Merge sorted profiles or UKVS maps into out_path (written atomically). Returns a summary."""
+    if not paths:
+        raise MergeError("nothing to merge")
+    for p in paths:
+        if not os.path.isfile(p):
+            raise MergeError("input not found: %s" % p)
+    bad = set(disjoint) - set(DISJOINT_CHOICES)
+    if bad:
+        raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
+    kinds = [sniff_kind(p) for p in paths]
+    kind = _common(kinds, "formats (CDXJ profile and UKVS map)", paths)
+    counter = {"lines": 0, "merged": 0}
+    if kind == "cdxj":
+        headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
+
+        per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
+
+        def data():
+            lines = merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
+            return bound_revisit_keys(lines, counter) if per_input else lines
+    else:
+        headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
+        streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]
+
+        def data():
+            for key, values in _grouped(streams):
+                counter["lines"] += 1
+                counter["merged"] += len(values) > 1
+                freqs = [v[0] for v in values]
+                line = key + b" " + ukvs.format_frequency(combine_frequencies(freqs, disjoint)).encode("ascii")
+                block = combine_blocks([v[1] for v in values], freqs, disjoint, counter)
+                yield line + b" " + block if block else line
+
+    def lines():
+        yield from headers
+        yield from data()
+
+    if os.path.isdir(out_path) or not os.path.isdir(os.path.dirname(os.path.abspath(out_path))):
+        raise MergeError("cannot write %s (a folder, or its folder does not exist)" % out_path)
+    write_atomic(out_path, lines())
+    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
+            "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0)}
+

@@ -1,0 +1,236 @@
+"""Answering FacetRedux-style questions from a profile's precomputed lines, without a rescan.
+
+A query fixes some key fields (`surt datetime mime status`; '-' is "any") and lets the others
+vary (``group``). The file is sorted, so the lines that share the query's fixed leading fields
+(or lie under a SURT prefix) are one contiguous range: a binary search over byte offsets
+(seek, skip to the next line start, compare) finds its start and only that range is read.
+Rankings keep the N best lines in a heap.
+"""
+
+import heapq
+import itertools
+import logging
+import os
+
+from profiler import jsonnum
+
+from profiler.errors import UserError
+from profiler.files.output import KEYS
+from profiler.model.policy import Policy, PolicyError
+from profiler.files.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
+from profiler.files.sortedfile import SortedLines, profile_key
+
+log = logging.getLogger("archive-profiler")
+
+FIELDS = tuple(KEYS)
+LEVELS = ("root", "tld", "domain", "host", "path", "url")
+DERIVED = {
+    "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
+    "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+}
+ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
+FEATURE_NAMES = FEATURES + tuple(DERIVED)
+
+
+class QueryError(UserError):
+    """A query that cannot be answered from this file (one-line message)."""
+
+
+def feature_name(name):
+    """'urim' -> 'urim.total'; unknown names are a QueryError."""
+    name = ALIASES.get(name, name)
+    if name not in FEATURE_NAMES:
+        raise QueryError("unknown feature %r (choose from %s)" % (name, ", ".join(FEATURE_NAMES)))
+    return name
+
+
+def feature_value(flat, name):
+    return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+
+
+def surt_level(surt):
+    """The SURT level of a key's surt field: root, tld, domain, host, path or url."""
+    if surt == "*":
+        return "root"
+    if ")" not in surt:
+        if surt.endswith(",*"):
+            return "tld" if surt.count(",") == 1 else "domain"
+        return "url"
+    rest = surt.split(")", 1)[1]
+    if rest == "/*":
+        return "host"
+    return "path" if rest.endswith("/*") else "url"
+
+
+def field_levels(field, value):
+    """The policy levels a datetime, mime or status key value can belong to."""
+    if value == "-":
+        return ["any"]
+    if field == "datetime":
+        return ["year"] if len(value) == 4 else ["month"] if len(value) == 6 else []
+    if field == "mime":
+        return ["category"] if value.endswith("/*") else ["type"] if "/" in value else ["type", "category"]
+    if value == "unk":
+        return ["class", "code"]
+    return ["class"] if value.endswith("xx") else ["code"]
+
+
+#: representative values of each level of a field, to ask the policy about a grouped field
+GROUP_SAMPLES = {"datetime": ["2013", "201301"], "mime": ["text/html", "text/*"], "status": ["200", "2xx"]}
+
+
+def not_emitted(policy, fields):
+    """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
+    surt, dt, mime, status = fields
+    level = surt_level(surt)
+    if level in ("tld", "domain"):
+        if surt.count(",") > policy.host_depth:
+            return "host_depth %d stops at %d labels" % (policy.host_depth, policy.host_depth)
+    elif level in ("host", "path"):
+        if surt.split(")")[0].count(",") + 1 > policy.host_depth:
+            return "hosts of more than %d labels get no host or path keys (host_depth)" % policy.host_depth
+        if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
+            return "path_depth is %d" % policy.path_depth
+    combos = policy.emit.get(level, ())
+    for combo in itertools.product(field_levels("datetime", dt), field_levels("mime", mime),
+                                   field_levels("status", status)):
+        if combo in combos:
+            return None
+    emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
+    return "%s keys come %s" % (level, "as: " + ", ".join(emitted) if emitted else "not at all")
+
+
+class SortedProfile:
+    """A sorted profile opened for range reads: binary search over byte offsets, no full load."""
+
+    def __init__(self, path):
+        if not os.path.isfile(path):
+            raise QueryError("profile not found: %s" % path)
+        if sniff_kind(path) != "cdxj":
+            raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
+        self.path = path
+        self.headers = read_header(path)
+        self.sorted = SortedLines(path, data_offset(path), key=profile_key)
+        self.skipped = 0            # malformed lines skipped (a warning names the first)
+
+    @property
+    def seeks(self):
+        return self.sorted.seeks
+
+    def close(self):
+        self.sorted.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def policy(self):
+        for name, value in self.headers:
+            if name == "!meta" and isinstance(value, dict) and isinstance(value.get("policy"), dict):
+                try:
+                    return Policy.from_dict(value["policy"], self.path)
+                except PolicyError:
+                    return None
+        return None
+
+    def lines(self, prefix=b""):
+        """(key fields, JSON bytes) of the data lines starting with prefix, in file order."""
+        for line in self.sorted.iter_from(prefix):
+            i = line.find(b" {")
+            if i < 0:
+                if not self.skipped:
+                    log.warning("%s: not a profile line, skipped (further ones are counted): %r",
+                                self.path, line[:80])
+                self.skipped += 1
+                continue
+            yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r")
+
+
+def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
+    """(matching lines as (key str, flat features), a note when nothing matches, seeks made).
+
+    The flat features carry the line's "bounds" (a merged profile's) when it has some.
+
+    ``fixed`` maps key fields to values ('-' by default); fields in ``group`` vary over every
+    value but '-'; ``under`` is a SURT prefix for a varying surt; ``level`` keeps one SURT level.
+    With ``top``, the ``top`` lines with the largest ``by`` feature, largest first.
+    """
+    values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in FIELDS}
+    for f in group:
+        if f not in FIELDS:
+            raise QueryError("cannot group by %r (choose from %s)" % (f, ", ".join(FIELDS)))
+        values[f] = None
+    if under is not None and values["surt"] is not None:
+        values["surt"] = None
+    if level is not None and level not in LEVELS:
+        raise QueryError("unknown level %r (choose from %s)" % (level, ", ".join(LEVELS)))
+    if level is not None and values["surt"] is not None:
+        values["surt"] = None
+    prefix = []
+    for f in FIELDS:
+        if values[f] is None:
+            break
+        prefix.append(values[f])
+    if len(prefix) == len(FIELDS):
+        prefix_bytes = " ".join(prefix).encode("utf-8") + b" {"
+    elif prefix:
+        prefix_bytes = " ".join(prefix).encode("utf-8") + b" "
+    else:
+        prefix_bytes = (under or "").rstrip("*").encode("utf-8")
+    by = feature_name(by) if by else None
+
+    with SortedProfile(path) as profile:
+        def matches():
+            for fields, value in profile.lines(prefix_bytes):
+                if len(fields) != len(FIELDS):
+                    continue
+                if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
+                           for i, f in enumerate(FIELDS)):
+                    continue
+                if level is not None and surt_level(fields[0]) != level:
+                    continue
+                if under and not fields[0].startswith(under.rstrip("*")):
+                    continue
+                try:
+                    parsed = jsonnum.loads(value)
+                except jsonnum.JSONDecodeError as e:
+                    raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
+                                     % (path, " ".join(fields), e, path))
+                flat = flatten(parsed)
+                if parsed.get("bounds"):
+                    flat["bounds"] = parsed["bounds"]
+                more = extras(parsed)
+                if more:
+                    flat["extras"] = more
+                yield " ".join(fields), flat
+
+        if top:
+            if not by:
+                raise QueryError("--top needs --by FEATURE")
+            found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
+        else:
+            found = list(matches()) if by is None else sorted(
+                matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
+        note = None
+        if not found and None in values.values() and values["surt"] is not None:
+            policy = profile.policy()
+            if policy is not None:
+                reasons = [not_emitted(policy, [values["surt"]] + list(combo)) for combo in itertools.product(
+                    *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in FIELDS[1:]])]
+                if all(reasons):
+                    raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
+                                     "emit such keys (%s)" % (values["surt"], ", ".join(
+                                         f for f in FIELDS if values[f] is None), policy.name, reasons[0]))
+        if not found and None not in values.values():
+            policy = profile.policy()
+            reason = not_emitted(policy, [values[f] for f in FIELDS]) if policy else None
+            if reason:
+                raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
+                                 "combination (%s)" % (" ".join(values[f] for f in FIELDS), policy.name, reason))
+            note = ("no captures: the policy emits this key, so no line means none are held" if policy
+                    else "no line for this key")
+        return found, note, profile.seeks
