@@ -11,14 +11,14 @@ import importlib.machinery
 import importlib.util
 import os
 
+from profiler.model import criteria
 from profiler.runtime import contract
 
 PURE_ENV = contract.PURE_ENV
 MODULE = "profiler.accel._apfast"
 #: option codes of the extension's combinations
-DT_CODE = {"any": 0, "year": 1, "month": 2}
-MIME_CODE = {"any": 0, "type": 1, "category": 2}
-STATUS_CODE = {"any": 0, "class": 1, "code": 2}
+DT_CODE, MIME_CODE, STATUS_CODE = ({level: c.code(level) for level in ("any",) + c.levels}
+                                   for c in criteria.CRITERIA)
 LEVELS = ("root", "tld", "domain", "host", "path", "url")
 
 _loaded = {}

@@ -6,15 +6,14 @@ import operator
 import os
 import shutil
 
-from profiler import jsonnum
-
-from profiler.files import outfiles
-from profiler import GENERATOR
+from profiler import GENERATOR, jsonnum
 from profiler.accel import fast
+from profiler.files import outfiles
 from profiler.formats.readers import whole_lines
+from profiler.model import criteria
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
-KEYS = ["surt", "datetime", "mime", "status"]
+KEYS = list(criteria.KEY_FIELDS)
 META_KEY = b"!meta"
 
 

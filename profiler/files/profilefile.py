@@ -3,7 +3,6 @@
 import logging
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
 
 log = logging.getLogger("archive-profiler")

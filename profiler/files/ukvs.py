@@ -37,7 +37,6 @@ import os
 import re
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
 

@@ -18,10 +18,10 @@ import collections
 import re
 
 from profiler import jsonnum
-
-from profiler.files.profilefile import FEATURES, flatten, sniff_kind
 from profiler.files.output import KEYS
-from profiler.files.ukvs import MapFormatError, parse_frequency, relaxed_json_loads, datetime_span
+from profiler.files.profilefile import FEATURES, flatten, sniff_kind
+from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
+from profiler.model import criteria
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
@@ -286,11 +286,10 @@ def _note_meta(report, lineno, value):
 
 
 def _check_key_fields(report, lineno, fields):
-    surt, dt, mime, status = fields
-    if not _DATETIME.match(dt):
-        report.add(lineno, "datetime field %r is not '-', YYYY or YYYYMM" % _show(dt))
-    if not _STATUS.match(status):
-        report.add(lineno, "status field %r is not '-', 'Nxx', a 3-digit code or 'unk'" % _show(status))
+    surt = fields[0]
+    for c, field in zip(criteria.CRITERIA, fields[1:]):
+        if not criteria.FIELD_PATTERNS[c.name].match(field):
+            report.add(lineno, "%s field %r is not %s" % (c.name, _show(field), c.describe))
     if surt[:1] in (b"!", b"@"):
         report.add(lineno, "a key starting with '!' or '@' reads as a header line")
 

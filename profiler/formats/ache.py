@@ -19,8 +19,8 @@ import zlib
 
 import orjson
 
-from profiler.model import normalise
 from profiler.formats.cdx import urlkey
+from profiler.model import normalise
 
 _CHUNK = 1 << 20
 _MS_THRESHOLD = 10 ** 11          # larger epoch values are milliseconds (10**11 s is year 5138)

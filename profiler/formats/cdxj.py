@@ -1,9 +1,8 @@
 """CDXJ lines (pywb and ipwb styles) -> captures."""
 
 from profiler import jsonnum
-
-from profiler.model import normalise
 from profiler.formats.cdx import NON_CAPTURE_MIMES, urlkey
+from profiler.model import normalise
 
 _MIME_KEYS = ("mime", "mime_type")
 _STATUS_KEYS = ("status", "status_code")

@@ -6,8 +6,8 @@ import os
 import stat
 import zlib
 
-from profiler.errors import UserError
 from profiler.accel import fast
+from profiler.errors import UserError
 from profiler.formats import cdx
 from profiler.formats.readers import compression_of, iter_lines
 

@@ -19,9 +19,9 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.timeutils import iso_date_to_timestamp
 from warcio.utils import BUFF_SIZE
 
-from profiler.model import normalise
 from profiler.errors import UserError
 from profiler.formats.cdx import urlkey
+from profiler.model import normalise
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
 #: skip reason of the records that are not captures, by WARC-Type

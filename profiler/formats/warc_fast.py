@@ -13,8 +13,8 @@ import os
 import zlib
 
 from profiler.formats import warc
-from profiler.model import normalise
 from profiler.formats.cdx import urlkey
+from profiler.model import normalise
 
 _BUF = 1 << 16
 _HTTP_SCHEMES = ("http:", "https:")

@@ -12,7 +12,6 @@ import tempfile
 from operator import itemgetter
 
 from profiler import jsonnum
-
 from profiler.model import stats
 from profiler.model.keys import surt_levels
 

@@ -16,8 +16,8 @@ import tempfile
 import time
 import zlib
 
-from profiler.formats import inputs as inputs_mod
 from profiler.errors import UserError
+from profiler.formats import inputs as inputs_mod
 
 #: uncompressed bytes of index lines in the sample
 SAMPLE_BYTES = 8 << 20

@@ -12,9 +12,9 @@ are first counted as if no digest were shared between URI-Rs; one record per (UR
 lets step 2 correct the digests that are (see profiler.job.digests).
 """
 
+from profiler.job.mapside import full_cell
 from profiler.model import stats
 from profiler.model.keys import DT_BIT, MIME_BIT, STATUS_BIT, SuffixTable, group_levels, host_part, own_levels
-from profiler.job.mapside import full_cell
 from profiler.model.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_class
 
 # tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]

@@ -15,9 +15,9 @@ import orjson
 
 from profiler.accel import fast
 from profiler.formats import cdx, cdxj
+from profiler.formats.readers import iter_chunks, iter_lines
 from profiler.job import bigsums
 from profiler.job.progress import TaskProgress
-from profiler.formats.readers import iter_chunks, iter_lines
 
 #: cell = (period, mime, status, digest, revisit) -> [count, bytes, max_length, first, last]
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)

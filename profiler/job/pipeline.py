@@ -15,7 +15,7 @@ from profiler.formats import inputs as inputs_mod
 from profiler.job import bigsums
 from profiler.job.progress import RunProgress
 from profiler.model.policy import load as load_policy
-from profiler.runtime import contract, preflight, remote, taskenv, leftovers as runner_leftovers
+from profiler.runtime import contract, leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")

@@ -15,8 +15,8 @@ import orjson
 
 from profiler.accel import fast
 from profiler.job import mapside, rawsteps
-from profiler.runtime import contract, digestfilter, remote
 from profiler.model.policy import Policy
+from profiler.runtime import contract, digestfilter, remote
 
 META = rawsteps.META
 #: entries per reducer table before it is flushed or spilled (the memory bound of steps 1 and 2)

@@ -89,9 +89,14 @@ FIELD_PATTERNS = {c.name: re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii")
 
 
 def split_key(key):
-    """A key (str) -> Key, or None when it has not one field per key field."""
-    fields = key.split(" ")
+    """A key (str or bytes) -> Key, or None when it has not one field per key field."""
+    fields = key.split(b" " if isinstance(key, bytes) else " ")
     return Key(*fields) if len(fields) == len(KEY_FIELDS) else None
+
+
+def others_any(key, name=None):
+    """Whether every criterion's field of a Key but the named one is '-' (any)."""
+    return all(field in ("-", b"-") for c, field in zip(NAMES, key[1:]) if c != name)
 
 
 def suffix(values, combo):

@@ -1,13 +1,12 @@
-"""Profile keys (spec section 2): SURT levels and (datetime, mime, status) suffixes."""
+"""Profile keys (spec section 2): SURT levels and the criteria's key suffixes."""
 
+from profiler.model import criteria
 from profiler.model.normalise import mime_category, status_class
 
 ROOT = "*"
 
 #: bits of each criterion's options, coarse to fine (virtual tuples carry masks of them)
-DT_BIT = {"any": 1, "year": 2, "month": 4}
-MIME_BIT = {"any": 1, "category": 2, "type": 4}
-STATUS_BIT = {"any": 1, "class": 2, "code": 4}
+DT_BIT, MIME_BIT, STATUS_BIT = (dict(c.bits) for c in criteria.CRITERIA)
 
 
 def host_part(urlkey):
@@ -66,12 +65,7 @@ def exact_key(urlkey):
 
 def suffix_parts(period, mime, status, combo):
     """The 'datetime mime status' key suffix of one combination of levels."""
-    dt, m, s = combo
-    return "%s %s %s" % (
-        "-" if dt == "any" else period[:4] if dt == "year" else period[:6],
-        "-" if m == "any" else mime if m == "type" else mime_category(mime),
-        "-" if s == "any" else status_class(status) if s == "class" else status,
-    )
+    return criteria.suffix((period, mime, status), combo)
 
 
 class SuffixTable:

@@ -18,9 +18,11 @@ import os
 import sys
 
 from profiler.errors import UserError
+from profiler.model import criteria
 
-CRITERIA = ("datetime", "mime", "status")
-CHOICES = {"datetime": ("year", "month"), "mime": ("type", "category"), "status": ("class", "code")}
+CRITERIA = criteria.NAMES
+CHOICES = {c.name: c.levels for c in criteria.CRITERIA}
+DEFAULT_LEVELS = {c.name: c.default_levels for c in criteria.CRITERIA}
 LEVEL_TYPES = ("root", "tld", "domain", "host", "path", "url")
 _TOP_KEYS = {"name", "description", "host_depth", "path_depth", "exact_urls", "levels", "emit"}
 POLICY_DIRS = (
@@ -47,10 +49,10 @@ class Policy:
         self.exact_urls = bool(config.get("exact_urls", False))
         levels = config.get("levels") or {}
         if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
-            raise PolicyError("%s: levels must map datetime/mime/status to lists" % source)
+            raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(CRITERIA)))
         self.levels = {}
         for criterion in CRITERIA:
-            chosen = levels.get(criterion, list(CHOICES[criterion][:1]))
+            chosen = levels.get(criterion, list(DEFAULT_LEVELS[criterion]))
             chosen = [chosen] if isinstance(chosen, str) else list(chosen or [])
             for c in chosen:
                 if c not in CHOICES[criterion]:

@@ -7,6 +7,10 @@ records from any number of mappers, reducers or splits merge exactly.
 
 from profiler import jsonnum
 
+#: the slots of a stats record, and the feature (spec section 3) each one holds
+TOTAL, MIN, MAX, URIR, BYTES, DIGESTS, DEDUP, FIRST, LAST = range(9)
+FEATURES = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
+
 NO_FIRST = "~"   # sorts after every timestamp
 NO_LAST = ""
 NO_MIN = 1 << 62
@@ -23,7 +27,7 @@ def correction(extra_digests, extra_dedup):
 
 
 def merge_into(a, b):
-    """a += b, in place."""
+    """a += b, in place (slots by number: this is the pure-Python reducers' inner loop)."""
     a[0] += b[0]
     if b[1] < a[1]:
         a[1] = b[1]
@@ -60,13 +64,13 @@ def sum_all(records):
 def to_json(record):
     """The profile line's JSON block, keys in the spec's order."""
     return jsonnum.dumps({
-        "urim": {"total": record[0], "min": record[1], "max": record[2]},
-        "urir": record[3],
-        "bytes": record[4],
-        "digests": record[5],
-        "dedup_bytes": record[6],
-        "first": record[7],
-        "last": record[8],
+        "urim": {"total": record[TOTAL], "min": record[MIN], "max": record[MAX]},
+        "urir": record[URIR],
+        "bytes": record[BYTES],
+        "digests": record[DIGESTS],
+        "dedup_bytes": record[DEDUP],
+        "first": record[FIRST],
+        "last": record[LAST],
     })
 
 

@@ -25,18 +25,13 @@ import os
 import time
 
 from profiler import jsonnum
-
-from profiler.formats import inputs as inputs_mod
-from profiler.nightly import changes
-from profiler.nightly import fold as fold_mod
-from profiler.nightly import publish
-from profiler.nightly import ownership
-from profiler.nightly import sets
 from profiler.errors import RunError, UserError
+from profiler.files.validate import validate
+from profiler.formats import inputs as inputs_mod
+from profiler.model.policy import load as load_policy
+from profiler.nightly import changes, fold as fold_mod, ownership, publish, sets
 from profiler.nightly.lock import LockHeld, RunLock, describe
 from profiler.nightly.state import State, compare_inputs, fingerprint
-from profiler.model.policy import load as load_policy
-from profiler.files.validate import validate
 
 log = logging.getLogger("archive-profiler")
 RUN_LOG = "runs.jsonl"

@@ -11,10 +11,10 @@ import os
 import orjson
 
 from profiler import jsonnum
-
-from profiler.toolkit.diff import join, records
-from profiler.nightly.fold import run_meta
 from profiler.files.output import write_bytes_atomic
+from profiler.model import criteria
+from profiler.nightly.fold import run_meta
+from profiler.toolkit.diff import join, records
 from profiler.toolkit.query import surt_level
 
 GROWTH_FEATURES = ("urim.total", "urir", "bytes", "dedup_bytes")
@@ -47,12 +47,12 @@ def compare(old_path, new_path, top=TOP, note=None):
         report["keys"][kind] += 1
         if kind == "vanished" and len(report["vanished_keys"]) < top:
             report["vanished_keys"].append(key.decode("utf-8", "replace"))
-        parts = key.decode("utf-8", "replace").split(" ")
-        if len(parts) != 4:
+        k = criteria.split_key(key.decode("utf-8", "replace"))
+        if k is None:
             continue
-        surt, dt, mime, status = parts
+        surt = k.surt
         level = surt_level(surt)
-        if (dt, mime, status) == ("-", "-", "-"):
+        if criteria.others_any(k):
             if level == "root":
                 report["totals"] = _row("*", old, new)
             elif level == "tld":
@@ -61,10 +61,10 @@ def compare(old_path, new_path, top=TOP, note=None):
                 new_hosts.append(_row(surt, old, new))
             elif level == "host" and kind == "vanished":
                 gone_hosts.append(_row(surt, old, new))
-        elif level == "root" and mime == "-" and status == "-" and len(dt) == 4:
-            report["by_year"].append(_row(dt, old, new))
-        elif level == "root" and dt == "-" and status == "-":
-            report["by_mime"].append(_row(mime, old, new))
+        elif level == "root" and criteria.others_any(k, "datetime") and len(k.datetime) == 4:
+            report["by_year"].append(_row(k.datetime, old, new))
+        elif level == "root" and criteria.others_any(k, "mime"):
+            report["by_mime"].append(_row(k.mime, old, new))
     for name, hosts in (("new_hosts", new_hosts), ("vanished_hosts", gone_hosts)):
         hosts.sort(key=lambda r: (-abs(r["urim.total"][2]), r["key"]))
         report[name] = {"count": len(hosts), "top": hosts[:top]}

@@ -9,10 +9,9 @@ exact, and the header's ``merge.exact`` lists the features exact on every line.
 """
 
 from profiler import jsonnum
-
-from profiler.toolkit.merge import _exact_in, _header_dict, exact_features, merged_profile_lines
 from profiler.files.output import header_lines, write_atomic
 from profiler.files.profilefile import FEATURES, iter_raw, read_header
+from profiler.toolkit.merge import _exact_in, _header_dict, exact_features, merged_profile_lines
 
 BOTH = ("digests", "urir")
 

@@ -15,8 +15,7 @@ import tempfile
 
 import orjson
 
-from profiler.formats import inputs as inputs_mod
-from profiler.formats import warc
+from profiler.formats import inputs as inputs_mod, warc
 from profiler.job.mapside import iter_parsed
 
 SPILL = 1000000

@@ -13,7 +13,6 @@ import os
 import orjson
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
 from profiler.files.output import write_bytes_atomic
 

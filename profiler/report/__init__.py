@@ -10,14 +10,13 @@ import dataclasses
 import os
 import re
 
-from profiler import jsonnum
-
-from profiler import GENERATOR
+from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.profilefile import ProfileFormatError, iter_raw, load_value, read_header
+from profiler.model import criteria
 
-KEYS = ["surt", "datetime", "mime", "status"]
+KEYS = list(criteria.KEY_FIELDS)
 YEAR = re.compile(rb"^[0-9]{4}$")
 STATUS_CLASS = re.compile(rb"^([1-5]xx|unk)$")
 DEFAULT_TOP = 10
@@ -66,16 +65,16 @@ def host_name(surt):
     return ".".join(reversed(host.split(","))) + colon + port
 
 
-def _wanted(level, dt, mime, status):
-    """Which table of the holdings a data line belongs to, or None."""
+def _wanted(level, key):
+    """Which table of the holdings a data line (its criteria.Key, bytes) belongs to, or None."""
     if level == "root":
-        if mime == b"-" and status == b"-":
-            return "total" if dt == b"-" else "years" if YEAR.match(dt) else None
-        if dt == b"-" and status == b"-":
-            return "mime_categories" if mime.endswith(b"/*") else "mimes"
-        if dt == b"-" and mime == b"-" and STATUS_CLASS.match(status):
+        if criteria.others_any(key, "datetime"):
+            return "total" if key.datetime == b"-" else "years" if YEAR.match(key.datetime) else None
+        if criteria.others_any(key, "mime"):
+            return "mime_categories" if key.mime.endswith(b"/*") else "mimes"
+        if criteria.others_any(key, "status") and STATUS_CLASS.match(key.status):
             return "statuses"
-    elif level in ("tld", "host") and dt == b"-" and mime == b"-" and status == b"-":
+    elif level in ("tld", "host") and criteria.others_any(key):
         return level + "s"
     return None
 
@@ -90,19 +89,19 @@ def read_holdings(path):
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}}
     for lineno, key, value in iter_raw(path, tolerant=True):
         h["lines"] += 1
-        fields = key.split(b" ")
-        if len(fields) != 4:
-            raise ProfileFormatError("line %d of %s: the key has %d fields, expected 4 (%s)"
-                                     % (lineno, path, len(fields), " ".join(KEYS)))
-        surt, dt, mime, status = fields
-        table = _wanted(surt_level(surt), dt, mime, status)
+        k = criteria.split_key(key)
+        if k is None:
+            raise ProfileFormatError("line %d of %s: the key has %d fields, expected %d (%s)"
+                                     % (lineno, path, len(key.split(b" ")), len(KEYS), " ".join(KEYS)))
+        surt, mime = k.surt, k.mime
+        table = _wanted(surt_level(surt), k)
         if table is None:
             continue
         v = load_value(value, lineno, path)
         if table == "total":
             h["total"] = v
             continue
-        name = {"years": dt, "mimes": mime, "mime_categories": mime, "statuses": status,
+        name = {"years": k.datetime, "mimes": mime, "mime_categories": mime, "statuses": k.status,
                 "tlds": surt[:-2], "hosts": surt}[table]
         h[table][name.decode("utf-8", "replace")] = v
         if table == "mimes" and b"/" not in mime:      # 'unk' is a type and a category

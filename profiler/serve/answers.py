@@ -15,8 +15,8 @@ or no-match, or held from a line that does not list the URI, are left out.
 import math
 
 from profiler.files.coverage import listed
-from profiler.toolkit.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, canonical, match_level
 from profiler.files.ukvs import format_frequency
+from profiler.toolkit.lookup import HELD, INVALID, NOT_HELD, NO_MATCH, canonical, match_level
 
 LEVEL_WEIGHT = {"exact": 50, "path": 40, "host": 30, "domain": 20, "tld": 10, "root": 0}
 

@@ -10,10 +10,9 @@ import logging
 import urllib.parse
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
-from profiler.toolkit.lookup import datetime_query
 from profiler.serve import answers
+from profiler.toolkit.lookup import datetime_query
 
 #: the longest request target (path and query) answered; longer: 414
 MAX_TARGET = 8192

@@ -27,13 +27,11 @@ import bisect
 import heapq
 import os
 
-from profiler import jsonnum
-
-from profiler import GENERATOR
+from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
+from profiler.files.output import write_atomic
 from profiler.model.keys import host_part
 from profiler.toolkit.lookup import file_kind, surt_candidates
-from profiler.files.output import write_atomic
 from profiler.files.ukvs import (ALL_TIME, Frequency, format_frequency, header_line, parse_frequency,
                            read_headers)
 

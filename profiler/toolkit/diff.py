@@ -6,11 +6,10 @@ grow with the files. A profile's records are its flattened features; a map's are
 """
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
-from profiler.files.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind
-from profiler.toolkit.query import surt_level, LEVELS
 from profiler.files import ukvs
+from profiler.files.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind
+from profiler.toolkit.query import LEVELS, surt_level
 
 CHANGES = ("appeared", "vanished", "grew", "shrank", "changed")
 

@@ -22,12 +22,11 @@ import os
 import re
 
 from profiler import jsonnum
-
-from profiler.files import coverage
-from profiler.formats import cdx
 from profiler.errors import UserError
-from profiler.model.keys import directories, exact_key, host_part
+from profiler.files import coverage
 from profiler.files.sortedfile import SortedLines, profile_key
+from profiler.formats import cdx
+from profiler.model.keys import directories, exact_key, host_part
 from profiler.files.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
                            read_headers)
 

@@ -26,13 +26,11 @@ import datetime
 import heapq
 import os
 
-from profiler import jsonnum
-
-from profiler import GENERATOR
+from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
+from profiler.files import ukvs
 from profiler.files.output import CONTEXT, KEYS, write_atomic
 from profiler.files.profilefile import FEATURES, extras, flatten, iter_raw, read_header, sniff_kind, unflatten
-from profiler.files import ukvs
 
 DISJOINT_CHOICES = ("urir", "digests")
 ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")

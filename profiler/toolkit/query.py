@@ -13,12 +13,12 @@ import logging
 import os
 
 from profiler import jsonnum
-
 from profiler.errors import UserError
 from profiler.files.output import KEYS
-from profiler.model.policy import Policy, PolicyError
 from profiler.files.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
 from profiler.files.sortedfile import SortedLines, profile_key
+from profiler.model import criteria
+from profiler.model.policy import Policy, PolicyError
 
 log = logging.getLogger("archive-profiler")
 
@@ -65,25 +65,18 @@ def surt_level(surt):
 
 
 def field_levels(field, value):
-    """The policy levels a datetime, mime or status key value can belong to."""
-    if value == "-":
-        return ["any"]
-    if field == "datetime":
-        return ["year"] if len(value) == 4 else ["month"] if len(value) == 6 else []
-    if field == "mime":
-        return ["category"] if value.endswith("/*") else ["type"] if "/" in value else ["type", "category"]
-    if value == "unk":
-        return ["class", "code"]
-    return ["class"] if value.endswith("xx") else ["code"]
+    """The policy levels a key field of a criterion can belong to."""
+    return list(criteria.BY_NAME[field].field_levels(value))
+
 
 
 #: representative values of each level of a field, to ask the policy about a grouped field
-GROUP_SAMPLES = {"datetime": ["2013", "201301"], "mime": ["text/html", "text/*"], "status": ["200", "2xx"]}
+GROUP_SAMPLES = {c.name: list(c.samples) for c in criteria.CRITERIA}
 
 
 def not_emitted(policy, fields):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
-    surt, dt, mime, status = fields
+    surt = fields[0]
     level = surt_level(surt)
     if level in ("tld", "domain"):
         if surt.count(",") > policy.host_depth:
@@ -94,8 +87,7 @@ def not_emitted(policy, fields):
         if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
             return "path_depth is %d" % policy.path_depth
     combos = policy.emit.get(level, ())
-    for combo in itertools.product(field_levels("datetime", dt), field_levels("mime", mime),
-                                   field_levels("status", status)):
+    for combo in itertools.product(*(c.field_levels(value) for c, value in zip(criteria.CRITERIA, fields[1:]))):
         if combo in combos:
             return None
     emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]

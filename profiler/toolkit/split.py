@@ -13,13 +13,10 @@ import shutil
 import tempfile
 
 from profiler import jsonnum
-
-from profiler.files import outfiles
-from profiler.files.output import copy_atomic
-
 from profiler.errors import UserError
+from profiler.files import outfiles, ukvs
+from profiler.files.output import copy_atomic
 from profiler.files.profilefile import is_header, sniff_kind
-from profiler.files import ukvs
 
 
 class SplitError(UserError):
