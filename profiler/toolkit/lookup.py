@@ -54,7 +54,7 @@ _DEFAULT_PORT = {b"http": 80, b"https": 443}
 def _simple_surt(raw):
     """surt.surt() of a plain http(s) URL without query, escapes, dot segments or empty segments,
     computed directly (surt's canonicalisers leave such a URL's characters alone); None for
-    anything else. tests/test_lookup.py checks it equals surt.surt()."""
+    anything else. tests/toolkit/test_lookup.py checks it equals surt.surt()."""
     m = _SIMPLE_URL.match(raw)
     if m is None:
         return None

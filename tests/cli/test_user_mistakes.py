@@ -1,0 +1,113 @@
+"""A user's mistake in the runner setup is one line on stderr and exit status 2, never a
+traceback or a failed job: mrjob configs, arguments after '--', runner libraries and binaries,
+--cores, --manifest alone."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from profiler.runtime import preflight
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+HADOOP_VARS = ("HADOOP_PREFIX", "HADOOP_HOME", "HADOOP_INSTALL", "HADOOP_MAPRED_HOME", "HADOOP_BIN")
+
+
+def profile(tmp_path, *args, env=None):
+    out = tmp_path / "out.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", SAMPLE, "-o", str(out)] + list(args),
+                       capture_output=True, text=True, cwd=str(tmp_path),
+                       env=env or dict(os.environ, PYTHONPATH=ROOT))
+    return r, out
+
+
+def assert_one_line_error(r, *words):
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, r.stderr
+    for word in words:
+        assert word in errors[0], r.stderr
+
+
+@pytest.mark.parametrize("text, words", [
+    ("runners: [oops\n", ["bad mrjob config", "broken.conf"]),            # not YAML
+    ("- 1\n- 2\n", ["bad mrjob config"]),                                  # not a mapping
+    ("runners:\n  inline: 5\n", ["must be a dict"]),                       # wrong shape inside
+])
+def test_broken_mrjob_conf(tmp_path, text, words):
+    (tmp_path / "broken.conf").write_text(text)
+    r, out = profile(tmp_path, "-c", "broken.conf")
+    assert_one_line_error(r, *words)
+    assert not out.exists()
+
+
+def test_missing_mrjob_conf(tmp_path):
+    r, out = profile(tmp_path, "-c", "nosuch.conf")
+    assert_one_line_error(r, "cannot read mrjob config nosuch.conf")
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--bogus"], ["unrecognized arguments: --bogus"]),
+    (["--num-cores", "x"], ["invalid int value"]),
+    (["--num-cores", "-2"], ["--num-cores must be at least 1"]),
+])
+def test_bad_arguments_after_dashes(tmp_path, extra, words):
+    r, out = profile(tmp_path, "-r", "local", "--", *extra)
+    assert_one_line_error(r, *words)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["-3", "0", "two"])
+def test_cores_is_a_usage_error(tmp_path, value):
+    r, _ = profile(tmp_path, "-r", "local", "--cores", value)
+    assert r.returncode == 2 and "--cores" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_manifest_alone_is_enough(tmp_path):
+    manifest = tmp_path / "inputs.txt"
+    manifest.write_text(SAMPLE + "\n")
+    out = tmp_path / "m.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", "--manifest", str(manifest),
+                        "-o", str(out)], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes().count(b"\n") > 100
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", "-o", str(out)],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert_one_line_error(r, "--manifest")
+
+
+@pytest.mark.parametrize("runner, package", [("emr", "boto3"), ("dataproc", "google-cloud-storage")])
+def test_cloud_runner_without_its_library(tmp_path, monkeypatch, capsys, runner, package):
+    """Whether or not the library is installed here, its absence is one line naming it."""
+    from profiler import cli
+    monkeypatch.setattr(preflight, "_importable", lambda module: False)
+    code = cli.main(["profile", SAMPLE, "-o", str(tmp_path / "o.cdxj"), "-r", runner])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs" in err and package in err and "Traceback" not in err
+
+
+def test_cloud_runner_here(tmp_path):
+    """The real command, with this machine's libraries: a one-line error when they are missing."""
+    if preflight._importable("boto3"):
+        pytest.skip("boto3 is installed here")
+    r, _ = profile(tmp_path, "-r", "emr")
+    assert_one_line_error(r, "boto3")
+
+
+def test_missing_hadoop_binary(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in HADOOP_VARS}
+    env.update(PYTHONPATH=ROOT, PATH=os.path.dirname(sys.executable) + ":/usr/bin:/bin")
+    r, out = profile(tmp_path, "-r", "hadoop", env=env)
+    assert_one_line_error(r, "cannot find hadoop", "--hadoop-bin")
+    assert not out.exists()
+
+
+def test_missing_binary_recognised_only_for_the_runners_command():
+    assert preflight.missing_binary("hadoop", FileNotFoundError(2, "No such file", "hadoop"))
+    assert preflight.missing_binary("spark", FileNotFoundError(2, "No such file", "/opt/x/spark-submit"))
+    assert preflight.missing_binary("hadoop", FileNotFoundError(2, "No such file", "input.cdx")) is None
+    assert preflight.missing_binary("inline", FileNotFoundError(2, "No such file", "hadoop")) is None
+    assert preflight.missing_binary("hadoop", RuntimeError("hadoop")) is None

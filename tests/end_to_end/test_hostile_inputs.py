@@ -1,0 +1,93 @@
+"""Inputs as a hostile or careless user gives them: one physical file named many ways is counted
+once (and the duplicates are named in !meta), FIFOs and devices are listed as unusable without
+being opened (no hang), file names that are not UTF-8 simply work, --split-size has a floor."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from profiler.nightly import fold as nightly_fold
+from profiler.job.pipeline import run_profile
+from profiler.files.profilefile import iter_data
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+def root_captures(path):
+    return dict(iter_data(str(path)))[b"* - - -"]["urim"]["total"]
+
+
+def run_meta(path):
+    return nightly_fold.run_meta(str(path))[0]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    data = open(SAMPLE, "rb").read()
+    (d / "index-2024.cdx.gz").write_bytes(data)
+    os.symlink("index-2024.cdx.gz", str(d / "latest.cdx.gz"))
+    os.link(str(d / "index-2024.cdx.gz"), str(d / "hard.cdx.gz"))
+    (d / "sub").mkdir()
+    os.symlink("..", str(d / "sub" / "loop"))
+    return d
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_one_file_named_many_ways_counts_once(tmp_path, folder, runner):
+    manifest = tmp_path / "m.txt"
+    manifest.write_text("in/index-2024.cdx.gz\nin/hard.cdx.gz\nin/index-2024.cdx.gz\n")
+    out = tmp_path / "out.cdxj"
+    run_profile([str(folder), str(folder / "**")], str(out), runner=runner, manifests=[str(manifest)])
+    assert root_captures(out) == 5000
+    meta = run_meta(out)
+    assert len(meta["inputs"]) == 1
+    dropped = {os.path.basename(d["path"]) for d in meta["duplicate_inputs"]}
+    assert {"latest.cdx.gz", "hard.cdx.gz"} <= dropped
+
+
+def test_fifo_and_devices_are_listed_not_opened(tmp_path, folder):
+    os.mkfifo(str(folder / "pipe.cdx"))
+    manifest = tmp_path / "m.txt"
+    manifest.write_text("/dev/zero\nin/index-2024.cdx.gz\n")
+    out = tmp_path / "out.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(folder), "--manifest", str(manifest),
+                        "-o", str(out)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert root_captures(out) == 5000
+    reasons = {os.path.basename(i["path"]): i["reason"] for i in run_meta(out)["skipped_files"]}
+    assert reasons["pipe.cdx"] == "not a regular file (a FIFO)"
+    assert reasons["zero"] == "not a regular file (a character device)"
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_file_names_that_are_not_utf8(tmp_path, runner, pure, monkeypatch):
+    monkeypatch.setenv("ARCHIVE_PROFILER_PURE_PYTHON", pure)
+    d = tmp_path / "in"
+    d.mkdir()
+    name = os.path.join(os.fsencode(str(d)), b"caf\xe9 \xff.cdx.gz")
+    with open(name, "wb") as f:
+        f.write(open(SAMPLE, "rb").read())
+    out = tmp_path / "out.cdxj"
+    run_profile([str(d)], str(out), runner=runner)
+    assert root_captures(out) == 5000
+    assert run_meta(out)["inputs"][0].endswith("caf\\xe9 \\xff.cdx.gz")
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "validate", str(out)], capture_output=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stdout
+
+
+@pytest.mark.parametrize("value, code", [("1", 2), ("512k", 2), ("1M", 0)])
+def test_split_size_floor(tmp_path, value, code):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", SAMPLE, "-o", str(tmp_path / "o.cdxj"),
+                        "--split-size", value, "-q"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == code, r.stderr
+    if code:
+        assert "--split-size" in r.stderr and "at least 1M" in r.stderr

@@ -1,0 +1,196 @@
+"""No writing command ever destroys a file: a symlink is written through to its regular target,
+a device, FIFO, folder or dangling link is refused (exit 2), an input is never overwritten
+(same device and inode, whatever the name), '-' is standard output, and stale temp files of a
+killed run are removed only when provably this tool's."""
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from profiler.files import outfiles
+from profiler.job.pipeline import run_profile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+CREATED = "2026-01-01T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory):
+    path = tmp_path_factory.mktemp("p") / "p.cdxj"
+    run_profile([SAMPLE], str(path), created=CREATED)
+    return str(path)
+
+
+def cli(*args, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True,
+                          cwd=cwd, timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
+
+
+def commands(profile, out):
+    """Every writing command, writing out."""
+    return {
+        "profile": ["profile", SAMPLE, "-o", out, "-q"],
+        "ukvs": ["ukvs", profile, "-o", out],
+        "merge": ["merge", profile, profile, "-o", out],
+        "compact": ["compact", profile, "--max-lines", "200", "-o", out],
+        "report": ["report", profile, "-o", out],
+        "split": ["split", profile, "--max-lines", "4000", "-o", out],
+    }
+
+
+def target_of(name, out):
+    return out + "-00001.cdxj" if name == "split" else out
+
+
+NAMES = ["profile", "ukvs", "merge", "compact", "report", "split"]
+
+
+def one_line_refusal(r, *words):
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_link_to_a_device_is_refused(tmp_path, profile, name):
+    out = str(tmp_path / "out")
+    os.symlink("/dev/null", target_of(name, out))
+    r = cli(*commands(profile, out)[name])
+    one_line_refusal(r, "character device")
+    assert os.path.islink(target_of(name, out)) and os.readlink(target_of(name, out)) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fifo_folder_and_dangling_link_are_refused(tmp_path, profile, name):
+    for kind in ("fifo", "folder", "dangling"):
+        out = str(tmp_path / kind)
+        path = target_of(name, out)
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "folder":
+            os.mkdir(path)
+        else:
+            os.symlink(str(tmp_path / "nowhere"), path)
+        r = cli(*commands(profile, out)[name], timeout=60)     # never opens the FIFO: no hang
+        one_line_refusal(r)
+        assert os.path.lexists(path)
+        assert (kind != "fifo" or stat.S_ISFIFO(os.lstat(path).st_mode)) and \
+            (kind != "folder" or os.path.isdir(path)) and (kind != "dangling" or os.path.islink(path))
+
+
+def test_socket_is_refused(tmp_path, profile):
+    path = str(tmp_path / "s.cdxj")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(path)
+    try:
+        one_line_refusal(cli("ukvs", profile, "-o", path), "socket")
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_link_to_a_regular_file_is_written_through(tmp_path, profile, name):
+    out = str(tmp_path / "out")
+    real = tmp_path / "elsewhere" / "real"
+    real.parent.mkdir()
+    real.write_bytes(b"old\n")
+    os.symlink(str(real), target_of(name, out))
+    r = cli(*commands(profile, out)[name])
+    assert r.returncode == 0, r.stderr
+    assert os.path.islink(target_of(name, out))
+    assert real.read_bytes() != b"old\n" and len(real.read_bytes()) > 100
+    assert not [e for e in os.listdir(real.parent) if e.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("name", ["profile", "ukvs", "compact", "report"])
+def test_an_input_is_never_the_output(tmp_path, profile, name):
+    src = SAMPLE if name == "profile" else profile
+    copy = tmp_path / ("in.cdx.gz" if name == "profile" else "in.cdxj")
+    copy.write_bytes(open(src, "rb").read())
+    before = copy.read_bytes()
+    hard = tmp_path / "hard"
+    os.link(str(copy), str(hard))
+    link = tmp_path / "link"
+    os.symlink(str(copy), str(link))
+    for out in (str(copy), str(hard), str(link)):
+        argv = commands(str(copy), out)[name]
+        if name == "profile":
+            argv = ["profile", str(copy), "-o", out, "-q"]
+        one_line_refusal(cli(*argv), "is the input")
+    assert copy.read_bytes() == before
+
+
+def test_profile_refuses_an_input_named_in_a_manifest(tmp_path):
+    data = tmp_path / "x.cdx.gz"
+    data.write_bytes(open(SAMPLE, "rb").read())
+    manifest = tmp_path / "m.txt"
+    manifest.write_text(str(data) + "\n")
+    one_line_refusal(cli("profile", "--manifest", str(manifest), "-o", str(data)), "is the input")
+    assert data.read_bytes() == open(SAMPLE, "rb").read()
+
+
+def test_merge_into_one_of_its_inputs_is_correct(tmp_path, profile):
+    a = tmp_path / "a.cdxj"
+    a.write_bytes(open(profile, "rb").read())
+    expected = tmp_path / "expected.cdxj"
+    assert cli("merge", str(a), profile, "-o", str(expected)).returncode == 0
+    assert cli("merge", str(a), profile, "-o", str(a)).returncode == 0
+    strip = lambda p: [x for x in open(p, "rb") if not x.startswith(b"!meta")]     # noqa: E731
+    assert strip(a) == strip(expected)
+
+
+@pytest.mark.parametrize("bad", ["", "-x.cdxj", "dir/"])
+def test_bad_names(tmp_path, profile, bad):
+    work = tmp_path / "work"
+    work.mkdir()
+    one_line_refusal(cli("ukvs", profile, "--output=" + bad, cwd=str(work)))
+    assert os.listdir(work) == []
+
+
+@pytest.mark.parametrize("name", ["profile", "ukvs", "merge", "compact", "report"])
+def test_dash_is_standard_output(tmp_path, profile, name):
+    work = tmp_path / "work"
+    work.mkdir()
+    r = cli(*commands(profile, "-")[name], cwd=str(work))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout) > 100
+    assert os.listdir(work) == []
+    if name == "profile":
+        file_out = tmp_path / "p.cdxj"
+        assert cli("profile", SAMPLE, "-o", str(file_out), "-q").returncode == 0
+        strip = lambda b: [x for x in b.splitlines() if b"created" not in x]     # noqa: E731
+        assert strip(r.stdout) == strip(file_out.read_bytes())
+
+
+def test_stale_temp_files_are_removed_only_when_provably_ours(tmp_path, profile):
+    out = tmp_path / "m.ukvs"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = outfiles._HOST
+    stale = tmp_path / (".m.ukvs.%d-%s.0123abcd.tmp" % (dead.pid, host))
+    alive = tmp_path / (".m.ukvs.%d-%s.0123abcd.tmp" % (os.getpid(), host))
+    other_host = tmp_path / (".m.ukvs.%d-otherhost.0123abcd.tmp" % dead.pid)
+    foreign = tmp_path / ".m.ukvs.notes.tmp"
+    other_output = tmp_path / (".n.ukvs.%d-%s.0123abcd.tmp" % (dead.pid, host))
+    for p in (stale, alive, other_host, foreign, other_output):
+        p.write_text("x")
+    stale_link = tmp_path / (".m.ukvs.%d-%s.89abcdef.tmp" % (dead.pid, host))
+    os.symlink(str(foreign), str(stale_link))
+    assert cli("ukvs", profile, "-o", str(out)).returncode == 0
+    assert not stale.exists()
+    for p in (alive, other_host, foreign, other_output):
+        assert p.exists()
+    assert os.path.islink(stale_link)
+
+
+def test_temp_name_matches_the_stale_pattern(tmp_path):
+    name = os.path.basename(outfiles.temp_name(str(tmp_path / "x.cdxj")))
+    assert outfiles._temp_pattern("x.cdxj").match(name)

@@ -1,0 +1,284 @@
+"""Tests for profiler.formats.cdx: CDX legends, layouts and lines -> captures."""
+
+import pytest
+
+from profiler.formats import cdx
+
+from helpers.paths import shared_data
+
+L11 = "N b a m s k r M S V g"
+L10 = "N b a m s k r M V g"
+L9 = "N b a m s k r V g"
+L7 = "N b a m s k S"
+
+# Real lines, copied from files in ../shared/data.
+# pywb/cdx/example.cdx
+PYWB_LEGEND = b" CDX N b a m s k r M S V g"
+PYWB_200 = (b"com,example)/?example=1 20140103030321 http://example.com?example=1 text/html 200 "
+            b"B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 example.warc.gz")
+PYWB_REVISIT = (b"com,example)/?example=1 20140103030341 http://example.com?example=1 warc/revisit - "
+                b"B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 553 1864 example.warc.gz")
+# pywb/non-surt-cdx/example-non-surt.cdx
+NON_SURT = (b"iana.org/domains/example 20140128051539 http://www.iana.org/domains/example text/html 302 "
+            b"JZ622UA23G5ZU6Y3XAKH4LINONUEICEG - - 577 2907 example.warc.gz")
+# archive_profiler/index-1.cdx (10 fields, Archive-It)
+AIT_LEGEND = b" CDX N b a m s k r M V g"
+AIT_FILEDESC = (b"- 20081119011153 filedesc://ARCHIVEIT-1234-MOLLYASTRID-NASARSS-20081119011153-00000-"
+                b"ia400030.us.archive.org.arc arc/filedesc0.1.0 - MJ4QD54ETXIS7R64T6N6ZV6EN3JU2MDA - - 0 "
+                b"ARCHIVEIT-1234-MOLLYASTRID-NASARSS-20081119011153-00000-ia400030.us.archive.org.arc.gz")
+AIT_200 = (b"anon.nasa-global.edgesuite.net/anon.nasa-global/ksc/ksc_042507_chandra_2.ram 20081119011159 "
+           b"http://anon.nasa-global.edgesuite.net/anon.nasa-global/ksc/ksc_042507_chandra_2.ram "
+           b"audio/x-pn-realaudio 200 B3WF6MRGG7G2AKW4R4JNL2SBEGTMHREA - - 140887 "
+           b"ARCHIVEIT-1234-MOLLYASTRID-NASARSS-20081119011153-00000-ia400030.us.archive.org.arc.gz")
+# netarchivesuite/NAS-20100909163324-00000-mette.kb.dk.warc.cdx (9 fields, no legend)
+NAS_DNS = (b"dns:netarkivet.dk 20100909163324 dns:netarkivet.dk text/dns - "
+           b"LWQ2MLCVJN5ILUH5A2FON2H66ZGQYW5R - 656 NAS-20100909163324-00000-mette.kb.dk.warc")
+NAS_302 = (b"netarkivet.dk/ 20100909163328 http://netarkivet.dk/ text/html 302 "
+           b"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ http://netarkivet.dk/index-da.php 2438 "
+           b"NAS-20100909163324-00000-mette.kb.dk.warc")
+# netarchivesuite/fyensdk.cdx (NetarchiveSuite 8 fields: url ip date mime length file offset md5)
+FYENS = (b"http://www.fyens.dk/picturecache/article/getpicture.php?pictureid=117715&Width=198 "
+         b"194.255.126.118 20040511211249 image/jpeg 6345 fyensdk.arc 6950 56bf412eaebc3a9d639898a71dbe614c")
+# edgi-wayback (7-field Wayback CDX API output)
+EDGI = (b"com,usatoday)/2000/century/tech/003d.htm 20011120210446 "
+        b"http://www.usatoday.com:80/2000/century/tech/003d.htm text/html 200 "
+        b"EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN 3823")
+EDGI_MONTH_00 = (b"com,usatoday)/2000/century/tech/004.htm 20000012170449 "
+                 b"http://www.usatoday.com:80/2000/century/tech/004.htm text/html 200 "
+                 b"RT4WYWDBYOFDEIJ2ZI2HD5UMT7UH7LRC 6566")
+
+
+def parse(letters, line):
+    return cdx.make_parser(letters)(line)
+
+
+# legends
+
+@pytest.mark.parametrize("line", [PYWB_LEGEND, b"CDX N b a m s k r M S V g", b" CDX N b a m s k r M S V g\r"])
+def test_legend(line):
+    assert cdx.is_legend(line)
+    assert cdx.legend_letters(line) == L11
+
+
+def test_legend_ait():
+    assert cdx.legend_letters(AIT_LEGEND) == L10
+
+
+def test_not_legend():
+    assert not cdx.is_legend(PYWB_200)
+    assert not cdx.is_legend(b"CDXJ")
+
+
+@pytest.mark.parametrize("line", [b" CDX N a m s", b" CDX b m s k", b" CDX"])
+def test_legend_without_timestamp_or_url(line):
+    with pytest.raises(ValueError):
+        cdx.legend_letters(line)
+
+
+def test_legend_with_only_original_url():
+    assert cdx.legend_letters(b" CDX a b m s") == "a b m s"
+
+
+# layouts
+
+def test_eleven_fields():
+    assert parse(L11, PYWB_200) == (
+        "com,example)/?example=1", "20140103030321", "text/html", "200",
+        "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", 1043, False)
+
+
+def test_revisit_flag_from_mime():
+    cap = parse(L11, PYWB_REVISIT)
+    assert cap[2] == "warc/revisit"
+    assert cap[3] == "unk"
+    assert cap[5] == 553
+    assert cap[6] is True
+
+
+def test_ten_fields_archive_it():
+    cap = parse(L10, AIT_200)
+    assert cap[0] == "net,edgesuite,nasa-global,anon)/anon.nasa-global/ksc/ksc_042507_chandra_2.ram"
+    assert cap[1:5] == ("20081119011159", "audio/x-pn-realaudio", "200", "B3WF6MRGG7G2AKW4R4JNL2SBEGTMHREA")
+    assert cap[5] == 0    # no S field in the 10-field layout
+    assert cap[6] is False
+
+
+def test_nine_fields():
+    cap = parse(L9, NAS_302)
+    assert cap == ("dk,netarkivet)/", "20100909163328", "text/html", "302",
+                   "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", 0, False)
+
+
+def test_seven_fields_wayback_api():
+    assert parse(L7, EDGI) == (
+        "com,usatoday)/2000/century/tech/003d.htm", "20011120210446", "text/html", "200",
+        "EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN", 3823, False)
+
+
+def test_netarchivesuite_eight_fields():
+    cap = parse(cdx.NETARCHIVESUITE_LAYOUT, FYENS)
+    assert cap == ("dk,fyens)/picturecache/article/getpicture.php?pictureid=117715&width=198",
+                   "20040511211249", "image/jpeg", "unk", "56BF412EAEBC3A9D639898A71DBE614C", 6345, False)
+
+
+def test_layouts_by_field_count_match_their_count():
+    for n, letters in cdx.LAYOUTS_BY_FIELD_COUNT.items():
+        assert len(letters.split()) == n
+    assert len(cdx.NETARCHIVESUITE_LAYOUT.split()) == 8
+
+
+# urlkeys
+
+def test_non_surt_urlkey_recomputed_from_original_url():
+    cap = parse(L11, NON_SURT)
+    assert cap[0] == "org,iana)/domains/example"
+
+
+def test_non_surt_query_url():
+    line = PYWB_200.replace(b"com,example)/?example=1", b"example.com/?example=1", 1)
+    assert parse(L11, line)[0] == "com,example)/?example=1"
+
+
+def test_dns_url_keeps_its_form():
+    cap = parse(L9, NAS_DNS)
+    assert cap[0] == "dns:netarkivet.dk"
+    assert ")" not in cap[0]
+    assert cap[2:4] == ("text/dns", "unk")
+
+
+def test_urlkey_without_original_url_uses_the_key():
+    assert parse("N b", b"example.com/a 20140101")[0] == "com,example)/a"
+
+
+def test_urlkey_function():
+    assert cdx.urlkey(b"com,example)/", b"http://other.org/") == "com,example)/"
+    assert cdx.urlkey(b"example.com/", b"http://example.com/x") == "com,example)/x"
+    assert cdx.urlkey(b"-", b"-") is None
+    assert cdx.urlkey(None, None) is None
+
+
+def test_surt_urlkey_is_key_safe():
+    cap = parse(L11, PYWB_200.replace(b"com,example)/?example=1", b"com,example)/caf\xe9", 1))
+    assert cap[0] == "com,example)/caf%E9"
+
+
+@pytest.mark.parametrize("key, expected", [
+    (b"!com,example)/", "%21com,example)/"),
+    (b"@com,example)/", "%40com,example)/"),
+])
+def test_urlkey_starting_with_special_line_prefix_is_encoded(key, expected):
+    cap = parse(L11, PYWB_200.replace(b"com,example)/?example=1", key, 1))
+    assert cap[0] == expected
+
+
+def test_surt_of_bang_url_is_encoded():
+    assert cdx.urlkey(None, b"!foo") == "%21foo)/"
+
+
+# skipped lines
+
+def test_filedesc_is_not_a_capture():
+    assert parse(L10, AIT_FILEDESC) == "not_a_capture"
+
+
+@pytest.mark.parametrize("mime", [b"warc/warcinfo", b"arc/filedesc", b"warc/metadata", b"warc/request"])
+def test_non_capture_mimes(mime):
+    assert parse(L11, PYWB_200.replace(b"text/html", mime)) == "not_a_capture"
+
+
+def test_warcinfo_url_is_not_a_capture():
+    line = b"- 20140101000000 warcinfo:/example.warc.gz/1.0 text/plain - - - - 300 0 example.warc.gz"
+    assert parse(L11, line) == "not_a_capture"
+
+
+def test_dash_urlkey_and_url_is_not_a_capture():
+    line = b"- 20140101000000 - text/html 200 - - - 300 0 example.warc.gz"
+    assert parse(L11, line) == "not_a_capture"
+
+
+@pytest.mark.parametrize("line", [PYWB_200 + b" extra", PYWB_200.rsplit(b" ", 1)[0], b""])
+def test_bad_field_count(line):
+    assert parse(L11, line) == "bad_field_count"
+
+
+def test_bad_timestamp():
+    assert parse(L7, EDGI_MONTH_00) == "bad_timestamp"
+    assert parse(L11, PYWB_200.replace(b"20140103030321", b"20160211000000jpg")) == "bad_timestamp"
+
+
+def test_bad_length():
+    assert parse(L11, PYWB_200.replace(b" 1043 ", b" -1043 ")) == "bad_length"
+
+
+def test_dash_length_is_zero():
+    assert parse(L11, PYWB_200.replace(b" 1043 ", b" - "))[5] == 0
+
+
+def test_tab_separated_fields():
+    assert parse(L11, PYWB_200.replace(b" ", b"\t")) == parse(L11, PYWB_200)
+
+
+# layout inference
+
+def test_infer_letters_by_field_count():
+    assert cdx.infer_letters([PYWB_200, PYWB_REVISIT]) == L11
+    assert cdx.infer_letters([AIT_FILEDESC, AIT_200]) == L10
+    assert cdx.infer_letters([NAS_DNS, NAS_302]) == L9
+    assert cdx.infer_letters([EDGI, EDGI]) == L7
+    assert cdx.infer_letters([FYENS]) == cdx.NETARCHIVESUITE_LAYOUT
+
+
+def test_infer_letters_uses_the_most_common_count():
+    assert cdx.infer_letters([NAS_302, NAS_302, EDGI]) == L9
+
+
+def test_infer_letters_refuses_prose():
+    prose = [b"Every file was copied byte for byte from a public repository",
+             b"at the commit shown, with one exception: a test recording.",
+             b"No code, scripts or build recipes were copied at all here."]
+    assert cdx.infer_letters(prose) is None
+    assert cdx.infer_letters([b"one two three four five six seven"] * 3) is None
+
+
+def test_infer_letters_refuses_unknown_count_and_empty():
+    assert cdx.infer_letters([b"a b c d e"]) is None
+    assert cdx.infer_letters([]) is None
+
+
+def test_infer_letters_needs_half_the_lines_to_parse():
+    bad = EDGI_MONTH_00
+    assert cdx.infer_letters([EDGI, bad, bad]) is None
+    assert cdx.infer_letters([EDGI, EDGI, bad]) == L7
+
+
+# real files
+
+def test_real_netarchivesuite_cdx():
+    path = shared_data("netarchivesuite", "NAS-20100909163324-00000-mette.kb.dk.warc.cdx")
+    with open(path, "rb") as f:
+        lines = f.read().splitlines()
+    letters = cdx.infer_letters(lines)
+    assert letters == L9
+    caps = [cdx.make_parser(letters)(line) for line in lines]
+    assert all(isinstance(c, tuple) for c in caps)
+    assert len(caps) == 41
+    assert all(c[0].startswith("dns:") or ")" in c[0] for c in caps)
+
+
+def test_real_iana_cdx():
+    path = shared_data("pywb", "cdx", "iana.cdx")
+    with open(path, "rb") as f:
+        legend, *lines = f.read().splitlines()
+    parse_line = cdx.make_parser(cdx.legend_letters(legend))
+    caps = [parse_line(line) for line in lines]
+    assert len(caps) == 171
+    assert all(isinstance(c, tuple) and c[0].startswith("org,iana)/") for c in caps)
+    revisits = [c for c in caps if c[6]]
+    assert revisits and all(c[2] == "warc/revisit" and c[3] == "unk" for c in revisits)
+
+
+def test_revisit_flag_uses_the_normalised_mime():
+    from profiler.formats import cdx
+    parse = cdx.make_parser("N b a m s k r M S V g")
+    got = parse(b"com,a)/ 20100101000000 http://a/ WARC/Revisit;x=1 - sha1:AA - - 10 0 f")
+    assert got[2] == "warc/revisit" and got[6] is True

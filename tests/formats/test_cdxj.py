@@ -1,0 +1,153 @@
+"""Tests for profiler.formats.cdxj: pywb- and ipwb-style CDXJ lines -> captures."""
+
+import pytest
+
+from profiler.formats import cdxj
+
+from helpers.paths import shared_data
+
+# Real lines, copied from files in ../shared/data.
+# pywb/cdxj/iana.cdxj
+PYWB = (b'org,iana)/ 20140126200624 {"url": "http://www.iana.org/", "mime": "text/html", "status": "200", '
+        b'"digest": "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", "length": "2258", "offset": "334", '
+        b'"filename": "iana.warc.gz"}')
+PYWB_REVISIT = (b'org,iana)/_css/2013.1/fonts/inconsolata.otf 20140126200912 {"url": '
+                b'"http://www.iana.org/_css/2013.1/fonts/Inconsolata.otf", "mime": "warc/revisit", '
+                b'"digest": "LNMEDYOENSOEI5VPADCKL3CB6N3GWXPR", "length": "546", "offset": "667073", '
+                b'"filename": "iana.warc.gz"}')
+# pywb/cdxj/example-no-digest.cdxj
+PYWB_NO_DIGEST = (b'org,iana)/domains/example 20140128051539 {"url": "http://www.iana.org/domains/example", '
+                  b'"length": "577", "offset": "2907", "filename": "example.warc.gz"}')
+# pywb/cdx/missing-status-text.cdxj
+PYWB_UNK = (b'org,iana)/bads 20140127171238 {"offset":"0","mime":"unk","url":"http://iana.org/bads",'
+            b'"digest":"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","length":"485","status":"302",'
+            b'"filename":"missing-status-text.warc"}')
+# pywb/cdxj/example2.cdxj (40-hex SHA-1)
+PYWB_HEX = (b'com,example)/ 20160225042329 {"url": "http://example.com/", "mime": "text/html", "status": "200", '
+            b'"digest": "37cf167c2672a4a64af901d9484e75eee0e2c98a", "length": "1286", "offset": "363", '
+            b'"filename": "example2.warc.gz"}')
+# ipwb/indexes/salam-home.cdxj
+IPWB = (b'com,matkelly)/froggies/frog.png 20170301192639 {"locator": "urn:ipfs/QmUeko8zM7Xanwz6F9GtRH4rLAi4Poj3'
+        b'DMECGsci2BRQfs/QmPhMnX74cwqx2xgj9d3N3gTra8CzafXwSbUwU8xagMfqR", "original_uri": '
+        b'"http://matkelly.com/froggies/frog.png", "mime_type": "image/png", "status_code": "200"}')
+# ipwb/indexes/sample-old.cdxj
+IPWB_DIGEST = (b'com,yahoo,search)/mrss 20130411205500 {"status_code": "302", "payload_digest": '
+               b'"QmVFeyXN7T3265XMwTrn86tbovTHzJJeHnus2HFCwmbaYh", "encryption_key": "", '
+               b'"mime_type": "text/html", "header_digest": "Qmd7gw1C84eaDqEcuGTQRj5CA2jKkiEE7ZVCa9pfkrruRY"}')
+
+
+def test_pywb_line():
+    assert cdxj.parse(PYWB) == ("org,iana)/", "20140126200624", "text/html", "200",
+                                "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", 2258, False)
+
+
+def test_pywb_revisit_without_status():
+    cap = cdxj.parse(PYWB_REVISIT)
+    assert cap[2:4] == ("warc/revisit", "unk")
+    assert cap[5] == 546
+    assert cap[6] is True
+
+
+def test_pywb_missing_mime_status_digest():
+    assert cdxj.parse(PYWB_NO_DIGEST) == ("org,iana)/domains/example", "20140128051539", "unk", "unk",
+                                          "-", 577, False)
+
+
+def test_pywb_mime_unk():
+    cap = cdxj.parse(PYWB_UNK)
+    assert cap[2:4] == ("unk", "302")
+
+
+def test_hex_digest_upper_cased():
+    assert cdxj.parse(PYWB_HEX)[4] == "37CF167C2672A4A64AF901D9484E75EEE0E2C98A"
+
+
+def test_sha1_prefixed_digest():
+    line = b'com,example)/ 20160225042329 {"url": "http://example.com/", "digest": "sha1:b2ltwwpuoyah7uipq7zupq4vmbsvc36a"}'
+    assert cdxj.parse(line)[4] == "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A"
+
+
+def test_numbers_as_json_numbers():
+    line = b'com,example)/ 20160225042329 {"url": "http://example.com/", "status": 404, "length": 12}'
+    cap = cdxj.parse(line)
+    assert cap[3] == "404"
+    assert cap[5] == 12
+
+
+def test_ipwb_line():
+    assert cdxj.parse(IPWB) == ("com,matkelly)/froggies/frog.png", "20170301192639", "image/png", "200",
+                                "-", 0, False)
+
+
+def test_ipwb_payload_digest():
+    cap = cdxj.parse(IPWB_DIGEST)
+    assert cap[2:5] == ("text/html", "302", "QMVFEYXN7T3265XMWTRN86TBOVTHZJJEHNUS2HFCWMBAYH")
+
+
+def test_non_surt_key_recomputed_from_original_uri():
+    line = b'matkelly.com/froggies/frog.png 20170301192639 {"original_uri": "http://matkelly.com/froggies/frog.png"}'
+    assert cdxj.parse(line)[0] == "com,matkelly)/froggies/frog.png"
+
+
+def test_non_surt_key_recomputed_from_url():
+    line = b'example.com/?example=1 20140103030321 {"url": "http://example.com?example=1"}'
+    assert cdxj.parse(line)[0] == "com,example)/?example=1"
+
+
+def test_bang_urlkey_is_encoded():
+    line = b'!com,example)/ 20140103030321 {"url": "http://example.com/"}'
+    assert cdxj.parse(line)[0] == "%21com,example)/"
+
+
+@pytest.mark.parametrize("line", [
+    b'com,example)/ 20140103030321 {"url": "http://example.com/"',
+    b'com,example)/ 20140103030321 {url: "http://example.com/"}',
+    b"com,example)/ 20140103030321 not json",
+])
+def test_bad_json(line):
+    assert cdxj.parse(line) == "bad_json"
+
+
+@pytest.mark.parametrize("block", [b"[1, 2]", b'"text"', b"42", b"null"])
+def test_non_object_json(block):
+    assert cdxj.parse(b"com,example)/ 20140103030321 " + block) == "bad_json"
+
+
+@pytest.mark.parametrize("line", [b"com,example)/ 20140103030321", b"com,example)/", b""])
+def test_too_few_fields(line):
+    assert cdxj.parse(line) == "bad_field_count"
+
+
+def test_bad_timestamp():
+    assert cdxj.parse(PYWB.replace(b"20140126200624", b"20141326200624")) == "bad_timestamp"
+
+
+def test_bad_length():
+    assert cdxj.parse(PYWB.replace(b'"length": "2258"', b'"length": "-5"')) == "bad_length"
+
+
+@pytest.mark.parametrize("mime", [b"warc/warcinfo", b"warc/request", b"warc/metadata"])
+def test_not_a_capture(mime):
+    assert cdxj.parse(PYWB.replace(b"text/html", mime)) == "not_a_capture"
+
+
+def test_timestamp_padded():
+    line = b'com,example)/ 2014 {"url": "http://example.com/"}'
+    assert cdxj.parse(line)[1] == "20140101000000"
+
+
+def test_real_pywb_cdxj():
+    path = shared_data("pywb", "cdxj", "iana.cdxj")
+    with open(path, "rb") as f:
+        caps = [cdxj.parse(line) for line in f.read().splitlines()]
+    assert len(caps) == 171
+    assert all(isinstance(c, tuple) for c in caps)
+    assert any(c[6] for c in caps)
+
+
+def test_real_ipwb_cdxj():
+    path = shared_data("ipwb", "indexes", "sample-1.cdxj")
+    with open(path, "rb") as f:
+        lines = [line for line in f.read().splitlines() if not line.startswith(b"!")]
+    caps = [cdxj.parse(line) for line in lines]
+    assert caps and all(isinstance(c, tuple) and c[3] != "unk" for c in caps)

@@ -1,0 +1,1 @@
+"""Shared test helpers: fixtures' data, the oracle, generators, fake binaries."""

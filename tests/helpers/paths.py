@@ -1,0 +1,18 @@
+"""Where the project and the shared corpus are."""
+
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+def shared_data(*parts):
+    """Path in ../shared/data; in CI (CI=true) a missing corpus fails, elsewhere it skips."""
+    path = os.path.join(SHARED_DATA, *parts)
+    if not os.path.exists(path):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("shared corpus missing in CI: %s" % path)
+        pytest.skip("shared corpus not found at %s" % path)
+    return path

@@ -1,0 +1,61 @@
+"""Profiles of the bundled sample, and readers of their lines, for the report tests."""
+
+import json
+import os
+import tempfile
+
+import pytest
+
+from profiler.job.pipeline import run_profile
+
+from helpers.paths import ROOT
+
+
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+CHART_IDS = ["captures-per-year", "mime-by-captures", "mime-by-bytes", "status-classes", "tlds-by-urim",
+             "tlds-by-urir", "tlds-by-bytes", "hosts-by-urim", "hosts-by-urir", "hosts-by-bytes",
+             "dedup-per-year"]
+
+
+def make_profile(folder, policy="default"):
+    """Profile the bundled sample (inline runner) into folder; temp files stay in folder."""
+    out = os.path.join(str(folder), "sample.cdxj")
+    with pytest.MonkeyPatch.context() as mp:
+        tmp = os.path.join(str(folder), "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        mp.setenv("TMPDIR", tmp)
+        mp.setattr(tempfile, "tempdir", tmp)
+        run_profile([SAMPLE], out, policy, archive_uri="https://archive.example.org/")
+    return out
+
+
+def data_lines(path):
+    """{key: value} of a profile, read here with the standard library only."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith(("!", "@")):
+                key, _, value = line.rstrip("\n").partition(" {")
+                out[key] = json.loads("{" + value)
+    return out
+
+
+def matching(lines, pattern, keep=lambda field: field != "-"):
+    """{field: value} of the keys matching a pattern of literals and one None (the field returned)."""
+    out = {}
+    for key, value in lines.items():
+        fields = key.split(" ")
+        captured = [f for f, p in zip(fields, pattern) if p is None][0]
+        if all(p is None or p == f for f, p in zip(fields, pattern)) and keep(captured):
+            out[captured] = value
+    return out
+
+
+def is_year(field):
+    return len(field) == 4 and field.isdigit()
+
+
+def num(text):
+    return int(text.replace(",", ""))

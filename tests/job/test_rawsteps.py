@@ -1,0 +1,109 @@
+"""profiler.job.rawsteps: the job's tasks over raw lines give the records of mrjob's own protocol path."""
+
+import random
+
+import orjson
+import pytest
+from mrjob.job import MRJob
+
+from jobs.profile_job import ProfileJob
+from profiler.formats import inputs
+from profiler.job import pipeline, rawsteps
+from profiler.model import stats
+from profiler.model.policy import load
+from helpers.exactness import generate_lines
+
+
+class ProtocolPathJob(ProfileJob):
+    """The profile job through mrjob's per-line protocol (what the Spark harness runs)."""
+
+    def run_mapper(self, step_num=0):
+        return MRJob.run_mapper(self, step_num)
+
+    def run_reducer(self, step_num=0):
+        return MRJob.run_reducer(self, step_num)
+
+
+def _run(job_class, manifests, policy, extra):
+    job = job_class(pipeline.job_args(manifests, policy, "inline", extra=extra))
+    with job.make_runner() as runner:
+        runner.run()
+        return sorted(line for part in runner.fs.ls(runner.get_output_dir())
+                      for line in b"".join(runner.fs.cat(part)).splitlines())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_raw_path_equals_protocol_path(tmp_path, monkeypatch, seed):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    rng = random.Random(seed)
+    paths = []
+    lines = generate_lines(seed, n_urirs=rng.randint(50, 400))
+    for i in range(rng.randint(1, 3)):          # several files: a URI-R's records from several map tasks
+        path = tmp_path / ("part%d.cdx" % i)
+        chunk = sorted(rng.sample(lines, len(lines) // 2)) if i else lines
+        path.write_text(" CDX N b a m s k r M S V g\n" + "".join(line + "\n" for line in chunk))
+        paths.append(str(path))
+    splits = inputs.plan_splits([inputs.sniff(p) for p in paths], rng.choice([700, 5000, 1 << 26]))
+    manifests = pipeline.write_manifest(splits, str(tmp_path / "manifest"))
+    policy = load(rng.choice(["default", "hosts", "full"]))
+    extra = ["--table-limit", str(rng.choice([1, 7, 200000]))]
+    if rng.random() < 0.3:
+        extra.append("--no-resolve-revisits")
+    raw = _run(ProfileJob, manifests, policy, extra)
+    assert raw == _run(ProtocolPathJob, manifests, policy, extra)
+    assert any(line.startswith(b"* ") for line in raw)
+
+
+def _lines(*records):
+    return [key + b"\t" + (value if isinstance(value, bytes) else orjson.dumps(value)) + b"\n"
+            for key, value in records]
+
+
+def test_step2_skips_digests_of_one_uri_r_and_copies_lone_key_records():
+    record = [2, 1, 1, 2, 30, 2, 30, "20100101000000", "20110101000000"]
+    other = [1, 1, 1, 1, 5, 1, 5, "20090101000000", "20090101000000"]
+    lines = _lines((b"!meta", {"captures": 3, "skipped": {"bad": 1}}), (b"!meta", {"captures": 2, "skipped": {}}),
+                   (b"D AAAA", ["com,a)/", [["2010", "text/html", "200", 10]]]),
+                   (b"K * - - -", record), (b"K * - - -", other), (b"K com,a)/ - - -", b"[1,1,1,1,1,1,1,\"1\",\"1\"]"))
+    lines[-1] = lines[-1].rstrip(b"\n")     # a last line without its newline
+    out = []
+    rawsteps.reduce_digests_and_keys(iter(lines), load("default"), 100, out.append)
+    got = b"".join(out).splitlines()
+    assert got == [b"!meta\t" + orjson.dumps({"captures": 5, "skipped": {"bad": 1}}),
+                   b"K * - - -\t" + orjson.dumps(stats.sum_all([record, other])),
+                   b"K com,a)/ - - -\t[1,1,1,1,1,1,1,\"1\",\"1\"]"]
+
+
+def test_step2_corrects_a_digest_of_two_uri_rs():
+    lines = _lines((b"D AAAA", ["com,a)/", [["2010", "text/html", "200", 10]]]),
+                   (b"D AAAA", ["com,a)/b", [["2010", "text/html", "200", 7]]]))
+    for limit in (1, 100):
+        out = []
+        rawsteps.reduce_digests_and_keys(iter(lines), load("hosts"), limit, out.append)
+        table = {}
+        for line in b"".join(out).splitlines():
+            key, _, value = line.partition(b"\t")
+            stats.add(table, key, orjson.loads(value))
+        assert table[b"K com,a)/* - - -"] == stats.correction(1, 7)
+        assert all(record == stats.correction(1, 7) for record in table.values())
+
+
+def test_map_records_batches_and_encodes():
+    out = []
+    records = iter([(b"a", [1]), (b"b", b"[2]"), (b"c", {"x": 1})])
+    rawsteps.map_records(records, out.append, batch=2)
+    assert out == [b"a\t[1]\nb\t[2]\n", b'c\t{"x":1}\n']
+
+
+def test_input_chunks_of_a_byte_range_of_stdin(tmp_path):
+    """A reduce task of the local runner reads its part of the sorted file in place: the range
+    in RANGE_ENV, in buffers of at most size bytes; without it, all of stdin."""
+    path = tmp_path / "sorted"
+    path.write_bytes(b"".join(b"k%02d\tv\n" % i for i in range(50)))
+    data = path.read_bytes()
+    for start, end, size in ((0, 0, 4), (0, 12, 5), (12, 60, 7), (60, len(data), 1 << 20)):
+        with open(path, "rb") as stdin:
+            chunks = list(rawsteps.input_chunks([], stdin, size, {rawsteps.RANGE_ENV: "%d %d" % (start, end)}))
+        assert b"".join(chunks) == data[start:end] and all(len(c) <= size for c in chunks)
+    with open(path, "rb") as stdin:
+        assert b"".join(rawsteps.input_chunks(["-"], stdin, 3, {})) == data

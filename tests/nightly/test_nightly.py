@@ -1,0 +1,403 @@
+"""The nightly run over several simulated nights: CDX and WARC files arriving, a corrupted input,
+recrawls, changed and removed files, runs killed with SIGKILL, a held lock, approximate folds.
+
+After every night the published profile equals a profile of the same inputs made from scratch,
+or (on_overlap: approximate) is labelled: each number is exact or carries bounds that hold the
+from-scratch value.
+"""
+
+import glob
+import gzip
+import json
+import os
+import signal
+import time
+
+import orjson
+import pytest
+
+from profiler.nightly import fold as nightly_fold
+from profiler.nightly.lock import RunLock
+from profiler.files.validate import validate
+
+from helpers.nightly_archive import (Archive, about_meta, assert_same_profile, captures_by_host, cdx_text,
+                                     check_within_bounds, run_meta)
+
+GROUPS = captures_by_host(4000, seed=5)
+
+
+def hosts(part, parts=6):
+    return [c for group in GROUPS[part::parts] for c in group]
+
+
+def state(archive):
+    with open(os.path.join(archive.state_dir, "state.json"), "rb") as f:
+        return orjson.loads(f.read())
+
+
+def last_run(archive):
+    with open(os.path.join(archive.state_dir, "runs.jsonl"), "rb") as f:
+        return orjson.loads(f.read().splitlines()[-1])
+
+
+def published(archive):
+    return os.path.join(archive.out, os.readlink(archive.latest))
+
+
+def test_several_nights_equal_from_scratch(tmp_path, capsys):
+    a = Archive(tmp_path)
+    # night 1: an index and a crawl's WARC
+    a.add_cdx("a.cdx", hosts(0))
+    a.add_warc("crawl-1.warc.gz", 80, seed=11)
+    status, line = a.night(capsys)
+    assert status == 0 and line.startswith("archive-profiler nightly: published archive-")
+    assert last_run(a)["mode"] == "rebuild" and last_run(a)["reason"] == "first run"
+    assert_same_profile(a.latest, a.scratch())
+
+    # night 2: new hosts with new digests: folded, exact
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold: new URI-Rs and digests only;" in line and "; exact)" in line
+    assert_same_profile(a.latest, a.scratch())
+    assert validate(a.latest).ok
+
+    # night 3: nothing new
+    before = a.versions()
+    status, line = a.night(capsys)
+    assert status == 0 and line.startswith("archive-profiler nightly: nothing new in 3 input(s)")
+    assert a.versions() == before
+
+    # night 4: a gzip index, a truncated gzip index and a file that is no index at all
+    a.add_cdx("c.cdx.gz", hosts(2), tag="N4")
+    whole = gzip.compress(cdx_text(hosts(3), tag="N4").encode("ascii"))
+    a.add_bytes("d.cdx.gz", whole[: len(whole) * 2 // 3])
+    a.add_bytes("notes.txt", b"this is not an index\n" * 20)
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold:" in line
+    meta = run_meta(a.latest)
+    assert meta["skipped"]["truncated_file"] == 1 and meta["skipped"]["unusable_file"] == 1
+    assert [f["path"].endswith("notes.txt") for f in meta["skipped_files"]] == [True]
+    assert_same_profile(a.latest, a.scratch())
+
+    # night 5: another WARC (shares digests and URI-Rs with the first crawl): rebuilt
+    a.add_warc("crawl-2.warc.gz", 80, seed=12)
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild:" in line and "seen on earlier nights" in line
+    assert_same_profile(a.latest, a.scratch())
+
+    # night 6: a recrawl of known URI-Rs
+    a.add_cdx("e.cdx", [c[:1] + ("2025" + c[1][4:],) + c[2:] for c in hosts(0)[::7]])
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild:" in line
+    assert_same_profile(a.latest, a.scratch())
+
+    # night 7: a file changed in place; night 8: a file removed
+    a.add_cdx("b.cdx", hosts(1)[:-5], tag="N2")
+    os.utime(os.path.join(a.inputs, "b.cdx"), ns=(1, 1))
+    status, line = a.night(capsys)
+    assert status == 0 and "1 input(s) changed" in line
+    assert_same_profile(a.latest, a.scratch())
+    os.unlink(os.path.join(a.inputs, "c.cdx.gz"))
+    status, line = a.night(capsys)
+    assert status == 0 and "1 input(s) removed" in line
+    assert_same_profile(a.latest, a.scratch())
+
+    # versions: the last 3 kept, each with its change report; the link points at the newest
+    versions = a.versions()
+    assert len(versions) == 3 and os.readlink(a.latest) == versions[-1]
+    assert state(a)["versions"] == [v[len("archive-"):-len(".cdxj")] for v in versions]
+    for v in versions:
+        assert os.path.exists(os.path.join(a.out, v[:-5] + ".changes.md"))
+    report = json.load(open(os.path.join(a.out, versions[-1][:-5] + ".changes.json")))
+    assert report["keys"]["vanished"] > 0 and report["vanished_hosts"]["count"] > 0
+    runs = [json.loads(line) for line in open(os.path.join(a.state_dir, "runs.jsonl"))]
+    assert [r["status"] for r in runs].count("published") == 7 and len(runs) == 8
+
+
+def test_change_report_names_new_hosts_and_growth(tmp_path, capsys):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    a.night(capsys)
+    stem = published(a)[:-len(".cdxj")]
+    report = json.load(open(stem + ".changes.json"))
+    new_hosts = {h["key"] for h in report["new_hosts"]["top"]}
+    expected = {c[0].split(")")[0] + ")/*" for c in hosts(1) if c[0].split(")")[0].count(",") < 3}
+    assert report["new_hosts"]["count"] == len(expected) > 5   # the default policy's host_depth is 3
+    assert expected >= new_hosts
+    total = report["totals"]["urim.total"]
+    assert total == [len(hosts(0)), len(hosts(0)) + len(hosts(1)), len(hosts(1))]
+    assert sum(r["urim.total"][2] for r in report["by_year"]) == len(hosts(1))
+    assert sum(r["urim.total"][2] for r in report["by_tld"]) == len(hosts(1))
+    text = open(stem + ".changes.md").read()
+    assert "## New hosts (%d)" % report["new_hosts"]["count"] in text and "Growth by MIME type" in text
+
+
+@pytest.mark.parametrize("stage", ["profiled", "placed", "committed"])
+def test_run_killed_at_each_stage_recovers(tmp_path, capsys, stage):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    first = published(a)
+    state_before = open(os.path.join(a.state_dir, "state.json"), "rb").read()
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    proc = a.start({"ARCHIVE_PROFILER_NIGHTLY_STALL": stage})
+    assert proc.stdout.readline().strip() == "STALLED " + stage
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lock = json.load(open(os.path.join(a.state_dir, "lock")))
+    assert lock["pid"] == proc.pid                      # the dead run's lock file is left behind
+    if stage == "committed":                            # committed, but the link not yet moved
+        assert published(a) == first and state(a)["current"]["profile"] != os.path.basename(first)
+    else:                                               # nothing a reader uses has changed
+        assert published(a) == first
+        assert open(os.path.join(a.state_dir, "state.json"), "rb").read() == state_before
+    status, line = a.night(capsys)
+    assert status == 0
+    run = last_run(a)
+    assert run["stale_lock"]["pid"] == proc.pid
+    if stage == "committed":
+        assert run["status"] == "unchanged" and run.get("recovered_link")
+    else:
+        assert run["status"] == "published" and run["mode"] == "fold" and run.get("recovered_files", 0) >= (
+            stage == "placed")
+    assert_same_profile(a.latest, a.scratch())
+    assert not [n for n in os.listdir(a.out) if n.endswith(".tmp")]
+    assert len(os.listdir(os.path.join(a.state_dir, "sets"))) == 2
+
+
+def test_run_killed_inside_the_local_job_recovers(tmp_path, capsys):
+    """SIGKILL to the run and its map/reduce processes while the local runner works."""
+    a = Archive(tmp_path, runner="local", cores=2)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    first = published(a)
+    state_before = open(os.path.join(a.state_dir, "state.json"), "rb").read()
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    tmp = os.environ["TMPDIR"]
+    proc = a.start()
+    deadline = time.monotonic() + 120
+    # as soon as map tasks run (the whole job takes about a second)
+    while not glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert published(a) == first
+    assert open(os.path.join(a.state_dir, "state.json"), "rb").read() == state_before
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold:" in line
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_a_held_lock_stops_a_second_run(tmp_path, capsys):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    os.makedirs(a.state_dir)
+    with RunLock(a.state_dir):
+        status, line = a.night(capsys)
+    assert status == 75
+    assert line.startswith("archive-profiler nightly: not run: another nightly run holds")
+    assert "pid %d" % os.getpid() in line
+    assert not os.path.exists(a.latest)
+    assert last_run(a)["status"] == "locked"
+    assert a.night(capsys)[0] == 0 and os.path.exists(a.latest)
+
+
+def test_approximate_fold_labels_exactly_the_keys_it_cannot_know(tmp_path, capsys):
+    a = Archive(tmp_path, on_overlap="approximate", max_approximate_nights=2)
+    a.add_cdx("a.cdx", hosts(0) + hosts(1))
+    a.night(capsys)
+    # a recrawl of some URI-Rs in 2025 with new content (no revisits), plus new hosts
+    recrawl = [(u, "2025" + ts[4:], url, mime, status, "R" + digest if digest != "-" else "-", n)
+               for u, ts, url, mime, status, digest, n in hosts(0)[::5] if mime != "warc/revisit"]
+    a.add_cdx("b.cdx", recrawl + hosts(2), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(approximate:" in line and "key(s) with bounds" in line
+    exact, bounded = check_within_bounds(a.latest, a.scratch())
+    assert bounded == last_run(a)["bounded_keys"] > 0 and exact > bounded
+    about = about_meta(a.latest)
+    assert about["merge"]["bounds"] == ["urim.min", "urim.max", "urir"]
+    assert validate(a.latest).ok
+    # the next night folds exactly, bounds carried over; past max_approximate_nights it rebuilds
+    a.add_cdx("c.cdx", hosts(3), tag="N3")
+    a.night(capsys)
+    assert last_run(a)["mode"] == "fold"
+    check_within_bounds(a.latest, a.scratch())
+    a.add_cdx("d.cdx", [(u, "2026" + ts[4:]) + tuple(rest) for u, ts, *rest in recrawl], tag="N4")
+    status, line = a.night(capsys)
+    assert "(rebuild: the profile has carried bounds for 2 night(s)" in line
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_approximate_rebuilds_when_a_revisit_may_resolve_across_nights(tmp_path, capsys):
+    a = Archive(tmp_path, on_overlap="approximate")
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    # the same URLs, same content, later: revisits of the originals profiled last night
+    revisits = [(u, "2025" + ts[4:], url, "warc/revisit", "-", d, 500)
+                for u, ts, url, mime, status, d, n in hosts(0)[::4] if d != "-" and mime != "warc/revisit"]
+    a.add_cdx("b.cdx", revisits)
+    status, line = a.night(capsys)
+    assert "(rebuild:" in line and "a revisit's original may be in an earlier night" in line
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_a_broken_new_profile_is_never_published(tmp_path, capsys, monkeypatch):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    first, state_before = published(a), state(a)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    real_fold = nightly_fold.fold
+
+    def unsorted_fold(old, delta, out, header, *args):
+        counts = real_fold(old, delta, out, header, *args)
+        lines = open(out, "rb").read().splitlines(keepends=True)
+        open(out, "wb").write(b"".join(lines[:6] + lines[7:8] + lines[6:7] + lines[8:]))
+        return counts
+    monkeypatch.setattr(nightly_fold, "fold", unsorted_fold)
+    status, line = a.night(capsys)
+    assert status == 1
+    assert "FAILED" in line and "did not validate" in line and "not in byte order" in line
+    assert published(a) == first and state(a) == state_before and len(a.versions()) == 1
+    monkeypatch.undo()
+    assert a.night(capsys)[0] == 0
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_a_damaged_published_profile_is_rebuilt(tmp_path, capsys):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    with open(published(a), "ab") as f:
+        f.write(b"* - - - {\"urim\":{}}\n")            # out of order: the file no longer merges
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild: the published profile cannot be read" in line
+    assert_same_profile(a.latest, a.scratch())
+    assert "Note: the previous profile cannot be read" in open(published(a)[:-5] + ".changes.md").read()
+
+
+def test_a_damaged_value_in_the_published_profile_is_rebuilt(tmp_path, capsys):
+    """A value the fold must combine (the root key, which the night's captures touch too) that
+    is not JSON: the night rebuilds from the inputs instead of failing."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    path = os.path.realpath(published(a))
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    lines = [b"* - - - {\"urim\":\n" if line.startswith(b"* - - - ") else line for line in lines]
+    open(path, "wb").write(b"".join(lines))
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild: the published profile cannot be read" in line, line
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_settling_inputs_wait_for_the_next_run(tmp_path, capsys):
+    a = Archive(tmp_path, settle_seconds=3600)
+    a.add_cdx("a.cdx", hosts(0))
+    old = time.time() - 7200
+    os.utime(os.path.join(a.inputs, "a.cdx"), (old, old))
+    a.add_cdx("b.cdx", hosts(1), tag="N2")             # still being written
+    assert a.night(capsys)[0] == 0
+    assert last_run(a)["settling_inputs"] == 1 and last_run(a)["captures"] == len(hosts(0))
+    a.add_cdx("a.cdx", hosts(0)[:-3])                  # a known input being rewritten: no rebuild yet
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new" in line
+    for name in ("a.cdx", "b.cdx"):
+        os.utime(os.path.join(a.inputs, name), (old, old))
+    status, line = a.night(capsys)
+    assert "(rebuild: 1 input(s) changed" in line
+    assert_same_profile(a.latest, a.scratch())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("inputs: [in]\n", "output_dir (where profiles are published) is required"),
+    ("inputs: [in]\noutput_dir: out\non_overlap: guess\n", "on_overlap must be one of rebuild, approximate"),
+    ("inputs: [in]\noutput_dir: out\nkeep: 0\n", "keep must be at least 1"),
+    ("inputs: [in]\noutput_dir: out\nkepe: 3\n", "unknown key 'kepe'"),
+    ("inputs: [\n", "not YAML"),
+])
+def test_config_mistakes_are_one_line(tmp_path, capsys, text, message):
+    from profiler import cli
+    config = tmp_path / "n.yaml"
+    config.write_text(text)
+    assert cli.main(["nightly", "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and err.startswith("archive-profiler: error:")
+
+
+def test_missing_inputs_is_a_user_error_not_a_traceback(tmp_path, capsys):
+    a = Archive(tmp_path, inputs=["nowhere/"])
+    status, line = a.night(capsys)
+    assert status == 2 and line == "archive-profiler nightly: FAILED after %s: input not found: %s (the " \
+        "published profile and the state are unchanged)" % (line.split("after ")[1].split(":")[0],
+                                                            os.path.join(str(tmp_path), "nowhere/"))
+
+
+def test_mementomap_published_beside_each_version(tmp_path, capsys):
+    from profiler.files.ukvs import profile_to_map
+    a = Archive(tmp_path, mementomap="surt")
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    a.night(capsys)
+    link = os.path.join(a.out, "archive-latest.ukvs")
+    assert os.readlink(link) == os.readlink(a.latest)[:-5] + ".ukvs"
+    profile_to_map(a.scratch(), str(tmp_path / "scratch.ukvs"))
+    def body(path):
+        return [line for line in open(path, "rb") if not line.startswith(b"!")]
+    assert body(link) == body(str(tmp_path / "scratch.ukvs"))
+    assert state(a)["current"]["map"] == os.readlink(link)
+    a.configure(mementomap=None)
+    a.add_cdx("c.cdx", hosts(2), tag="N3")
+    a.night(capsys)
+    assert not os.path.lexists(link)
+
+
+def test_local_rebuilds_and_inline_nights_give_the_same_profile(tmp_path, capsys):
+    a = Archive(tmp_path, runner="local", cores=2, delta_runner="inline")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold:" in line
+    assert_same_profile(a.latest, a.scratch())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_nights_are_exact_or_bounded(tmp_path, capsys, seed):
+    """Random nights (new hosts, recrawls with new or the same content, revisits, shared digests):
+    after each, the profile equals the from-scratch one, or every number it does not bound does."""
+    import random
+    rng = random.Random(seed)
+    a = Archive(tmp_path, on_overlap=rng.choice(["approximate", "rebuild"]), max_approximate_nights=3,
+                resolve_revisits=rng.random() < 0.8)
+    pool = list(range(12))
+    rng.shuffle(pool)
+    seen = []
+    for night in range(4):
+        captures = hosts(pool.pop(), 12)
+        if seen and rng.random() < 0.7:                     # recaptures of known URLs
+            old = rng.sample(seen, min(len(seen), 60))
+            year = "%d" % (2025 + night)
+            for u, ts, url, mime, status, digest, n in old:
+                kind = rng.random()
+                if kind < 0.3 and digest != "-":           # unchanged: a revisit of the same payload
+                    captures.append((u, year + ts[4:], url, "warc/revisit", "-", digest, 300))
+                elif kind < 0.8:                            # new content
+                    captures.append((u, year + ts[4:], url, mime, status, "R%d%s" % (night, digest), n))
+        tag = "" if rng.random() < 0.5 else "N%d" % night   # untagged: digests shared with other nights
+        a.add_cdx("night-%d.cdx" % night, captures, tag=tag)
+        seen += [c for c in captures if c[3] != "warc/revisit"]
+        status, line = a.night(capsys)
+        assert status == 0, line
+        scratch = a.scratch()
+        if last_run(a)["exact"] == list(nightly_fold.FEATURES):
+            assert_same_profile(a.latest, scratch)
+        else:
+            assert a.settings["on_overlap"] == "approximate"
+            check_within_bounds(a.latest, scratch)

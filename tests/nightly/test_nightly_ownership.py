@@ -1,0 +1,124 @@
+"""nightly removes only what it can prove it wrote, refuses an output another config publishes,
+rebuilds a missing published profile, never reads its own outputs or state as inputs, and
+names the field of a state.json with wrong types."""
+
+import os
+
+import orjson
+import pytest
+
+from profiler import cli
+
+from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host, run_meta
+
+GROUPS = captures_by_host(2000, seed=11)
+
+
+def hosts(part, parts=4):
+    return [c for group in GROUPS[part::parts] for c in group]
+
+
+def _output(capsys):
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
+def published(archive):
+    return os.path.join(archive.out, os.readlink(archive.latest))
+
+
+def test_foreign_files_in_the_state_folder_survive(tmp_path, capsys):
+    a = Archive(tmp_path)
+    foreign = {}
+    for sub in ("work", "sets", ".work-mine", ""):
+        folder = os.path.join(a.state_dir, sub)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "urirs-20200101T000000Z.gz" if sub == "sets" else "notes.txt")
+        with open(path, "w") as f:
+            f.write("not nightly's")
+        foreign[path] = "not nightly's"
+    for night in range(3):
+        a.add_cdx("n%d.cdx" % night, hosts(night), tag="N%d" % night)
+        status, line = a.night(capsys)
+        assert status == 0, line
+    for path, text in foreign.items():
+        assert open(path).read() == text
+    # its own old sets are pruned: only the current ones and the foreign one remain
+    sets = sorted(os.listdir(os.path.join(a.state_dir, "sets")))
+    assert len(sets) == 3 and "urirs-20200101T000000Z.gz" in sets
+    # no work folder of its own is left
+    assert not [e for e in os.listdir(a.state_dir) if e.startswith(".work-") and e != ".work-mine"]
+
+
+def test_two_configs_sharing_an_output_are_refused(tmp_path, capsys):
+    a = Archive(tmp_path / "a")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    b = Archive(tmp_path / "b", output_dir=str(tmp_path / "a" / "out"),
+                state_dir=str(tmp_path / "b" / "state"))
+    b.add_cdx("b.cdx", hosts(1))
+    before = sorted(os.listdir(a.out))
+    status = cli.main(["nightly", "--config", b.config, "-q"])
+    err = _output(capsys)
+    assert status == 2 and "belongs to the nightly config" in err and ".archive.owner" in err
+    assert sorted(os.listdir(a.out)) == before
+    a.add_cdx("a2.cdx", hosts(2), tag="A2")
+    assert a.night(capsys)[0] == 0                      # the owner goes on
+
+
+def test_missing_published_profile_is_rebuilt(tmp_path, capsys):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    os.unlink(published(a))
+    for _ in range(2):                                  # nothing new, yet it must come back
+        status, line = a.night(capsys)
+        assert status == 0, line
+        assert os.path.isfile(published(a))
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_outputs_inside_the_inputs_are_not_read(tmp_path, capsys):
+    a = Archive(tmp_path, inputs=["."], output_dir="out")
+    a.add_cdx("a.cdx", hosts(0))
+    for night in range(3):
+        if night:
+            a.add_cdx("n%d.cdx" % night, hosts(night), tag="N%d" % night)
+        status, line = a.night(capsys)
+        assert status == 0, line
+    scratch = a.scratch()
+    with open(a.latest, "rb") as f, open(scratch, "rb") as g:
+        assert [x for x in f if x[:1] != b"!"] == [x for x in g if x[:1] != b"!"]
+    meta = run_meta(a.latest)
+    named = [i["path"] if isinstance(i, dict) else i for i in meta.get("inputs", [])] + \
+        [i["path"] for i in meta.get("skipped_files", [])]
+    assert named and not [p for p in named if "out" + os.sep in p or p.endswith(".cdxj")], named
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda s: s["current"].update(urirs=7), "current.urirs"),
+    (lambda s: s.update(versions="abc"), "versions"),
+    (lambda s: s["inputs"][next(iter(s["inputs"]))].update(size="big"), ".size"),
+    (lambda s: s.update(current=[1]), "current"),
+])
+def test_state_with_wrong_types_names_the_field(tmp_path, capsys, change, field):
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    path = os.path.join(a.state_dir, "state.json")
+    data = orjson.loads(open(path, "rb").read())
+    change(data)
+    open(path, "wb").write(orjson.dumps(data))
+    status = cli.main(["nightly", "--config", a.config, "-q"])
+    err = _output(capsys)
+    assert status == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and path in err and field in err, err
+
+
+def test_an_output_folder_that_cannot_be_made(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    a = Archive(tmp_path, output_dir="file/out")
+    a.add_cdx("a.cdx", hosts(0))
+    status = cli.main(["nightly", "--config", a.config, "-q"])
+    err = _output(capsys)
+    assert status == 2 and "cannot make the folder" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,284 @@
+"""The holdings report: data picked from real profiles of the bundled sample, the page, PNGs, errors."""
+
+import html.parser
+import json
+import os
+import tempfile
+
+import pytest
+
+from profiler import cli, report
+from profiler.job.pipeline import run_profile
+
+from helpers.reports import CHART_IDS, make_profile, data_lines, matching, is_year, num
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Page(html.parser.HTMLParser):
+    """Tables (id -> rows of cell text), figures (id -> has an <svg>, its classes), all ids."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.figures, self.ids, self.tags = {}, {}, [], []
+        self._table = self._row = self._cell = self._figure = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "table":
+            self._table = self.tables.setdefault(a.get("id"), [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "figure":
+            self._figure = a["id"]
+            self.figures[a["id"]] = {"svg": False, "class": a.get("class", "")}
+        elif tag == "svg" and self._figure:
+            self.figures[self._figure]["svg"] = True
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self._table.append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "figure":
+            self._figure = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse_page(path):
+    page = Page()
+    with open(path, encoding="utf-8") as f:
+        page.feed(f.read())
+    return page
+
+
+@pytest.fixture(scope="module")
+def sample_profile(tmp_path_factory):
+    return make_profile(tmp_path_factory.mktemp("profile"))
+
+
+def test_surt_levels_and_host_names():
+    assert report.surt_level(b"*") == "root"
+    assert report.surt_level(b"com,*") == "tld"
+    assert report.surt_level(b"com,cnn,*") == "domain"
+    assert report.surt_level(b"com,cnn)/*") == "host"
+    assert report.surt_level(b"com,cnn)/world/*") is None
+    assert report.surt_level(b"com,cnn)/a)/*") is None
+    assert report.surt_level(b"com,cnn)/index.html") is None
+    assert report.host_name("com,cnn)/*") == "cnn.com"
+    assert report.host_name("org,example:8080)/*") == "example.org:8080"
+
+
+def test_holdings_of_the_sample(sample_profile):
+    lines = data_lines(sample_profile)
+    h = report.read_holdings(sample_profile)
+    assert h["lines"] == len(lines)
+    assert h["total"] == lines["* - - -"] and h["total"]["urim"]["total"] == 5000
+    assert h["years"] == matching(lines, ["*", None, "-", "-"], is_year) and len(h["years"]) == 29
+    types = {m: v for m, v in matching(lines, ["*", "-", None, "-"]).items() if not m.endswith("/*")}
+    assert h["mimes"] == types and "text/html" in types
+    assert set(h["mime_categories"]) == {"application/*", "audio/*", "font/*", "image/*", "text/*",
+                                         "video/*", "unk"}
+    assert h["statuses"] == {s: v for s, v in matching(lines, ["*", "-", "-", None]).items()
+                             if s.endswith("xx") or s == "unk"}
+    assert set(h["statuses"]) == {"2xx", "3xx", "4xx", "5xx"}
+    hosts = {k.split(" ")[0]: v for k, v in lines.items() if k.endswith(")/* - - -")}
+    assert h["hosts"] == hosts and "com,cnn)/*" in hosts
+    tlds = {k.split(",")[0]: v for k, v in lines.items()
+            if k.endswith(",* - - -") and k.count(",") == 1}
+    assert h["tlds"] == tlds and "com" in tlds
+
+
+def test_sample_profile_partitions_what_the_charts_share_out(sample_profile):
+    """The charts' shares assume every capture has one year, MIME type, status class and TLD."""
+    h = report.read_holdings(sample_profile)
+    for table in ("years", "mimes", "mime_categories", "statuses", "tlds"):
+        assert sum(v["urim"]["total"] for v in h[table].values()) == 5000, table
+        assert sum(v["bytes"] for v in h[table].values()) == h["total"]["bytes"], table
+
+
+def test_page_tables_match_the_profile(sample_profile, tmp_path):
+    out = tmp_path / "report.html"
+    summary = report.write_report(sample_profile, str(out), png_dir=str(tmp_path / "png"))
+    assert summary["charts"] == CHART_IDS and summary["missing"] == []
+    page = parse_page(out)
+    lines = data_lines(sample_profile)
+    total = lines["* - - -"]
+
+    for chart in CHART_IDS:
+        assert page.figures["chart-" + chart]["svg"], chart
+        assert len(page.tables["table-" + chart]) > 1, chart
+    assert len(page.ids) == len(set(page.ids)), "ids shared between inline SVGs"
+
+    glance = dict((r[0], r[1]) for r in page.tables["table-summary"][1:])
+    assert num(glance["captures (URI-Ms)"]) == 5000
+    assert num(glance["unique URLs (URI-Rs)"]) == total["urir"] == 1875
+    assert num(glance["bytes"]) == total["bytes"]
+    assert num(glance["bytes after deduplication"]) == total["dedup_bytes"]
+    assert glance["first capture"] == "1996-01-08 23:03:06"
+
+    years = matching(lines, ["*", None, "-", "-"], is_year)
+    rows = page.tables["table-captures-per-year"][1:]
+    assert [r[0] for r in rows] == sorted(years)
+    for year, urim, urir, size in rows:
+        v = years[year]
+        assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+
+    mimes = {m: v for m, v in matching(lines, ["*", "-", None, "-"]).items() if not m.endswith("/*")}
+    rows = page.tables["table-mime-by-bytes"][1:]
+    top = sorted(mimes, key=lambda m: -mimes[m]["bytes"])[:10]
+    assert [r[0] for r in rows[:10]] == top and rows[0][0] == "application/pdf"
+    assert [num(r[1]) for r in rows[:10]] == [mimes[m]["bytes"] for m in top]
+    assert rows[10][0] == "other (%d types)" % (len(mimes) - 10)
+    assert num(rows[10][1]) == sum(mimes[m]["bytes"] for m in mimes if m not in top)
+    assert rows[-1][:2] == ["all", "{:,}".format(sum(v["bytes"] for v in mimes.values()))]
+
+    status = {r[0]: num(r[1]) for r in page.tables["table-status-classes"][1:]}
+    assert status == {s: lines["* - - %s" % s]["urim"]["total"] for s in ("2xx", "3xx", "4xx", "5xx")}
+
+    hosts = {k.split(" ")[0]: v for k, v in lines.items() if k.endswith(")/* - - -")}
+    rows = page.tables["table-hosts-by-urir"][1:]
+    assert len(rows) == 10
+    assert [num(r[3]) for r in rows] == sorted((v["urir"] for v in hosts.values()), reverse=True)[:10]
+    for name, surt, urim, urir, size in rows:
+        v = hosts[surt]
+        assert name == report.host_name(surt)
+        assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+
+    dedup = dict((r[0], r[1]) for r in page.tables["table-dedup"][1:])
+    assert num(dedup["saved by deduplication"]) == total["bytes"] - total["dedup_bytes"] == 13876996
+    assert dedup["share saved"] == "10.8 %"
+
+    meta = dict((r[0], r[1]) for r in page.tables["table-metadata"][1:])
+    assert meta["!id uri"] == "https://archive.example.org/"
+    assert meta["!meta captures"] == "5,000" and meta["!meta revisits"] == "resolved"
+    assert '"name":"default"' in meta["!meta policy"]
+
+    pngs = sorted(os.listdir(tmp_path / "png"))
+    assert pngs == sorted(c + ".png" for c in CHART_IDS)
+    from PIL import Image
+    with Image.open(tmp_path / "png" / "hosts-by-bytes.png") as im:
+        assert im.format == "PNG" and im.size[0] > 300 and im.size[1] > 200
+        assert len(im.convert("L").getcolors(1 << 16)) > 10          # more than a blank canvas
+
+
+def test_page_is_self_contained(sample_profile, tmp_path):
+    out = tmp_path / "report.html"
+    report.write_report(sample_profile, str(out))
+    page = parse_page(out)
+    text = out.read_text(encoding="utf-8")
+    assert not [t for t, a in page.tags if t in ("script", "link", "iframe", "img", "object", "embed")]
+    assert not [a for _, a in page.tags if "src" in a or "srcset" in a]
+    assert not [a["href"] for _, a in page.tags if "href" in a and not a["href"].startswith("#")]
+    assert "@import" not in text and "url(http" not in text
+    assert "default-src 'none'" in text                  # the browser refuses any fetch anyway
+
+
+def test_profile_without_the_keys_degrades_with_notes(tmp_path):
+    policy = tmp_path / "thin.yaml"
+    policy.write_text("name: thin\nhost_depth: 3\npath_depth: 0\nexact_urls: false\n"
+                      "levels: {datetime: [year], mime: [type], status: [class]}\n"
+                      "emit:\n  root: {datetime: [any, year]}\n  tld: {datetime: [any]}\n"
+                      "  domain: none\n  host: none\n  path: none\n")
+    profile = make_profile(tmp_path, str(policy))
+    out = tmp_path / "thin.html"
+    summary = report.write_report(profile, str(out))
+    assert summary["charts"] == ["captures-per-year", "tlds-by-urim", "tlds-by-urir", "tlds-by-bytes",
+                                 "dedup-per-year"]
+    assert summary["missing"] == ["mime-by-captures", "mime-by-bytes", "status-classes", "hosts-by-urim",
+                                  "hosts-by-urir", "hosts-by-bytes"]
+    page = parse_page(out)
+    text = out.read_text(encoding="utf-8")
+    for chart in summary["missing"]:
+        assert "chart-missing" in page.figures["chart-" + chart]["class"]
+        assert not page.figures["chart-" + chart]["svg"] and "table-" + chart not in page.tables
+    assert "This profile has no &#39;* - MIME -&#39; lines (policy thin)" in text
+    assert "This profile has no &#39;HOST)/* - - -&#39; lines (policy thin)" in text
+    assert page.figures["chart-captures-per-year"]["svg"]
+
+
+def test_hosts_policy_profile_has_every_chart(tmp_path):
+    profile = make_profile(tmp_path, "hosts")
+    summary = report.write_report(profile, str(tmp_path / "hosts.html"), top=3)
+    assert summary["charts"] == CHART_IDS and summary["missing"] == []
+    page = parse_page(tmp_path / "hosts.html")
+    assert len(page.tables["table-tlds-by-bytes"]) == 1 + 3
+
+
+def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", sample_profile, "-o", "r.html", "--png", "charts"]) == 0
+    assert "r.html: 11 charts" in capsys.readouterr().err
+    assert (tmp_path / "charts" / "captures-per-year.png").exists()
+    (tmp_path / "not-a-profile.txt").write_text("hello world\n")
+    for args, message in [
+        (["no.cdxj", "-o", "r.html"], "profile not found: no.cdxj"),
+        ([sample_profile, "-o", "/no/such/folder/r.html"], "output folder does not exist"),
+        (["not-a-profile.txt", "-o", "r.html"], "no profile lines"),     # its line skipped, warned
+        ([sample_profile, "-o", "r.html", "--png", "r.html"], "--png: not a folder"),
+    ]:
+        assert cli.main(["report"] + args) == 2, args
+        err = [x for x in capsys.readouterr().err.strip().splitlines() if "skipped" not in x]
+        assert len(err) == 1 and err[0].startswith("archive-profiler: error:") and message in err[0], err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["report", sample_profile, "-o", "r.html", "--top", "0"])
+    assert e.value.code == 2 and "positive" in capsys.readouterr().err
+
+
+def test_profile_without_the_whole_archive_line(tmp_path):
+    policy = tmp_path / "years.yaml"
+    policy.write_text("name: years-only\nhost_depth: 3\npath_depth: 0\nexact_urls: false\n"
+                      "levels: {datetime: [year], mime: [type], status: [class]}\n"
+                      "emit:\n  root: {datetime: [year]}\n  tld: none\n  domain: none\n  host: none\n"
+                      "  path: none\n")
+    profile = make_profile(tmp_path, str(policy))
+    assert "* - - -" not in data_lines(profile)
+    out = tmp_path / "years.html"
+    summary = report.write_report(profile, str(out))
+    assert summary["charts"] == ["captures-per-year", "dedup-per-year"]
+    page = parse_page(out)
+    text = out.read_text(encoding="utf-8")
+    assert "table-summary" not in page.tables and "table-dedup" not in page.tables
+    assert text.count("This profile has no &#39;* - - -&#39; lines (policy years-only), so the "
+                      "whole-archive figures are not shown.") == 2
+    rows = page.tables["table-captures-per-year"][1:]
+    assert sum(num(r[1]) for r in rows) == 5000
+
+
+def test_mime_categories_when_a_profile_has_no_type_lines(sample_profile, tmp_path):
+    """A profile whose policy writes only MIME categories: the chart shows them, 'unk' included."""
+    thin = tmp_path / "categories.cdxj"
+    with open(sample_profile, "rb") as f, open(thin, "wb") as out:
+        for line in f:
+            fields = line.split(b" ", 4)
+            if not (fields[0] == b"*" and b"/" in fields[2] and not fields[2].endswith(b"/*")):
+                out.write(line)
+    summary = report.write_report(str(thin), str(tmp_path / "c.html"), top=20)
+    assert "mime-by-captures" in summary["charts"]
+    rows = parse_page(tmp_path / "c.html").tables["table-mime-by-captures"]
+    assert rows[0][0] == "MIME category"
+    assert [r[0] for r in rows[1:3]] == ["text/*", "image/*"] and "unk" in [r[0] for r in rows]
+    assert rows[-1][:2] == ["all", "5,000"] and len(rows) == 1 + 7 + 1
+
+
+def test_chart_labels_are_plain_text():
+    """Labels come from the index: '$' or '<' in a MIME type is text, not mathtext or markup."""
+    from profiler.report import charts
+    chart = report.Chart("odd", "Odd <labels>", "bars", "bytes", labels=["text/$x", "a<b>&c"],
+                         series=[("bytes", [1500000, 0])])
+    svg, png = charts.render(chart, with_png=True)
+    assert svg.startswith("<svg role=\"img\" aria-labelledby=\"odd-title\"")
+    assert "text/$x" in svg and "a&lt;b&gt;&amp;c" in svg and "MB" in svg
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

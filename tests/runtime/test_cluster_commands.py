@@ -1,0 +1,263 @@
+"""Cluster runners: the command lines, jobconf and cluster definitions mrjob 0.7.4 generates.
+
+Hadoop runs end to end through a fake `hadoop` executable (tests/helpers/fake_hadoop.py) that records
+every call, keeps hdfs://, s3:// and gs:// in a local folder and runs each streaming step
+with real task processes. EMR and Dataproc cannot run here: their step and cluster
+definitions are built offline with the runners' own methods and pinned.
+"""
+
+import bz2
+import gzip
+import os
+import types
+
+import pytest
+from mrjob.conf import load_opts_from_mrjob_conf
+
+from profiler.accel import fast
+from profiler.job.pipeline import job_args, run_profile, write_manifest
+from profiler.model.policy import load as load_policy
+from profiler.runtime.shipping import package_zip
+
+from helpers import fake_hadoop
+from helpers.pythons import python_without_profiler
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONF = os.path.join(ROOT, "conf")
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+#: the settings every cluster conf must give the streaming steps
+SHARED_JOBCONF = {
+    "mapreduce.map.output.compress": "true",
+    "mapreduce.map.output.compress.codec": "org.apache.hadoop.io.compress.DefaultCodec",
+    "mapreduce.output.fileoutputformat.compress": "true",
+    "mapreduce.output.fileoutputformat.compress.codec": "org.apache.hadoop.io.compress.GzipCodec",
+}
+SORT_OVERRIDES = ("comparator", "stream.num.map.output.key.fields", "keypartitioner", "totalorder")
+
+
+def conf_opts(runner, name):
+    [(path, opts)] = load_opts_from_mrjob_conf(runner, os.path.join(CONF, name))
+    return opts
+
+
+def streaming_opts(argv):
+    """Parsed `hadoop jar` / EMR / Dataproc streaming arguments."""
+    return fake_hadoop.parse_streaming_args(argv)
+
+
+def assert_sort_safe(opts):
+    """No partitioner, input format or key comparator that would change Text byte order."""
+    assert "partitioner" not in opts          # Hadoop's HashPartitioner: any key in one part only
+    assert "inputformat" not in opts          # TextInputFormat: one manifest line per file
+    assert not [k for k in opts["D"] if any(s in k.lower() for s in SORT_OVERRIDES)]
+
+
+@pytest.mark.parametrize("runner,name", [("hadoop", "mrjob-hadoop.conf"), ("emr", "mrjob-emr.conf"),
+                                         ("dataproc", "mrjob-dataproc.conf")])
+def test_cluster_confs_share_the_streaming_settings(runner, name):
+    jobconf = conf_opts(runner, name)["jobconf"]
+    assert {k: jobconf[k] for k in SHARED_JOBCONF} == SHARED_JOBCONF
+    assert int(jobconf["mapreduce.job.reduces"]) >= 16
+    assert not [k for k in jobconf if any(s in k.lower() for s in SORT_OVERRIDES)]
+
+
+def test_spark_and_local_confs_load():
+    spark = conf_opts("spark", "mrjob-spark.conf")
+    assert spark["spark_master"] == "local[2]" and spark["jobconf"]["spark.ui.enabled"] == "false"
+    assert conf_opts("local", "mrjob-local.conf")["cleanup"] == "ALL"
+
+
+# -- Hadoop, run through the fake hadoop ---------------------------------------------------------
+
+@pytest.fixture
+def fake_cluster(tmp_path, monkeypatch):
+    bin_dir, root = tmp_path / "bin", tmp_path / "cluster"
+    bin_dir.mkdir()
+    root.mkdir()
+    hadoop = fake_hadoop.write_fake_hadoop(str(bin_dir))
+    monkeypatch.setenv("FAKE_HADOOP_ROOT", str(root))
+    monkeypatch.setenv("FAKE_HADOOP_LOG", str(tmp_path / "hadoop-calls.jsonl"))
+    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):     # getpass.getuser(): mrjob's /user/<name>
+        monkeypatch.setenv(var, "tester")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    return types.SimpleNamespace(hadoop=hadoop, root=str(root), log=str(tmp_path / "hadoop-calls.jsonl"))
+
+
+def _put(cluster, uri, data):
+    path = fake_hadoop.local(uri)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def test_hadoop_streaming_steps_and_remote_inputs(fake_cluster, tmp_path):
+    """Inputs on hdfs://, s3:// and gs:// (gzip, plain, bz2) through a manifest, output on HDFS:
+    the profile equals the local runner's, and the recorded commands carry the conf's settings."""
+    with gzip.open(SAMPLE, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    legend, body = lines[0], lines[1:]
+    thirds = [body[i::3] for i in range(3)]           # every file holds parts of many URI-Rs
+    local_files = []
+    for i, (uri, pack) in enumerate([("hdfs:///data/cdx/a.cdx.gz", gzip.compress),
+                                     ("s3://archive-bucket/cdx/b.cdx", bytes),
+                                     ("gs://archive-bucket/cdx/c.cdx.bz2", bz2.compress)]):
+        data = legend + b"".join(thirds[i])
+        _put(fake_cluster, uri, pack(data))
+        local_files.append(tmp_path / ("local-%d.cdx" % i))
+        local_files[-1].write_bytes(data)
+    manifest = tmp_path / "inputs.txt"
+    manifest.write_text("# remote inputs\nhdfs:///data/cdx/a.cdx.gz\ns3://archive-bucket/cdx/b.cdx\n"
+                        "gs://archive-bucket/cdx/*.bz2\n")
+
+    out = "hdfs:///profiles/sample.cdxj"
+    summary = run_profile([str(manifest)], out, runner="hadoop", conf_paths=[os.path.join(CONF, "mrjob-hadoop.conf")],
+                          created="2026-01-01T00:00:00Z",
+                          extra_args=["--hadoop-bin", fake_cluster.hadoop, "--hadoop-streaming-jar", "/opt/streaming.jar",
+                                      "--python-bin", python_without_profiler(tmp_path),
+                                      "--jobconf", "mapreduce.job.reduces=3"])
+    local_out = tmp_path / "local.cdxj"
+    run_profile([str(p) for p in local_files], str(local_out), runner="inline", created="2026-01-01T00:00:00Z")
+
+    with open(fake_hadoop.local(out), "rb") as f:
+        remote_lines = f.read().splitlines()
+    expected = local_out.read_bytes().splitlines()
+    data = [l for l in remote_lines if not l.startswith(b"!")]
+    assert data == [l for l in expected if not l.startswith(b"!")] and len(data) > 9000
+    meta = [l for l in remote_lines if l.startswith(b'!meta {"inputs"')][0]
+    assert b'"captures":5000' in meta and b"gs://archive-bucket/cdx/c.cdx.bz2" in meta
+    assert summary["parts"] == 3 and summary["splits"] == 3
+
+    calls = fake_hadoop.read_log(fake_cluster.log)
+    jars = [c for c in calls if c[0] == "jar"]
+    assert len(jars) == 3 and all(c[1] == "/opt/streaming.jar" for c in jars)
+    conf = conf_opts("hadoop", "mrjob-hadoop.conf")["jobconf"]
+    for step, call in enumerate(jars):
+        opts = streaming_opts(call[2:])
+        expected_d = dict(conf, **{"mapreduce.job.reduces": "3"})    # --jobconf overrides the conf
+        assert opts["D"] == expected_d
+        assert_sort_safe(opts)
+        shipped = sorted(f.rpartition("#")[2] for f in opts["files"])
+        # and the compiled hot path when it is built (profiler.accel.fast; tasks fall back to Python without it)
+        compiled = [os.path.basename(f) for f in fast.shipped_files()]
+        assert shipped == sorted(compiled + ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"])
+        assert all(f.startswith("hdfs:///user/tester/tmp/archive-profiler/") for f in opts["files"])
+        assert ("--step-num=%d --reducer" % step) in opts["reducer"]
+        if step == 0:
+            assert len(opts["input"]) == 3 and all(i.endswith(".json") for i in opts["input"])
+            assert "--mapper" in opts["mapper"]
+        else:
+            assert opts["mapper"] == "cat" and opts["input"] == [jars[step - 1][jars[step - 1].index("-output") + 1]]
+    # tasks read the remote inputs themselves; the client merged the gzipped parts of step 3
+    cats = [c[2] for c in calls if c[:2] == ["fs", "-cat"]]
+    assert cats.count("hdfs:///data/cdx/a.cdx.gz") >= 2 and cats.count("gs://archive-bucket/cdx/c.cdx.bz2") >= 2
+    assert len([c for c in cats if c.endswith(".gz") and "/output/part-" in c]) == 3
+    assert [c for c in calls if c[:2] == ["fs", "-put"]][-1][-1] == out       # the profile, uploaded last
+    assert os.listdir(fake_hadoop.local("hdfs:///user/tester/tmp/archive-profiler")) == []   # cleaned up
+
+
+def test_missing_remote_input_is_a_user_error(fake_cluster):
+    from profiler.errors import UserError
+    with pytest.raises(UserError, match="input not found: hdfs:///nowhere"):
+        run_profile(["hdfs:///nowhere/x.cdx"], "/tmp/never.cdxj", runner="hadoop",
+                    extra_args=["--hadoop-bin", fake_cluster.hadoop])
+
+
+# -- EMR and Dataproc, built offline ---------------------------------------------------------------
+
+def _runner(tmp_path, runner, conf, scheme):
+    from jobs.profile_job import ProfileJob
+    split = {"path": scheme + "://archive-bucket/cdx/a.cdx.gz", "compression": "gzip", "format": "cdx",
+             "fields": "NbamskrMSVg", "start": 0, "end": None}
+    manifests = write_manifest([split, split], str(tmp_path / "manifest"))
+    args = job_args(manifests, load_policy("default"), runner, [os.path.join(CONF, conf)],
+                    py_files=[package_zip(str(tmp_path))])
+    r = ProfileJob(args).make_runner()
+    r._create_setup_wrapper_scripts()
+    r._add_bootstrap_files_for_upload()
+    r._add_job_files_for_upload()
+    r._add_input_files_for_upload()
+    return r
+
+
+def _assert_steps(step_args, bucket_prefix, conf):
+    for step, args in enumerate(step_args):
+        opts = streaming_opts(args)
+        assert opts["D"] == conf["jobconf"]
+        assert_sort_safe(opts)
+        shipped = {f.rpartition("#")[2]: f for f in opts["files"]}
+        assert sorted(shipped) == ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"]
+        assert all(f.startswith(bucket_prefix) for f in shipped.values())
+        assert "%s profile_job.py --step-num=%d --reducer" % (conf["python_bin"], step) in opts["reducer"]
+        if step == 0:
+            assert len(opts["input"]) == 2 and all(i.startswith(bucket_prefix) for i in opts["input"])
+        if step == 2:
+            assert opts["output"].startswith(bucket_prefix) and opts["output"].endswith("/output/")
+
+
+def test_emr_steps_and_cluster(tmp_path):
+    conf = conf_opts("emr", "mrjob-emr.conf")
+    r = _runner(tmp_path, "emr", "mrjob-emr.conf", "s3")
+    cluster = r._cluster_kwargs()
+    # steps need the cluster's image version, which mrjob asks EMR for: answer offline
+    r._cluster_id = "j-OFFLINE"
+    r._cluster_to_cache["j-OFFLINE"] = {"image_version": "7.2.0", "app_versions": {"hadoop": "3.3.6"},
+                                        "collection_type": "INSTANCE_GROUP"}
+    steps = [r._build_step(i) for i in range(3)]
+    assert [s["HadoopJarStep"]["Jar"] for s in steps] == ["command-runner.jar"] * 3
+    assert all(s["HadoopJarStep"]["Args"][0] == "hadoop-streaming" for s in steps)
+    _assert_steps([s["HadoopJarStep"]["Args"][1:] for s in steps], "s3://my-bucket/tmp/", conf)
+
+    assert cluster["ReleaseLabel"] == "emr-7.2.0"
+    groups = {g["InstanceRole"]: (g["InstanceType"], g["InstanceCount"]) for g in cluster["Instances"]["InstanceGroups"]}
+    assert groups == {"MASTER": ("m6g.xlarge", 1), "CORE": ("m6g.2xlarge", 4)}
+    assert (cluster["JobFlowRole"], cluster["ServiceRole"]) == ("EMR_EC2_DefaultRole", "EMR_DefaultRole")
+    [action] = cluster["BootstrapActions"]
+    assert action["ScriptBootstrapAction"]["Path"].startswith("s3://my-bucket/tmp/")
+    with open(r._master_bootstrap_script_path) as f:
+        script = f.read()
+    assert "aws s3 cp s3://my-bucket/tmp/" in script
+    assert "sudo python3.11 -m pip install $__mrjob_PWD/archive_profiler-0.1.0-py3-none-any.whl" in script
+
+
+def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
+    import mrjob.dataproc
+    # mrjob only asks the Google libraries for credentials and the project here
+    monkeypatch.setattr(mrjob.dataproc, "google", types.SimpleNamespace(
+        auth=types.SimpleNamespace(default=lambda scopes: (None, "offline-project"))))
+    conf = conf_opts("dataproc", "mrjob-dataproc.conf")
+    r = _runner(tmp_path, "dataproc", "mrjob-dataproc.conf", "gs")
+    for path in r._py_files():
+        r._upload_mgr.add(path)
+    cluster = r._cluster_create_kwargs()
+    r._image_version, r._hadoop_version = "2.2", "3.3.6"
+    jobs = [r._streaming_step_job_kwarg(i)["hadoop_job"] for i in range(3)]
+    assert {j["main_jar_file_uri"] for j in jobs} == {"file:///usr/lib/hadoop-mapreduce/hadoop-streaming.jar"}
+    _assert_steps([j["args"] for j in jobs], "gs://my-bucket/tmp/", conf)
+
+    config = cluster["config"]
+    assert cluster["project_id"] == "my-project" and config["software_config"]["image_version"] == "2.2-debian12"
+    assert config["master_config"]["machine_type_uri"].endswith("/n2-standard-4")
+    assert config["worker_config"]["machine_type_uri"].endswith("/n2-standard-8")
+    assert config["worker_config"]["num_instances"] == 4
+    [action] = config["initialization_actions"]
+    assert action["executable_file"].startswith("gs://my-bucket/tmp/")
+    with open(r._master_bootstrap_script_path) as f:
+        script = f.read()
+    assert "apt-get" not in script
+    assert "sudo /opt/conda/default/bin/python -m pip install $__mrjob_PWD/archive_profiler-0.1.0" in script
+
+
+def test_local_runner_sort_has_a_bounded_buffer():
+    """GNU sort's default buffer grows with the input; the local runner's is capped (-S)."""
+    from mrjob.job import MRJob  # noqa: F401  (mrjob parses the option below)
+    from jobs.profile_job import ProfileJob
+    args = job_args(["m.json"], load_policy("default"), "local")
+    job = ProfileJob(args)
+    with job.make_runner() as runner:
+        sort_bin = runner._sort_bin()
+    assert sort_bin == ["sort", "-S", "256M"]        # whole lines (tests/runtime/test_localrunner.py)
+    # a user's own --sort-bin comes later on the command line and wins
+    job = ProfileJob(job_args(["m.json"], load_policy("default"), "local", extra=["--sort-bin", "sort"]))
+    with job.make_runner() as runner:
+        assert runner._sort_bin() == ["sort"]

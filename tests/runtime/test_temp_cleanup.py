@@ -1,0 +1,86 @@
+"""A run leaves nothing in the temp folder, on success, failure, Ctrl-C and SIGTERM: not mrjob's
+temp folder, not the setup wrapper's lock file, not its own work folder; an interrupted local
+run ends its tasks. (The Spark runner's `<job key>-spark` folder: tests/runtime/test_spark.py.)"""
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from profiler.runtime import leftovers as runner_leftovers
+from profiler.testing import synthetic
+from profiler.job.pipeline import JobFailed, run_profile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+def wrapper_locks():
+    return set(glob.glob(os.path.join(runner_leftovers.WRAPPER_LOCK_DIR, "wrapper.lock.*")))
+
+
+def task_processes():
+    """Running forked tasks (they name themselves ap-map1-0, ap-red2-1, ...)."""
+    names = []
+    for path in glob.glob("/proc/[0-9]*/comm"):
+        try:
+            with open(path) as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        if name.startswith(("ap-map", "ap-red")):
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_success_leaves_nothing(tmp_path, runner):
+    locks = wrapper_locks()
+    run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner)
+    assert os.listdir(os.environ["TMPDIR"]) == []
+    assert wrapper_locks() <= locks
+
+
+def test_failure_leaves_nothing(tmp_path):
+    locks = wrapper_locks()
+    with pytest.raises(JobFailed):
+        run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner="local", extra_args=["--python-bin", "false"])
+    assert os.listdir(os.environ["TMPDIR"]) == []
+    assert wrapper_locks() <= locks
+    assert not (tmp_path / "out.cdxj").exists()
+
+
+def test_leftovers_are_only_this_runs():
+    assert runner_leftovers.paths("../x") == [] and runner_leftovers.paths("") == []
+    assert runner_leftovers.remove(None) == []
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_a_local_run(tmp_path, signum, code):
+    data = tmp_path / "in.cdx"
+    synthetic.write_cdx(str(data), 150000, seed=3)
+    tmp = os.environ["TMPDIR"]
+    locks = wrapper_locks()
+    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "profile", str(data), "-o",
+                             str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=ROOT))
+    deadline = time.monotonic() + 120
+    while not glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.005)
+    proc.send_signal(signum)                   # to the run only, not its process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and ("terminated" if code == 143 else "interrupted") in err
+    deadline = time.monotonic() + 10
+    while task_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert task_processes() == []
+    assert os.listdir(tmp) == []
+    assert wrapper_locks() <= locks
+    assert not (tmp_path / "out.cdxj").exists()

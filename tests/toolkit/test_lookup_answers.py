@@ -1,0 +1,94 @@
+"""lookup's answers say what they rest on: the matched key's level (exact, path, host, domain,
+tld, root), 'invalid' for what is neither a URI nor a SURT, and for a datetime query whether a
+month or year line answered ('period'), only the key's first/last ('range': cannot tell the
+date), or first/last rule the date out ('outside': not-held)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from profiler.toolkit.lookup import Lookup, match_level
+from profiler.job.pipeline import run_profile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LEGEND = " CDX N b a m s k r M S V g"
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("l")
+    lines = [LEGEND]
+    for i, ts in enumerate(["20120301000000", "20130615000000", "20140101000000"]):
+        lines.append("com,example)/page%d %s http://example.com/page%d text/html 200 D%d - - 100 0 a.warc.gz"
+                     % (i, ts, i, i))
+    lines.append("org,other)/ 20130101000000 http://other.org/ text/html 200 E - - 100 0 a.warc.gz")
+    (folder / "in.cdx").write_text("\n".join(lines) + "\n")
+    out = folder / "p.cdxj"
+    run_profile([str(folder / "in.cdx")], str(out))
+    return str(out)
+
+
+def lookup(profile, uri, dt=None):
+    with Lookup(profile) as index:
+        return index.lookup(uri, dt)
+
+
+@pytest.mark.parametrize("key, level", [
+    (b"com,example)/page1 - - -", "exact"), (b"com,example)/a/* - - -", "path"),
+    (b"com,example)/* - - -", "host"), (b"uk,co,example,* - - -", "domain"),
+    (b"com,* - - -", "tld"), (b"* - - -", "root"), (b"com,example)/ 1", "exact"),
+])
+def test_match_level(key, level):
+    assert match_level(key) == level
+
+
+@pytest.mark.parametrize("text", ["not a uri", "", "hello", "a b", "http:/x"])
+def test_free_text_is_invalid(profile, text):
+    assert lookup(profile, text).status == "invalid"
+
+
+@pytest.mark.parametrize("text", ["http://example.com/page1", "example.com/page1", "com,example)/page1",
+                                  "com,*", "*"])
+def test_uris_and_surts_are_looked_up(profile, text):
+    assert lookup(profile, text).status == "held"
+
+
+def test_host_match_reports_its_level(profile):
+    a = lookup(profile, "http://example.com/never-crawled")
+    assert a.status == "held" and match_level(a.key) == "host"
+    a = lookup(profile, "http://unknown.com/")
+    assert match_level(a.key) in ("tld", "root")
+
+
+def test_datetime_outside_first_last_is_not_held(profile):
+    a = lookup(profile, "http://example.com/x", "1990")
+    assert a.status == "not-held" and a.date == "outside"
+    a = lookup(profile, "http://example.com/x", "2030")
+    assert a.status == "not-held" and a.date == "outside"
+
+
+def test_datetime_inside_first_last_cannot_be_told(profile):
+    a = lookup(profile, "http://example.com/x", "2013")
+    assert a.status == "held" and a.date in ("range", "period")
+
+
+def test_cli_columns(profile):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", profile, "http://example.com/x",
+                        "--datetime", "1990"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    query, status, key, freq, level, date = r.stdout.rstrip("\n").split("\t")
+    assert (status, level, date) == ("not-held", "host", "outside")
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", profile, "not a uri"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.stdout.split("\t")[1] == "invalid"
+
+
+def test_query_group_the_policy_cannot_answer_is_exit_2(profile):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profile, "--surt", "com,example)/*",
+                        "--group", "mime"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and r.stdout == "" and "cannot answer" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profile, "--surt", "com,*",
+                        "--group", "datetime"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and r.stdout.count("\n") >= 3

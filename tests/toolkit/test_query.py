@@ -1,0 +1,145 @@
+"""query: answers from a profile's lines by binary search, checked against a full scan."""
+
+import math
+import os
+import subprocess
+import sys
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from profiler.testing import synthetic
+from profiler.job.pipeline import run_profile
+from profiler.model.policy import load as load_policy
+from profiler.files.profilefile import flatten, iter_data
+from profiler.toolkit.query import QueryError, SortedProfile, not_emitted, query, surt_level
+from profiler.files.ukvs import profile_to_map
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory):
+    d = tmp_path_factory.mktemp("query")
+    out = {"default": str(d / "sample.cdxj"), "full": str(d / "full.cdxj")}
+    run_profile([SAMPLE], out["default"], "default")
+    synthetic.write_cdx(str(d / "small.cdx"), 300, seed=2)
+    run_profile([str(d / "small.cdx")], out["full"], "full")
+    return out
+
+
+def scan(path):
+    return [(k.decode(), flatten(v)) for k, v in iter_data(path)]
+
+
+def brute(path, test):
+    return [(k, f) for k, f in scan(path) if test(k.split(" "))]
+
+
+def test_every_kth_key_is_found_by_binary_search(profiles):
+    for path in profiles.values():
+        lines = scan(path)
+        limit = 2 * math.ceil(math.log2(os.path.getsize(path))) + 4
+        for key, flat in lines[::97] + lines[-1:]:
+            surt, dt, mime, status = key.split(" ")
+            found, note, seeks = query(path, {"surt": surt, "datetime": dt, "mime": mime, "status": status})
+            assert found == [(key, flat)] and note is None
+            assert seeks <= limit
+
+
+def test_facet_questions(profiles):
+    path = profiles["default"]
+    found, _, _ = query(path, {"surt": "com,*", "datetime": "2013"}, group=["mime"])
+    assert found == brute(path, lambda f: f[0] == "com,*" and f[1] == "2013" and f[2] != "-" and f[3] == "-")
+    assert len(found) > 1
+    found, _, _ = query(path, {"mime": "text/html", "status": "2xx"}, group=["datetime"])
+    assert found == brute(path, lambda f: f[0] == "*" and f[1] != "-" and f[2:] == ["text/html", "2xx"])
+
+
+def test_rankings(profiles):
+    path = profiles["default"]
+    # biggest sites by bytes
+    found, _, _ = query(path, {}, level="host", top=5, by="bytes")
+    hosts = brute(path, lambda f: f[0].endswith(")/*") and f[1:] == ["-", "-", "-"])
+    assert found == sorted(hosts, key=lambda kv: -kv[1]["bytes"])[:5]
+    # which type takes most bytes under com
+    found, _, _ = query(path, {"surt": "com,*"}, group=["mime"], top=1, by="bytes")
+    types = brute(path, lambda f: f[0] == "com,*" and f[1] == "-" and f[2] != "-" and f[3] == "-")
+    assert found[0][1]["bytes"] == max(f["bytes"] for _, f in types)
+    # hosts under a prefix, all ranked by a derived feature
+    found, _, _ = query(path, {}, under="uk,co,", level="host", by="avg_bytes")
+    expected = brute(path, lambda f: f[0].startswith("uk,co,") and f[0].endswith(")/*") and f[1:] == ["-"] * 3)
+    assert sorted(found) == sorted(expected) and found
+    averages = [f["bytes"] / f["urim.total"] for _, f in found]
+    assert averages == sorted(averages, reverse=True)
+
+
+def test_path_and_url_levels(profiles):
+    path = profiles["full"]
+    for level in ("path", "url", "domain", "tld"):
+        found, _, _ = query(path, {}, level=level)
+        assert found == brute(path, lambda f: surt_level(f[0]) == level and f[1:] == ["-"] * 3)
+        assert found, level
+
+
+def test_not_emitted_and_not_held(profiles):
+    with pytest.raises(QueryError, match=r"policy \(default\) does not emit.*host keys come as: any"):
+        query(profiles["default"], {"surt": "com,cnn)/*", "datetime": "2013"})
+    found, note, _ = query(profiles["default"], {"surt": "com,nosuchsite)/*"})
+    assert found == [] and "none are held" in note
+    policy = load_policy("default")
+    assert not_emitted(policy, ["com,*", "2013", "text/html", "2xx"]) is None
+    assert "host_depth" in not_emitted(policy, ["a,b,c,d,e)/*", "-", "-", "-"])
+
+
+def test_maps_are_refused(profiles, tmp_path):
+    profile_to_map(profiles["default"], str(tmp_path / "m.ukvs"))
+    with pytest.raises(QueryError, match="UKVS map"):
+        query(str(tmp_path / "m.ukvs"), {})
+
+
+def test_cli(profiles):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"]] + list(args),
+                              capture_output=True, text=True, env=env)
+    r = run("--surt", "com,cnn)/*", "--feature", "urim", "--feature", "avg_bytes")
+    expected = dict(scan(profiles["default"]))["com,cnn)/* - - -"]
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "com,cnn)/* - - - %s\n" % orjson.dumps(
+        {"urim.total": expected["urim.total"],
+         "avg_bytes": round(expected["bytes"] / expected["urim.total"], 2)}).decode()
+    r = run("--level", "host", "--top", "3", "--by", "bytes")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3
+    r = run("--surt", "com,nosuchsite)/*")
+    assert r.returncode == 1 and r.stdout == "" and "none are held" in r.stderr
+    r = run("--mime", "image/jpeg", "--surt", "com,cnn)/*")
+    assert r.returncode == 2 and "does not emit" in r.stderr and "Traceback" not in r.stderr
+    r = run("--feature", "nope")
+    assert r.returncode == 2 and "unknown feature 'nope'" in r.stderr
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=st.lists(st.text("ab,)/*", min_size=1, max_size=5), unique=True, max_size=40),
+       prefix=st.text("ab,)/* ", max_size=4), headers=st.integers(0, 3))
+def test_property_prefix_range_is_a_full_scan(tmp_path, keys, prefix, headers):
+    path = tmp_path / "p.cdxj"
+    lines = ([b'!keys ["surt","datetime","mime","status"]'] + [b"!meta {}"] * headers
+             + [k.encode() + b" - - - {}" for k in sorted(keys)])
+    path.write_bytes(b"".join(l + b"\n" for l in lines))
+    with SortedProfile(str(path)) as p:
+        got = [" ".join(f) for f, _ in p.lines(prefix.encode())]
+    assert got == [k + " - - -" for k in sorted(keys) if (k + " - - - {}").startswith(prefix)]
+
+
+def test_merged_profile_answers_carry_bounds(profiles, tmp_path):
+    from profiler.toolkit.merge import merge
+    out = str(tmp_path / "twice.cdxj")
+    merge([profiles["default"], profiles["default"]], out)
+    (key, flat), = query(out, {"surt": "com,*"})[0]
+    one = dict(scan(profiles["default"]))["com,* - - -"]
+    assert flat["urim.total"] == 2 * one["urim.total"] and flat["urir"] == 2 * one["urir"]
+    assert flat["bounds"]["urir"] == [one["urir"], 2 * one["urir"]]

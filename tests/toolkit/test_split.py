@@ -1,0 +1,137 @@
+"""split: sorted, self-describing, linked pages whose data lines concatenate to the original's."""
+
+import os
+import subprocess
+import sys
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from profiler.toolkit.merge import merge
+from profiler.job.pipeline import run_profile
+from profiler.toolkit.split import SplitError, split
+from profiler.files.ukvs import profile_to_map
+from profiler.files.validate import validate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    d = tmp_path_factory.mktemp("split")
+    path = str(d / "sample.cdxj")
+    run_profile([SAMPLE], path, "default", archive_uri="https://archive.example.org/")
+    profile_to_map(path, str(d / "sample.ukvs"))
+    return d
+
+
+def parts(path):
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    heads = [l for l in lines if l[:1] in (b"!", b"@")]
+    return heads, lines[len(heads):]
+
+
+def page_meta(heads):
+    return [orjson.loads(h[6:])["page"] for h in heads if h.startswith(b'!meta {"page"')][0]
+
+
+def line_key(line):
+    return line.split(b" {")[0] if b" {" in line else line.rsplit(b" ", 1)[0]
+
+
+def check_pages(original, pages, max_lines):
+    heads, data = parts(original)
+    joined = []
+    names = [os.path.basename(p) for p in pages]
+    for i, page in enumerate(pages):
+        report = validate(page)
+        assert report.ok, (page, report.problems[:3])
+        h, d = parts(page)
+        assert len(d) <= max_lines and (d or len(data) == 0)
+        assert [x for x in h if not x.startswith(b'!meta {"page"')] == heads
+        meta = page_meta(h)
+        assert (meta["number"], meta["of"], meta["lines"]) == (i + 1, len(pages), len(d))
+        assert meta["self"] == names[i] and meta["first"] == names[0] and meta["last"] == names[-1]
+        assert meta["prev"] == (names[i - 1] if i else None)
+        assert meta["next"] == (names[i + 1] if i + 1 < len(pages) else None)
+        if d:
+            assert [k.encode() for k in meta["keys"]] == [line_key(d[0]), line_key(d[-1])]
+        joined += d
+    assert joined == data
+
+
+def test_profile_pages(sample, tmp_path):
+    original = str(sample / "sample.cdxj")
+    out = tmp_path / "out"
+    out.mkdir()
+    pages = split(original, 1000, str(out / "p"))
+    assert len(pages) == 10 and os.path.basename(pages[0]) == "p-00001.cdxj"
+    check_pages(original, pages, 1000)
+    # the pages hold disjoint keys: merging them gives the original's lines back
+    merge(pages, str(out / "back.cdxj"))
+    heads, data = parts(str(out / "back.cdxj"))
+    assert data == parts(original)[1]
+    run_meta = [orjson.loads(h[6:]) for h in heads if h.startswith(b'!meta {"inputs"')][0]
+    assert run_meta["captures"] == 5000
+    # nothing left behind but the pages
+    assert sorted(os.listdir(out)) == sorted([os.path.basename(p) for p in pages] + ["back.cdxj"])
+
+
+def test_map_pages_and_base_uri(sample, tmp_path):
+    original = str(sample / "sample.ukvs")
+    pages = split(original, 40, str(tmp_path / "m"), base_uri="https://example.org/maps/")
+    links = page_meta(parts(pages[1])[0])
+    assert links["prev"] == "https://example.org/maps/m-00001.ukvs"
+    heads, data = parts(original)
+    assert sum(len(parts(p)[1]) for p in pages) == len(data)
+    assert all(validate(p).ok for p in pages)
+
+
+def test_unsorted_input_writes_nothing(sample, tmp_path):
+    heads, data = parts(str(sample / "sample.cdxj"))
+    data[5], data[6] = data[6], data[5]
+    (tmp_path / "out").mkdir()
+    bad = tmp_path / "out" / "bad.cdxj"
+    bad.write_bytes(b"\n".join(heads + data) + b"\n")
+    with pytest.raises(SplitError, match="not sorted"):
+        split(str(bad), 3)
+    assert os.listdir(tmp_path / "out") == ["bad.cdxj"]
+
+
+def test_cli(sample, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "split", str(sample / "sample.cdxj"),
+                        "--max-lines", "5000", "-o", str(tmp_path / "x")], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and "2 page(s)" in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "split", str(sample / "sample.cdxj"),
+                        "--max-lines", "0"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and "positive" in r.stderr
+
+
+KEYS = st.lists(st.text("abc,)/*-", min_size=1, max_size=6), unique=True, max_size=30)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=KEYS, max_lines=st.integers(1, 12), ukvs=st.booleans())
+def test_property_split_round_trip(tmp_path, keys, max_lines, ukvs):
+    keys = sorted(k.replace("!", "a") for k in keys)
+    if ukvs:
+        heads = [b'!context ["http://oduwsdl.github.io/contexts/ukvs"]',
+                 b'!fields {"keys":["surt"],"values":["frequency"]}']
+        data = [k.encode() + b" %d/1" % (i + 1) for i, k in enumerate(keys)]
+    else:
+        heads = [b'!context ["http://oduwsdl.github.io/contexts/archiveprofiles"]',
+                 b'!keys ["surt","datetime","mime","status"]']
+        value = b'{"urim":{"total":1,"min":1,"max":1},"urir":1,"bytes":5,"digests":1,"dedup_bytes":5,' \
+                b'"first":"20010101000000","last":"20010101000000"}'
+        data = [k.encode() + b" - - - " + value for k in keys]
+    original = tmp_path / ("in.ukvs" if ukvs else "in.cdxj")
+    original.write_bytes(b"\n".join(heads + data) + b"\n")
+    folder = tmp_path / ("out%d" % len(os.listdir(tmp_path)))
+    folder.mkdir()
+    pages = split(str(original), max_lines, str(folder / "page"))
+    assert len(pages) == max(1, -(-len(data) // max_lines))
+    check_pages(str(original), pages, max_lines)
