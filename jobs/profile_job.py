@@ -6,14 +6,15 @@
 3. reduce by key: sum, write ``key<TAB>{json}``.
 
 The input is a manifest: one JSON split description per line (see profiler.formats.inputs).
-The tasks' work is in profiler.job.tasks; a task's command line runs it without mrjob (below).
+Each step is defined once in profiler.job.steps; a task's command line runs it without mrjob
+(profiler.runtime.task, below).
 """
 
 import sys
 
 if __name__ == "__main__":
-    from profiler.job import tasks
-    if tasks.main(sys.argv[1:]):       # a task: done without importing mrjob.job (a slow import)
+    from profiler.runtime import task
+    if task.main(sys.argv[1:]):        # a task: done without importing mrjob.job (a slow import)
         sys.exit(0)
 
 from profiler import jsonnum  # noqa: E402
@@ -21,15 +22,16 @@ from mrjob.job import MRJob  # noqa: E402
 from mrjob.protocol import BytesValueProtocol  # noqa: E402
 from mrjob.step import MRStep  # noqa: E402
 
-from profiler.job import digests, mapside, rawsteps, tasks  # noqa: E402
+from profiler.job import digests, mapside, steps  # noqa: E402
+from profiler.job.kernels import Kernels  # noqa: E402
+from profiler.job.lines import META, merge_meta  # noqa: E402
 from profiler.model import stats  # noqa: E402
-from profiler.runtime import contract, remote  # noqa: E402
+from profiler.runtime import contract, remote, task  # noqa: E402
 from profiler.model.keys import SuffixTable  # noqa: E402
 from profiler.model.policy import Policy  # noqa: E402
 from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
 
-META = rawsteps.META
-TABLE_LIMIT = tasks.TABLE_LIMIT
+TABLE_LIMIT = steps.TABLE_LIMIT
 
 
 class ProfileJob(MRJob):
@@ -53,17 +55,17 @@ class ProfileJob(MRJob):
         ]
 
     def run_mapper(self, step_num=0):
-        """Step 1's map task writes its records in batches (profiler.job.tasks, profiler.job.rawsteps)."""
+        """Step 1's map task writes its records in batches (profiler.job.steps)."""
         if step_num != 0:
             return super().run_mapper(step_num)
-        tasks.map_task(self._read_input(), self.policy, self.options.resolve_revisits, self.stdout.write,
-                       self.increment_counter)
+        task.run_mapper(self._read_input(), self.policy, self.options.resolve_revisits, self.stdout.write,
+                        self.increment_counter)
 
     def run_reducer(self, step_num=0):
-        """The reducers read and write raw lines (profiler.job.tasks, profiler.job.rawsteps): the records of
-        the reducer methods below (which the Spark harness calls) without mrjob's per-line protocol."""
-        tasks.reduce_task(step_num, rawsteps.input_chunks(self.options.args, self.stdin), self.policy,
-                          self.options.table_limit, self.stdout.write, self.increment_counter)
+        """The reducers read and write raw lines (profiler.job.steps): the records of the reducer
+        methods below (which the Spark harness calls) without mrjob's per-line protocol."""
+        task.run_reducer(step_num, task.input_chunks(self.options.args, self.stdin), self.policy,
+                         self.options.table_limit, self.stdout.write, self.increment_counter)
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.runtime.localrunner)
@@ -79,16 +81,23 @@ class ProfileJob(MRJob):
         return self._policy
 
     # step 1
+    @property
+    def kernels(self):
+        if not hasattr(self, "_kernels"):
+            self._kernels = Kernels(self.policy)
+        return self._kernels
+
     def map_split(self, _, manifest_line):
-        return tasks.counted(mapside.map_split(manifest_line, self.policy.period_len, self.options.resolve_revisits,
+        return steps.counted(mapside.map_split(manifest_line, self.policy, self.kernels, self.options.resolve_revisits,
                                                remote.open_input), self.increment_counter)
 
     def init_uri_r(self):
-        self.expander = tasks.step1_expander(self.policy, self.options.table_limit, self.increment_counter)
+        self.increment_counter("tasks", "step-1 reducers (%s)" % self.kernels.kind, 1)
+        self.expander = self.kernels.expander(self.options.table_limit)
 
     def reduce_uri_r(self, urlkey, cell_lists):
         if urlkey == META:
-            yield META, rawsteps.merge_meta(cell_lists)
+            yield META, merge_meta(cell_lists)
             return
         yield from self.expander.add(urlkey.decode("utf-8"), cell_lists)
 
@@ -102,7 +111,7 @@ class ProfileJob(MRJob):
 
     def reduce_digests_and_keys(self, key, values):
         if key == META:
-            yield META, rawsteps.merge_meta(values)
+            yield META, merge_meta(values)
         elif key.startswith(b"D "):
             # a digest that most hosts hold touches keys in proportion to the archive: the
             # corrections spill past the table limit, and the table is flushed within a digest
@@ -122,7 +131,7 @@ class ProfileJob(MRJob):
     # step 3
     def reduce_profile_lines(self, key, values):
         if key == META:
-            yield META, jsonnum.dumps(rawsteps.merge_meta(values))
+            yield META, jsonnum.dumps(merge_meta(values))
         else:
             yield key[2:], stats.to_json(stats.sum_all(values))
 

@@ -25,7 +25,7 @@ from profiler.errors import UserError  # noqa: E402
 from profiler.toolkit.compact import compact_file  # noqa: E402
 from profiler.files.coverage import listed  # noqa: E402
 from profiler.toolkit.lookup import HELD, Lookup  # noqa: E402
-from profiler.job.mapside import iter_parsed  # noqa: E402
+from profiler.formats.registry import captures as iter_parsed  # noqa: E402
 from profiler.job.pipeline import run_profile  # noqa: E402
 from profiler.files.ukvs import profile_to_map  # noqa: E402
 

@@ -16,10 +16,10 @@ from profiler.runtime import contract
 
 PURE_ENV = contract.PURE_ENV
 MODULE = "profiler.accel._apfast"
-#: option codes of the extension's combinations
-DT_CODE, MIME_CODE, STATUS_CODE = ({level: c.code(level) for level in ("any",) + c.levels}
-                                   for c in criteria.CRITERIA)
+#: the SURT levels in the order the extension takes their combination sets
 LEVELS = ("root", "tld", "domain", "host", "path", "url")
+#: the extension's numbers of the projection kinds (profiler.model.criteria.PROJECTIONS)
+PROJECTION_CODE = {criteria.IDENTITY: 1, criteria.PREFIX: 2, criteria.CATEGORY: 3, criteria.CLASS: 4}
 
 _loaded = {}
 
@@ -64,27 +64,30 @@ def shipped_files():
 
 
 def kind():
-    """'compiled' or 'pure Python': which code this process runs."""
+    """'compiled' or 'pure Python': whether this process can load the extension."""
     return "compiled" if load() is not None else "pure Python"
 
 
-def expander(policy, limit):
-    """The step-1 reducer logic: the compiled Expander, else profiler.job.expand.Expander."""
-    found = compiled_expander(policy, limit)
-    if found is None:
-        from profiler.job.expand import Expander
-        return Expander(policy, limit)
-    return found
+def _criteria_spec(policy):
+    """The policy's criteria as the extension takes them: per criterion, its levels' (projection,
+    length) by level code, and a revisit's value when its original is not found (None: its own)."""
+    return tuple((tuple((PROJECTION_CODE[level.kind], level.n) for level in c.levels), c.revisit)
+                 for c in policy.criteria)
 
 
-def compiled_expander(policy, limit):
-    """The compiled Expander (step 1, and step 2's corrections of shared digests), or None."""
-    module = load()
-    if module is None:
-        return None
-    sets = [[(DT_CODE[d], MIME_CODE[m], STATUS_CODE[s]) for d, m, s in combos] for combos in policy.combo_sets]
+def compiled_expander(module, policy, limit):
+    """The compiled Expander for a policy (step 1, and step 2's corrections of shared digests)."""
+    codes = [{level: c.code(level) for level in (criteria.ANY,) + c.level_names} for c in policy.criteria]
+    sets = [[tuple(code[level] for code, level in zip(codes, combo)) for combo in combos]
+            for combos in policy.combo_sets]
     return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
-                           policy.path_depth, policy.exact_urls, limit)
+                           policy.path_depth, policy.exact_urls, limit, _criteria_spec(policy))
+
+
+def compiled_aggregator(module, policy, resolve_revisits, limit, letters):
+    """The compiled map-side aggregator (with its CDX parser) for a policy."""
+    return module.Aggregator(policy.period_len, resolve_revisits, limit, letters,
+                             tuple(c.source for c in policy.criteria), _criteria_spec(policy))
 
 
 #: a task's malloc: requests past this are their own mappings (glibc's default moves from 128 KiB up)

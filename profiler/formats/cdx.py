@@ -131,3 +131,19 @@ def infer_letters(lines):
     parse = make_parser(letters)
     good = sum(1 for result in map(parse, lines) if not isinstance(result, str) or result == "not_a_capture")
     return letters if good and good * 2 >= len(lines) else None
+
+
+def captures_of_lines(lines, split):
+    """Captures or skip reasons of a split's lines, parsed with its layout ('fields') until a
+    legend line declares another."""
+    parse = make_parser(split["fields"])
+    for line in lines:
+        if not line or line.startswith((b"!", b"@")):
+            continue
+        if is_legend(line):
+            try:
+                parse = make_parser(legend_letters(line))
+            except ValueError:
+                yield "bad_legend"
+            continue
+        yield parse(line)

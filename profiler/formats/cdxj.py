@@ -52,3 +52,10 @@ def parse(line):
             normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
             normalise.digest(digest_raw) if digest_raw is not None else "-",
             length, mime == normalise.REVISIT_MIME)
+
+
+def captures_of_lines(lines, split=None):
+    """Captures or skip reasons of a split's lines."""
+    for line in lines:
+        if line and not line.startswith((b"!", b"@")):
+            yield parse(line)

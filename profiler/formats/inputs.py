@@ -8,18 +8,16 @@ import zlib
 
 from profiler.accel import fast
 from profiler.errors import UserError
-from profiler.formats import cdx
+from profiler.formats import cdx, registry
 from profiler.formats.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
 #: the smallest --split-size (and nightly split_size) a user may ask for: smaller splits only
 #: multiply map tasks
 MIN_SPLIT_SIZE = 1 << 20
-#: formats read whole by one map task (never cut into byte ranges)
-WHOLE_FILE_FORMATS = ("warc", "ache")
 #: lines (blank ones included) the sniffer reads at most
 _SNIFF_MAX_LINES = 100000
-_SNIFF_LINES = 50
+SNIFF_LINES = 50
 
 
 class InputError(UserError):
@@ -47,7 +45,7 @@ def resolve_unique(args, manifests=()):
     symlinks and symlinked folders name it again), and the paths dropped as duplicates."""
     files = []
     for arg in args:
-        if _is_uri(arg):                # hdfs://, s3://, gs://: listed by the runner's fs
+        if is_remote(arg):                # hdfs://, s3://, gs://: listed by the runner's fs
             files.append([arg])
         elif any(c in arg for c in "*?[") and not os.path.exists(arg):
             matches = sorted(glob.glob(arg, recursive=True))
@@ -68,11 +66,11 @@ def resolve_unique(args, manifests=()):
         files.append(read_manifest(manifest))
     seen, inodes, out, duplicates = set(), {}, [], []
     for path in itertools.chain.from_iterable(files):
-        path = path if _is_uri(path) else os.path.abspath(path)
+        path = path if is_remote(path) else os.path.abspath(path)
         if path in seen:
             continue
         seen.add(path)
-        if not _is_uri(path):
+        if not is_remote(path):
             try:
                 st = os.stat(path)
             except OSError:
@@ -93,7 +91,8 @@ def resolve_unique(args, manifests=()):
 REMOTE_SCHEMES = ("hdfs", "s3", "s3a", "s3n", "gs", "viewfs", "wasb", "wasbs", "abfs", "abfss")
 
 
-def _is_uri(path):
+def is_remote(path):
+    """Whether path is a URI of a cluster filesystem (REMOTE_SCHEMES)."""
     scheme, sep, rest = path.partition("://")
     return bool(sep) and scheme in REMOTE_SCHEMES and not any(c.isspace() for c in rest)
 
@@ -121,7 +120,7 @@ def is_manifest(path):
         line = line.strip()
         if line and not line.startswith(b"#"):
             name = line.decode("utf-8", "replace")
-            return _is_uri(name) or os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), name))
+            return is_remote(name) or os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), name))
     return False
 
 
@@ -134,7 +133,7 @@ def read_manifest(path):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            if _is_uri(line):
+            if is_remote(line):
                 out.append(line)
                 continue
             full = os.path.join(base, line)
@@ -180,7 +179,7 @@ def sniff(path):
     try:
         for line in iter_lines(path, compression=info["compression"]):
             seen += 1
-            if len(sample) >= _SNIFF_LINES or seen > _SNIFF_MAX_LINES:
+            if len(sample) >= SNIFF_LINES or seen > _SNIFF_MAX_LINES:
                 break                       # (a bomb of blank lines is not read to its end)
             if line.strip():
                 sample.append(line)
@@ -188,34 +187,10 @@ def sniff(path):
         if not sample:
             info.update(format=None, reason="unreadable: %s" % e)
             return info
-    info.update(_format_of(sample))
+    info.update(registry.format_of(sample))
     if info["format"] == "warc" and info["compression"] == "gzip" and warc.gzip_problem(path):
         info["whole_gzip"] = True       # one gzip stream: read sequentially (profiler.job.mapside)
     return info
-
-
-def _format_of(sample):
-    data = [l for l in sample if not l.startswith((b"!", b"@"))]
-    if not data:
-        return {"format": None, "reason": "no index lines"}
-    first = data[0]
-    if cdx.is_legend(first):
-        try:
-            return {"format": "cdx", "fields": cdx.legend_letters(first)}
-        except ValueError as e:
-            return {"format": None, "reason": str(e)}
-    if first.startswith((b"WARC/", b"filedesc:")):
-        return {"format": "warc"}
-    parts = first.split(b" ", 2)
-    if len(parts) == 3 and parts[2].lstrip().startswith(b"{"):
-        return {"format": "cdxj"}
-    letters = cdx.infer_letters(data)
-    if letters is None:
-        from profiler.formats import warc
-        if warc.looks_like_arc_record(first):
-            return {"format": "warc"}
-        return {"format": None, "reason": "not a CDX/CDXJ index (unrecognised layout)"}
-    return {"format": "cdx", "fields": letters, "inferred": True}
 
 
 def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
@@ -229,7 +204,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]
-        if info["compression"] or size <= split_size or base["format"] in WHOLE_FILE_FORMATS:
+        if info["compression"] or size <= split_size or registry.FORMATS[base["format"]].whole_file:
             splits.append(dict(base, start=0, end=None))
             continue
         segments = legend_segments(info["path"], size, base.get("fields"), workers=workers) \

@@ -19,7 +19,6 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.timeutils import iso_date_to_timestamp
 from warcio.utils import BUFF_SIZE
 
-from profiler.errors import UserError
 from profiler.formats.cdx import urlkey
 from profiler.model import normalise
 
@@ -233,20 +232,3 @@ def iter_captures(path, opener=open, start=0):
         yield "unreadable_file"
     except Exception:                    # warcio raises AttributeError, ValueError... on broken headers
         yield "bad_record"
-
-
-#: readers of WARC files (ARC files are always read with warcio)
-READERS = ("warcio", "fastwarc")
-
-
-def choose_reader(splits, name):
-    """Mark WARC splits to be read with reader name; a UserError when it is unknown or missing."""
-    if name not in READERS:
-        raise UserError("unknown WARC reader %r (choose from %s)" % (name, ", ".join(READERS)))
-    if name == "warcio":
-        return splits
-    try:
-        import fastwarc.warc  # noqa: F401
-    except ImportError:
-        raise UserError("--warc-reader fastwarc needs fastwarc: pip install 'archive-profiler[fastwarc]'")
-    return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]

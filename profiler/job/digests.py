@@ -17,7 +17,7 @@ from profiler.model.keys import surt_levels
 
 
 def corrections(records, policy, suffixes, limit=None):
-    """records: [urlkey, [[period, mime, status, max_len], ...]] of one digest, one per URI-R.
+    """records: [urlkey, [[values..., max_len], ...]] of one digest, one per URI-R.
 
     Yields (profile key, correction record), each key once. Records are streamed: memory
     grows with the keys the digest touches, not with the number of its captures; with a
@@ -38,8 +38,9 @@ def corrections(records, policy, suffixes, limit=None):
         for urlkey, entries in itertools.chain((first, second), records):
             levels = surt_levels(urlkey, policy)
             mine = {}
-            for period, mime, status, max_len in entries:
-                sx = suffixes((period, mime, status))
+            for entry in entries:
+                max_len = entry[-1]
+                sx = suffixes(tuple(entry[:-1]))
                 for level_type, key in levels:
                     for suffix in sx[set_of[level_type]]:
                         full = key + " " + suffix

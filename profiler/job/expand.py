@@ -1,8 +1,9 @@
 """Reduce side of step 1: one URI-R's captures -> its contribution to every profile key.
 
 Revisits are resolved inside the URI-R (the original with the same digest is there).
-For the keys of the host and above (root, tld, domain, host) a URI-R is cut into blocks:
-under each group of option combinations that cut its (period, mime, status) tuples alike,
+A URI-R's tuples are the distinct values of its captures, one per criterion of the policy
+(period, mime, status, ...). For the keys of the host and above (root, tld, domain, host) a
+URI-R is cut into blocks: under each group of level combinations that cut its tuples alike,
 the tuples with one key suffix form a block whose record is exact for that URI-R (see
 blocks(); a URI-R with one tuple is one block). Block records are merged per host by
 virtual tuple, rolled up by virtual tuple to the TLD, domain and '*' keys, and expanded into
@@ -12,51 +13,64 @@ are first counted as if no digest were shared between URI-Rs; one record per (UR
 lets step 2 correct the digests that are (see profiler.job.digests).
 """
 
-from profiler.job.mapside import full_cell
+import itertools
+
+from profiler.job.cells import full_cell
 from profiler.model import stats
-from profiler.model.keys import DT_BIT, MIME_BIT, STATUS_BIT, SuffixTable, group_levels, host_part, own_levels
-from profiler.model.normalise import REVISIT_MIME, UNKNOWN, mime_category, status_class
+from profiler.model.keys import SuffixTable, group_levels, host_part, own_levels
 
-# tuple entry: (period, mime, status) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
+# tuple entry: (values...) -> [count, bytes, first, last, dash_bytes, {digest: max_len}]
 
 
-def merge_cells(values):
-    """Merge the cell lists of one URI-R coming from any number of map records."""
+def merge_cells(values, k):
+    """Merge the cell lists of one URI-R coming from any number of map records (k criteria)."""
     cells = {}
+    kd = k + 2
     for cell_list in values:
         for cell in cell_list:
-            cell = full_cell(cell)
-            ck = (cell[0], cell[1], cell[2], cell[3], cell[4])
+            cell = full_cell(cell, k)
+            ck = tuple(cell[:kd])
             c = cells.get(ck)
             if c is None:
-                cells[ck] = cell[5:]
+                cells[ck] = cell[kd:]
             else:
-                c[0] += cell[5]
-                c[1] += cell[6]
-                if cell[7] > c[2]:
-                    c[2] = cell[7]
-                if cell[8] < c[3]:
-                    c[3] = cell[8]
-                if cell[9] > c[4]:
-                    c[4] = cell[9]
+                c[0] += cell[kd]
+                c[1] += cell[kd + 1]
+                if cell[kd + 2] > c[2]:
+                    c[2] = cell[kd + 2]
+                if cell[kd + 3] < c[3]:
+                    c[3] = cell[kd + 3]
+                if cell[kd + 4] > c[4]:
+                    c[4] = cell[kd + 4]
     return cells
 
 
-def resolve(cells):
-    """Cells -> tuples, revisits taking mime and status of the earliest original with their digest."""
+def resolve(cells, chosen):
+    """Cells -> tuples, a revisit taking the values of the criteria that follow the original (mime,
+    status, ...) from the earliest original with its digest (by time, then those values), or
+    the criteria's revisit values when there is none."""
+    k = len(chosen)
+    taken = [i for i, c in enumerate(chosen) if c.resolved]
+    unresolved = tuple(c.revisit for c in chosen)
     originals = {}
-    for (p, m, s, d, rev), c in cells.items():
-        if not rev and d != "-":
-            candidate = (c[3], m, s)
+    for ck, c in cells.items():
+        d = ck[k]
+        if not ck[k + 1] and d != "-":
+            candidate = (c[3],) + tuple(ck[i] for i in taken)
             known = originals.get(d)
             if known is None or candidate < known:
                 originals[d] = candidate
     tuples = {}
-    for (p, m, s, d, rev), c in cells.items():
-        if rev:
+    for ck, c in cells.items():
+        d = ck[k]
+        if ck[k + 1]:
             o = originals.get(d)
-            m, s = (o[1], o[2]) if o else (REVISIT_MIME, UNKNOWN)
-        t = (p, m, s)
+            t = list(ck[:k])
+            for n, i in enumerate(taken):
+                t[i] = o[n + 1] if o else unresolved[i]
+            t = tuple(t)
+        else:
+            t = ck[:k]
         e = tuples.get(t)
         if e is None:
             e = tuples[t] = [0, 0, stats.NO_FIRST, stats.NO_LAST, 0, {}]
@@ -146,7 +160,8 @@ class Expander:
     """Stateful reducer logic of step 1; ``add()`` and ``close()`` yield output records.
 
     Output keys: b'K <profile key>' with a stats record (partial: records of one key from
-    several flushes add up), b'D <digest>' with [urlkey, [[period, mime, status, max_len], ...]].
+    several flushes add up), b'D <digest>' with [urlkey, [[values..., max_len], ...]] (one entry
+    per tuple of the URI-R that holds the digest).
 
     Host-and-above keys: each URI-R adds one exact record per block of its tuples (see
     blocks(); one record for the many URI-Rs with a single tuple) to a per-host table by
@@ -162,13 +177,17 @@ class Expander:
         self.table = {}
         self.host = self.group = None
         self.host_tuples = {}     # tuple -> record of the host's URI-Rs (see class docstring)
-        self.host_suffixes = {}   # combination set index -> {suffix: record}, see _ambiguous()
+        self.host_suffixes = {}   # combination set index -> {suffix: record}, see ambiguity()
         self.level_tuples = {}    # (tld/domain/root key, set index) -> {tuple: record}
         self.level_size = 0
         self.used = used_options(policy)
+        self.criteria = policy.criteria
+        self.k = len(self.criteria)
+        self.whole = tuple((2 << len(c.levels)) - 1 for c in self.criteria)    # every level's bit
+        self.ambiguous = ambiguity(policy)
 
     def add(self, urlkey, cell_lists):
-        tuples = resolve(merge_cells(cell_lists))
+        tuples = resolve(merge_cells(cell_lists, self.k), self.criteria)
         host = host_part(urlkey)
         policy = self.policy
         if self.group is None or host != self.host:
@@ -177,13 +196,13 @@ class Expander:
             self.group = group_levels(host, policy)
         host_tuples = self.host_tuples
         if len(tuples) == 1:
-            for (p, m, st), e in tuples.items():
-                stats.add(host_tuples, (p, m, st, 7, 7, 7),
+            for t, e in tuples.items():
+                stats.add(host_tuples, t + self.whole,
                           stats.of_uri_r(e[0], e[1], len(e[5]), sum(e[5].values()) + e[4], e[2], e[3]))
-        elif _ambiguous(tuples):
+        elif self.ambiguous(tuples):
             self._add_by_suffix(tuples)
         else:
-            for vt, entries in blocks(tuples, self.used):
+            for vt, entries in blocks(tuples, self.criteria, self.used):
                 stats.add(host_tuples, vt, _record(entries))
         own = own_levels(urlkey, host, policy)
         if own:
@@ -196,7 +215,7 @@ class Expander:
         by_digest = {}
         for t, e in tuples.items():
             for d, ml in e[5].items():
-                by_digest.setdefault(d, []).append([t[0], t[1], t[2], ml])
+                by_digest.setdefault(d, []).append(list(t) + [ml])
         for d, entries in by_digest.items():
             yield b"D " + d.encode("utf-8"), [urlkey, entries]
         if len(self.table) >= self.limit:
@@ -279,68 +298,87 @@ class Expander:
 
 
 def _classes(counts):
-    """Options of one criterion, coarse to fine, grouped where they cut a URI-R's tuples alike.
+    """Levels of one criterion, coarse to fine, grouped where they cut a URI-R's tuples alike.
 
-    counts: the number of distinct values under each of the three options (1 for 'any').
-    Nested options cut alike exactly when they give as many values. Yields (bit mask of the
-    options, index of the finest option of the group).
+    counts: the number of distinct values under each level from 'any' (1) to the finest.
+    Nested levels cut alike exactly when they give as many values. Yields (bit mask of the
+    levels, index of the finest level of the group).
     """
     start = 0
-    for i in (1, 2, 3):
-        if i == 3 or counts[i] != counts[start]:
+    n = len(counts)
+    for i in range(1, n + 1):
+        if i == n or counts[i] != counts[start]:
             yield sum(1 << j for j in range(start, i)), i - 1
             start = i
 
 
-def _ambiguous(tuples):
-    """True when a tuple's mime or status reads the same under two options ('unk', '-', 'x/*').
+def ambiguity(policy):
+    """tuples -> True when a value of a URI-R's tuples reads the same at two levels the policy
+    emits ('unk' as a status code and class, 'x/*' as a type and category).
 
-    Their suffixes then coincide across blocks of different options, so such URI-Rs (rare)
+    Their suffixes then coincide across blocks of different levels, so such URI-Rs (rare)
     are added suffix by suffix.
     """
-    for _, m, s in tuples:
-        if mime_category(m) == m or status_class(s) == s:
-            return True
-    return False
+    checks = []
+    for i, c in enumerate(policy.criteria):
+        levels = policy.used_levels[c.name]
+        if len(levels) > 1:
+            checks.append((i, c, levels))
+    seen = {}
+
+    def ambiguous(tuples):
+        for t in tuples:
+            for i, c, levels in checks:
+                v = t[i]
+                found = seen.get((i, v))
+                if found is None:
+                    fields = [c.field(v, level) for level in levels]
+                    found = seen[(i, v)] = len(set(fields)) < len(fields)
+                    if len(seen) > 100000:
+                        seen.clear()
+                if found:
+                    return True
+        return False
+    return ambiguous
 
 
 def used_options(policy):
-    """(datetime, mime, status) option bits of every combination the policy emits."""
-    return {(DT_BIT[c[0]], MIME_BIT[c[1]], STATUS_BIT[c[2]]) for combos in policy.combo_sets for c in combos}
+    """The level bits (one per criterion) of every combination the policy emits."""
+    bits = [c.bits for c in policy.criteria]
+    return {tuple(b[level] for b, level in zip(bits, combo)) for combos in policy.combo_sets for combo in combos}
 
 
-def blocks(tuples, used=None):
+def blocks(tuples, chosen, used=None):
     """A URI-R with several tuples -> (virtual tuple, [entries]) per block.
 
-    Under one combination of options (say year, any mime, status class) the URI-R's tuples
+    Under one combination of levels (say year, any mime, status class) the URI-R's tuples
     fall into blocks with the same key suffix; the URI-R's exact record for that suffix is the
     record of the block. Combinations that cut the tuples alike share the block: the virtual
-    tuple (period, mime, status, datetime options, mime options, status options) holds the
-    values projected to the finest of those options, and SuffixTable expands it into the
-    suffixes of exactly those combinations. A URI-R with one tuple is the case of one block
-    under all options: (period, mime, status, 7, 7, 7).
+    tuple (values..., level masks...) holds the values projected to the finest of those
+    levels, and SuffixTable expands it into the suffixes of exactly those combinations. A URI-R
+    with one tuple is the case of one block under all levels (values..., whole masks...).
     """
     items = list(tuples.items())
-    periods = [("", t[0][:4], t[0]) for t, _ in items]
-    mimes = [("", mime_category(t[1]), t[1]) for t, _ in items]
-    statuses = [("", status_class(t[2]), t[2]) for t, _ in items]
-    dcls = list(_classes([1, len({v[1] for v in periods}), len({v[2] for v in periods})]))
-    mcls = list(_classes([1, len({v[1] for v in mimes}), len({v[2] for v in mimes})]))
-    scls = list(_classes([1, len({v[1] for v in statuses}), len({v[2] for v in statuses})]))
+    chains = []
+    classes = []
+    for i, c in enumerate(chosen):
+        chain = [c.chain(t[i]) for t, _ in items]
+        chains.append(chain)
+        classes.append(list(_classes([len({v[j] for v in chain}) for j in range(len(chain[0]))])))
     entries = [e for _, e in items]
     out = []
-    for dmask, di in dcls:
-        for mmask, mi in mcls:
-            for smask, si in scls:
-                if used is not None and not any(d & dmask and m & mmask and s & smask for d, m, s in used):
-                    continue
-                found = {}
-                for n, e in enumerate(entries):
-                    vt = (periods[n][di], mimes[n][mi], statuses[n][si], dmask, mmask, smask)
-                    group = found.get(vt)
-                    if group is None:
-                        found[vt] = [e]
-                    else:
-                        group.append(e)
-                out.extend(found.items())
+    k = len(chosen)
+    for combo in itertools.product(*classes):
+        masks = tuple(mask for mask, _ in combo)
+        if used is not None and not any(all(u[i] & masks[i] for i in range(k)) for u in used):
+            continue
+        found = {}
+        for n, e in enumerate(entries):
+            vt = tuple(chains[i][n][combo[i][1]] for i in range(k)) + masks
+            group = found.get(vt)
+            if group is None:
+                found[vt] = [e]
+            else:
+                group.append(e)
+        out.extend(found.items())
     return out

@@ -11,7 +11,7 @@ import orjson
 from profiler.accel import fast
 from profiler.errors import RunError
 from profiler.files import outfiles, output
-from profiler.formats import inputs as inputs_mod
+from profiler.formats import inputs as inputs_mod, registry
 from profiler.job import bigsums
 from profiler.job.progress import RunProgress
 from profiler.model.policy import load as load_policy
@@ -139,9 +139,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     if not splits:
         raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
                                     "or ACHE crawl output" % len(files))
-    if warc_reader != "warcio" or any(s["format"] == "warc" for s in splits):
-        from profiler.formats import warc       # warcio, a slow import, only when there are WARCs
-        splits = warc.choose_reader(splits, warc_reader)
+    splits = registry.choose_warc_reader(splits, warc_reader)
     used = sorted({s["path"] for s in splits})
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
@@ -272,7 +270,7 @@ def balanced_split_size(infos, split_size, cores):
     multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
     leave one core idle while the last runs)."""
     total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
-                and i["format"] not in inputs_mod.WHOLE_FILE_FORMATS and not remote.is_remote(i["path"]))
+                and not registry.FORMATS[i["format"]].whole_file and not remote.is_remote(i["path"]))
     if cores <= 1 or total <= split_size:
         return split_size
     n = max(cores, int(round(total / split_size / cores)) * cores)

@@ -1,12 +1,8 @@
 """Profile keys (spec section 2): SURT levels and the criteria's key suffixes."""
 
 from profiler.model import criteria
-from profiler.model.normalise import mime_category, status_class
 
 ROOT = "*"
-
-#: bits of each criterion's options, coarse to fine (virtual tuples carry masks of them)
-DT_BIT, MIME_BIT, STATUS_BIT = (dict(c.bits) for c in criteria.CRITERIA)
 
 
 def host_part(urlkey):
@@ -63,65 +59,59 @@ def exact_key(urlkey):
     return urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey
 
 
-def suffix_parts(period, mime, status, combo):
-    """The 'datetime mime status' key suffix of one combination of levels."""
-    return criteria.suffix((period, mime, status), combo)
-
-
 class SuffixTable:
-    """Cached, de-duplicated suffixes of a (period, mime, status) tuple for each combination set."""
+    """Cached, de-duplicated key suffixes of a tuple of criterion values, per combination set.
+
+    Called with a tuple of values (one per criterion of the policy), or a virtual tuple: the
+    values then one bit mask per criterion of the levels whose combinations it stands for (see
+    profiler.job.expand.blocks). Returns, indexed like policy.combo_sets, the tuple of distinct
+    suffixes ('datetime mime status ...') of each set's combinations that the masks allow.
+    """
 
     def __init__(self, policy, limit=200000):
-        self.policy = policy
+        self.criteria = policy.criteria
+        self.k = len(self.criteria)
+        self.combo_sets = tuple(tuple(combos) for combos in policy.combo_sets)
+        self.bits = tuple(c.bits for c in self.criteria)
         self.limit = limit
         self.cache = {}
         self.by_mask = {}
-        self.tails = {}
-
-    def _tails(self, mime, status, masks):
-        """Per set: [(datetime option, ' mime status'), ...] and whether two may coincide."""
-        key = (mime, status, masks)
-        found = self.tails.get(key)
-        if found is None:
-            mi = {"any": "-", "type": mime, "category": mime_category(mime)}
-            st = {"any": "-", "code": status, "class": status_class(status) if status else status}
-            found = []
-            for combos in self._combos(masks):
-                tails = [(c0, " %s %s" % (mi[c1], st[c2])) for c0, c1, c2 in combos]
-                found.append((tails, len(set(tails)) < len(tails)))
-            if len(self.tails) >= self.limit:
-                self.tails.clear()
-            self.tails[key] = found
-        return found
+        self.fields = [{} for _ in self.criteria]
 
     def _combos(self, masks):
-        """The combinations of each set that a virtual tuple's option masks allow."""
+        """The combinations of each set that a virtual tuple's level masks allow."""
         found = self.by_mask.get(masks)
         if found is None:
             if not masks:
-                found = tuple(tuple(combos) for combos in self.policy.combo_sets)
+                found = self.combo_sets
             else:
-                dm, mm, sm = masks
-                found = tuple(tuple(c for c in combos if DT_BIT[c[0]] & dm and MIME_BIT[c[1]] & mm
-                                    and STATUS_BIT[c[2]] & sm)
-                              for combos in self.policy.combo_sets)
+                bits = self.bits
+                found = tuple(tuple(combo for combo in combos
+                                    if all(b[level] & m for b, level, m in zip(bits, combo, masks)))
+                              for combos in self.combo_sets)
             self.by_mask[masks] = found
         return found
 
-    def __call__(self, t):
-        """Tuple of suffix tuples, indexed like policy.combo_sets.
+    def _fields(self, i, value):
+        """{level: key field} of one criterion's value."""
+        cache = self.fields[i]
+        found = cache.get(value)
+        if found is None:
+            c = self.criteria[i]
+            found = {level: c.field(value, level) for level in (criteria.ANY,) + c.level_names}
+            if len(cache) >= self.limit:
+                cache.clear()
+            cache[value] = found
+        return found
 
-        t is (period, mime, status), or a virtual tuple (period, mime, status, datetime
-        options, mime options, status options) with bit masks of the options whose
-        combinations it stands for (see profiler.job.expand.blocks).
-        """
+    def __call__(self, t):
         found = self.cache.get(t)
         if found is None:
-            p = t[0]
-            dt = {"any": "-", "year": p[:4], "month": p[:6]}
-            found = tuple(tuple(dict.fromkeys([dt[o] + rest for o, rest in tails])) if dedupe
-                          else tuple([dt[o] + rest for o, rest in tails])
-                          for tails, dedupe in self._tails(t[1], t[2], t[3:]))
+            k = self.k
+            fields = [self._fields(i, t[i]) for i in range(k)]
+            found = tuple(tuple(dict.fromkeys(" ".join([f[level] for f, level in zip(fields, combo)])
+                                              for combo in combos))
+                          for combos in self._combos(t[k:]))
             if len(self.cache) >= self.limit:
                 self.cache.clear()
             self.cache[t] = found

@@ -1,12 +1,13 @@
-"""Profiling policies: which SURT levels and which (datetime, mime, status) combinations to emit.
+"""Profiling policies: which SURT levels and which combinations of the criteria's levels to emit.
 
-A policy is a YAML file (see conf/policies/). Levels of a criterion are 'any' (the '-'
-key value) plus those the policy enables:
+A policy is a YAML file (see conf/policies/). Levels of a criterion are 'any' (the '-' key
+value) plus those the policy enables (profiler.model.criteria):
 
-- datetime: year, month
+- datetime: year, month, day
 - mime: type (the normalised media type), category (its top-level type, 'text/*')
 - status: class ('2xx'), code ('200')
 
+An optional criterion is a key field only when the policy's ``levels`` names it.
 ``emit`` says, per SURT level (root '*', tld 'com,*', domain 'com,cnn,*', host
 'com,cnn)/*', path 'com,cnn)/world/*', url), which combinations of those levels are
 written: 'all' (the cross product), 'none', a mapping of lists (their cross product)
@@ -21,7 +22,7 @@ from profiler.errors import UserError
 from profiler.model import criteria
 
 CRITERIA = criteria.NAMES
-CHOICES = {c.name: c.levels for c in criteria.CRITERIA}
+CHOICES = {c.name: c.level_names for c in criteria.CRITERIA}
 DEFAULT_LEVELS = {c.name: c.default_levels for c in criteria.CRITERIA}
 LEVEL_TYPES = ("root", "tld", "domain", "host", "path", "url")
 _TOP_KEYS = {"name", "description", "host_depth", "path_depth", "exact_urls", "levels", "emit"}
@@ -50,8 +51,11 @@ class Policy:
         levels = config.get("levels") or {}
         if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
             raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(CRITERIA)))
+        #: the criteria of this policy's keys, in key order (!keys)
+        self.criteria = tuple(c for c in criteria.CRITERIA if not c.optional or c.name in levels)
+        self.names = tuple(c.name for c in self.criteria)
         self.levels = {}
-        for criterion in CRITERIA:
+        for criterion in self.names:
             chosen = levels.get(criterion, list(DEFAULT_LEVELS[criterion]))
             chosen = [chosen] if isinstance(chosen, str) else list(chosen or [])
             for c in chosen:
@@ -72,21 +76,27 @@ class Policy:
             if self.emit[lt] not in self.combo_sets:
                 self.combo_sets.append(self.emit[lt])
             self.set_of[lt] = self.combo_sets.index(self.emit[lt])
-        self.period_len = 6 if any(c[0] == "month" for c in itertools.chain(*self.emit.values())) else 4
+        emitted = list(itertools.chain(*self.emit.values()))
+        #: per criterion, the levels some emitted combination uses
+        self.used_levels = {name: tuple(lv for lv in self.levels[name] if any(c[i] == lv for c in emitted))
+                            for i, name in enumerate(self.names)}
+        #: the characters of a timestamp the finest emitted datetime level reads (at least a year)
+        self.period_len = max([4] + [criteria.DATETIME.level(lv).n for lv in self.used_levels["datetime"]
+                                     if lv != criteria.ANY])
 
     def _combos(self, spec, where):
         if spec == "all":
-            return tuple(itertools.product(*(self.levels[c] for c in CRITERIA)))
+            return tuple(itertools.product(*(self.levels[c] for c in self.names)))
         if spec in ("none", None, []):
             return ()
         specs = spec if isinstance(spec, list) else [spec]
         found = set()
         for item in specs:
-            if not isinstance(item, dict) or set(item) - set(CRITERIA):
-                raise PolicyError("%s: %s: expected 'all', 'none' or mappings of datetime/mime/status"
-                                  % (self.source, where))
+            if not isinstance(item, dict) or set(item) - set(self.names):
+                raise PolicyError("%s: %s: expected 'all', 'none' or mappings of %s"
+                                  % (self.source, where, "/".join(self.names)))
             lists = []
-            for criterion in CRITERIA:
+            for criterion in self.names:
                 chosen = item.get(criterion, ["any"])
                 chosen = [chosen] if isinstance(chosen, str) else list(chosen)
                 for c in chosen:
@@ -95,7 +105,7 @@ class Policy:
                                           % (self.source, where, criterion, c, criterion))
                 lists.append(chosen)
             found.update(itertools.product(*lists))
-        order = {c: i for i, c in enumerate(itertools.product(*(self.levels[c] for c in CRITERIA)))}
+        order = {c: i for i, c in enumerate(itertools.product(*(self.levels[c] for c in self.names)))}
         return tuple(sorted(found, key=order.__getitem__))
 
     def to_dict(self):
@@ -105,8 +115,8 @@ class Policy:
             "host_depth": self.host_depth,
             "path_depth": self.path_depth,
             "exact_urls": self.exact_urls,
-            "levels": {c: self.levels[c][1:] for c in CRITERIA},
-            "emit": {lt: [dict(zip(CRITERIA, combo)) for combo in self.emit[lt]] for lt in LEVEL_TYPES
+            "levels": {c: self.levels[c][1:] for c in self.names},
+            "emit": {lt: [dict(zip(self.names, combo)) for combo in self.emit[lt]] for lt in LEVEL_TYPES
                      if lt != "url" or self.exact_urls},
         }
 

@@ -11,14 +11,14 @@ exact, and the header's ``merge.exact`` lists the features exact on every line.
 from profiler import jsonnum
 from profiler.files.output import header_lines, write_atomic
 from profiler.files.profilefile import FEATURES, iter_raw, read_header
-from profiler.toolkit.merge import _exact_in, _header_dict, exact_features, merged_profile_lines
+from profiler.toolkit.merge import exact_in, header_dict, exact_features, merged_profile_lines
 
 BOTH = ("digests", "urir")
 
 
 def run_meta(path):
     """The first '!meta' object (inputs, captures, skipped) and the about object of a profile."""
-    metas = _header_dict(read_header(path))["meta"]
+    metas = header_dict(read_header(path))["meta"]
     run = next((m for m in metas if isinstance(m, dict) and "inputs" in m), {})
     about = next((m for m in metas if isinstance(m, dict) and "policy" in m), {})
     return run, about
@@ -47,7 +47,7 @@ def exact_after(old_about, keys_urir, keys_digest):
     """The features exact on every line of the folded profile: merge.exact_features of the old
     profile and the night's (exact), disjoint where no key has captures seen before."""
     disjoint = [f for f, keys in (("urir", keys_urir), ("digests", keys_digest)) if not keys]
-    return exact_features([_exact_in([old_about]), set(FEATURES)], disjoint)
+    return exact_features([exact_in([old_about]), set(FEATURES)], disjoint)
 
 
 def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, created=None,

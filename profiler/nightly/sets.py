@@ -15,8 +15,7 @@ import tempfile
 
 import orjson
 
-from profiler.formats import inputs as inputs_mod, warc
-from profiler.job.mapside import iter_parsed
+from profiler.formats import inputs as inputs_mod, registry
 
 SPILL = 1000000
 CHUNK_ITEMS = 100000
@@ -154,12 +153,12 @@ class Scan:
 
     def run(self, files, split_size=inputs_mod.DEFAULT_SPLIT_SIZE, warc_reader="warcio", progress=None):
         infos = [inputs_mod.sniff(f) for f in files]
-        splits = warc.choose_reader(inputs_mod.plan_splits([i for i in infos if i["format"]], split_size),
-                                    warc_reader)
+        splits = registry.choose_warc_reader(inputs_mod.plan_splits([i for i in infos if i["format"]], split_size),
+                                             warc_reader)
         out = open(self.captures_path, "wb") if self.captures_path else None
         try:
             for n, split in enumerate(splits, 1):
-                for capture in iter_parsed(split):
+                for capture in registry.captures(split):
                     if capture.__class__ is str:
                         continue
                     self._add(capture, out)

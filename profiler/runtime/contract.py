@@ -2,7 +2,7 @@
 
 The client writes these options on the job's command line (profiler.job.pipeline), mrjob's job
 class declares them (jobs/profile_job.py) and a task's command line is parsed by them
-(profiler.job.tasks); every variable the client or a runner sets for the tasks is named here.
+(profiler.runtime.task); every variable the client or a runner sets for the tasks is named here.
 """
 
 from dataclasses import dataclass
@@ -19,7 +19,7 @@ SIGNALS_ENV = "ARCHIVE_PROFILER_SIGNALS"
 FILTER_ENV = "ARCHIVE_PROFILER_DIGEST_FILTER"
 SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
 #: the local runner's presorted reduce input: the key range a reduce task takes, and the sorted
-#: runs it merges (profiler.runtime.presorted, profiler.job.rawsteps)
+#: runs it merges (profiler.runtime.presorted, profiler.runtime.task)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
 

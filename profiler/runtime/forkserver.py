@@ -1,10 +1,10 @@
 """The local runner's tasks forked from one process that has imported them already.
 
-Starting a new Python for each task of a local run, which then imports profiler.job.tasks, costs
+Starting a new Python for each task of a local run, which then imports profiler.runtime.task, costs
 more than a small task's work. A fork server starts once per run, imports the
 task code, and forks a child per task: the child takes the task's stdin, stdout and stderr (passed
 as file descriptors over a Unix socket), its working directory and environment (through a pipe,
-of any size), runs the same ``profiler.job.tasks.main`` the job script runs for that command line,
+of any size), runs the same ``profiler.runtime.task.main`` the job script runs for that command line,
 and writes its exit code to a pipe of the runner's. Its process name (/proc/PID/comm) says which
 task it is.
 
@@ -58,7 +58,7 @@ class ForkServer:
         theirs.close()
 
     def run(self, argv, cwd, env, stdin, stdout, stderr, name="task"):
-        """Run tasks.main(argv) in a forked child with these file objects as its stdin, stdout
+        """Run task.main(argv) in a forked child with these file objects as its stdin, stdout
         and stderr; its exit code (-1 when it died without one, or the server is gone)."""
         request = orjson.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env), "name": name})
         r, w = os.pipe()
@@ -150,7 +150,7 @@ def serve(fd):
 def _serve(fd):
     import gc
     from profiler.accel import fast  # noqa: F401 (imported for the children)
-    from profiler.job import tasks
+    from profiler.runtime import task  # noqa: F401 (imported for the children)
     fast.load()
     _load_prctl()
     gc.freeze()                                 # children touch fewer pages for the collector
@@ -232,9 +232,9 @@ def _child(fds):
         stdin, stdout, stderr = (open(i, mode, closefd=False) for i, mode in ((0, "rb"), (1, "wb"), (2, "wb")))
         sys.stdout = sys.__stdout__ = open(1, "w", closefd=False)
         sys.stderr = sys.__stderr__ = open(2, "w", closefd=False)
-        from profiler.job import tasks
+        from profiler.runtime import task
         try:
-            code = 0 if tasks.main(request["argv"], stdin, stdout, stderr) else 2
+            code = 0 if task.main(request["argv"], stdin, stdout, stderr) else 2
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
         except BaseException:

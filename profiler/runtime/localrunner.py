@@ -8,9 +8,9 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking; each
 reduce task reads its part of the sorted file in place (its byte range in its environment,
-profiler.job.rawsteps.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
+profiler.runtime.contract.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
 runs (those of a sorted index; step 1's output), nothing is sorted at all: each reduce task reads
-its part of every run merged (profiler.runtime.presorted; rawsteps.MERGE_ENV). Step 1's map tasks set
+its part of every run merged (profiler.runtime.presorted; contract.MERGE_ENV). Step 1's map tasks set
 filters of their records' digests, which the runner merges for step 1's reducers: they write
 digest records only for digests of two or more records (profiler.runtime.digestfilter), and step 2's
 parts are cut to equal work. A phase's tasks run in the threads of one pool kept for the run
@@ -31,8 +31,8 @@ from os.path import dirname
 
 import orjson
 
-from profiler.job import rawsteps, tasks
-from profiler.runtime import digestfilter, forkserver, presorted
+from profiler.job.lines import key_of
+from profiler.runtime import contract, digestfilter, forkserver, presorted, task
 from profiler.runtime.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -43,7 +43,7 @@ from mrjob.sim import _symlink_or_copy  # noqa: E402
 log = logging.getLogger(__name__)
 
 #: what the runner tells its tasks in their environment
-INTERNAL_ENV = (rawsteps.RANGE_ENV, rawsteps.MERGE_ENV, digestfilter.FILTER_ENV, digestfilter.SHARED_ENV)
+INTERNAL_ENV = (contract.RANGE_ENV, contract.MERGE_ENV, digestfilter.FILTER_ENV, digestfilter.SHARED_ENV)
 
 
 class LocalRunner(LocalMRJobRunner):
@@ -103,7 +103,7 @@ class LocalRunner(LocalMRJobRunner):
 
     def _forkable_task_argv(self, step_num, task_type):
         """The task's arguments after the job script when a forked child can run it: one of the
-        job's task command lines (profiler.job.tasks.parse), on this very Python, whose setup only puts
+        job's task command lines (profiler.runtime.task.parse), on this very Python, whose setup only puts
         the shipped package on PYTHONPATH; else None."""
         if not forkserver.available() or self._task_python_bin() != [sys.executable]:
             return None
@@ -114,7 +114,7 @@ class LocalRunner(LocalMRJobRunner):
         if script not in args:
             return None
         argv = args[args.index(script) + 1:]
-        return argv if tasks.parse(argv) is not None else None
+        return argv if task.parse(argv) is not None else None
 
     def _fork_server(self):
         with self._forks_lock:
@@ -249,8 +249,8 @@ class LocalRunner(LocalMRJobRunner):
 
     def _split_reducer_input(self, step_num):
         """No copies: every reduce task's input is a link to the sorted file, and its byte range
-        of it is in its environment (rawsteps.RANGE_ENV, see _env_for_task); or, when the step's
-        input is merged, its part of the merge plan (rawsteps.MERGE_ENV)."""
+        of it is in its environment (contract.RANGE_ENV, see _env_for_task); or, when the step's
+        input is merged, its part of the merge plan (contract.MERGE_ENV)."""
         parts = self._num_reducers(step_num) * self.parts_per_core
         if step_num in self._merge_plans:
             cost = None
@@ -287,9 +287,9 @@ class LocalRunner(LocalMRJobRunner):
             env[digestfilter.SHARED_ENV] = self._digest_filter_path("shared")
         ranges = self._reduce_ranges.get(step_num)
         if task_type == "reducer" and step_num in self._merge_plans:
-            env[rawsteps.MERGE_ENV] = "1"
+            env[contract.MERGE_ENV] = "1"
         elif task_type == "reducer" and ranges:
-            env[rawsteps.RANGE_ENV] = "%d %d" % ranges[task_num]
+            env[contract.RANGE_ENV] = "%d %d" % ranges[task_num]
         return env
 
 
@@ -336,11 +336,11 @@ def key_bounds(path, split_size):
             line_start = _line_start(f, target - 1)
             f.seek(line_start)
             line = f.readline()
-            key = rawsteps.key_of(line)
+            key = key_of(line)
             pos = line_start + len(line)
             while pos < size:           # lines of the same key stay in this part
                 nxt = f.readline()
-                if rawsteps.key_of(nxt) != key:
+                if key_of(nxt) != key:
                     break
                 pos += len(nxt)
             if pos >= size:

@@ -14,7 +14,8 @@ import shutil
 import subprocess
 
 from profiler.errors import UserError
-from profiler.formats.inputs import _SNIFF_LINES, _format_of, _is_uri as is_remote
+from profiler.formats.inputs import SNIFF_LINES, is_remote
+from profiler.formats.registry import format_of
 
 _EXTENSIONS = {".gz": "gzip", ".bz2": "bz2"}
 
@@ -81,15 +82,15 @@ def sniff(fs, uri):
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
             sample.extend(l.rstrip(b"\r") for l in lines if l.strip())
-            if len(sample) >= _SNIFF_LINES:
+            if len(sample) >= SNIFF_LINES:
                 break
     except (IOError, OSError, EOFError) as e:
         if not sample:
             info.update(format=None, reason="unreadable: %s" % e)
             return info
-    if rest.strip() and len(sample) < _SNIFF_LINES:
+    if rest.strip() and len(sample) < SNIFF_LINES:
         sample.append(rest)
-    info.update(_format_of(sample[:_SNIFF_LINES]))
+    info.update(format_of(sample[:SNIFF_LINES]))
     return info
 
 

@@ -254,7 +254,8 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _header_dict(headers):
+def header_dict(headers):
+    """A profile's header lines as {'meta': [each !meta value], name: value of the first other}."""
     out = {"meta": []}
     for name, value in headers:
         if name[1:] == "meta":
@@ -271,7 +272,7 @@ def _common(values, what, paths):
     return values[0]
 
 
-def _exact_in(meta_list):
+def exact_in(meta_list):
     """Features an input declares exact (all of them for a profile that was not merged)."""
     for m in meta_list:
         if isinstance(m, dict) and isinstance(m.get("merge"), dict):
@@ -299,7 +300,7 @@ def _archive_uri(ids, archive_uri):
 
 def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     """The '!' lines of a merged profile, in byte order."""
-    hs = [_header_dict(h) for h in headers]
+    hs = [header_dict(h) for h in headers]
     for h, p in zip(hs, paths):
         if h.get("keys") not in (None, KEYS):
             raise MergeError("cannot merge: %s has key fields %r, not %r" % (p, h.get("keys"), KEYS))
@@ -315,7 +316,7 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     given = [a.get("revisits") for a in abouts]
     revisits = _common(["resolved" if str(v).startswith("resolved") else v for v in given],
                        "revisit handling", paths)
-    exact = exact_features([_exact_in(h["meta"]) for h in hs], disjoint)
+    exact = exact_features([exact_in(h["meta"]) for h in hs], disjoint)
     inputs, captures, skipped, skipped_files = [], 0, {}, []
     for r in runs:
         inputs += r.get("inputs", [])
@@ -344,7 +345,7 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
 
 def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
     """The '!' lines of a merged UKVS map, in byte order."""
-    hs = [_header_dict(h) for h in headers]
+    hs = [header_dict(h) for h in headers]
     fields = _common([h.get("fields") for h in hs], "!fields", paths)
     exact_urir = "urir" in disjoint or len(paths) == 1
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),

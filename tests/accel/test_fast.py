@@ -9,9 +9,10 @@ import pytest
 
 from profiler.accel import fast
 from profiler.formats import cdx
-from profiler.job import mapside, rawsteps
+from profiler.job import lines as job_lines, mapside, steps
 from profiler.model import stats
 from profiler.job.expand import Expander
+from profiler.job.kernels import Kernels
 from profiler.job.mapside import CaptureAggregator
 from profiler.job.pipeline import run_profile
 from profiler.model.policy import load as load_policy
@@ -26,9 +27,22 @@ SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 compiled = pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")
 
 
+def expander(policy, limit):
+    """The step-1 expander this process runs: compiled when built (and not disabled)."""
+    return Kernels(policy).expander(limit)
+
+
+def reduce_uri_r_chunks(chunks, expander, write):
+    steps.uri_r_step(chunks, expander, write)
+
+
+def reduce_uri_rs(lines, expander, write):
+    steps.uri_r_lines(lines, expander, write)
+
+
 def _map(lines, policy, rng, resolve):
     parse = cdx.make_parser("N b a m s k r M S V g")
-    agg = CaptureAggregator(policy.period_len, resolve_revisits=resolve, limit=rng.randint(1, 20))
+    agg = CaptureAggregator(policy, resolve_revisits=resolve, limit=rng.randint(1, 20))
     records = []
     for line in lines:
         if agg.add(parse(line)):
@@ -76,8 +90,8 @@ def test_compiled_expander_equals_python(seed):
     order = sorted(groups) if rng.random() < 0.7 else rng.sample(sorted(groups), len(groups))
     limit = rng.randint(1, 50)
     expected = _reduce(Expander(policy, limit), groups, order)
-    assert _reduce(fast.expander(policy, limit), groups, order) == expected
-    assert _reduce(fast.expander(policy, limit), groups, order, raw=True) == expected
+    assert _reduce(expander(policy, limit), groups, order) == expected
+    assert _reduce(expander(policy, limit), groups, order, raw=True) == expected
 
 
 def _many_tuples(rng, n):
@@ -122,8 +136,8 @@ def test_uri_rs_of_many_tuples_equal_python(seed):
               for i in range(8)}
     order = sorted(groups)
     expected = _reduce(Expander(policy, 1000), groups, order)
-    assert _reduce(fast.expander(policy, 1000), groups, order) == expected
-    assert _reduce(fast.expander(policy, 1000), groups, order, raw=True) == expected
+    assert _reduce(expander(policy, 1000), groups, order) == expected
+    assert _reduce(expander(policy, 1000), groups, order, raw=True) == expected
 
 
 @compiled
@@ -137,14 +151,14 @@ def test_the_tuple_sets_of_the_many_tuples_test_pass_the_bounds_of_the_compiled_
 @compiled
 def test_compiled_expander_type():
     from profiler.model.policy import load
-    assert type(fast.expander(load("default"), 10)).__module__ == "profiler.accel._apfast"
+    assert type(expander(load("default"), 10)).__module__ == "profiler.accel._apfast"
 
 
 def test_pure_python_when_disabled(monkeypatch):
     from profiler.model.policy import load
     monkeypatch.setenv(fast.PURE_ENV, "1")
     assert fast.load() is None and fast.kind() == "pure Python"
-    assert isinstance(fast.expander(load("default"), 10), Expander)
+    assert isinstance(expander(load("default"), 10), Expander)
 
 
 def _lines(path):
@@ -195,7 +209,7 @@ def test_both_paths_equal_the_oracle(seed, monkeypatch):
     for pure in ("", "1"):
         monkeypatch.setenv(fast.PURE_ENV, pure)
         groups = _map(lines, policy, rng, True)
-        keys, _ = _reduce(fast.expander(policy, rng.randint(1, 50)), groups, sorted(groups))
+        keys, _ = _reduce(expander(policy, rng.randint(1, 50)), groups, sorted(groups))
         # step 1 only: shared digests are corrected in step 2, so compare the digest-free fields
         got = {k[2:].decode(): (v[0], v[1], v[2], v[3], v[4], v[7], v[8]) for k, v in keys.items()}
         want = {k: (v[0], v[1], v[2], v[3], v[4], v[7], v[8]) for k, v in expected.items()}
@@ -235,16 +249,18 @@ def _random_cdx_line(rng):
 def _map_records(path, period_len, resolve, split_size, lines=False):
     from profiler.formats.inputs import plan_splits, sniff
     from profiler.job.mapside import map_split
+    from helpers.policies import by_period
+    policy = by_period(period_len)
     info = sniff(path)
     if info["format"] != "cdx":
         return None
     cells, captures, skipped = {}, 0, {}
     for split in plan_splits([info], split_size):
         records = []
-        for key, value in map_split(orjson.dumps(split), period_len, resolve, lines=lines):
+        for key, value in map_split(orjson.dumps(split), policy, Kernels(policy), resolve, lines=lines):
             if key is None:     # lines of records (the compiled aggregator's flush_raw)
                 assert value.endswith(b"\n") or not value
-                records.extend(tuple(line.split(b"\t")) for line in rawsteps.split_lines(value))
+                records.extend(tuple(line.split(b"\t")) for line in job_lines.split_lines(value))
             else:
                 records.append((key, value))
         for key, value in records:
@@ -290,7 +306,8 @@ def test_compiled_map_side_flushes_at_the_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(mapside, "TABLE_LIMIT", 10)
     split = {"path": str(path), "format": "cdx", "fields": "N b a m s k r M S V g", "start": 0, "end": None,
              "compression": None}
-    records = list(mapside.map_split(orjson.dumps(split), 4))
+    policy = load_policy("hosts")
+    records = list(mapside.map_split(orjson.dumps(split), policy, Kernels(policy)))
     assert len(records) == 26 and records[-1] == (b"!meta", {"captures": 25, "skipped": {}})
     assert all(isinstance(value, bytes) for _, value in records[:-1])
 
@@ -313,7 +330,8 @@ def test_a_sorted_index_gives_each_uri_r_once_and_in_order(tmp_path, monkeypatch
     monkeypatch.setenv(fast.PURE_ENV, "1" if path_kind == "python" else "")
     split = {"path": str(path), "format": "cdx", "fields": "N b a m s k r M S V g", "start": 0, "end": None,
              "compression": None}
-    records = list(mapside.map_split(orjson.dumps(split), 6, lines=path_kind == "compiled lines"))
+    policy = load_policy("default")
+    records = list(mapside.map_split(orjson.dumps(split), policy, Kernels(policy), lines=path_kind == "compiled lines"))
     if path_kind == "compiled lines":
         records = [tuple(line.split(b"\t")) for key, blob in records[:-1] for line in blob.splitlines()] + records[-1:]
     keys = [key for key, _ in records[:-1]]
@@ -372,12 +390,12 @@ def test_compiled_corrections_equal_python(seed):
         for key, record in digests.corrections(group, policy, SuffixTable(policy)):
             stats.add(expected, key, record)
     limit = rng.choice([1, 2, 7, 200000])
-    expander = fast.compiled_expander(policy, limit)
+    expander = fast.compiled_expander(fast.load(), policy, limit)
     written, spilled = [], {}
     for group in groups:
         for key, record in digests.compiled_corrections(iter(group), expander, limit, written.append):
             stats.add(spilled, key, record)
-    out = b"".join(written) + rawsteps.table_lines(spilled)
+    out = b"".join(written) + steps.table_lines(spilled)
     assert _corrections_by_key(out + expander.close_raw()) == expected
 
 
@@ -419,15 +437,15 @@ def _cut(data, rng):
 @pytest.mark.parametrize("seed", range(200))
 def test_feed_equals_add_raw(seed):
     """Expander.feed() reads reduce input lines in C, in buffers cut anywhere: the same bytes as the
-    lines handed to add_raw() one URI-R at a time (rawsteps.reduce_uri_rs)."""
+    lines handed to add_raw() one URI-R at a time (profiler.job.steps.uri_r_lines)."""
     rng = random.Random(seed)
     policy = random_policy(rng)
     limit = rng.randint(1, 50)
     lines = _reduce_input(rng, policy)
     data = b"\n".join(lines) + (b"\n" if lines and rng.random() < 0.8 else b"")
     expected, got = [], []
-    rawsteps.reduce_uri_rs([line + b"\n" for line in lines], fast.expander(policy, limit), expected.append)
-    rawsteps.reduce_uri_r_chunks(_cut(data, rng), fast.expander(policy, limit), got.append)
+    reduce_uri_rs([line + b"\n" for line in lines], expander(policy, limit), expected.append)
+    reduce_uri_r_chunks(_cut(data, rng), expander(policy, limit), got.append)
     assert b"".join(got) == b"".join(expected)
 
 
@@ -438,14 +456,14 @@ def test_chunks_through_the_python_expander(seed):
     policy = random_policy(rng)
     lines = _reduce_input(rng, policy)
     expected, got = [], []
-    rawsteps.reduce_uri_rs(lines, Expander(policy, 30), expected.append)
-    rawsteps.reduce_uri_r_chunks(_cut(b"\n".join(lines), rng), Expander(policy, 30), got.append)
+    reduce_uri_rs(lines, Expander(policy, 30), expected.append)
+    reduce_uri_r_chunks(_cut(b"\n".join(lines), rng), Expander(policy, 30), got.append)
     assert b"".join(got) == b"".join(expected)
 
 
 @compiled
 def test_feed_leaves_the_last_uri_r_for_the_next_buffer():
-    ex = fast.expander(load_policy("default"), 100)
+    ex = expander(load_policy("default"), 100)
     cell = b'[["201001","text/html","200","X",0,1,10,10,"20100101000000","20100101000000"]]'
     buf = b"com,a)/\t" + cell + b"\ncom,b)/\t" + cell + b"\ncom,b)/\t" + cell[:20]
     state, pos, end, out = ex.feed(buf, 0, False)
@@ -483,12 +501,12 @@ def test_skim_equals_the_line_path(seed, monkeypatch):
     lines = _step2_input(rng)
     data = b"\n".join(lines) + (b"\n" if rng.random() < 0.8 else b"")
     expected, got = [], []
-    rawsteps.reduce_digests_and_keys([line + b"\n" for line in lines], policy, 7, expected.append)
+    steps.digest_lines([line + b"\n" for line in lines], policy, 7, expected.append, Kernels(policy))
     if rng.random() < 0.2:
         monkeypatch.setenv(fast.PURE_ENV, "1")
     if seed % 2:        # long runs (a digest's lines past 40 bytes) go to Python in parts
-        monkeypatch.setattr(rawsteps, "LONG_RUN", 40)
-    rawsteps.reduce_digests_and_keys_chunks(_cut(data, rng), policy, 7, got.append)
+        monkeypatch.setattr(steps, "LONG_RUN", 40)
+    steps.digest_step(_cut(data, rng), policy, 7, got.append, Kernels(policy))
     assert sorted(b"".join(got).splitlines()) == sorted(b"".join(expected).splitlines())
 
 
@@ -516,7 +534,7 @@ def test_raw_records_come_in_sorted_runs(limit, kind, least):
     policy = load_policy("default")
     lines = [line for line in _reduce_input(rng, policy) if not line.startswith(b"!")]
     out = []
-    rawsteps.reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], fast.expander(policy, limit), out.append)
+    reduce_uri_r_chunks([b"\n".join(lines) + b"\n"], expander(policy, limit), out.append)
     records = [line for line in b"".join(out).splitlines() if line.startswith(kind)]
     descents = sum(a > b for a, b in zip(records, records[1:]))
     assert len(records) > least and descents <= len(records) // limit
@@ -546,10 +564,10 @@ def test_profile_lines_equal_the_line_path(seed, monkeypatch):
     lines = _step3_input(rng)
     data = b"\n".join(lines) + (b"\n" if rng.random() < 0.8 else b"")
     expected, got = [], []
-    rawsteps.reduce_profile_lines([line + b"\n" for line in lines], expected.append)
+    steps.profile_lines([line + b"\n" for line in lines], expected.append)
     if rng.random() < 0.2:
         monkeypatch.setenv(fast.PURE_ENV, "1")
-    rawsteps.reduce_profile_lines_chunks(_cut(data, rng), got.append)
+    steps.profile_step(_cut(data, rng), got.append, Kernels(load_policy("default")))
     assert b"".join(got) == b"".join(expected)      # in key order too: the client's parts stay ordered
 
 
@@ -563,9 +581,9 @@ def test_sums_past_int64_are_left_to_python(step, monkeypatch):
         data = b"".join(b"K * - - -\t" + orjson.dumps(record) + b"\n" for _ in range(n))
         out = []
         if step == 2:
-            rawsteps.reduce_digests_and_keys_chunks([data], load_policy("default"), 7, out.append)
+            steps.digest_step([data], load_policy("default"), 7, out.append, Kernels(load_policy("default")))
         else:
-            rawsteps.reduce_profile_lines_chunks([data], out.append)
+            steps.profile_step([data], out.append, Kernels(load_policy("default")))
         return b"".join(out)
     compiled_ = [run(5, 2), run(5 * 10 ** 18, 2)]
     monkeypatch.setenv(fast.PURE_ENV, "1")
@@ -586,9 +604,11 @@ def test_the_extension_is_built_where_ci_runs():
 @compiled
 def test_the_built_extension_is_not_older_than_its_source():
     """An editable install whose rebuild failed keeps the old module beside the new source."""
+    import glob
     built = getattr(fast.load(), "__file__", "")
-    source = os.path.join(ROOT, "profiler", "accel", "_apfast.c")
-    if os.path.dirname(os.path.abspath(built)) != os.path.dirname(source):
+    folder = os.path.join(ROOT, "profiler", "accel")
+    if os.path.dirname(os.path.abspath(built)) != folder:
         pytest.skip("installed elsewhere (not an editable install)")
-    assert os.path.getmtime(built) >= os.path.getmtime(source), \
-        "profiler/accel/_apfast.c is newer than the built module: rebuild (pip install -v -e .) and read its errors"
+    sources = glob.glob(os.path.join(folder, "*.c")) + glob.glob(os.path.join(folder, "*.h"))
+    newer = [os.path.basename(p) for p in sources if os.path.getmtime(p) > os.path.getmtime(built)]
+    assert not newer, "%s newer than the built module: rebuild (pip install -v -e .) and read its errors" % newer

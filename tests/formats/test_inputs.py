@@ -298,7 +298,7 @@ def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
     info = inputs.sniff(str(path))
     splits = inputs.plan_splits([info], split_size=500)
     assert {s["fields"] for s in splits} == {"N b a m s k r M S V g", "a b N s m k r M V S g"}
-    from profiler.job.mapside import iter_parsed
+    from profiler.formats.registry import captures as iter_parsed
     parsed = [p for s in splits for p in iter_parsed(s)]
     assert len(parsed) == 100 and all(not isinstance(p, str) for p in parsed)
     assert sorted({(p[0][:7], p[2], p[3], p[5]) for p in parsed}) == [

@@ -14,7 +14,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from profiler.formats import inputs, warc
-from profiler.job import mapside
+from profiler.formats import registry
 from profiler.job.pipeline import run_profile
 
 from helpers.paths import SHARED_DATA, shared_data
@@ -258,7 +258,7 @@ def test_plain_warc_is_one_split_whatever_its_size(tmp_path):
     write(path, [RESPONSE] * 50, gz=False)
     splits = inputs.plan_splits([inputs.sniff(str(path))], split_size=1000)
     assert len(splits) == 1 and splits[0]["format"] == "warc"
-    assert len([c for c in mapside.iter_parsed(splits[0]) if not isinstance(c, str)]) == 50
+    assert len([c for c in registry.captures(splits[0]) if not isinstance(c, str)]) == 50
 
 
 def test_profile_of_a_warc_reports_skips_in_meta(tmp_path):

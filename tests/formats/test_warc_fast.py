@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from profiler.formats import warc, warc_fast
+from profiler.formats import registry, warc, warc_fast
 from profiler.testing import synthetic_warc
 from profiler.errors import UserError
 from profiler.job.pipeline import run_profile
@@ -63,8 +63,8 @@ def test_same_profile_bytes(tmp_path):
 
 def test_unknown_reader_is_a_user_error():
     with pytest.raises(UserError, match="unknown WARC reader"):
-        warc.choose_reader([], "fast")
-    splits = warc.choose_reader([{"format": "warc"}, {"format": "cdx"}], "fastwarc")
+        registry.choose_warc_reader([], "fast")
+    splits = registry.choose_warc_reader([{"format": "warc"}, {"format": "cdx"}], "fastwarc")
     assert splits == [{"format": "warc", "reader": "fastwarc"}, {"format": "cdx"}]
 
 

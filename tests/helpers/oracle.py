@@ -70,7 +70,7 @@ def surt_keys(urlkey, policy):
 def field_values(cap, combo):
     dt, m, s = combo
     ts, mime, status = cap[1], cap[2], cap[3]
-    d = {"any": "-", "year": ts[:4], "month": ts[:6]}[dt]
+    d = {"any": "-", "year": ts[:4], "month": ts[:6], "day": ts[:8]}[dt]
     mm = {"any": "-", "type": mime, "category": mime.split("/")[0] + "/*" if "/" in mime else mime}[m]
     ss = {"any": "-", "code": status,
           "class": status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk"}[s]

@@ -12,6 +12,7 @@ from profiler.formats import cdx
 from profiler.job import digests
 from profiler.model import stats
 from profiler.model.keys import SuffixTable
+from profiler.job.kernels import Kernels
 from profiler.job.mapside import CaptureAggregator
 from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
 
@@ -26,7 +27,7 @@ def run_without_mrjob(lines, policy, rng):
     bounds = [0] + cuts + [len(lines)]
     records = []
     for lo, hi in zip(bounds, bounds[1:]):
-        agg = CaptureAggregator(policy.period_len, limit=rng.randint(1, 20))
+        agg = CaptureAggregator(policy, limit=rng.randint(1, 20))
         for line in lines[lo:hi]:
             if agg.add(parse(line)):
                 records.extend(agg.flush())
@@ -44,7 +45,7 @@ def run_without_mrjob(lines, policy, rng):
 
     step1 = []
     for part in shuffle(records, rng.randint(1, 4)):
-        exp = fast.expander(policy, rng.randint(1, 50))   # compiled when built, else profiler.job.expand
+        exp = Kernels(policy).expander(rng.randint(1, 50))   # compiled when built, else profiler.job.expand
         for key, values in part:
             step1.extend(exp.add(key.decode(), values))
         step1.extend(exp.close())

@@ -3,7 +3,9 @@
 import pytest
 
 from profiler.model import stats
-from profiler.job.expand import Expander, merge_cells, resolve
+from profiler.job import expand
+from profiler.job.expand import Expander
+from profiler.model.criteria import CORE
 from profiler.model.policy import Policy
 
 
@@ -15,6 +17,15 @@ def cell(ts, mime, status, digest, length, revisit=False, period_len=6):
 
 
 # merge_cells
+
+
+def merge_cells(values):
+    return expand.merge_cells(values, 3)
+
+
+def resolve(cells):
+    return expand.resolve(cells, CORE)
+
 
 def test_merge_cells_from_several_records():
     rec1 = [["2010", "text/html", "200", "D1", 0, 2, 300, 200, "20100301000000", "20100601000000"]]

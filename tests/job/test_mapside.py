@@ -5,8 +5,20 @@ import gzip
 
 import orjson
 
-from profiler.job.expand import full_cell
-from profiler.job.mapside import BYTES, COUNT, FIRST, LAST, MAXLEN, CaptureAggregator, map_split
+from profiler.job import cells
+from profiler.job.cells import BYTES, COUNT, FIRST, LAST, MAXLEN
+from profiler.job.kernels import Kernels
+from profiler.job.mapside import CaptureAggregator as _CaptureAggregator, map_split
+
+from helpers.policies import by_period
+
+
+def CaptureAggregator(period_len, **kw):
+    return _CaptureAggregator(by_period(period_len), **kw)
+
+
+def full_cell(cell):
+    return cells.full_cell(cell, 3)
 
 LAYOUT = "N b a m s k r M S V g"
 A, B = "com,example)/a", "com,example)/b"
@@ -50,7 +62,8 @@ def manifest(path, fmt="cdx", fields=LAYOUT, compression=None, start=0, end=None
 def run(line, period_len=4, resolve=True):
     """map_split's records (cells JSON-decoded: the compiled path writes them as JSON; each cell
     in its 10 items, expand.full_cell) and meta."""
-    out = list(map_split(line, period_len, resolve))
+    policy = by_period(period_len)
+    out = list(map_split(line, policy, Kernels(policy), resolve))
     return [(k, [full_cell(c) for c in (orjson.loads(v) if isinstance(v, bytes) else v)]) for k, v in out[:-1]], \
         out[-1]
 

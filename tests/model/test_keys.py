@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from profiler.model.keys import (SuffixTable, exact_key, group_levels, host_part, own_levels, suffix_parts,
-                           surt_levels)
+from profiler.model import criteria
+from profiler.model.keys import SuffixTable, exact_key, group_levels, host_part, own_levels, surt_levels
 from profiler.model.policy import Policy
 
 CNN = "com,cnn,edition)/world/asia/index.html"
@@ -151,12 +151,12 @@ def test_exact_key_never_reads_as_wildcard():
     (("year", "type", "class"), "2014 text/html 4xx"),
 ])
 def test_suffix_parts(combo, expected):
-    assert suffix_parts("201403", "text/html", "404", combo) == expected
+    assert criteria.suffix(criteria.CORE, ("201403", "text/html", "404"), combo) == expected
 
 
 def test_suffix_parts_unknown_values():
-    assert suffix_parts("2014", "unk", "unk", ("year", "category", "class")) == "2014 unk unk"
-    assert suffix_parts("2014", "unk", "unk", ("year", "type", "code")) == "2014 unk unk"
+    assert criteria.suffix(criteria.CORE, ("2014", "unk", "unk"), ("year", "category", "class")) == "2014 unk unk"
+    assert criteria.suffix(criteria.CORE, ("2014", "unk", "unk"), ("year", "type", "code")) == "2014 unk unk"
 
 
 def full_policy(**emit):

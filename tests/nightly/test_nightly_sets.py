@@ -3,7 +3,7 @@ import random
 
 from profiler.nightly import sets
 from profiler.testing import synthetic, synthetic_warc
-from profiler.job.mapside import iter_parsed
+from profiler.formats.registry import captures as iter_parsed
 from profiler.formats.inputs import plan_splits, sniff
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from jobs.profile_job import ProfileJob
-from profiler.job import tasks
+from profiler.runtime import task as tasks
 from profiler.job.pipeline import job_args
 from profiler.model.policy import load as load_policy
 from profiler.runtime import contract

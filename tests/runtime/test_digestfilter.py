@@ -8,7 +8,10 @@ import sys
 import pytest
 
 from profiler.accel import fast
-from profiler.job import mapside, tasks
+from profiler.accel import fast
+from profiler.job import mapside
+from profiler.job.cells import CellKeys
+from profiler.runtime import task as tasks
 from profiler.runtime import digestfilter
 from profiler.runtime.localrunner import LocalRunner
 from profiler.job.pipeline import run_profile
@@ -183,14 +186,16 @@ def test_both_map_sides_put_the_records_they_write_into_the_filter():
             captures.append(("com,example)/%02d" % u, "2010%02d01000000" % rng.randint(1, 12), "text/html", "200",
                              rng.choice(["A", "B", "C", "-"] + ["U%d" % u] * 3), 100, rng.random() < 0.1))
     nbytes = 1024
+    policy = load_policy("default")
+    cell_key = CellKeys(policy, True)
     for limit in (1, 7, 1000):
         fc, fp = bytearray(2 * nbytes), bytearray(2 * nbytes)
-        compiled = MODULE.Aggregator(6, True, limit, "N b a m s k r M S V g")
+        compiled = fast.compiled_aggregator(MODULE, policy, True, limit, "N b a m s k r M S V g")
         compiled.set_digest_filter(fc)
-        python = mapside.CaptureAggregator(6, True, limit, digest_filter=fp)
+        python = mapside.CaptureAggregator(policy, True, limit, on_record=lambda d, f=fp: MODULE.digest_filter_add(f, d))
         written = []
         for capture in captures:
-            if compiled.add_capture(*capture):
+            if compiled.add_cell(capture[0], capture[1], cell_key(capture), capture[5]):
                 compiled.flush(True)
             if python.add(capture):
                 written.extend(python.flush(keep_last=True))
@@ -211,7 +216,7 @@ def test_step_1_writes_digest_records_only_for_digests_the_bitmap_holds(tmp_path
 
     def run(environ):
         out, counts = [], {}
-        tasks.reduce_task(0, [b"".join(lines)], policy, 1000, out.append,
+        tasks.run_reducer(0, [b"".join(lines)], policy, 1000, out.append,
                           lambda g, c, n=1: counts.__setitem__(c, counts.get(c, 0) + n), environ)
         return [l for l in b"".join(out).splitlines() if l.startswith(b"D ")], counts
 

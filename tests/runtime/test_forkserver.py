@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from profiler.accel import fast
-from profiler.job import rawsteps
+from profiler.runtime import contract
 from profiler.runtime import forkserver
 from profiler.testing import synthetic
 from profiler.runtime.localrunner import LocalRunner
@@ -63,7 +63,7 @@ def test_the_task_s_environment_is_its_own(server, tmp_path):
     """RANGE_ENV reaches the child: it reads only its byte range; PURE_ENV: the pure-Python code."""
     argv = ["--step-num=2", "--reducer", "--policy-json", POLICY]
     first = STEP3.index(b"\n") + 1
-    code, out, _ = _forked(server, tmp_path, argv, STEP3, {rawsteps.RANGE_ENV: "0 %d" % first})
+    code, out, _ = _forked(server, tmp_path, argv, STEP3, {contract.RANGE_ENV: "0 %d" % first})
     assert code == 0 and out.count(b"\n") == 1
     cells = b'com,a)/\t[["201001","text/html","200","sha1:X",0,1,10,10,"20100101000000","20100101000000"]]\n'
     for pure, kind in (("1", b"pure Python"), ("", b"compiled" if fast.load() else b"pure Python")):

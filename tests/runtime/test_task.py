@@ -1,4 +1,4 @@
-"""A task's command line run without mrjob: the same output and counters as mrjob's run of it."""
+"""A task's command line run without mrjob (profiler.runtime.task): the same output and counters as mrjob's run of it."""
 
 import io
 import os
@@ -10,7 +10,7 @@ import pytest
 
 from jobs.profile_job import ProfileJob
 from profiler.formats import inputs
-from profiler.job import tasks
+from profiler.runtime import contract, task as tasks
 from profiler.testing import synthetic
 from profiler.model.policy import load
 
@@ -20,7 +20,7 @@ POLICY = orjson.dumps(load("default").to_dict()).decode()
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--step-num=0", "--mapper", "--policy-json", "{}"], (0, "mapper", "{}", True, tasks.TABLE_LIMIT)),
+    (["--step-num=0", "--mapper", "--policy-json", "{}"], (0, "mapper", "{}", True, contract.TABLE_LIMIT)),
     (["--step-num", "2", "--reducer", "--policy-json={}", "--table-limit", "7", "--no-resolve-revisits"],
      (2, "reducer", "{}", False, 7)),
     (["--reducer", "--step-num=1", "--table-limit=3"], (1, "reducer", "{}", True, 3)),

@@ -1,4 +1,4 @@
-"""profiler.job.rawsteps: the job's tasks over raw lines give the records of mrjob's own protocol path."""
+"""profiler.job.steps: the job's steps over raw lines give the records of mrjob's own protocol path."""
 
 import random
 
@@ -8,7 +8,9 @@ from mrjob.job import MRJob
 
 from jobs.profile_job import ProfileJob
 from profiler.formats import inputs
-from profiler.job import pipeline, rawsteps
+from profiler.job import lines as job_lines, pipeline, steps
+from profiler.job.kernels import Kernels
+from profiler.runtime import contract, task
 from profiler.model import stats
 from profiler.model.policy import load
 from helpers.exactness import generate_lines
@@ -67,7 +69,7 @@ def test_step2_skips_digests_of_one_uri_r_and_copies_lone_key_records():
                    (b"K * - - -", record), (b"K * - - -", other), (b"K com,a)/ - - -", b"[1,1,1,1,1,1,1,\"1\",\"1\"]"))
     lines[-1] = lines[-1].rstrip(b"\n")     # a last line without its newline
     out = []
-    rawsteps.reduce_digests_and_keys(iter(lines), load("default"), 100, out.append)
+    steps.digest_lines(iter(lines), load("default"), 100, out.append, Kernels(load("default")))
     got = b"".join(out).splitlines()
     assert got == [b"!meta\t" + orjson.dumps({"captures": 5, "skipped": {"bad": 1}}),
                    b"K * - - -\t" + orjson.dumps(stats.sum_all([record, other])),
@@ -79,7 +81,7 @@ def test_step2_corrects_a_digest_of_two_uri_rs():
                    (b"D AAAA", ["com,a)/b", [["2010", "text/html", "200", 7]]]))
     for limit in (1, 100):
         out = []
-        rawsteps.reduce_digests_and_keys(iter(lines), load("hosts"), limit, out.append)
+        steps.digest_lines(iter(lines), load("hosts"), limit, out.append, Kernels(load("hosts")))
         table = {}
         for line in b"".join(out).splitlines():
             key, _, value = line.partition(b"\t")
@@ -91,7 +93,7 @@ def test_step2_corrects_a_digest_of_two_uri_rs():
 def test_map_records_batches_and_encodes():
     out = []
     records = iter([(b"a", [1]), (b"b", b"[2]"), (b"c", {"x": 1})])
-    rawsteps.map_records(records, out.append, batch=2)
+    job_lines.map_records(records, out.append, batch=2)
     assert out == [b"a\t[1]\nb\t[2]\n", b'c\t{"x":1}\n']
 
 
@@ -103,7 +105,7 @@ def test_input_chunks_of_a_byte_range_of_stdin(tmp_path):
     data = path.read_bytes()
     for start, end, size in ((0, 0, 4), (0, 12, 5), (12, 60, 7), (60, len(data), 1 << 20)):
         with open(path, "rb") as stdin:
-            chunks = list(rawsteps.input_chunks([], stdin, size, {rawsteps.RANGE_ENV: "%d %d" % (start, end)}))
+            chunks = list(task.input_chunks([], stdin, size, {contract.RANGE_ENV: "%d %d" % (start, end)}))
         assert b"".join(chunks) == data[start:end] and all(len(c) <= size for c in chunks)
     with open(path, "rb") as stdin:
-        assert b"".join(rawsteps.input_chunks(["-"], stdin, 3, {})) == data
+        assert b"".join(task.input_chunks(["-"], stdin, 3, {})) == data

@@ -1,0 +1,514 @@
+/* ------------------------------------------------------------------ Aggregator (map side) */
+
+typedef struct { int64_t count, bytes, maxlen; TS first, last; Py_ssize_t next; } ACell;
+
+/* where the map side finds each criterion's value (profiler.model.criteria: Criterion.source) */
+enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, NSOURCES };
+static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status"};
+
+typedef struct {
+    PyObject_HEAD
+    int period_len, resolve;
+    Crit crit;                 /* the policy's criteria */
+    int source[MAXC];          /* each one's source */
+    Py_ssize_t limit;
+    int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len;
+    Map uris; Py_ssize_t *u_head, *u_tail, ucap;
+    Py_ssize_t last_ui;        /* the URI-R of the capture before (an index's captures of one URI-R follow each other) */
+    Map cells; ACell *cv; Py_ssize_t cvcap;
+    long long captures;
+    long long bytes_total, max_bytes;   /* lengths added; the most they may add up to (mapside.map_split) */
+    Buf kb, jb, ckb;
+    Filter filter; uint64_t *fh; Py_ssize_t fhcap;   /* the map task's digest filter, if any */
+} Aggregator;
+
+static int agg_layout(Aggregator *a, PyObject *letters) {
+    Py_ssize_t n;
+    const char *s = utf8(letters, &n);
+    if (!s) return -1;
+    a->nfields = 0;
+    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = -1;
+    int i_n = -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n) break;
+        Py_ssize_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t') j++;
+        int f = a->nfields++;
+        if (j - i == 1) {   /* the first position of a letter wins, as in make_parser's dict */
+            switch (s[i]) {
+            case 'N': if (a->i_key < 0) a->i_key = f; break;
+            case 'a': if (a->i_url < 0) a->i_url = f; break;
+            case 'b': if (a->i_ts < 0) a->i_ts = f; break;
+            case 'm': if (a->i_mime < 0) a->i_mime = f; break;
+            case 's': if (a->i_status < 0) a->i_status = f; break;
+            case 'k': if (a->i_digest < 0) a->i_digest = f; break;
+            case 'S': if (a->i_len < 0) a->i_len = f; break;
+            case 'n': if (i_n < 0) i_n = f; break;
+            }
+        }
+        i = j;
+    }
+    if (a->i_len < 0) a->i_len = i_n;
+    return 0;
+}
+
+/* add one capture: its URI-R, its timestamp and its cell key (profiler.job.cells: values, digest,
+ * revisit, as put_values wrote them, then the digest's length and bytes and the revisit byte);
+ * 1 when the table is full, -1 on error */
+static int agg_add(Aggregator *a, const char *u, Py_ssize_t un, const char *ts, Py_ssize_t tn,
+                   const char *ck, Py_ssize_t ckn, int64_t length) {
+    int added = 0;
+    Py_ssize_t ui = a->last_ui;
+    if (ui < 0 || a->uris.ents[ui].len != un || memcmp(map_key(&a->uris, ui), u, un) != 0) {
+        ui = map_find_or_add(&a->uris, u, un, &added);
+        if (ui < 0) return -1;
+        a->last_ui = ui;
+    }
+    if (added) {
+        if (grow2((void **)&a->u_head, sizeof(Py_ssize_t), (void **)&a->u_tail, sizeof(Py_ssize_t), &a->ucap, ui + 1) < 0)
+            return -1;
+        a->u_head[ui] = a->u_tail[ui] = -1;
+    }
+    a->captures++;
+    a->bytes_total += length;
+    Buf *b = &a->kb;
+    b->n = 0;
+    uint32_t uix = (uint32_t)ui;
+    if (buf_put(b, (const char *)&uix, 4) < 0 || buf_put(b, ck, ckn) < 0) return -1;
+    Py_ssize_t ci = map_find_or_add(&a->cells, b->p, b->n, &added);
+    if (ci < 0) return -1;
+    if (added) {
+        if (grow((void **)&a->cv, &a->cvcap, ci + 1, sizeof(ACell)) < 0) return -1;
+        ACell *c = &a->cv[ci];
+        c->count = 1; c->bytes = length; c->maxlen = length;
+        if (ts_set(&c->first, ts, tn) < 0) return -1;
+        c->last = c->first;
+        c->next = -1;
+        if (a->u_tail[ui] < 0) a->u_head[ui] = ci; else a->cv[a->u_tail[ui]].next = ci;
+        a->u_tail[ui] = ci;
+    } else {
+        ACell *c = &a->cv[ci];
+        TS t;
+        if (ts_set(&t, ts, tn) < 0) return -1;
+        c->count++; c->bytes += length;
+        if (length > c->maxlen) c->maxlen = length;
+        if (ts_cmp(&t, &c->first) < 0) c->first = t;
+        else if (ts_cmp(&t, &c->last) > 0) c->last = t;
+    }
+    return a->uris.n >= a->limit ? 1 : 0;
+}
+
+/* URI-R ui's record written: the JSON of its cells [[values..., digest, revisit, count, bytes, max_len,
+ * first, last], ...] (profiler.job.cells) appended to b, and its digests into the map task's digest
+ * filter when there is one (in the same pass over the cells) */
+static int agg_record(Aggregator *a, Py_ssize_t ui, Buf *b) {
+    Py_ssize_t nh = 0;
+    if (buf_putc(b, '[') < 0) return -1;
+    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+        const char *v[MAXC];
+        Py_ssize_t vn[MAXC];
+        const char *dk = get_values(map_key(&a->cells, ci) + 4, a->crit.k, v, vn);
+        uint32_t dn;
+        memcpy(&dn, dk, 4);
+        const char *d = dk + 4;
+        int rev = d[dn];
+        ACell *c = &a->cv[ci];
+        if (a->filter.on && !(dn == 1 && d[0] == '-')) {
+            if (grow((void **)&a->fh, &a->fhcap, nh + 1, sizeof(uint64_t)) < 0) return -1;
+            a->fh[nh++] = hash_bytes(d, dn);
+        }
+        if ((ci != a->u_head[ui] && buf_putc(b, ',') < 0) || buf_putc(b, '[') < 0) return -1;
+        for (int q = 0; q < a->crit.k; q++)
+            if (json_str(b, v[q], vn[q]) < 0 || buf_putc(b, ',') < 0) return -1;
+        if (json_str(b, d, dn) < 0 || buf_put(b, rev ? ",1," : ",0,", 3) < 0
+            || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
+            || buf_putc(b, ',') < 0) return -1;
+        if (c->count == 1) {          /* one capture: largest length = bytes, last = first (8 items) */
+            if (json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ']') < 0) return -1;
+            continue;
+        }
+        if (json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0 || json_str(b, c->first.s, c->first.n) < 0
+            || buf_putc(b, ',') < 0 || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+    }
+    if (a->filter.on) filter_add_record(a->filter.view.buf, a->filter.nbytes, a->fh, nh);
+    return buf_putc(b, ']');
+}
+
+static void agg_clear(Aggregator *a) {
+    a->last_ui = -1;
+    map_clear(&a->uris);
+    map_clear(&a->cells);
+}
+
+/* The table emptied by a flush; with keep, but for the URI-R of the last capture, whose cells are
+ * put back: when the table fills up on a URI-R's first capture, its next captures may follow (a
+ * sorted index's do), and the flushed URI-Rs are then whole, written once and in order. */
+static int agg_clear_keeping(Aggregator *a, int keep) {
+    Py_ssize_t ui = a->last_ui;
+    if (!keep || ui < 0) { agg_clear(a); return 0; }
+    Buf *sv = &a->kb;                 /* the URI-R's key, then each cell: key length, key, ACell */
+    sv->n = 0;
+    Py_ssize_t un = a->uris.ents[ui].len;
+    if (buf_put(sv, map_key(&a->uris, ui), un) < 0) return -1;
+    for (Py_ssize_t ci = a->u_head[ui]; ci >= 0; ci = a->cv[ci].next) {
+        Py_ssize_t kn = a->cells.ents[ci].len;
+        if (buf_put(sv, (const char *)&kn, sizeof kn) < 0 || buf_put(sv, map_key(&a->cells, ci), kn) < 0
+            || buf_put(sv, (const char *)&a->cv[ci], sizeof(ACell)) < 0) return -1;
+    }
+    agg_clear(a);
+    int added;
+    Py_ssize_t nu = map_find_or_add(&a->uris, sv->p, un, &added);   /* the map copies the key */
+    if (nu < 0 || grow2((void **)&a->u_head, sizeof(Py_ssize_t), (void **)&a->u_tail, sizeof(Py_ssize_t),
+                        &a->ucap, nu + 1) < 0) return -1;
+    a->u_head[nu] = a->u_tail[nu] = -1;
+    a->last_ui = nu;
+    uint32_t uix = (uint32_t)nu;
+    for (Py_ssize_t at = un; at < sv->n;) {
+        Py_ssize_t kn;
+        memcpy(&kn, sv->p + at, sizeof kn); at += sizeof kn;
+        memcpy(sv->p + at, &uix, 4);                                   /* the cell key's URI-R index */
+        Py_ssize_t ci = map_find_or_add(&a->cells, sv->p + at, kn, &added);
+        if (ci < 0 || grow((void **)&a->cv, &a->cvcap, ci + 1, sizeof(ACell)) < 0) return -1;
+        at += kn;
+        memcpy(&a->cv[ci], sv->p + at, sizeof(ACell)); at += sizeof(ACell);
+        a->cv[ci].next = -1;
+        if (a->u_tail[nu] < 0) a->u_head[nu] = ci; else a->cv[a->u_tail[nu]].next = ci;
+        a->u_tail[nu] = ci;
+    }
+    return 0;
+}
+
+static int keep_arg(PyObject *args, int *keep) {
+    *keep = 0;
+    return PyArg_ParseTuple(args, "|p", keep);
+}
+
+/* [(urlkey bytes, cells JSON bytes), ...] and an empty table (keep: agg_clear_keeping) */
+static PyObject *Aggregator_flush(Aggregator *a, PyObject *args) {
+    int keep;
+    if (!keep_arg(args, &keep)) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    Buf *b = &a->jb;
+    for (Py_ssize_t ui = 0; ui < a->uris.n; ui++) {
+        if (keep && ui == a->last_ui) continue;
+        b->n = 0;
+        if (agg_record(a, ui, b) < 0) goto fail;
+        PyObject *pair = Py_BuildValue("(y#y#)", map_key(&a->uris, ui), a->uris.ents[ui].len, b->p, b->n);
+        if (!pair) goto fail;
+        int r = PyList_Append(out, pair);
+        Py_DECREF(pair);
+        if (r < 0) goto fail;
+    }
+    if (agg_clear_keeping(a, keep) < 0) goto fail;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* flush() as bytes: the lines urlkey<TAB>cells JSON */
+static PyObject *Aggregator_flush_raw(Aggregator *a, PyObject *args) {
+    int keep;
+    if (!keep_arg(args, &keep)) return NULL;
+    Buf *b = &a->jb;
+    b->n = 0;
+    for (Py_ssize_t ui = 0; ui < a->uris.n; ui++)
+        if (!(keep && ui == a->last_ui)
+            && (buf_put(b, map_key(&a->uris, ui), a->uris.ents[ui].len) < 0 || buf_putc(b, '\t') < 0
+                || agg_record(a, ui, b) < 0 || buf_putc(b, '\n') < 0)) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(b->p ? b->p : "", b->n);
+    if (!out) return NULL;
+    if (agg_clear_keeping(a, keep) < 0) { Py_DECREF(out); return NULL; }
+    b->n = 0;
+    if (b->cap > (64 << 20)) buf_free(b);
+    return out;
+}
+
+static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 11 || c == 12; }
+
+/* the end of the field of line[j:n] at j: the first whitespace byte (is_ws), or n; 16 bytes a step
+ * to the next byte <= 0x20 (SSE2) */
+static inline Py_ssize_t field_end(const char *line, Py_ssize_t j, Py_ssize_t n) {
+    for (;;) {
+#if defined(__SSE2__)
+        const __m128i space = _mm_set1_epi8(0x20);
+        for (; j + 16 <= n; j += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(line + j));
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, space), v));
+            if (mask) { j += __builtin_ctz(mask); break; }
+        }
+#endif
+        while (j < n && (unsigned char)line[j] > 0x20) j++;
+        if (j >= n || is_ws((unsigned char)line[j])) return j;
+        j++;                 /* a control byte that is no whitespace belongs to the field */
+    }
+}
+static inline int is_safe(const char *s, Py_ssize_t n) {   /* key_field leaves it as it is: printable ASCII */
+    for (Py_ssize_t i = 0; i < n; i++) if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f) return 0;
+    return 1;
+}
+static inline int all_digits(const char *s, Py_ssize_t n) {
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+static inline int starts(const char *s, Py_ssize_t n, const char *prefix) {
+    size_t pl = strlen(prefix);
+    return (size_t)n >= pl && memcmp(s, prefix, pl) == 0;
+}
+static inline int in2(const char *t, const char *lo, const char *hi) {
+    return memcmp(t, lo, 2) >= 0 && memcmp(t, hi, 2) <= 0;
+}
+
+#define MAXF 32
+/* One CDX line the way profiler.formats.cdx's parser reads it, for the common case only: 0 parsed and
+ * added, 1 table full after adding it, 2 Python must read it (legend, skip reason, surt(),
+ * escaping), -1 error. */
+static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
+    const char *f[MAXF]; Py_ssize_t fl[MAXF];
+    int nf = 0;
+    if (a->nfields == 0 || a->nfields > MAXF || a->i_key < 0 || a->i_ts < 0) return 2;
+    if (n >= 4 && (memcmp(line, " CDX", 4) == 0 || memcmp(line, "CDX ", 4) == 0)) return 2;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && is_ws((unsigned char)line[i])) i++;
+        if (i >= n) break;
+        Py_ssize_t j = i;
+        j = field_end(line, j, n);
+        if (nf == MAXF) return 2;
+        f[nf] = line + i; fl[nf] = j - i; nf++;
+        i = j;
+    }
+    if (nf != a->nfields) return 2;
+    const char *key = f[a->i_key]; Py_ssize_t kn = fl[a->i_key];
+    const char *mr = a->i_mime >= 0 ? f[a->i_mime] : "-"; Py_ssize_t mrn = a->i_mime >= 0 ? fl[a->i_mime] : 1;
+    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
+        || starts(mr, mrn, "warc/request")) return 2;
+    if (a->i_url >= 0 && (starts(f[a->i_url], fl[a->i_url], "filedesc:") || starts(f[a->i_url], fl[a->i_url], "warcinfo:")))
+        return 2;
+    /* the index's urlkey, when it is a SURT that needs no escaping */
+    const char *paren = memchr(key, ')', kn);
+    if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@' || key[0] == '{')
+        return 2;
+    /* timestamp: 4 to 14 digits, padded to the earliest valid datetime, components in range */
+    const char *tr = f[a->i_ts]; Py_ssize_t tn = fl[a->i_ts];
+    if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 2;
+    char ts[14];
+    memcpy(ts, tr, tn);
+    memset(ts + tn, '0', 14 - tn);
+    if (tn < 6 && ts[4] == '0' && ts[5] == '0') ts[5] = '1';
+    if (tn < 8 && ts[6] == '0' && ts[7] == '0') ts[7] = '1';
+    if ((tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
+        || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
+        || (tn > 12 && memcmp(ts + 12, "60", 2) > 0)) return 2;
+    int64_t length = 0;
+    if (a->i_len >= 0) {
+        const char *lr = f[a->i_len]; Py_ssize_t ln = fl[a->i_len];
+        if (all_digits(lr, ln)) {
+            if (ln > 18) return 2;
+            for (Py_ssize_t k = 0; k < ln; k++) length = length * 10 + (lr[k] - '0');
+        } else if (!(ln == 1 && lr[0] == '-')) return 2;
+    }
+    /* mime: up to ';', lower case; unknown forms -> 'unk' */
+    char mime[256];
+    const char *semi = memchr(mr, ';', mrn);
+    Py_ssize_t mn = semi ? semi - mr : mrn;
+    if (mn > (Py_ssize_t)sizeof mime || !is_safe(mr, mn) || (mn > 0 && mr[0] == '{')) return 2;
+    for (Py_ssize_t k = 0; k < mn; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
+    if (mn == 0 || (mn == 1 && mime[0] == '-') || (mn == 3 && !memcmp(mime, "unk", 3))
+        || (mn == 7 && !memcmp(mime, "unknown", 7)) || (mn == 7 && !memcmp(mime, "no-type", 7))
+        || (mn == 4 && !memcmp(mime, "none", 4))) {
+        memcpy(mime, "unk", 3); mn = 3;
+    }
+    const char *st = "unk"; Py_ssize_t stn = 3;
+    if (a->i_status >= 0 && fl[a->i_status] == 3 && all_digits(f[a->i_status], 3)) { st = f[a->i_status]; stn = 3; }
+    char digest[256];
+    Py_ssize_t dn = 1;
+    digest[0] = '-';
+    if (a->i_digest >= 0) {
+        const char *dr = f[a->i_digest]; Py_ssize_t drn = fl[a->i_digest];
+        if (!(drn == 1 && dr[0] == '-')) {
+            const char *colon = memchr(dr, ':', drn);
+            if (colon) { drn -= colon + 1 - dr; dr = colon + 1; }
+            if (drn > 0) {
+                if (drn > (Py_ssize_t)sizeof digest || !is_safe(dr, drn)) return 2;
+                for (Py_ssize_t k = 0; k < drn; k++) digest[k] = (dr[k] >= 'a' && dr[k] <= 'z') ? dr[k] - 32 : dr[k];
+                dn = drn;
+            }
+        }
+    }
+    int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
+    if (length > a->max_bytes - a->bytes_total) return 2;    /* past the byte budget: Python counts it */
+    /* the cell key (profiler.job.cells.CellKeys): each criterion's value from its source, a revisit's
+     * blank for those it takes from its original; digest; revisit */
+    int rev = revisit && a->resolve;
+    Buf *b = &a->ckb;
+    b->n = 0;
+    for (int q = 0; q < a->crit.k; q++) {
+        const char *v = ""; Py_ssize_t vn = 0;
+        if (!(rev && a->crit.resolved[q])) {
+            switch (a->source[q]) {
+            case SRC_TIMESTAMP: v = ts; vn = a->period_len < 14 ? a->period_len : 14; break;
+            case SRC_MIME: v = mime; vn = mn; break;
+            case SRC_STATUS: v = st; vn = stn; break;
+            }
+        }
+        if (buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return -1;
+    }
+    if (buf_put_u32(b, (uint32_t)dn) < 0 || buf_put(b, digest, dn) < 0 || buf_putc(b, (char)rev) < 0) return -1;
+    return agg_add(a, key, kn, ts, 14, b->p, b->n, length);
+}
+
+/* feed(buf, pos) -> (state, pos, end): reads the lines of buf from pos. state 0: all read (pos =
+ * len(buf)); 1: the line buf[pos:end] is for Python (then go on at end + 1); 2: the table is full
+ * (flush, then go on at pos). */
+static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &pos)) return NULL;
+    if (pos < 0) { PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "negative position"); return NULL; }
+    const char *buf = view.buf;
+    Py_ssize_t n = view.len;
+    int state = 0;
+    Py_ssize_t end = n;
+    while (pos < n) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        Py_ssize_t le = nl ? nl - buf : n, next = nl ? le + 1 : n;
+        Py_ssize_t ln = le - pos;
+        if (ln > 0 && buf[pos + ln - 1] == '\r') ln--;
+        if (ln == 0 || buf[pos] == '!' || buf[pos] == '@') { pos = next; continue; }
+        int r = agg_line(a, buf + pos, ln);
+        if (r < 0) { PyBuffer_Release(&view); return NULL; }
+        if (r == 2) { state = 1; end = le; break; }
+        pos = next;
+        if (r == 1) { state = 2; break; }
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(inn)", state, pos, end);
+}
+
+/* add_cell(urlkey, timestamp, cell key, length): a capture Python parsed, with its cell key
+ * (values..., digest, revisit) from profiler.job.cells.CellKeys */
+static PyObject *Aggregator_add_cell(Aggregator *a, PyObject *args) {
+    PyObject *u, *t, *key;
+    long long length;
+    if (!PyArg_ParseTuple(args, "UUO!L", &u, &t, &PyTuple_Type, &key, &length)) return NULL;
+    int k = a->crit.k;
+    if (PyTuple_GET_SIZE(key) != k + 2) { PyErr_SetString(PyExc_ValueError, "a cell key is (values..., digest, revisit)"); return NULL; }
+    Py_ssize_t un, tn;
+    const char *us = utf8(u, &un), *ts = utf8(t, &tn);
+    if (!us || !ts) return NULL;
+    Buf *b = &a->ckb;
+    b->n = 0;
+    for (int q = 0; q <= k; q++) {
+        Py_ssize_t vn;
+        const char *v = utf8(PyTuple_GET_ITEM(key, q), &vn);
+        if (!v || buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return NULL;
+    }
+    int rev = PyObject_IsTrue(PyTuple_GET_ITEM(key, k + 1));
+    if (rev < 0 || buf_putc(b, (char)rev) < 0) return NULL;
+    int r = agg_add(a, us, un, ts, tn, b->p, b->n, length);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyObject *Aggregator_set_layout(Aggregator *a, PyObject *letters) {
+    if (agg_layout(a, letters) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Aggregator_get_captures(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->captures); }
+static PyObject *Aggregator_get_bytes_total(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->bytes_total); }
+
+static PyObject *Aggregator_set_max_bytes(Aggregator *a, PyObject *arg) {
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < 0) { PyErr_SetString(PyExc_ValueError, "max_bytes must not be negative"); return NULL; }
+    a->max_bytes = v;
+    Py_RETURN_NONE;
+}
+
+static void Aggregator_dealloc(Aggregator *a) {
+    map_free(&a->uris); map_free(&a->cells);
+    PyMem_Free(a->u_head); PyMem_Free(a->u_tail); PyMem_Free(a->cv);
+    buf_free(&a->kb); buf_free(&a->jb); buf_free(&a->ckb);
+    crit_free(&a->crit);
+    filter_release(&a->filter); PyMem_Free(a->fh);
+    Py_TYPE(a)->tp_free((PyObject *)a);
+}
+
+/* Aggregator(period_len, resolve_revisits, limit, letters, sources, criteria): sources names where
+ * each criterion's value comes from (SOURCE_NAMES), criteria as the Expander takes them */
+static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
+    int pl, resolve;
+    Py_ssize_t limit;
+    PyObject *letters, *sources, *spec;
+    if (!PyArg_ParseTuple(args, "ipnUOO", &pl, &resolve, &limit, &letters, &sources, &spec)) return -1;
+    if (a->uris.slots) { PyErr_SetString(PyExc_RuntimeError, "Aggregator initialised twice"); return -1; }
+    if (crit_parse(&a->crit, spec) < 0) return -1;
+    PyObject *src = PySequence_Fast(sources, "sources must be a sequence");
+    if (!src) return -1;
+    if (PySequence_Fast_GET_SIZE(src) != a->crit.k) {
+        Py_DECREF(src); PyErr_SetString(PyExc_ValueError, "one source per criterion"); return -1;
+    }
+    for (int q = 0; q < a->crit.k; q++) {
+        Py_ssize_t n;
+        const char *name = utf8(PySequence_Fast_GET_ITEM(src, q), &n);
+        if (!name) { Py_DECREF(src); return -1; }
+        a->source[q] = -1;
+        for (int i = 0; i < NSOURCES; i++)
+            if ((Py_ssize_t)strlen(SOURCE_NAMES[i]) == n && memcmp(SOURCE_NAMES[i], name, n) == 0) a->source[q] = i;
+        if (a->source[q] < 0) {
+            Py_DECREF(src); PyErr_Format(PyExc_ValueError, "no compiled source %.40s", name); return -1;
+        }
+    }
+    Py_DECREF(src);
+    a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
+    a->last_ui = -1;
+    a->bytes_total = 0; a->max_bytes = LLONG_MAX;
+    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0) return -1;
+    return agg_layout(a, letters);
+}
+
+static PyObject *Aggregator_set_digest_filter(Aggregator *a, PyObject *filter) {
+    if (filter_take(&a->filter, filter, 2) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Aggregator_methods[] = {
+    {"feed", (PyCFunction)Aggregator_feed, METH_VARARGS, "feed(buf, pos) -> (state, pos, end)"},
+    {"add_cell", (PyCFunction)Aggregator_add_cell, METH_VARARGS,
+     "add_cell(urlkey, ts, cell key, length) -> table full: a capture parsed in Python, with its cell key"},
+    {"flush", (PyCFunction)Aggregator_flush, METH_VARARGS,
+     "flush(keep_last=False) -> [(urlkey, cells JSON), ...]; keep_last: the last capture's URI-R stays"},
+    {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_VARARGS, "flush_raw(keep_last=False) -> bytes: flush()'s records as lines"},
+    {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
+    {"set_max_bytes", (PyCFunction)Aggregator_set_max_bytes, METH_O,
+     "set_max_bytes(n): lines whose length would take the lengths added past n come back to Python"},
+    {"set_digest_filter", (PyCFunction)Aggregator_set_digest_filter, METH_O,
+     "set_digest_filter(bytearray or None): each flushed record's digests go into this map task's filter"},
+    {NULL}
+};
+
+static PyGetSetDef Aggregator_getset[] = {
+    {"captures", (getter)Aggregator_get_captures, NULL, "captures added", NULL},
+    {"bytes_total", (getter)Aggregator_get_bytes_total, NULL, "lengths added", NULL},
+    {NULL}
+};
+
+static PyTypeObject AggregatorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "profiler.accel._apfast.Aggregator",
+    .tp_basicsize = sizeof(Aggregator),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Aggregator_init,
+    .tp_dealloc = (destructor)Aggregator_dealloc,
+    .tp_methods = Aggregator_methods,
+    .tp_getset = Aggregator_getset,
+    .tp_doc = "Map side: CDX lines -> cells per URI-R (see profiler.job.mapside.CaptureAggregator).",
+};
+

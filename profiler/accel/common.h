@@ -1,0 +1,313 @@
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <limits.h>
+#include <errno.h>
+#ifndef _WIN32
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ------------------------------------------------------------------ byte buffers */
+
+typedef struct { char *p; Py_ssize_t n, cap; } Buf;
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (b->n + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p; b->cap = cap;
+    return 0;
+}
+static inline int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->p + b->n, s, n); b->n += n;
+    return 0;
+}
+static inline int buf_putc(Buf *b, char c) { return buf_put(b, &c, 1); }
+static inline int buf_put_u32(Buf *b, uint32_t v) { return buf_put(b, (const char *)&v, 4); }
+static void buf_free(Buf *b) { PyMem_Free(b->p); b->p = NULL; b->n = b->cap = 0; }
+
+/* ------------------------------------------------------------------ hash map: bytes -> insertion index */
+
+typedef struct { Py_ssize_t off, len, slot; uint64_t h; } Ent;
+typedef struct {
+    Ent *ents; Py_ssize_t n, ecap;
+    Py_ssize_t *slots; Py_ssize_t nslots;     /* power of two, -1 = empty */
+    Buf keys;
+} Map;
+
+static inline uint64_t hash_bytes(const char *s, Py_ssize_t n) {
+    /* 8 bytes at a time (FNV-1a's byte loop was a quarter of the step-1 reducer), then
+     * splitmix64's finaliser so that the low bits that pick a slot depend on every byte */
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, v;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&v, s, 8);
+        h = (h ^ v) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 32;
+    }
+    v = 0;
+    memcpy(&v, s, (size_t)n);
+    h = (h ^ v) * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
+}
+
+static int map_init(Map *m) {
+    memset(m, 0, sizeof *m);
+    m->nslots = 16;
+    m->slots = PyMem_Malloc(m->nslots * sizeof(Py_ssize_t));
+    if (!m->slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < m->nslots; i++) m->slots[i] = -1;
+    return 0;
+}
+static void map_free(Map *m) {
+    PyMem_Free(m->ents); PyMem_Free(m->slots); buf_free(&m->keys);
+    memset(m, 0, sizeof *m);
+}
+static void map_clear(Map *m) {
+    for (Py_ssize_t i = 0; i < m->n; i++) m->slots[m->ents[i].slot] = -1;
+    m->n = 0; m->keys.n = 0;
+}
+static inline const char *map_key(const Map *m, Py_ssize_t i) { return m->keys.p + m->ents[i].off; }
+
+static int map_grow(Map *m) {
+    Py_ssize_t ns = m->nslots * 2;
+    Py_ssize_t *slots = PyMem_Malloc(ns * sizeof(Py_ssize_t));
+    if (!slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < ns; i++) slots[i] = -1;
+    for (Py_ssize_t i = 0; i < m->n; i++) {
+        Py_ssize_t s = (Py_ssize_t)(m->ents[i].h & (uint64_t)(ns - 1));
+        while (slots[s] >= 0) s = (s + 1) & (ns - 1);
+        slots[s] = i; m->ents[i].slot = s;
+    }
+    PyMem_Free(m->slots); m->slots = slots; m->nslots = ns;
+    return 0;
+}
+
+/* Index of key k with hash h, or -1; *slot: its slot, or the empty slot where it would go */
+static Py_ssize_t map_probe(const Map *m, const char *k, Py_ssize_t kl, uint64_t h, Py_ssize_t *slot) {
+    Py_ssize_t mask = m->nslots - 1, s = (Py_ssize_t)(h & (uint64_t)mask);
+    for (;;) {
+        Py_ssize_t i = m->slots[s];
+        if (i < 0) break;
+        const Ent *e = &m->ents[i];
+        if (e->h == h && e->len == kl && memcmp(m->keys.p + e->off, k, kl) == 0) { *slot = s; return i; }
+        s = (s + 1) & mask;
+    }
+    *slot = s;
+    return -1;
+}
+
+/* Index of key k, or -1 when it is absent. */
+static inline Py_ssize_t map_find(const Map *m, const char *k, Py_ssize_t kl) {
+    Py_ssize_t slot;
+    return map_probe(m, k, kl, hash_bytes(k, kl), &slot);
+}
+
+/* Index of key k (added when absent: *added = 1). -1 on memory error. */
+static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *added) {
+    uint64_t h = hash_bytes(k, kl);
+    Py_ssize_t s, found = map_probe(m, k, kl, h, &s);
+    if (found >= 0) { *added = 0; return found; }
+    if (m->n == m->ecap) {
+        Py_ssize_t cap = m->ecap ? m->ecap * 2 : 16;
+        Ent *ents = PyMem_Realloc(m->ents, cap * sizeof(Ent));
+        if (!ents) { PyErr_NoMemory(); return -1; }
+        m->ents = ents; m->ecap = cap;
+    }
+    Py_ssize_t off = m->keys.n;
+    if (buf_put(&m->keys, k, kl) < 0) return -1;
+    Py_ssize_t i = m->n++;
+    m->ents[i].off = off; m->ents[i].len = kl; m->ents[i].h = h; m->ents[i].slot = s;
+    m->slots[s] = i;
+    *added = 1;
+    if (m->n * 2 > m->nslots && map_grow(m) < 0) return -1;
+    return i;
+}
+
+/* ------------------------------------------------------------------ strings of a record */
+
+#define TSMAX 31
+typedef struct { char s[TSMAX + 1]; uint8_t n; } TS;
+
+static inline int bytes_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn ? 1 : 0;
+}
+/* bytes_cmp of two TS. Their bytes past n are zero (ts_set, TS_FIRST, TS_LAST), so up to 16 bytes
+ * two words read as big-endian numbers decide: a zero past the shorter one's end sorts first, as
+ * its end does (and equal words leave the lengths to decide). */
+static inline int ts_cmp(const TS *a, const TS *b) {
+    if (a->n <= 16 && b->n <= 16) {
+        uint64_t x, y;
+        memcpy(&x, a->s, 8); memcpy(&y, b->s, 8);
+        if (x == y) { memcpy(&x, a->s + 8, 8); memcpy(&y, b->s + 8, 8); }
+        if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            x = __builtin_bswap64(x); y = __builtin_bswap64(y);
+#endif
+            return x < y ? -1 : 1;
+        }
+        return a->n < b->n ? -1 : a->n > b->n;
+    }
+    return bytes_cmp(a->s, a->n, b->s, b->n);
+}
+static int ts_set(TS *t, const char *s, Py_ssize_t n) {
+    if (n > TSMAX) { PyErr_SetString(PyExc_ValueError, "timestamp too long"); return -1; }
+    memcpy(t->s, s, n); t->n = (uint8_t)n;
+    memset(t->s + n, 0, sizeof t->s - n);
+    return 0;
+}
+/* start values of a running minimum and maximum */
+static const TS TS_FIRST = {"~", 1}, TS_LAST = {"", 0};
+
+/* stats record (profiler.model.stats) */
+typedef struct { int64_t total, min, max, urir, bytes, digests, dedup; TS first, last; } Rec;
+
+static inline void rec_merge(Rec *a, const Rec *b) {
+    a->total += b->total;
+    if (b->min < a->min) a->min = b->min;
+    if (b->max > a->max) a->max = b->max;
+    a->urir += b->urir; a->bytes += b->bytes; a->digests += b->digests; a->dedup += b->dedup;
+    if (ts_cmp(&b->first, &a->first) < 0) a->first = b->first;
+    if (ts_cmp(&b->last, &a->last) > 0) a->last = b->last;
+}
+
+/* a Map with one Rec per key */
+typedef struct { Map m; Rec *recs; Py_ssize_t rcap; } RecMap;
+
+static int recmap_init(RecMap *t) { t->recs = NULL; t->rcap = 0; return map_init(&t->m); }
+static void recmap_free(RecMap *t) { map_free(&t->m); PyMem_Free(t->recs); t->recs = NULL; t->rcap = 0; }
+static int recmap_add(RecMap *t, const char *k, Py_ssize_t kl, const Rec *r) {
+    int added;
+    Py_ssize_t i = map_find_or_add(&t->m, k, kl, &added);
+    if (i < 0) return -1;
+    if (added) {
+        if (i >= t->rcap) {
+            Py_ssize_t cap = t->rcap ? t->rcap * 2 : 16;
+            while (cap <= i) cap *= 2;
+            Rec *recs = PyMem_Realloc(t->recs, cap * sizeof(Rec));
+            if (!recs) { PyErr_NoMemory(); return -1; }
+            t->recs = recs; t->rcap = cap;
+        }
+        t->recs[i] = *r;
+    } else {
+        rec_merge(&t->recs[i], r);
+    }
+    return 0;
+}
+
+/* realloc one array to n elements of size bytes (a MemoryError on failure) */
+static int resize(void **arr, Py_ssize_t n, size_t size) {
+    void *p = PyMem_Realloc(*arr, n * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *arr = p;
+    return 0;
+}
+
+/* indices by a small integer id (suffix and tuple ids), one generation at a time: at[id] holds
+ * while gen[id] == cur, so a new generation (stamp_next) empties it without clearing */
+typedef struct { uint32_t *gen, cur; int32_t *at; Py_ssize_t cap; } StampIndex;
+
+/* the index of id, or -1 */
+static inline Py_ssize_t stamp_get(const StampIndex *s, Py_ssize_t id) {
+    return id < s->cap && s->gen[id] == s->cur ? s->at[id] : -1;
+}
+
+/* at[id] = v in this generation */
+static int stamp_set(StampIndex *s, Py_ssize_t id, Py_ssize_t v) {
+    if (v >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many entries"); return -1; }
+    if (id >= s->cap) {
+        Py_ssize_t old = s->cap, cap = old ? old : 64;
+        while (cap <= id) cap *= 2;
+        if (resize((void **)&s->gen, cap, sizeof(uint32_t)) < 0 || resize((void **)&s->at, cap, sizeof(int32_t)) < 0)
+            return -1;
+        memset(s->gen + old, 0, (cap - old) * sizeof(uint32_t));
+        s->cap = cap;
+    }
+    if (s->cur == 0) s->cur = 1;
+    s->gen[id] = s->cur; s->at[id] = (int32_t)v;
+    return 0;
+}
+
+static void stamp_next(StampIndex *s) {
+    if (++s->cur == 0) {      /* the generations wrapped round: every entry is stale again */
+        if (s->gen) memset(s->gen, 0, s->cap * sizeof(uint32_t));
+        s->cur = 1;
+    }
+}
+
+static void stamp_free(StampIndex *s) {
+    PyMem_Free(s->gen); PyMem_Free(s->at);
+    memset(s, 0, sizeof *s);
+}
+
+/* records by a small integer id (suffix and tuple ids with a set index), one generation at a
+ * time: no hashing; the ids in order of first use in ids[] */
+typedef struct { StampIndex ix; Rec *recs; int64_t *ids; Py_ssize_t n, rcap; } IdRecs;
+
+static int idrecs_add(IdRecs *t, int64_t id, const Rec *r) {
+    Py_ssize_t i = stamp_get(&t->ix, id);
+    if (i >= 0) { rec_merge(&t->recs[i], r); return 0; }
+    if (t->n == t->rcap) {
+        Py_ssize_t cap = t->rcap ? t->rcap * 2 : 64;
+        if (resize((void **)&t->recs, cap, sizeof(Rec)) < 0 || resize((void **)&t->ids, cap, sizeof(int64_t)) < 0)
+            return -1;
+        t->rcap = cap;
+    }
+    if (stamp_set(&t->ix, id, t->n) < 0) return -1;
+    t->recs[t->n] = *r; t->ids[t->n] = id; t->n++;
+    return 0;
+}
+static void idrecs_clear(IdRecs *t) { t->n = 0; stamp_next(&t->ix); }
+static void idrecs_free(IdRecs *t) {
+    stamp_free(&t->ix); PyMem_Free(t->recs); PyMem_Free(t->ids);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------------ str helpers */
+
+static const char *utf8(PyObject *o, Py_ssize_t *n) {
+    if (!PyUnicode_Check(o)) { PyErr_SetString(PyExc_TypeError, "expected str"); return NULL; }
+    return PyUnicode_AsUTF8AndSize(o, n);
+}
+
+static int get_i64(PyObject *o, int64_t *v) {
+    long long x = PyLong_AsLongLong(o);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    *v = x;
+    return 0;
+}
+
+static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *p = PyMem_Realloc(*arr, c * size);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    *arr = p; *cap = c;
+    return 0;
+}
+
+/* grow two parallel arrays of one capacity */
+static int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py_ssize_t need) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    if (resize(a, c, asz) < 0 || resize(b, c, bsz) < 0) return -1;
+    *cap = c;
+    return 0;
+}

@@ -1,0 +1,60 @@
+"""The kernels of the job's steps, compiled or pure Python: chosen here, once per task.
+
+The compiled kernels (profiler.accel) and the pure-Python ones (profiler.job) write the same
+bytes. The compiled ones run when the extension loads and supports the policy: every
+criterion's value comes from a source it can parse and every level projects in a way it knows
+(profiler.model.criteria); otherwise, or with ARCHIVE_PROFILER_PURE_PYTHON=1, Python runs.
+"""
+
+from profiler.accel import fast
+from profiler.job import bigsums
+
+
+def supports(module, policy):
+    """Whether the compiled module can run a policy's steps."""
+    sources = set(getattr(module, "SOURCES", ()))
+    projections = set(getattr(module, "PROJECTIONS", ()))
+    return all(c.source in sources and all(level.kind in projections for level in c.levels)
+               for c in policy.criteria)
+
+
+class Kernels:
+    """The compiled kernels for a policy, or None in ``module`` when Python's run."""
+
+    def __init__(self, policy, module=None, pure=False):
+        self.policy = policy
+        if pure:
+            module = None
+        elif module is None:
+            module = fast.load()
+        self.module = module if module is not None and supports(module, policy) else None
+
+    @property
+    def compiled(self):
+        return self.module is not None
+
+    @property
+    def kind(self):
+        """'compiled' or 'pure Python': which code the steps run (the tasks' counters say it)."""
+        return "compiled" if self.compiled else "pure Python"
+
+    def budget(self, split):
+        """The most a split's lengths may add up to, or None (Python's integers have no bound)."""
+        return bigsums.budget(split) if self.compiled else None
+
+    def expander(self, limit):
+        """Step 1's reducer logic (and step 2's corrections): profiler.job.expand.Expander, or the
+        compiled one."""
+        if self.module is None:
+            from profiler.job.expand import Expander
+            return Expander(self.policy, limit)
+        return fast.compiled_expander(self.module, self.policy, limit)
+
+    def aggregator(self, resolve_revisits, limit, letters):
+        """The compiled map-side aggregator with a CDX parser for layout letters (None in Python)."""
+        if self.module is None:
+            return None
+        return fast.compiled_aggregator(self.module, self.policy, resolve_revisits, limit, letters)
+
+    def __repr__(self):
+        return "Kernels(%s, %s)" % (self.policy.name, self.kind)

@@ -1,0 +1,132 @@
+"""A task of the profile job as its runner starts it: its command line, input and environment.
+
+mrjob's local and Hadoop runners start a task as ``profile_job.py --step-num=N --mapper|--reducer
+--policy-json ...``; ``main`` runs it without importing mrjob.job (its import and argument
+parser were most of a task's start). What the runner tells a task beyond its command line (the
+byte range or merge plan of its input, the digest filters) comes through the environment
+(profiler.runtime.contract); this module turns it into plain arguments of the job's steps
+(profiler.job.steps). A command line ``main`` does not know is left to mrjob. Counters are
+written to stderr as mrjob's increment_counter writes them (Hadoop streaming's
+``reporter:counter:`` lines).
+"""
+
+import functools
+import os
+import sys
+
+import orjson
+
+from profiler.accel import fast
+from profiler.job import steps
+from profiler.job.kernels import Kernels
+from profiler.model.policy import Policy
+from profiler.runtime import contract, digestfilter, remote
+
+
+def run_mapper(manifest_lines, policy, resolve_revisits, write, count, environ=os.environ):
+    """A map task: its splits' records, and the digest filter of its records when the runner
+    asks for one."""
+    fast.tune_allocator()
+    kernels = Kernels(policy)
+    wanted = digestfilter.task_filter(environ) if kernels.compiled else None
+    steps.map_step(manifest_lines, policy, resolve_revisits, write, count, kernels, remote.open_input,
+                   wanted[0] if wanted else None)
+    if wanted:
+        digestfilter.write_filter(*wanted)
+
+
+def run_reducer(step_num, chunks, policy, table_limit, write, count, environ=os.environ):
+    """A reduce task of step step_num over its sorted input in buffers; step 1 writes digest
+    records only for the digests of the runner's bitmap, when it names one."""
+    fast.tune_allocator()
+    kernels = Kernels(policy)
+    shared = digestfilter.load_shared(environ) if step_num == 0 and kernels.compiled else None
+    steps.reduce_step(step_num, chunks, policy, table_limit, write, count, kernels, shared)
+
+
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
+    """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
+    stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
+    RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
+    MERGE_ENV is set."""
+    span = environ.get(contract.RANGE_ENV)
+    for path in paths or ["-"]:
+        if path == "-":
+            if environ.get(contract.MERGE_ENV):
+                from profiler.runtime import presorted
+                yield from presorted.merged_chunks(presorted.loads(stdin.read()), size)
+            elif span:
+                start, end = map(int, span.split())
+                stdin.seek(start)
+                yield from _read_upto(stdin, end - start, size)
+            else:
+                yield from iter(functools.partial(stdin.read, size), b"")
+            continue
+        with open(path, "rb") as f:
+            if path.endswith((".gz", ".bz2")):
+                from mrjob.cat import decompress
+                yield from decompress(f, path)
+            else:
+                yield from iter(functools.partial(f.read, size), b"")
+
+
+def _read_upto(f, left, size):
+    while left > 0:
+        data = f.read(min(size, left))
+        if not data:
+            return
+        left -= len(data)
+        yield data
+
+
+def parse(argv):
+    """The options of a task command line ProfileJob's mrjob would run, or None for any other."""
+    try:
+        opts, rest = contract.parse_options(argv)
+    except ValueError:
+        return None
+    opts.update(step_num=None, task=None)
+    args = iter(rest)
+    try:
+        for arg in args:
+            name, eq, value = arg.partition("=")
+            if name == "--step-num":
+                opts["step_num"] = int(value if eq else next(args))
+            elif arg in ("--mapper", "--reducer"):
+                if opts["task"]:
+                    return None
+                opts["task"] = arg[2:]
+            else:
+                return None
+    except (StopIteration, ValueError):
+        return None
+    known = {"mapper": (0,), "reducer": (0, 1, 2)}
+    if opts["step_num"] not in known.get(opts["task"], ()):
+        return None
+    return opts
+
+
+def counter_writer(stream):
+    """count(group, counter, amount) writing Hadoop streaming's counter lines to stream."""
+    def count(group, counter, amount=1):
+        stream.write(("reporter:counter:%s,%s,%d\n" % (group.replace(",", ";"), counter.replace(",", ";"),
+                                                        amount)).encode("utf-8"))
+        stream.flush()
+    return count
+
+
+def main(argv, stdin=None, stdout=None, stderr=None):
+    """Run the task of a command line; False when it is not one of the job's task lines."""
+    opts = parse(argv)
+    if opts is None:
+        return False
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    count = counter_writer(stderr or sys.stderr.buffer)
+    policy = Policy.from_dict(orjson.loads(opts["policy_json"]), "--policy-json")
+    if opts["task"] == "mapper":
+        run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
+    else:
+        run_reducer(opts["step_num"], input_chunks([], stdin), policy, opts["table_limit"], stdout.write, count)
+    stdout.flush()
+    return True

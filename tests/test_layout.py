@@ -1,0 +1,145 @@
+"""The package layout holds (docs/architecture.md): no import cycles between modules, no private
+name imported from another package, mrjob known only to the runtime and the job script, and the
+model and the formats depending on no package above them."""
+
+import ast
+import os
+
+from helpers.paths import ROOT
+
+PACKAGE = os.path.join(ROOT, "profiler")
+
+#: what each package may import from the project (besides itself and the shared top-level modules)
+ALLOWED = {
+    "model": set(),
+    "formats": {"model", "accel"},          # the compiled legend scan
+    "accel": {"model", "runtime"},          # runtime.contract: the variable that turns it off
+    "job": {"model", "formats", "accel", "files", "runtime"},
+    "files": {"model", "formats", "accel"},  # the compiled writer of ordered lines
+    "runtime": {"model", "formats", "accel", "job", "files"},
+}
+TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum"}
+
+
+def modules():
+    """{module name: path} of every module of the profiler package."""
+    found = {}
+    for folder, dirs, names in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                found[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    return found
+
+
+def imports(path, name, top_level_only):
+    """(module imported, names imported from it) of a module's import statements."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            yield base, tuple(alias.name for alias in node.names)
+
+
+def package_of(module):
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[0] == "profiler") else None
+
+
+def _resolve(module, names, known):
+    """The project modules an import statement loads."""
+    out = []
+    if module in known:
+        out.append(module)
+    for n in names:
+        if "%s.%s" % (module, n) in known:
+            out.append("%s.%s" % (module, n))
+    return out
+
+
+def test_no_import_cycles_between_modules():
+    known = modules()
+    graph = {m: set() for m in known}
+    for m, path in known.items():
+        for module, names in imports(path, m, top_level_only=True):
+            for target in _resolve(module, names, known):
+                if target != m and not m.startswith(target + "."):    # a package's own __init__
+                    graph[m].add(target)
+    state, cycles = {}, []
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    assert not cycles, "import cycles: %s" % [" -> ".join(c) for c in cycles]
+
+
+def test_no_private_name_is_imported_from_another_package():
+    known = modules()
+    found = []
+    for m, path in known.items():
+        for module, names in imports(path, m, top_level_only=False):
+            if not module.startswith("profiler") or package_of(module) == package_of(m):
+                continue
+            found += ["%s imports %s from %s" % (m, n, module) for n in names if n.startswith("_") and not n.startswith("__")]
+    assert not found
+
+
+def test_packages_import_only_the_packages_below_them():
+    known = modules()
+    found = []
+    for m, path in known.items():
+        own = package_of(m)
+        if own not in ALLOWED:
+            continue
+        for module, _ in imports(path, m, top_level_only=False):
+            if not module.startswith("profiler") or module in TOP_LEVEL:
+                continue
+            other = package_of(module)
+            if other != own and other not in ALLOWED[own]:
+                found.append("%s imports %s" % (m, module))
+    assert not found
+
+
+def test_mrjob_is_known_only_to_the_runtime_and_the_job_script():
+    known = modules()
+    found = [m for m, path in known.items() if package_of(m) not in ("runtime", "job")
+             for module, _ in imports(path, m, top_level_only=False) if module.split(".")[0] == "mrjob"]
+    job_users = [m for m, path in known.items() if package_of(m) == "job"
+                 for module, _ in imports(path, m, top_level_only=False) if module.split(".")[0] == "mrjob"]
+    assert not found
+    assert job_users in ([], ["profiler.job.pipeline"]), job_users   # the client reads the runner's output
+
+
+def test_no_test_module_imports_another():
+    tests = os.path.join(ROOT, "tests")
+    found = []
+    for folder, dirs, names in os.walk(tests):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "helpers")]
+        for name in names:
+            if name.endswith(".py"):
+                tree = ast.parse(open(os.path.join(folder, name), encoding="utf-8").read())
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.ImportFrom) and node.module and \
+                            node.module.split(".")[-1].startswith("test_"):
+                        found.append("%s imports %s" % (name, node.module))
+    assert not found
