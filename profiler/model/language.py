@@ -1,0 +1,227 @@
+"""A capture's primary language as a lower-case ISO 639-3 code (spec section 2, lang).
+
+Language tags come from CDXJ fields (Common Crawl's ``languages``: ISO 639-3 codes, most
+prominent first; ``lang``: usually BCP 47) and from HTML responses (``<html lang>``, ``<meta
+http-equiv="content-language">``, the HTTP ``Content-Language`` header). All of them go
+through ``normalise_language``, so the same language gets the same code whatever its source.
+
+The mapping is langcodes' (IANA subtag registry and CLDR aliases), not a table of our own:
+deprecated and grandfathered tags are replaced (``iw`` -> ``heb``, ``in`` -> ``ind``,
+``i-klingon`` -> ``tlh``), ISO 639-2/B codes become 639-3 (``fre`` -> ``fra``), and a
+macrolanguage's dominant language is written as the macrolanguage, as CLDR does (``cmn`` ->
+``zho``, ``arb`` -> ``ara``). What is not one language is ``unk``: ``und``, ``mul``, ``mis``,
+``zxx``, private use (``qaa``-``qtz``, ``x-...``), collective codes (``sla``), unassigned codes,
+names (``English``), garbage, and tags over ``MAX_TAG_LENGTH`` or with non-ASCII characters.
+"""
+
+import functools
+import re
+
+import langcodes
+
+UNKNOWN = "unk"
+#: longer tags are garbage (RFC 5646 section 4.4.1 asks for 35 characters at least)
+MAX_TAG_LENGTH = 64
+#: bytes of an HTML payload that html_language reads (see docs/language.md for the corpus)
+HTML_PREFIX_BYTES = 64 * 1024
+#: registry scopes that name no single language
+_NOT_ONE_LANGUAGE = {"collection", "special", "private-use"}
+_CACHE = 4096
+
+_iso639_3 = None
+
+
+def _codes():
+    """The ISO 639-3 codes langcodes can return: the registry's languages, as alpha-3."""
+    global _iso639_3
+    if _iso639_3 is None:
+        from langcodes.registry_parser import parse_registry
+        codes = set()
+        for entry in parse_registry():
+            subtag = entry.get("Subtag", "")
+            if entry.get("Type") != "language" or entry.get("Scope") in _NOT_ONE_LANGUAGE:
+                continue
+            if len(subtag) == 3:
+                codes.add(subtag)
+            elif len(subtag) == 2:
+                try:
+                    codes.add(langcodes.Language.get(subtag).to_alpha3())
+                except (LookupError, ValueError):
+                    pass
+        _iso639_3 = frozenset(codes)
+    return _iso639_3
+
+
+def _alpha3(tag):
+    try:
+        language = langcodes.Language.get(tag).prefer_macrolanguage()
+        if language.language is None:
+            return None
+        return language.to_alpha3()
+    except (LookupError, ValueError):        # LanguageTagError is a ValueError
+        return None
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _normalise(tag):
+    text = tag.strip(" \t\r\n\f\v\"'")
+    if not text or len(text) > MAX_TAG_LENGTH or not text.isascii():
+        return UNKNOWN
+    text = text.replace("_", "-").lower()
+    code = _alpha3(text)
+    if code is None and "-" in text:
+        code = _alpha3(text.split("-", 1)[0])        # a well-formed primary subtag, broken rest
+    return code if code in _codes() else UNKNOWN
+
+
+def normalise_language(tag):
+    """A language tag (BCP 47, ISO 639-1/2/3, a CC ``languages`` entry) -> ISO 639-3 or 'unk'.
+
+    Never raises; bytes are read as ASCII.
+
+    >>> normalise_language("ar-EG"), normalise_language("zh-Hant"), normalise_language("fre")
+    ('ara', 'zho', 'fra')
+    >>> normalise_language("en_US"), normalise_language("und"), normalise_language("English")
+    ('eng', 'unk', 'unk')
+    """
+    if isinstance(tag, (bytes, bytearray)):
+        tag = bytes(tag).decode("ascii", "replace")
+    if not isinstance(tag, str):
+        return UNKNOWN
+    return _normalise(tag)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _primary(value):
+    for entry in value.split(","):
+        entry = entry.split(";", 1)[0].strip()
+        if entry:
+            return normalise_language(entry)
+    return UNKNOWN
+
+
+def primary_language(value):
+    """The primary language of a CDXJ ``languages`` or ``lang`` value: its first entry.
+
+    Entries are separated by ``,``; a ``;q=`` weight is ignored; a JSON list gives its first item.
+
+    >>> primary_language("eng,fra"), primary_language("de-DE, en;q=0.5"), primary_language("")
+    ('eng', 'deu', 'unk')
+    """
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else ""
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("ascii", "replace")
+    if not isinstance(value, str) or len(value) > 4 * MAX_TAG_LENGTH:
+        return UNKNOWN
+    return _primary(value)
+
+
+# A comment (skipped whole, so tags in IE conditional comments do not count), an html or
+# meta start tag with its attributes (quoted values may hold '>'; the prefix may end inside
+# one), or where the head ends.
+_TAGS = re.compile(
+    rb"<!--.*?(?:-->|\Z)"
+    rb"|<(html|meta)(?=[\s/>])((?:[^>\"']++|\"[^\"]*+(?:\"|\Z)|'[^']*+(?:'|\Z))*+)"
+    rb"|<(?:body|/head)(?=[\s/>])",
+    re.I | re.S)
+_ATTRS = re.compile(rb"""([^\s"'>/=]+)\s*(?:=\s*(?:"([^"]*)(?:"|\Z)|'([^']*)(?:'|\Z)|([^\s>]+)))?""")
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
+def _attributes(raw):
+    """Attribute names (lower case) -> values (bytes) of a start tag; the first one wins."""
+    found = {}
+    for m in _ATTRS.finditer(raw):
+        name = m.group(1).lower()
+        if name not in found:
+            value = m.group(2)
+            if value is None:
+                value = m.group(3) if m.group(3) is not None else m.group(4) or b""
+            found[name] = value
+    return found
+
+
+def _declared(value):
+    """A declared tag (bytes) -> ISO 639-3, or None when it names no language."""
+    code = primary_language(value.decode("ascii", "replace"))
+    return None if code == UNKNOWN else code
+
+
+def _ascii_compatible(prefix):
+    """UTF-16 text (by its BOM, or '<' in its first code unit) re-encoded as UTF-8."""
+    encoding = _UTF16_BOMS.get(prefix[:2])
+    if encoding is None and len(prefix) > 1 and b"\x00" in prefix[:2]:
+        encoding = "utf-16-le" if prefix[1] == 0 else "utf-16-be"
+    if encoding is None:
+        return prefix
+    return prefix[:HTML_PREFIX_BYTES].decode(encoding, "replace").encode("utf-8", "replace")
+
+
+def html_language(prefix, content_language_header=None):
+    """The declared language of an HTML response as ISO 639-3, or None when none is declared.
+
+    First that names a language: ``<html lang>`` (else ``xml:lang``), ``<meta
+    http-equiv="content-language" content>`` (first tag), the ``Content-Language`` header
+    (first tag). Reads at most HTML_PREFIX_BYTES of prefix (the payload's start, after
+    content decoding), and stops at ``<body`` or ``</head>``; comments are skipped. Bytes in
+    any ASCII-compatible charset, or UTF-16 with a BOM or starting with '<'.
+
+    >>> html_language(b'<!DOCTYPE html><html class="x" lang="ar-EG"><head>')
+    'ara'
+    >>> html_language(b"<html><head><meta http-equiv=Content-Language content='fr, en'>")
+    'fra'
+    >>> html_language(b"<html><body>", "de-DE, en") , html_language(b"<p>hi</p>")
+    ('deu', None)
+    """
+    found = None
+    if isinstance(prefix, (bytes, bytearray, memoryview)):
+        prefix = _ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES]))
+        for m in _TAGS.finditer(prefix, 0, HTML_PREFIX_BYTES):
+            name = m.group(1)
+            if name is None:
+                if m.group(0)[:4] != b"<!--":
+                    break                                   # the head has ended
+                continue
+            attrs = _attributes(m.group(2))
+            if name.lower() == b"html":
+                value = attrs.get(b"lang") or attrs.get(b"xml:lang")
+                code = _declared(value) if value else None
+                if code is not None:
+                    return code
+            elif found is None and attrs.get(b"http-equiv", b"").strip().lower() == b"content-language":
+                found = _declared(attrs.get(b"content", b""))
+    if found is None and content_language_header:
+        if isinstance(content_language_header, (bytes, bytearray)):
+            content_language_header = bytes(content_language_header).decode("ascii", "replace")
+        if isinstance(content_language_header, str):
+            code = primary_language(content_language_header)
+            found = None if code == UNKNOWN else code
+    return found
+
+
+def mapping_version():
+    """What a profile's ``!meta`` records of the mapping: langcodes' version and its registry's date."""
+    from importlib.metadata import version
+    from langcodes.util import data_filename
+    registry = "?"
+    try:
+        with open(data_filename("language-subtag-registry.txt"), encoding="utf-8") as f:
+            first = f.readline()
+        if first.startswith("File-Date:"):
+            registry = first.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "langcodes %s (IANA registry %s)" % (version("langcodes"), registry)
+
+
+def read_prefix(stream, limit=HTML_PREFIX_BYTES):
+    """Up to limit bytes from the start of a binary stream (a record's decoded payload)."""
+    chunks, left = [], limit
+    while left > 0:
+        chunk = stream.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
