@@ -117,23 +117,25 @@ def primary_language(value):
     return _primary(value)
 
 
-# A comment (skipped whole, so tags in IE conditional comments do not count), an html or
-# meta start tag with its attributes (quoted values may hold '>'; the prefix may end inside
-# one), or where the head ends.
+# Over lower-cased bytes: a comment (skipped whole, so tags in IE conditional comments do
+# not count), an html or meta start tag with its attributes (quoted values may hold '>'; the
+# prefix may end inside one), or where the head ends.
 _TAGS = re.compile(
     rb"<!--.*?(?:-->|\Z)"
     rb"|<(html|meta)(?=[\s/>])((?:[^>\"']++|\"[^\"]*+(?:\"|\Z)|'[^']*+(?:'|\Z))*+)"
     rb"|<(?:body|/head)(?=[\s/>])",
-    re.I | re.S)
+    re.S)
+#: bytes scanned first: most heads end before (the rest is scanned only when one does not)
+_FIRST_WINDOW = 8192
 _ATTRS = re.compile(rb"""([^\s"'>/=]+)\s*(?:=\s*(?:"([^"]*)(?:"|\Z)|'([^']*)(?:'|\Z)|([^\s>]+)))?""")
 _UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
 
 def _attributes(raw):
-    """Attribute names (lower case) -> values (bytes) of a start tag; the first one wins."""
+    """Attribute names -> values (bytes) of a start tag; the first one wins."""
     found = {}
     for m in _ATTRS.finditer(raw):
-        name = m.group(1).lower()
+        name = m.group(1)
         if name not in found:
             value = m.group(2)
             if value is None:
@@ -158,6 +160,29 @@ def _ascii_compatible(prefix):
     return prefix[:HTML_PREFIX_BYTES].decode(encoding, "replace").encode("utf-8", "replace")
 
 
+def _scan(low, cut):
+    """(<html lang> code, meta content-language code, whether the head ended) of lower-cased
+    bytes; cut: they are a window of a longer prefix, so a tag at their end may be cut short."""
+    found = None
+    for m in _TAGS.finditer(low):
+        if cut and m.end() == len(low):
+            break
+        name = m.group(1)
+        if name is None:
+            if m.group(0)[:4] != b"<!--":
+                return None, found, True                    # the head has ended
+            continue
+        attrs = _attributes(m.group(2))
+        if name == b"html":
+            value = attrs.get(b"lang") or attrs.get(b"xml:lang")
+            code = _declared(value) if value else None
+            if code is not None:
+                return code, found, True
+        elif found is None and attrs.get(b"http-equiv", b"").strip() == b"content-language":
+            found = _declared(attrs.get(b"content", b""))
+    return None, found, False
+
+
 def html_language(prefix, content_language_header=None):
     """The declared language of an HTML response as ISO 639-3, or None when none is declared.
 
@@ -177,20 +202,12 @@ def html_language(prefix, content_language_header=None):
     found = None
     if isinstance(prefix, (bytes, bytearray, memoryview)):
         prefix = _ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES]))
-        for m in _TAGS.finditer(prefix, 0, HTML_PREFIX_BYTES):
-            name = m.group(1)
-            if name is None:
-                if m.group(0)[:4] != b"<!--":
-                    break                                   # the head has ended
-                continue
-            attrs = _attributes(m.group(2))
-            if name.lower() == b"html":
-                value = attrs.get(b"lang") or attrs.get(b"xml:lang")
-                code = _declared(value) if value else None
-                if code is not None:
-                    return code
-            elif found is None and attrs.get(b"http-equiv", b"").strip().lower() == b"content-language":
-                found = _declared(attrs.get(b"content", b""))
+        for window in (_FIRST_WINDOW, HTML_PREFIX_BYTES):
+            code, found, ended = _scan(prefix[:window].lower(), window < len(prefix))
+            if code is not None:
+                return code
+            if ended or window >= len(prefix):
+                break
     if found is None and content_language_header:
         if isinstance(content_language_header, (bytes, bytearray)):
             content_language_header = bytes(content_language_header).decode("ascii", "replace")

@@ -172,6 +172,14 @@ def test_only_the_bounded_prefix_is_read():
     assert html_language(b" " * (HTML_PREFIX_BYTES - 4) + b'<html lang="fr">') is None
 
 
+@pytest.mark.parametrize("at", range(language._FIRST_WINDOW - 24, language._FIRST_WINDOW + 4))
+def test_a_tag_across_the_first_window_is_read_whole(at):
+    """lang="fil" cut to "fi" would be Finnish: a tag at the end of a window is read again whole."""
+    html = b" " * at + b'<html lang="fil"><head><meta http-equiv="content-language" content="fil">'
+    assert html_language(html) == "fil"
+    assert html_language(b"<html>" + b" " * at + b'<meta http-equiv="content-language" content="fil">') == "fil"
+
+
 @pytest.mark.parametrize("hostile", [
     b'<html lang="' + b"a" * 200000,
     b"<html " + b'"' * 200000,
