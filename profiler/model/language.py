@@ -86,7 +86,7 @@ def normalise_language(tag):
     """
     if isinstance(tag, (bytes, bytearray)):
         tag = bytes(tag).decode("ascii", "replace")
-    if not isinstance(tag, str):
+    if not isinstance(tag, str) or len(tag) > 2 * MAX_TAG_LENGTH:   # long ones never reach the memo
         return UNKNOWN
     return _normalise(tag)
 
@@ -117,22 +117,20 @@ def primary_language(value):
     return _primary(value)
 
 
-# Over lower-cased bytes: a comment (skipped whole, so tags in IE conditional comments do
-# not count), an html or meta start tag with its attributes (quoted values may hold '>'; the
-# prefix may end inside one), or where the head ends.
+# A comment (skipped whole, so tags in IE conditional comments do not count), an html or
+# meta start tag with its attributes (quoted values may hold '>'; the prefix may end inside
+# one), or where the head ends.
 _TAGS = re.compile(
     rb"<!--.*?(?:-->|\Z)"
     rb"|<(html|meta)(?=[\s/>])((?:[^>\"']++|\"[^\"]*+(?:\"|\Z)|'[^']*+(?:'|\Z))*+)"
     rb"|<(?:body|/head)(?=[\s/>])",
-    re.S)
-#: bytes scanned first: most heads end before (the rest is scanned only when one does not)
-_FIRST_WINDOW = 8192
+    re.I | re.S)
 _ATTRS = re.compile(rb"""([^\s"'>/=]+)\s*(?:=\s*(?:"([^"]*)(?:"|\Z)|'([^']*)(?:'|\Z)|([^\s>]+)))?""")
 _UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
 
 def _attributes(raw):
-    """Attribute names -> values (bytes) of a start tag; the first one wins."""
+    """Attribute names -> values (bytes) of a lower-cased start tag; the first one wins."""
     found = {}
     for m in _ATTRS.finditer(raw):
         name = m.group(1)
@@ -160,27 +158,31 @@ def _ascii_compatible(prefix):
     return prefix[:HTML_PREFIX_BYTES].decode(encoding, "replace").encode("utf-8", "replace")
 
 
-def _scan(low, cut):
-    """(<html lang> code, meta content-language code, whether the head ended) of lower-cased
-    bytes; cut: they are a window of a longer prefix, so a tag at their end may be cut short."""
+def _scan(prefix, cut):
+    """(<html lang> code, else meta content-language code) of a prefix; cut: it is the start
+    of a longer payload, so a tag at its end may be cut short (lang="fil" read as "fi")."""
     found = None
-    for m in _TAGS.finditer(low):
-        if cut and m.end() == len(low):
+    for m in _TAGS.finditer(prefix):
+        if cut and m.end() == len(prefix):
             break
         name = m.group(1)
         if name is None:
             if m.group(0)[:4] != b"<!--":
-                return None, found, True                    # the head has ended
+                break                                       # the head has ended
             continue
-        attrs = _attributes(m.group(2))
-        if name == b"html":
-            value = attrs.get(b"lang") or attrs.get(b"xml:lang")
-            code = _declared(value) if value else None
-            if code is not None:
-                return code, found, True
-        elif found is None and attrs.get(b"http-equiv", b"").strip() == b"content-language":
-            found = _declared(attrs.get(b"content", b""))
-    return None, found, False
+        raw = m.group(2).lower()
+        if name.lower() == b"html":
+            if b"lang" in raw:
+                attrs = _attributes(raw)
+                value = attrs.get(b"lang") or attrs.get(b"xml:lang")
+                code = _declared(value) if value else None
+                if code is not None:
+                    return code
+        elif found is None and b"content-language" in raw:
+            attrs = _attributes(raw)
+            if attrs.get(b"http-equiv", b"").strip() == b"content-language":
+                found = _declared(attrs.get(b"content", b""))
+    return found
 
 
 def html_language(prefix, content_language_header=None):
@@ -201,13 +203,7 @@ def html_language(prefix, content_language_header=None):
     """
     found = None
     if isinstance(prefix, (bytes, bytearray, memoryview)):
-        prefix = _ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES]))
-        for window in (_FIRST_WINDOW, HTML_PREFIX_BYTES):
-            code, found, ended = _scan(prefix[:window].lower(), window < len(prefix))
-            if code is not None:
-                return code
-            if ended or window >= len(prefix):
-                break
+        found = _scan(_ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES])), len(prefix) >= HTML_PREFIX_BYTES)
     if found is None and content_language_header:
         if isinstance(content_language_header, (bytes, bytearray)):
             content_language_header = bytes(content_language_header).decode("ascii", "replace")

@@ -91,6 +91,10 @@ def test_normalise_cache_is_bounded():
     for i in range(language._CACHE + 100):
         normalise_language("zz-%d" % i)
     assert language._normalise.cache_info().currsize <= language._CACHE
+    language._normalise.cache_clear()
+    assert normalise_language("en" + " " * 10 ** 6) == UNKNOWN               # long: not held in the memo
+    assert primary_language("eng" + "," * 10 ** 6) == UNKNOWN
+    assert language._normalise.cache_info().currsize == 0
 
 
 # primary_language
@@ -172,12 +176,16 @@ def test_only_the_bounded_prefix_is_read():
     assert html_language(b" " * (HTML_PREFIX_BYTES - 4) + b'<html lang="fr">') is None
 
 
-@pytest.mark.parametrize("at", range(language._FIRST_WINDOW - 24, language._FIRST_WINDOW + 4))
-def test_a_tag_across_the_first_window_is_read_whole(at):
-    """lang="fil" cut to "fi" would be Finnish: a tag at the end of a window is read again whole."""
-    html = b" " * at + b'<html lang="fil"><head><meta http-equiv="content-language" content="fil">'
-    assert html_language(html) == "fil"
-    assert html_language(b"<html>" + b" " * at + b'<meta http-equiv="content-language" content="fil">') == "fil"
+@pytest.mark.parametrize("cut", range(1, 20))
+def test_a_tag_cut_by_the_bound_is_not_read(cut):
+    """lang="fil" cut to "fi" would be Finnish: a tag the bound cuts short does not count."""
+    tags = [b'<html lang="fil">', b'<meta http-equiv="content-language" content="fil">']
+    for tag in tags:
+        html = b" " * (HTML_PREFIX_BYTES - len(tag) + cut) + tag
+        assert html_language(html) is None
+        assert html_language(html[:HTML_PREFIX_BYTES]) is None          # as read_prefix gives it
+        assert html_language(html[cut:]) == "fil"                       # whole within the bound
+    assert html_language(b'<html lang="fi') == "fin"                   # a short payload ends there
 
 
 @pytest.mark.parametrize("hostile", [
