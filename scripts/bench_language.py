@@ -88,6 +88,8 @@ def main(argv=None):
         ("normalise_language, memoised", per_call(normalise_language, [(t,) for t in tags] * 2000)),
         ("normalise_language, first call of a tag", first_calls(normalise_language, language._normalise.cache_clear,
                                                                  [(t,) for t in distinct])),
+        ("normalise_language, tags langcodes has not seen either", per_call(
+            normalise_language, [("%s-x-t%d" % (t, i),) for i, t in enumerate(tags * 200)], repeat=1)),
         ("primary_language('eng,fra'), memoised", per_call(primary_language, [("eng,fra",)] * 20000)),
         ("html_language, <html lang> at the top", per_call(html_language, [(DECLARED, None)] * 2000)),
         ("html_language, no declaration, 30 KB head", per_call(html_language, [(UNDECLARED, "en")] * 300)),
