@@ -31,11 +31,17 @@ _IPV4 = re.compile(r"\A[0-9]+(?:,[0-9]+){3}\Z")
 _NOT_HOST = re.compile(r"[\x00-\x20\x7f()/\\*@:\[\]]")
 
 
+def _list_bytes():
+    """The list file publicsuffixlist ships (importlib.resources: the package may be in a zip)."""
+    from importlib.resources import files
+    return files("publicsuffixlist").joinpath("public_suffix_list.dat").read_bytes()
+
+
 def _list():
     global _psl
     if _psl is None:
         from publicsuffixlist import PublicSuffixList
-        _psl = PublicSuffixList(accept_unknown=False, only_icann=True)
+        _psl = PublicSuffixList(_list_bytes(), accept_unknown=False, only_icann=True)
     return _psl
 
 
@@ -67,6 +73,7 @@ def registered_domain_labels(surt_host):
     """
     if not isinstance(surt_host, str) or len(surt_host) > MAX_HOST_LENGTH + 6:
         return None
+    _list()                                # a list that cannot be read is an error, not None
     try:
         return _labels(surt_host)
     except Exception:                      # hostile text: no registered domain, never an error
@@ -90,21 +97,20 @@ def registered_domain(surt_host):
 @functools.lru_cache(maxsize=1)
 def list_version():
     """The PSL's version as the list states it (``// VERSION:``), else the package's version."""
+    for line in _list_bytes()[:4096].splitlines():
+        if line.startswith(b"// VERSION:"):
+            return line.split(b":", 1)[1].strip().decode("ascii", "replace")
+    return _package()
+
+
+def _package():
+    from importlib.metadata import PackageNotFoundError, version
     try:
-        from publicsuffixlist import PSLFILE
-        with open(PSLFILE, "rb") as f:
-            for _ in range(50):
-                line = f.readline()
-                if line.startswith(b"// VERSION:"):
-                    return line.split(b":", 1)[1].strip().decode("ascii", "replace")
-    except (ImportError, OSError):
-        pass
-    from importlib.metadata import version
-    return "publicsuffixlist " + version("publicsuffixlist")
+        return "publicsuffixlist " + version("publicsuffixlist")
+    except PackageNotFoundError:                     # shipped without its metadata
+        return "publicsuffixlist ?"
 
 
 def list_meta():
     """What a profile's ``!meta`` records of the list: its version, package and section."""
-    from importlib.metadata import version
-    return {"version": list_version(), "package": "publicsuffixlist " + version("publicsuffixlist"),
-            "section": SECTION}
+    return {"version": list_version(), "package": _package(), "section": SECTION}

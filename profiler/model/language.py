@@ -17,8 +17,6 @@ names (``English``), garbage, and tags over ``MAX_TAG_LENGTH`` or with non-ASCII
 import functools
 import re
 
-import langcodes
-
 UNKNOWN = "unk"
 #: longer tags are garbage (RFC 5646 section 4.4.1 asks for 35 characters at least)
 MAX_TAG_LENGTH = 64
@@ -31,13 +29,22 @@ _CACHE = 4096
 _iso639_3 = None
 
 
+def _registry():
+    """The IANA registry's entries, read with importlib.resources (langcodes may be in a zip)."""
+    import io
+    from importlib.resources import files
+    from langcodes.registry_parser import parse_file
+    text = files("langcodes").joinpath("data", "language-subtag-registry.txt").read_text("utf-8")
+    return parse_file(io.StringIO(text))
+
+
 def _codes():
     """The ISO 639-3 codes langcodes can return: the registry's languages, as alpha-3."""
     global _iso639_3
     if _iso639_3 is None:
-        from langcodes.registry_parser import parse_registry
+        from langcodes import Language
         codes = set()
-        for entry in parse_registry():
+        for entry in _registry():
             subtag = entry.get("Subtag", "")
             if entry.get("Type") != "language" or entry.get("Scope") in _NOT_ONE_LANGUAGE:
                 continue
@@ -45,7 +52,7 @@ def _codes():
                 codes.add(subtag)
             elif len(subtag) == 2:
                 try:
-                    codes.add(langcodes.Language.get(subtag).to_alpha3())
+                    codes.add(Language.get(subtag).to_alpha3())
                 except (LookupError, ValueError):
                     pass
         _iso639_3 = frozenset(codes)
@@ -53,8 +60,9 @@ def _codes():
 
 
 def _alpha3(tag):
+    from langcodes import Language                  # imported on use: tasks without lang need none
     try:
-        language = langcodes.Language.get(tag).prefer_macrolanguage()
+        language = Language.get(tag).prefer_macrolanguage()
         if language.language is None:
             return None
         return language.to_alpha3()
@@ -215,17 +223,21 @@ def html_language(prefix, content_language_header=None):
 
 def mapping_version():
     """What a profile's ``!meta`` records of the mapping: langcodes' version and its registry's date."""
-    from importlib.metadata import version
-    from langcodes.util import data_filename
-    registry = "?"
+    from importlib.metadata import PackageNotFoundError, version
     try:
-        with open(data_filename("language-subtag-registry.txt"), encoding="utf-8") as f:
-            first = f.readline()
-        if first.startswith("File-Date:"):
-            registry = first.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "langcodes %s (IANA registry %s)" % (version("langcodes"), registry)
+        package = version("langcodes")
+    except PackageNotFoundError:                     # shipped without its metadata
+        package = "?"
+    dates = [entry["File-Date"] for entry in _registry_header()]
+    return "langcodes %s (IANA registry %s)" % (package, dates[0] if dates else "?")
+
+
+def _registry_header():
+    from importlib.resources import files
+    with files("langcodes").joinpath("data", "language-subtag-registry.txt").open("r", encoding="utf-8") as f:
+        first = f.readline()
+    if first.startswith("File-Date:"):
+        yield {"File-Date": first.split(":", 1)[1].strip()}
 
 
 def read_prefix(stream, limit=HTML_PREFIX_BYTES):

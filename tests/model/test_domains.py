@@ -97,3 +97,35 @@ def test_list_version():
     meta = list_meta()
     assert meta["version"] == version and meta["section"] == "icann"
     assert meta["package"].startswith("publicsuffixlist ")
+
+
+def _zip(path, root, names):
+    import os
+    import zipfile
+    with zipfile.ZipFile(path, "w") as z:
+        for name in names:
+            top = os.path.join(root, name)
+            for folder, _, files in os.walk(top) if os.path.isdir(top) else [(root, [], [name])]:
+                for f in files:
+                    if "__pycache__" not in folder:
+                        full = os.path.join(folder, f)
+                        z.write(full, os.path.relpath(full, root))
+
+
+def test_works_from_zips(tmp_path):
+    """Tasks import the package and its dependencies from zips (--py-files): data files are
+    read with importlib.resources, not from paths."""
+    import os
+    import subprocess
+    import sys
+    import publicsuffixlist
+    from helpers.paths import ROOT
+    _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
+    _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(publicsuffixlist.__file__)), ["publicsuffixlist"])
+    code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import domains as D; "
+            "assert '.zip' in D.__file__; print(D.registered_domain_labels('uk,co,bbc,news'), "
+            "D.registered_domain_labels('uk,co'), D.list_version())" % (
+                str(tmp_path / "profiler.zip"), str(tmp_path / "deps.zip")))
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[:2] == ["3", "None"] and out.stdout.split()[2][:4].isdigit()

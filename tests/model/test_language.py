@@ -97,6 +97,38 @@ def test_normalise_cache_is_bounded():
     assert language._normalise.cache_info().currsize == 0
 
 
+def _zip(path, root, names):
+    import os
+    import zipfile
+    with zipfile.ZipFile(path, "w") as z:
+        for name in names:
+            top = os.path.join(root, name)
+            for folder, _, files in os.walk(top) if os.path.isdir(top) else [(root, [], [name])]:
+                for f in files:
+                    if "__pycache__" not in folder:
+                        full = os.path.join(folder, f)
+                        z.write(full, os.path.relpath(full, root))
+
+
+def test_works_from_zips(tmp_path):
+    """Tasks import the package and its dependencies from zips (--py-files): data files are
+    read with importlib.resources, not from paths."""
+    import os
+    import subprocess
+    import sys
+    import langcodes
+    from helpers.paths import ROOT
+    _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
+    _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(langcodes.__file__)), ["langcodes"])
+    code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import language as L; "
+            "assert '.zip' in L.__file__; print(L.normalise_language('ar-EG'), "
+            "L.html_language(b'<html lang=fr>'), L.mapping_version())" % (
+                str(tmp_path / "profiler.zip"), str(tmp_path / "deps.zip")))
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ara fra langcodes ")
+
+
 # primary_language
 
 @pytest.mark.parametrize("value, code", [
