@@ -66,7 +66,7 @@ def _alpha3(tag):
         if language.language is None:
             return None
         return language.to_alpha3()
-    except (LookupError, ValueError):        # LanguageTagError is a ValueError
+    except Exception:                        # LanguageTagError, LookupError: not a language
         return None
 
 
