@@ -17,9 +17,9 @@ in that order, absent keys left out. ``charset`` and ``languages`` (CLD2's langu
 CC-MAIN-2018-39 on, not always (CLD2 finds none); ``redirect`` on redirects and ``truncated``
 on cut payloads from CC-MAIN-2019-47 on. Non-200 captures are in the ``crawldiagnostics``
 subset, robots.txt in ``robotstxt``, both without languages. A share of recaptures are
-revisits (mime ``warc/revisit``, the digest of the URI-R's last payload, no languages), which
-the real index rarely holds but readers must resolve. (The documentation's API example
-names ``charset`` ``encoding``; the index files say ``charset``.)
+revisits (mime ``warc/revisit``, the digest of the URI-R's last payload, no languages), so
+that readers' revisit resolution is exercised. (The documentation's API example from
+CC-MAIN-2025-43 has ``encoding`` where earlier index lines have ``charset``; ``charset`` here.)
 
 Hosts draw their languages from their suffix (``de`` mostly ``deu``, ``com`` mostly ``eng``
 with many others, ``ch`` ``deu``/``fra``/``ita``); some hosts are bilingual. Sizes follow
