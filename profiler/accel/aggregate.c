@@ -3,8 +3,8 @@
 typedef struct { int64_t count, bytes, maxlen; TS first, last; Py_ssize_t next; } ACell;
 
 /* where the map side finds each criterion's value (profiler.model.criteria: Criterion.source) */
-enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, NSOURCES };
-static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status"};
+enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, SRC_LANG = 3, NSOURCES };
+static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status", "lang"};
 
 typedef struct {
     PyObject_HEAD
@@ -354,6 +354,7 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
             case SRC_TIMESTAMP: v = ts; vn = a->period_len < 14 ? a->period_len : 14; break;
             case SRC_MIME: v = mime; vn = mn; break;
             case SRC_STATUS: v = st; vn = stn; break;
+            case SRC_LANG: v = "unk"; vn = 3; break;       /* a CDX line names no language */
             }
         }
         if (buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return -1;

@@ -13,7 +13,15 @@ from profiler.formats.readers import whole_lines
 from profiler.model import criteria
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
+#: the !keys of a profile with the core criteria
 KEYS = list(criteria.KEY_FIELDS)
+
+
+def keys_of(policy_dict):
+    """The !keys of a profile made with a policy (as Policy.to_dict gives it): 'surt' and the
+    policy's criteria, in key order."""
+    levels = policy_dict.get("levels") or {}
+    return ["surt"] + [c.name for c in criteria.CRITERIA if not c.optional or c.name in levels]
 META_KEY = b"!meta"
 
 
@@ -185,10 +193,14 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
                                         for d in duplicate_inputs]
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created,
              "policy": policy_dict, "revisits": "resolved" if resolve_revisits else "unresolved"}
+    keys = keys_of(policy_dict)
+    if criteria.LANG.name in keys:
+        from profiler.model.language import mapping_version
+        about["languages"] = mapping_version()
     lines = [
         b"!context " + jsonnum.dumps(CONTEXT),
         b"!id " + jsonnum.dumps({"uri": archive_uri}),
-        b"!keys " + jsonnum.dumps(KEYS),
+        b"!keys " + jsonnum.dumps(keys),
         b"!meta " + jsonnum.dumps(run_meta),
         b"!meta " + jsonnum.dumps(about),
     ]

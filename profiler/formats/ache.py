@@ -115,7 +115,7 @@ def parse(line):
     if key is None:
         return "bad_url"
     digest = base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
-    return (key, ts, _content_type(page), normalise.UNKNOWN, digest, len(line), False)
+    return (key, ts, _content_type(page), normalise.UNKNOWN, digest, len(line), False, normalise.UNKNOWN)
 
 
 def iter_captures(path, opener=open):

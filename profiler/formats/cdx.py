@@ -74,7 +74,7 @@ def urlkey(key_raw, url_raw):
 def make_parser(letters):
     """Return parse(line) -> capture tuple, or a skip-reason str, for a CDX layout.
 
-    A capture is (urlkey, timestamp, mime, status, digest, length, revisit).
+    A capture is profiler.model.capture.Capture as a tuple; a CDX line has no language (unk).
     """
     fields = letters.split()
     count = len(fields)
@@ -107,7 +107,7 @@ def make_parser(letters):
         return (key, ts, mime,
                 normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
                 normalise.digest(f[i_digest]) if i_digest is not None else "-",
-                length, mime == normalise.REVISIT_MIME)
+                length, mime == normalise.REVISIT_MIME, normalise.UNKNOWN)
 
     return parse
 

@@ -1,13 +1,16 @@
-"""CDXJ lines (pywb and ipwb styles) -> captures."""
+"""CDXJ lines (pywb, ipwb and Common Crawl styles) -> captures."""
 
 from profiler import jsonnum
 from profiler.formats.cdx import NON_CAPTURE_MIMES, urlkey
 from profiler.model import normalise
+from profiler.model.language import primary_language
 
 _MIME_KEYS = ("mime", "mime_type")
 _STATUS_KEYS = ("status", "status_code")
 _DIGEST_KEYS = ("digest", "payload_digest")
 _URL_KEYS = ("url", "original_uri", "original")
+#: Common Crawl's ``languages`` (ISO 639-3 codes, most prominent first), then a ``lang`` tag
+_LANG_KEYS = ("languages", "lang")
 
 
 def _field(record, names):
@@ -48,10 +51,16 @@ def parse(line):
     status_raw = _field(record, _STATUS_KEYS)
     digest_raw = _field(record, _DIGEST_KEYS)
     mime = normalise.mime(mime_raw)
+    lang = normalise.UNKNOWN
+    for name in _LANG_KEYS:
+        value = record.get(name)
+        if value is not None:
+            lang = primary_language(value)
+            break
     return (key, ts, mime,
             normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
             normalise.digest(digest_raw) if digest_raw is not None else "-",
-            length, mime == normalise.REVISIT_MIME)
+            length, mime == normalise.REVISIT_MIME, lang)
 
 
 def captures_of_lines(lines, split=None):

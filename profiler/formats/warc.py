@@ -21,6 +21,7 @@ from warcio.utils import BUFF_SIZE
 
 from profiler.formats.cdx import urlkey
 from profiler.model import normalise
+from profiler.model.language import HTML_PREFIX_BYTES, html_language
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
 #: skip reason of the records that are not captures, by WARC-Type
@@ -61,6 +62,18 @@ def gzip_problem(path, opener=open):
 
 
 _DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def read_prefix(stream, limit=HTML_PREFIX_BYTES):
+    """Up to limit bytes of a stream's start."""
+    chunks, left = [], limit
+    while left > 0:
+        buf = stream.read(min(left, _BUF))
+        if not buf:
+            break
+        chunks.append(buf)
+        left -= len(buf)
+    return b"".join(chunks)
 
 
 def warc_timestamp(date):
@@ -124,8 +137,15 @@ def capture_of(record, it):
         if http:
             status = normalise.status(_text(http.get_statuscode() or "-"))
     digest = headers.get_header("WARC-Payload-Digest")
-    if not digest and rec_type != "revisit":
-        sha1 = hashlib.sha1()
+    sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
+    lang = normalise.UNKNOWN
+    if rec_type != "revisit":
+        header = http.get_header if http else (lambda name: None)
+        prefix = read_prefix(record.raw_stream) if mime in HTML_MIMES else b""
+        if sha1:
+            sha1.update(prefix)
+        lang = response_language(mime, prefix, header)
+    if sha1:
         stream = record.raw_stream
         while True:
             buf = stream.read(_BUF)
@@ -139,7 +159,56 @@ def capture_of(record, it):
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
-    return (key, ts, mime, status, normalise.digest(_text(digest)), length, rec_type == "revisit")
+    return (key, ts, mime, status, normalise.digest(_text(digest)), length, rec_type == "revisit", lang)
+
+
+#: media types whose payload may declare its language in HTML
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+
+
+def _dechunk(data):
+    """The body of a prefix of chunked transfer-encoded bytes (as far as its chunks are whole)."""
+    out, pos = [], 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        try:
+            size = int(data[pos:nl].split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            return b"".join(out) if out else data         # not chunked after all
+        if size <= 0:
+            break
+        out.append(data[nl + 1:nl + 1 + size])
+        pos = nl + 1 + size + 2
+    return b"".join(out)
+
+
+def decoded_prefix(prefix, header):
+    """The start of a payload after its transfer and content encodings (chunked; gzip or
+    deflate), at most HTML_PREFIX_BYTES; header(name) gives an HTTP header's value or None."""
+    if "chunked" in (header("Transfer-Encoding") or "").lower():
+        prefix = _dechunk(prefix)
+    encoding = (header("Content-Encoding") or "").strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        for wbits in ((47,) if encoding != "deflate" else (15, -15)):
+            try:
+                return zlib.decompressobj(wbits).decompress(prefix, HTML_PREFIX_BYTES)
+            except zlib.error:
+                continue
+        return b""
+    return prefix[:HTML_PREFIX_BYTES]
+
+
+def response_language(mime, prefix, header):
+    """A response's primary language (ISO 639-3, or 'unk'): declared in its HTML (an HTML
+    media type) or by its Content-Language header. prefix: the raw payload's first bytes."""
+    declared = header("Content-Language")
+    if mime in HTML_MIMES:
+        code = html_language(decoded_prefix(prefix, header), declared)
+    else:
+        code = html_language(b"", declared) if declared else None
+    return code or normalise.UNKNOWN
 
 
 def _ache_mime(http):

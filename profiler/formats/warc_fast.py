@@ -128,6 +128,14 @@ def capture_of(record, head_length=None):
             status = normalise.status(warc._text(http.get_statuscode() or "-"))
     digest = headers.get("warc-payload-digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
+    lang = normalise.UNKNOWN
+    if rec_type != "revisit":
+        header = http.get_header if http else (lambda name: None)
+        prefix = warc.read_prefix(reader) if mime in warc.HTML_MIMES else b""
+        consumed += len(prefix)
+        if sha1:
+            sha1.update(prefix)
+        lang = warc.response_language(mime, prefix, header)
     while True:
         buf = reader.read(_BUF)
         if not buf:
@@ -143,7 +151,7 @@ def capture_of(record, head_length=None):
     if key is None:
         return "bad_url"
     length = head_length + content_length if head_length is not None else None
-    return (key, ts, mime, status, normalise.digest(warc._text(digest)), length, rec_type == "revisit")
+    return (key, ts, mime, status, normalise.digest(warc._text(digest)), length, rec_type == "revisit", lang)
 
 
 def _member_starts_record(raw, pos):

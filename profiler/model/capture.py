@@ -9,6 +9,7 @@ from collections import namedtuple
 
 #: urlkey: the SURT (str); timestamp: 14 digits (str); mime, status: normalised (str);
 #: digest: upper-case, without its 'algo:' prefix, '-' when unknown (str); length: stored bytes
-#: (int, 0 to 2^64 - 1); revisit: whether the record is a revisit (bool)
-Capture = namedtuple("Capture", "urlkey timestamp mime status digest length revisit")
-URLKEY, TIMESTAMP, MIME, STATUS, DIGEST, LENGTH, REVISIT = range(len(Capture._fields))
+#: (int, 0 to 2^64 - 1); revisit: whether the record is a revisit (bool); lang: the primary
+#: language, ISO 639-3 or 'unk' (str, profiler.model.language)
+Capture = namedtuple("Capture", "urlkey timestamp mime status digest length revisit lang")
+URLKEY, TIMESTAMP, MIME, STATUS, DIGEST, LENGTH, REVISIT, LANG = range(len(Capture._fields))

@@ -145,8 +145,13 @@ STATUS = Criterion(
     _status_levels, ("2xx", "200"),
     r"-|[1-5]xx|[0-9]{3}|unk", "'-', 'Nxx', a 3-digit code or 'unk'", revisit=UNKNOWN)
 
+LANG = Criterion(
+    "lang", "lang", (Level("code", IDENTITY),), ("code",),
+    lambda field: ("code",), ("ara",),
+    r"-|[a-z]{3}", "'-', an ISO 639-3 code or 'unk'", revisit=UNKNOWN, optional=True)
+
 #: the criteria, in key order
-CRITERIA = (DATETIME, MIME, STATUS)
+CRITERIA = (DATETIME, MIME, STATUS, LANG)
 NAMES = tuple(c.name for c in CRITERIA)
 BY_NAME = {c.name: c for c in CRITERIA}
 #: the criteria every profile key has

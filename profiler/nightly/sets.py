@@ -170,7 +170,7 @@ class Scan:
         return self
 
     def _add(self, capture, out):
-        urlkey, ts, mime, status, digest, length, revisit = capture
+        urlkey, ts, mime, status, digest, length, revisit, lang = capture
         u = urlkey.encode("utf-8", "surrogateescape")
         self.captures += 1
         self.urirs.add(u)
@@ -182,7 +182,7 @@ class Scan:
         if out is not None:
             out.write(b"%s %s %s\n" % (u, ts.encode("ascii"), orjson.dumps(
                 {"mime": REVISIT_MIME if revisit else mime, "status": status, "digest": digest,
-                 "length": length})))
+                 "length": length, "lang": lang})))
 
 
 def write_subset(captures_path, out_path, keep):

@@ -18,7 +18,8 @@ from profiler.job.pipeline import run_profile
 from profiler.model.policy import load as load_policy
 
 from helpers.oracle import profile as oracle_profile, resolve_revisits
-from helpers.random_archives import HOSTS, PATHS, cdx_lines, random_captures, random_policy
+from helpers.random_archives import (HOSTS, PATHS, cdx_lines, index_lines, oracle_captures, parse_line,
+                                     random_captures, random_languages, random_policy)
 from helpers.pythons import python_without_profiler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +42,7 @@ def reduce_uri_rs(lines, expander, write):
 
 
 def _map(lines, policy, rng, resolve):
-    parse = cdx.make_parser("N b a m s k r M S V g")
+    parse = parse_line
     agg = CaptureAggregator(policy, resolve_revisits=resolve, limit=rng.randint(1, 20))
     records = []
     for line in lines:
@@ -203,8 +204,9 @@ def test_both_paths_equal_the_oracle(seed, monkeypatch):
     rng = random.Random(seed)
     policy = random_policy(rng)
     caps = random_captures(rng)
-    lines = cdx_lines(caps)
-    oracle_caps = [[u, t, m, "unk" if s == "-" else s, d, n, m == "warc/revisit"] for u, t, m, s, d, n in caps]
+    langs = random_languages(rng, caps) if "lang" in policy.names else None
+    lines = index_lines(caps, langs)
+    oracle_caps = oracle_captures(caps, langs)
     expected = oracle_profile(resolve_revisits(oracle_caps), policy)
     for pure in ("", "1"):
         monkeypatch.setenv(fast.PURE_ENV, pure)
@@ -351,16 +353,17 @@ def test_the_allocator_thresholds_are_set_in_tasks(monkeypatch):
     assert set_ is (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
 
 
-def _digest_groups(rng):
-    """Random step-2 digest groups: [[urlkey, [[period, mime, status, max_len], ...]], ...] each."""
+def _digest_groups(rng, policy):
+    """Random step-2 digest groups: [[urlkey, [[values..., max_len], ...]], ...] each."""
     urlkeys = [h + p for h in HOSTS for p in PATHS] + ["dns:z.example", "com,a)/*", "com,é)/ü/x?q=/a/"]
+    values = {"datetime": ["2010", "201101", "2011", "20", "", "20110203"],
+              "mime": ["text/html", "image/png", "unk", "text", "/x", ""],
+              "status": ["200", "404", "unk", "-", "9", ""], "lang": ["eng", "ara", "unk", ""]}
     groups = []
     for _ in range(rng.randint(1, 6)):
         group = []
         for urlkey in rng.sample(urlkeys, rng.randint(2, 9)):
-            group.append([urlkey, [[rng.choice(["2010", "201101", "2011", "20", ""]),
-                                    rng.choice(["text/html", "image/png", "unk", "text", "/x", ""]),
-                                    rng.choice(["200", "404", "unk", "-", "9", ""]), rng.randint(0, 999)]
+            group.append([urlkey, [[rng.choice(values[name]) for name in policy.names] + [rng.randint(0, 999)]
                                    for _ in range(rng.randint(1, 4))]])
         groups.append(group)
     return groups
@@ -384,7 +387,7 @@ def test_compiled_corrections_equal_python(seed):
     from profiler.model.keys import SuffixTable
     rng = random.Random(seed)
     policy = random_policy(rng)
-    groups = _digest_groups(rng)
+    groups = _digest_groups(rng, policy)
     expected = {}
     for group in groups:
         for key, record in digests.corrections(group, policy, SuffixTable(policy)):
@@ -402,7 +405,10 @@ def test_compiled_corrections_equal_python(seed):
 def _reduce_input(rng, policy):
     """Sorted step-1 reduce input lines (key<TAB>cells JSON), most in the map side's plain JSON;
     some in forms feed() leaves to Python: !meta, escapes, non-ASCII, spaces, booleans, big numbers."""
-    groups = _map(cdx_lines(random_captures(rng)), policy, rng, rng.random() < 0.8)
+    caps = random_captures(rng)
+    langs = random_languages(rng, caps) if "lang" in policy.names else None
+    groups = _map(index_lines(caps, langs), policy, rng, rng.random() < 0.8)
+    k = len(policy.names)
     lines = []
     for key, cell_lists in groups.items():
         for cells in cell_lists:
@@ -412,9 +418,9 @@ def _reduce_input(rng, policy):
             elif r < 0.08:
                 key = key.replace(b"com", "cöm".encode())
             elif r < 0.11:
-                cells = [c[:4] + [bool(c[4])] + c[5:] for c in cells]
+                cells = [c[:k + 1] + [bool(c[k + 1])] + c[k + 2:] for c in cells]   # the revisit flag
             elif r < 0.14:
-                cells = [c[:6] + [c[6] + 10 ** 18] + c[7:] for c in cells]
+                cells = [c[:k + 3] + [c[k + 3] + 10 ** 18] + c[k + 4:] for c in cells]   # bytes
             value = orjson.dumps(cells)
             if rng.random() < 0.03:
                 value = value.replace(b",", b", ")
@@ -480,7 +486,7 @@ def _step2_input(rng):
     """Sorted step-2 lines: lone and shared digest records, lone and repeated key records, !meta,
     and a line without a TAB."""
     lines = [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 2))]
-    for group in _digest_groups(rng):
+    for group in _digest_groups(rng, load_policy("default")):
         digest = b"D %d" % rng.randint(0, 10 ** 6)
         lines += [digest + b"\t" + orjson.dumps(entry) for entry in group[:rng.choice([1, 1, len(group)])]]
     for _ in range(rng.randint(0, 30)):

@@ -66,7 +66,7 @@ def test_files_page_fields(tmp_path):
     write_files(path, lines)
     caps, skipped = captures(path)
     assert not skipped
-    assert caps[0] == ("com,example)/a", TS, "text/html", "unk", sha1(HTML), len(lines[0]), False)
+    assert caps[0] == ("com,example)/a", TS, "text/html", "unk", sha1(HTML), len(lines[0]), False, "unk")
     assert caps[1][:2] == ("com,example)/new", TS)       # the final URL, as in ACHE's WARCs
     assert caps[2][2] == "image/png" and caps[2][4] == sha1(b"\x89PNG")
 

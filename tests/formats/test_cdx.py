@@ -84,7 +84,7 @@ def test_legend_with_only_original_url():
 def test_eleven_fields():
     assert parse(L11, PYWB_200) == (
         "com,example)/?example=1", "20140103030321", "text/html", "200",
-        "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", 1043, False)
+        "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", 1043, False, "unk")
 
 
 def test_revisit_flag_from_mime():
@@ -106,19 +106,19 @@ def test_ten_fields_archive_it():
 def test_nine_fields():
     cap = parse(L9, NAS_302)
     assert cap == ("dk,netarkivet)/", "20100909163328", "text/html", "302",
-                   "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", 0, False)
+                   "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", 0, False, "unk")
 
 
 def test_seven_fields_wayback_api():
     assert parse(L7, EDGI) == (
         "com,usatoday)/2000/century/tech/003d.htm", "20011120210446", "text/html", "200",
-        "EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN", 3823, False)
+        "EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN", 3823, False, "unk")
 
 
 def test_netarchivesuite_eight_fields():
     cap = parse(cdx.NETARCHIVESUITE_LAYOUT, FYENS)
     assert cap == ("dk,fyens)/picturecache/article/getpicture.php?pictureid=117715&width=198",
-                   "20040511211249", "image/jpeg", "unk", "56BF412EAEBC3A9D639898A71DBE614C", 6345, False)
+                   "20040511211249", "image/jpeg", "unk", "56BF412EAEBC3A9D639898A71DBE614C", 6345, False, "unk")
 
 
 def test_layouts_by_field_count_match_their_count():

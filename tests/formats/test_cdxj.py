@@ -38,7 +38,7 @@ IPWB_DIGEST = (b'com,yahoo,search)/mrss 20130411205500 {"status_code": "302", "p
 
 def test_pywb_line():
     assert cdxj.parse(PYWB) == ("org,iana)/", "20140126200624", "text/html", "200",
-                                "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", 2258, False)
+                                "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", 2258, False, "unk")
 
 
 def test_pywb_revisit_without_status():
@@ -50,7 +50,7 @@ def test_pywb_revisit_without_status():
 
 def test_pywb_missing_mime_status_digest():
     assert cdxj.parse(PYWB_NO_DIGEST) == ("org,iana)/domains/example", "20140128051539", "unk", "unk",
-                                          "-", 577, False)
+                                          "-", 577, False, "unk")
 
 
 def test_pywb_mime_unk():
@@ -76,7 +76,7 @@ def test_numbers_as_json_numbers():
 
 def test_ipwb_line():
     assert cdxj.parse(IPWB) == ("com,matkelly)/froggies/frog.png", "20170301192639", "image/png", "200",
-                                "-", 0, False)
+                                "-", 0, False, "unk")
 
 
 def test_ipwb_payload_digest():

@@ -72,7 +72,7 @@ def test_response_fields_and_stored_length(tmp_path, gz):
                          record("response", uri="http://Example.com/b?x=1", block=http(b"404 Not Found"))], gz)
     caps, skipped = captures(path)
     assert skipped == {"warcinfo_record": 1}
-    assert caps[0] == ("com,example)/a", TS, "text/html", "200", BODY_SHA1, sizes[1], False)
+    assert caps[0] == ("com,example)/a", TS, "text/html", "200", BODY_SHA1, sizes[1], False, "unk")
     assert caps[1][:4] == ("com,example)/b?x=1", TS, "text/html", "404")
     assert caps[1][5] == sizes[2]
 

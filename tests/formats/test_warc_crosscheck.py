@@ -48,7 +48,8 @@ def index(path):
 
 
 def multiset(captures):
-    return collections.Counter(c for c in captures if not isinstance(c, str))
+    """The captures but their language (cdxj-indexer's CDXJ has none)."""
+    return collections.Counter(c[:7] for c in captures if not isinstance(c, str))
 
 
 ARCHIVES = sorted(

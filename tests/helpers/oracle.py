@@ -33,16 +33,20 @@ def read_captures(paths):
                 status = status if len(status) == 3 and status.isdigit() else "unk"
                 digest = digest.split(":")[-1].upper() if digest not in ("", "-") else "-"
                 length = int(length) if length.isdigit() else 0
-                caps.append([urlkey, ts, mime, status, digest, length, mime == "warc/revisit"])
+                caps.append([urlkey, ts, mime, status, digest, length, mime == "warc/revisit", "unk"])
     return caps
 
 
 def resolve_revisits(caps):
+    """Revisits take mime, status and language of the earliest original (spec sections 1, 2)."""
+    for c in caps:
+        if len(c) < 8:
+            c.append("unk")
     for c in caps:
         if c[6]:
-            originals = sorted((o[1], o[2], o[3]) for o in caps
+            originals = sorted((o[1], o[2], o[3], o[7]) for o in caps
                                if o[0] == c[0] and not o[6] and o[4] == c[4] and c[4] != "-")
-            c[2], c[3] = (originals[0][1], originals[0][2]) if originals else ("warc/revisit", "unk")
+            c[2], c[3], c[7] = originals[0][1:] if originals else ("warc/revisit", "unk", "unk")
     return caps
 
 
@@ -68,13 +72,16 @@ def surt_keys(urlkey, policy):
 
 
 def field_values(cap, combo):
-    dt, m, s = combo
+    dt, m, s = combo[:3]
     ts, mime, status = cap[1], cap[2], cap[3]
+    lang = ""
+    if len(combo) > 3:
+        lang = " " + ("-" if combo[3] == "any" else cap[7] if len(cap) > 7 else "unk")
     d = {"any": "-", "year": ts[:4], "month": ts[:6], "day": ts[:8]}[dt]
     mm = {"any": "-", "type": mime, "category": mime.split("/")[0] + "/*" if "/" in mime else mime}[m]
     ss = {"any": "-", "code": status,
           "class": status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk"}[s]
-    return "%s %s %s" % (d, mm, ss)
+    return "%s %s %s%s" % (d, mm, ss, lang)
 
 
 def profile(caps, policy):

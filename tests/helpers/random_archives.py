@@ -11,8 +11,16 @@ HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2
 PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
 
 
-def random_policy(rng):
-    levels = {c: [x for x in CHOICES[c] if rng.random() < 0.7] for c in CRITERIA}
+#: languages of random captures (Common Crawl's codes, a tag to normalise, none)
+LANGUAGES = ["eng", "ara", "fra", "unk", "zh-Hant", "de-DE,en"]
+
+
+def random_policy(rng, languages=None):
+    """A random policy; with the language criterion in about 4 of 10 (or as languages says)."""
+    if languages is None:
+        languages = rng.random() < 0.4
+    criteria = [c for c in CRITERIA if c != "lang" or languages]
+    levels = {c: [x for x in CHOICES[c] if rng.random() < 0.7] for c in criteria}
     emit = {}
     for lt in LEVEL_TYPES:
         r = rng.random()
@@ -22,7 +30,7 @@ def random_policy(rng):
             emit[lt] = "none"
         else:
             emit[lt] = [{c: rng.sample(["any"] + levels[c], rng.randint(1, 1 + len(levels[c])))
-                         for c in CRITERIA} for _ in range(rng.randint(1, 2))]
+                         for c in criteria} for _ in range(rng.randint(1, 2))]
     return Policy({"host_depth": rng.randint(0, 4), "path_depth": rng.randint(0, 3),
                    "exact_urls": rng.random() < 0.5, "levels": levels, "emit": emit})
 
@@ -39,6 +47,56 @@ def random_captures(rng):
         digest = rng.choice(digests_pool + ["-"])
         caps.append((urlkey, ts, mime, status, digest, rng.randint(0, 999)))
     return caps
+
+
+def random_languages(rng, caps):
+    """A language field (or None: no field) for each capture."""
+    return [rng.choice(LANGUAGES + [None]) for _ in caps]
+
+
+def normalised_language(value):
+    """The oracle's reading of a language field: the first entry, by langcodes (as the spec
+    asks of a maintained mapping), 'unk' when there is none."""
+    if not value:
+        return "unk"
+    import langcodes
+    tag = value.split(",")[0].strip()
+    try:
+        code = langcodes.Language.get(tag).prefer_macrolanguage().to_alpha3()
+    except (LookupError, ValueError):
+        return "unk"
+    return code if code not in ("und", "mul", "zxx", "mis") else "unk"
+
+
+def oracle_captures(caps, langs=None):
+    """The oracle's captures: [urlkey, timestamp, mime, status, digest, length, revisit, lang]."""
+    langs = langs or [None] * len(caps)
+    return [[u, t, m, "unk" if s == "-" else s, d, n, m == "warc/revisit", normalised_language(lang)]
+            for (u, t, m, s, d, n), lang in zip(caps, langs)]
+
+
+def index_lines(caps, langs=None):
+    """CDX lines of the captures, or CDXJ lines (with Common Crawl's languages field) when
+    they have languages."""
+    if langs is None:
+        return cdx_lines(caps)
+    import json
+    out = []
+    for (u, t, m, s, d, n), lang in zip(caps, langs):
+        record = {"url": u if ")" not in u else "http://x/", "mime": m, "status": s, "digest": d,
+                  "length": str(n)}
+        if lang is not None:
+            record["languages"] = lang
+        out.append(("%s %s %s" % (u, t, json.dumps(record))).encode())
+    return out
+
+
+def parse_line(line):
+    """The capture of a line index_lines wrote."""
+    from profiler.formats import cdx, cdxj
+    if line.rstrip().endswith(b"}"):
+        return cdxj.parse(line)
+    return cdx.make_parser("N b a m s k r M S V g")(line)
 
 
 def cdx_lines(caps):

@@ -8,7 +8,6 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from profiler.accel import fast
-from profiler.formats import cdx
 from profiler.job import digests
 from profiler.model import stats
 from profiler.model.keys import SuffixTable
@@ -17,12 +16,13 @@ from profiler.job.mapside import CaptureAggregator
 from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
 
 from helpers.oracle import profile as oracle_profile, resolve_revisits
-from helpers.random_archives import HOSTS, PATHS, random_policy, random_captures, cdx_lines
+from helpers.random_archives import (HOSTS, PATHS, index_lines, oracle_captures, parse_line, random_captures,
+                                     random_languages, random_policy)
 
 
 def run_without_mrjob(lines, policy, rng):
     """Map over random splits, shuffle into random reducer partitions, three steps."""
-    parse = cdx.make_parser("N b a m s k r M S V g")
+    parse = parse_line
     cuts = sorted(rng.sample(range(len(lines) + 1), min(len(lines) + 1, rng.randint(1, 5))))
     bounds = [0] + cuts + [len(lines)]
     records = []
@@ -91,11 +91,12 @@ def check_against_oracle(seed):
     rng = random.Random(seed)
     policy = random_policy(rng)
     caps = random_captures(rng)
-    lines = cdx_lines(caps)
+    langs = random_languages(rng, caps) if "lang" in policy.names or rng.random() < 0.2 else None
+    lines = index_lines(caps, langs)
     if rng.random() < 0.5:
         lines.sort()
     got = run_without_mrjob(lines, policy, rng)
-    oracle_caps = [[u, t, m, "unk" if s == "-" else s, d, n, m == "warc/revisit"] for u, t, m, s, d, n in caps]
+    oracle_caps = oracle_captures(caps, langs)
     expected = oracle_profile(resolve_revisits(oracle_caps), policy)
     assert set(got) == set(expected)
     for key in expected:

@@ -108,7 +108,7 @@ def test_empty_levels_leave_only_any():
 
 def test_emit_all_is_the_cross_product():
     p = Policy({"levels": ALL_LEVELS})
-    assert p.emit["root"] == tuple(itertools.product(*(p.levels[c] for c in CRITERIA)))
+    assert p.emit["root"] == tuple(itertools.product(*(p.levels[c] for c in p.names)))
     assert p.emit["root"][0] == ("any", "any", "any")
 
 

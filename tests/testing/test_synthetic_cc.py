@@ -173,5 +173,5 @@ def test_capture_counts_are_skewed(records):
 def test_the_cdxj_reader_takes_every_line(index):
     captures = [cdxj.parse(line) for line in index[1]]
     assert all(isinstance(c, tuple) for c in captures)
-    assert sum(c[-1] for c in captures) == sum(b'"warc/revisit"' in line for line in index[1])
+    assert sum(c[6] for c in captures) == sum(b'"warc/revisit"' in line for line in index[1])
     assert {c[3] for c in captures} >= {"200", "301", "404"}
