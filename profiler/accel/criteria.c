@@ -9,6 +9,9 @@
 #define MAXL 6        /* levels of one criterion besides any */
 #define MAXCOMBOS 256 /* combinations of one SURT level */
 
+/* the SURT levels, in the order of profiler.accel.fast.LEVELS (profiler.model.policy.LEVEL_TYPES) */
+enum { LV_ROOT, LV_TLD, LV_SUFFIX, LV_DOMAIN, LV_SUBDOMAIN, LV_HOST, LV_PATH, LV_URL, NLEVELS };
+
 /* projection kinds: the numbers of profiler.accel.fast.PROJECTION_CODE */
 enum { PJ_ANY = 0, PJ_IDENTITY = 1, PJ_PREFIX = 2, PJ_CATEGORY = 3, PJ_CLASS = 4 };
 static const char *const PROJECTION_NAMES[] = {"identity", "prefix", "category", "class"};

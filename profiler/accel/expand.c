@@ -32,7 +32,9 @@ typedef struct {
     Crit crit;                 /* the policy's criteria */
     int *ncombos;              /* per set */
     uint8_t (**combos)[MAXC];  /* per set: ncombos[i] combinations of level codes, one per criterion */
-    int set_of[6];             /* root, tld, domain, host, path, url */
+    int set_of[NLEVELS];       /* the combination set of each SURT level (LV_*) */
+    PyObject *registered;      /* host -> its registered domain's labels or None (keys.registered_labels), or NULL: by count */
+    Map regmap; int *reg_labels; Py_ssize_t reg_cap;   /* hosts asked, and their answers */
     int host_depth, path_depth, exact_urls;
     Py_ssize_t limit;
     RecMap table;              /* profile key -> record (flushed at limit) */
@@ -284,31 +286,66 @@ static int levels_add(Levels *L, int idx, int is_host, const char *a, Py_ssize_t
     return 0;
 }
 
-/* keys.group_levels(host), appended to L: root, tld, domain (host-label wildcards), host */
+/* the labels of a host's registered domain (keys.registered_labels): -1 when the policy counts
+ * labels or the host has none, -2 on an error; Python is asked once per host (REG_HOSTS at a time) */
+#define REG_HOSTS 65536
+static int host_registered(Expander *x, const char *host, Py_ssize_t hn) {
+    if (!x->registered) return -1;
+    Py_ssize_t known = map_find(&x->regmap, host, hn);
+    if (known >= 0) return x->reg_labels[known];
+    PyObject *text = PyUnicode_DecodeUTF8(host, hn, "surrogateescape");
+    if (!text) return -2;
+    PyObject *r = PyObject_CallOneArg(x->registered, text);
+    Py_DECREF(text);
+    if (!r) return -2;
+    long v = r == Py_None ? -1 : PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred()) return -2;
+    if (v < -1 || v > INT_MAX) v = -1;
+    if (x->regmap.n >= REG_HOSTS) map_clear(&x->regmap);
+    int added;
+    Py_ssize_t i = map_find_or_add(&x->regmap, host, hn, &added);
+    if (i < 0 || grow((void **)&x->reg_labels, &x->reg_cap, i + 1, sizeof(int)) < 0) return -2;
+    x->reg_labels[i] = (int)v;
+    return (int)v;
+}
+
+/* whether a host of these labels gets its full-host key (keys.has_host_line) */
+static inline int has_host_line(const Expander *x, Py_ssize_t labels, int registered) {
+    return registered > 0 || labels <= x->host_depth;
+}
+
+/* keys.group_levels(host), appended to L: root, the host-label wildcards (keys.label_level), host */
 static int group_level_keys(Expander *x, Levels *L, const char *host, Py_ssize_t hn, int none) {
-    if (levels_add(L, x->set_of[0], 0, "*", 1, "", 0) < 0) return -1;
+    if (levels_add(L, x->set_of[LV_ROOT], 0, "*", 1, "", 0) < 0) return -1;
     if (none) return 0;
     Py_ssize_t labels = 1;
     for (Py_ssize_t i = 0; i < hn; i++) labels += host[i] == ',';
-    Py_ssize_t upto = labels - 1 < x->host_depth ? labels - 1 : x->host_depth;
+    int reg = host_registered(x, host, hn);
+    if (reg == -2) return -1;
+    Py_ssize_t upto = reg > 0 ? labels - 1 : x->registered ? (labels - 1 < 1 ? labels - 1 : 1)
+                      : (labels - 1 < x->host_depth ? labels - 1 : x->host_depth);
     Py_ssize_t k = 0;
     for (Py_ssize_t i = 0; i < hn && k < upto; i++) {
         if (host[i] == ',') {
             k++;
-            if (levels_add(L, x->set_of[k == 1 ? 1 : 2], 0, host, i, ",*", 2) < 0) return -1;
+            int lv = k == 1 ? LV_TLD : reg < 0 ? LV_DOMAIN : k < reg ? LV_SUFFIX : k == reg ? LV_DOMAIN : LV_SUBDOMAIN;
+            if (levels_add(L, x->set_of[lv], 0, host, i, ",*", 2) < 0) return -1;
         }
     }
-    if (labels <= x->host_depth && levels_add(L, x->set_of[3], 1, host, hn, ")/*", 3) < 0) return -1;
+    if (has_host_line(x, labels, reg) && levels_add(L, x->set_of[LV_HOST], 1, host, hn, ")/*", 3) < 0) return -1;
     return 0;
 }
 
-/* keys.own_levels(urlkey), appended to L: path directories (hosts of <= host_depth labels) and
+/* keys.own_levels(urlkey), appended to L: path directories (under a host with a full-host key) and
  * the exact URL; hn: length of the host part, none: no ')' */
 static int own_level_keys(Expander *x, Levels *L, const char *u, Py_ssize_t un, Py_ssize_t hn, int none) {
     if (!none && x->path_depth) {
         Py_ssize_t labels = 1;
         for (Py_ssize_t i = 0; i < hn; i++) labels += u[i] == ',';
-        if (labels <= x->host_depth) {
+        int reg = host_registered(x, u, hn);
+        if (reg == -2) return -1;
+        if (has_host_line(x, labels, reg)) {
             const char *path = u + hn + 1;
             Py_ssize_t pl = un - hn - 1;
             const char *q = memchr(path, '?', pl);
@@ -320,14 +357,14 @@ static int own_level_keys(Expander *x, Levels *L, const char *u, Py_ssize_t un, 
                 for (Py_ssize_t i = 1; i < pl && depth < x->path_depth; i++) {
                     if (path[i] != '/') continue;
                     depth++;
-                    if (levels_add(L, x->set_of[4], 0, u, hn + 1 + i + 1, "*", 1) < 0) return -1;
+                    if (levels_add(L, x->set_of[LV_PATH], 0, u, hn + 1 + i + 1, "*", 1) < 0) return -1;
                 }
             }
         }
     }
     if (!x->exact_urls) return 0;
-    if (un > 0 && u[un - 1] == '*') return levels_add(L, x->set_of[5], 0, u, un - 1, "%2A", 3);
-    return levels_add(L, x->set_of[5], 0, u, un, "", 0);
+    if (un > 0 && u[un - 1] == '*') return levels_add(L, x->set_of[LV_URL], 0, u, un - 1, "%2A", 3);
+    return levels_add(L, x->set_of[LV_URL], 0, u, un, "", 0);
 }
 
 /* the levels of urlkey u, all of them (keys.surt_levels) or only its own, in L */
@@ -979,6 +1016,7 @@ static void Expander_dealloc(Expander *x) {
     for (int i = 0; i < x->nsets; i++) PyMem_Free(x->combos ? x->combos[i] : NULL);
     PyMem_Free(x->combos); PyMem_Free(x->ncombos);
     crit_free(&x->crit);
+    Py_CLEAR(x->registered); map_free(&x->regmap); PyMem_Free(x->reg_labels);
     recmap_free(&x->table); idrecs_free(&x->host_tuples); idrecs_free(&x->host_suffix);
     for (int g = 0; g < x->nacc; g++) {
         idrecs_free(&x->acc[g].sfx); idrecs_free(&x->acc[g].tup); buf_free(&x->acc[g].key);
@@ -1003,13 +1041,17 @@ static void Expander_dealloc(Expander *x) {
     Py_TYPE(x)->tp_free((PyObject *)x);
 }
 
-/* Expander(combo_sets, set_of, host_depth, path_depth, exact_urls, limit)
- * combo_sets: [[(dt, mime, status) option codes, ...], ...]; set_of: 6 set indices */
+/* Expander(combo_sets, set_of, host_depth, path_depth, exact_urls, limit, criteria, registered)
+ * combo_sets: [[level codes, one per criterion), ...], ...]; set_of: NLEVELS set indices (LV_*);
+ * criteria: as crit_parse takes them; registered: keys.registered_labels of the policy, or None */
 static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
-    PyObject *sets, *set_of, *spec;
+    PyObject *sets, *set_of, *spec, *registered = Py_None;
     int hd, pd, ex;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OOiipnO", &sets, &set_of, &hd, &pd, &ex, &limit, &spec)) return -1;
+    if (!PyArg_ParseTuple(args, "OOiipnO|O", &sets, &set_of, &hd, &pd, &ex, &limit, &spec, &registered)) return -1;
+    if (registered != Py_None && !PyCallable_Check(registered)) {
+        PyErr_SetString(PyExc_TypeError, "registered must be callable or None"); return -1;
+    }
     if (x->combos) { PyErr_SetString(PyExc_RuntimeError, "Expander initialised twice"); return -1; }
     if (crit_parse(&x->crit, spec) < 0) return -1;
     int k = x->crit.k;
@@ -1047,9 +1089,17 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
         Py_DECREF(cs);
     }
     Py_DECREF(s);
-    if (!PyArg_ParseTuple(set_of, "iiiiii", &x->set_of[0], &x->set_of[1], &x->set_of[2], &x->set_of[3],
-                          &x->set_of[4], &x->set_of[5])) return -1;
-    for (int i = 0; i < 6; i++)
+    PyObject *so = PySequence_Fast(set_of, "set_of must be a sequence");
+    if (!so) return -1;
+    if (PySequence_Fast_GET_SIZE(so) != NLEVELS) { Py_DECREF(so); PyErr_SetString(PyExc_ValueError, "one set per SURT level"); return -1; }
+    for (int i = 0; i < NLEVELS; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(so, i));
+        if (v == -1 && PyErr_Occurred()) { Py_DECREF(so); return -1; }
+        x->set_of[i] = (int)v;
+    }
+    Py_DECREF(so);
+    if (registered != Py_None) { Py_INCREF(registered); x->registered = registered; }
+    for (int i = 0; i < NLEVELS; i++)
         if (x->set_of[i] < 0 || x->set_of[i] >= n) { PyErr_SetString(PyExc_ValueError, "bad set index"); return -1; }
     x->host_depth = hd; x->path_depth = pd; x->exact_urls = ex;
     x->limit = limit < 1 ? 1 : limit;
@@ -1062,7 +1112,7 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
         || map_init(&x->cellmap) < 0
         || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->tidmap) < 0
         || map_init(&x->sfxmap) < 0
-        || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0) return -1;
+        || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0 || map_init(&x->regmap) < 0) return -1;
     return 0;
 }
 

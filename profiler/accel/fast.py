@@ -17,7 +17,7 @@ from profiler.runtime import contract
 PURE_ENV = contract.PURE_ENV
 MODULE = "profiler.accel._apfast"
 #: the SURT levels in the order the extension takes their combination sets
-LEVELS = ("root", "tld", "domain", "host", "path", "url")
+LEVELS = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
 #: the extension's numbers of the projection kinds (profiler.model.criteria.PROJECTIONS)
 PROJECTION_CODE = {criteria.IDENTITY: 1, criteria.PREFIX: 2, criteria.CATEGORY: 3, criteria.CLASS: 4}
 
@@ -80,8 +80,14 @@ def compiled_expander(module, policy, limit):
     codes = [{level: c.code(level) for level in (criteria.ANY,) + c.level_names} for c in policy.criteria]
     sets = [[tuple(code[level] for code, level in zip(codes, combo)) for combo in combos]
             for combos in policy.combo_sets]
+    registered = None
+    if policy.registered_domains:
+        from profiler.model.keys import registered_labels
+
+        def registered(host):
+            return registered_labels(host, policy)
     return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
-                           policy.path_depth, policy.exact_urls, limit, _criteria_spec(policy))
+                           policy.path_depth, policy.exact_urls, limit, _criteria_spec(policy), registered)
 
 
 def compiled_aggregator(module, policy, resolve_revisits, limit, letters):

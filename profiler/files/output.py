@@ -197,6 +197,9 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
     if criteria.LANG.name in keys:
         from profiler.model.language import mapping_version
         about["languages"] = mapping_version()
+    if policy_dict.get("registered_domains"):
+        from profiler.model.domains import list_meta
+        about["public_suffix_list"] = list_meta()
     lines = [
         b"!context " + jsonnum.dumps(CONTEXT),
         b"!id " + jsonnum.dumps({"uri": archive_uri}),

@@ -18,6 +18,17 @@ def supports(module, policy):
                for c in policy.criteria)
 
 
+def task_preloads(policy):
+    """What a policy's tasks read before their first record ('module:function'): a process that
+    forks tasks may read it once for all of them (profiler.runtime.forkserver)."""
+    out = []
+    if policy.registered_domains:
+        out.append("profiler.model.domains:load")
+    if any(c.source == "lang" for c in policy.criteria):
+        out.append("profiler.model.language:load")
+    return tuple(out)
+
+
 class Kernels:
     """The compiled kernels for a policy, or None in ``module`` when Python's run."""
 

@@ -92,9 +92,11 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
     runner that does not take it (another Python for the tasks, say) leaves it to be closed here."""
+    from profiler.job.kernels import task_preloads
     from profiler.runtime import forkserver
     if runner == "local":
-        forkserver.prestart()
+        policy = load_policy(policy) if isinstance(policy, str) else policy
+        forkserver.prestart(task_preloads(policy))
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,

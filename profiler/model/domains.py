@@ -63,6 +63,12 @@ def _labels(surt_host):
     return registered.count(".") + 1 if registered else None
 
 
+def load():
+    """Read the list now (a process that forks tasks reads it once for all of them)."""
+    _list()
+    registered_domain_labels("com,example,www")
+
+
 def registered_domain_labels(surt_host):
     """The number of SURT labels of a host's registered domain, or None (see the module).
 

@@ -11,16 +11,55 @@ def host_part(urlkey):
     return urlkey[:i] if i >= 0 else None
 
 
+def registered_labels(host, policy):
+    """The SURT labels of a host's registered domain when the policy counts by the Public Suffix
+    List (profiler.model.domains), else None."""
+    if not policy.registered_domains:
+        return None
+    from profiler.model.domains import registered_domain_labels
+    return registered_domain_labels(host)
+
+
+def label_level(k, n, registered):
+    """The level type of a host's first k labels as a wildcard ('uk,co,*' for k=2), n its labels,
+    registered its registered domain's labels (None: levels by count, or no registered domain)."""
+    if k == 1:
+        return "tld"
+    if registered is None:
+        return "domain"
+    return "suffix" if k < registered else "domain" if k == registered else "subdomain"
+
+
+def has_host_line(host, policy, registered=None):
+    """Whether a host gets its full-host key (and path keys below it): every host under a
+    registered domain when the policy counts by the Public Suffix List, else hosts of at most
+    host_depth labels."""
+    return registered is not None or len(host.split(",")) <= policy.host_depth
+
+
 def group_levels(host, policy):
-    """(level_type, key) of the levels a host shares with all its URI-Rs: root, tld, domain, host."""
+    """(level_type, key) of the levels a host shares with all its URI-Rs: root, the host-label
+    wildcards (tld, domain; with registered domains also suffix and subdomain), host.
+
+    By count, wildcards of 1 .. min(n-1, host_depth) labels: 'com,*' the TLD, then domains.
+    By the Public Suffix List, of 1 .. n-1 labels: 'uk,*' the TLD, 'uk,co,*' inside the public
+    suffix, 'uk,co,bbc,*' the registered domain, 'uk,co,bbc,news,*' below it; a host with no
+    registered domain (an IP address, an unknown TLD) gets its TLD only."""
     out = [("root", ROOT)]
     if host is None:
         return out
     labels = host.split(",")
     n = len(labels)
-    for k in range(1, min(n - 1, policy.host_depth) + 1):
-        out.append(("tld" if k == 1 else "domain", ",".join(labels[:k]) + ",*"))
-    if n <= policy.host_depth:
+    registered = registered_labels(host, policy)
+    if registered is not None:
+        upto = n - 1
+    elif policy.registered_domains:
+        upto = min(n - 1, 1)
+    else:
+        upto = min(n - 1, policy.host_depth)
+    for k in range(1, upto + 1):
+        out.append((label_level(k, n, registered), ",".join(labels[:k]) + ",*"))
+    if has_host_line(host, policy, registered):
         out.append(("host", host + ")/*"))
     return out
 
@@ -38,7 +77,7 @@ def directories(urlkey, host):
 def own_levels(urlkey, host, policy):
     """(level_type, key) of the levels specific to one URI-R: path directories and the exact URL."""
     out = []
-    if host is not None and policy.path_depth and len(host.split(",")) <= policy.host_depth:
+    if host is not None and policy.path_depth and has_host_line(host, policy, registered_labels(host, policy)):
         prefix = host + ")/"
         for segment in directories(urlkey, host)[:policy.path_depth]:
             prefix += segment + "/"

@@ -82,6 +82,11 @@ def _normalise(tag):
     return code if code in _codes() else UNKNOWN
 
 
+def load():
+    """Read the mapping now (a process that forks tasks reads it once for all of them)."""
+    normalise_language("en")
+
+
 def normalise_language(tag):
     """A language tag (BCP 47, ISO 639-1/2/3, a CC ``languages`` entry) -> ISO 639-3 or 'unk'.
 

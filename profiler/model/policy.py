@@ -9,9 +9,10 @@ value) plus those the policy enables (profiler.model.criteria):
 
 An optional criterion is a key field only when the policy's ``levels`` names it.
 ``emit`` says, per SURT level (root '*', tld 'com,*', domain 'com,cnn,*', host
-'com,cnn)/*', path 'com,cnn)/world/*', url), which combinations of those levels are
-written: 'all' (the cross product), 'none', a mapping of lists (their cross product)
-or a list of such mappings (their union).
+'com,cnn)/*', path 'com,cnn)/world/*', url; with ``registered_domains`` also suffix
+'uk,co,*' and subdomain 'uk,co,bbc,news,*', profiler.model.keys), which combinations of
+those levels are written: 'all' (the cross product), 'none', a mapping of lists (their cross
+product) or a list of such mappings (their union).
 """
 
 import itertools
@@ -24,8 +25,10 @@ from profiler.model import criteria
 CRITERIA = criteria.NAMES
 CHOICES = {c.name: c.level_names for c in criteria.CRITERIA}
 DEFAULT_LEVELS = {c.name: c.default_levels for c in criteria.CRITERIA}
-LEVEL_TYPES = ("root", "tld", "domain", "host", "path", "url")
-_TOP_KEYS = {"name", "description", "host_depth", "path_depth", "exact_urls", "levels", "emit"}
+LEVEL_TYPES = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
+#: the SURT levels only a policy with registered_domains has
+REGISTERED_ONLY = ("suffix", "subdomain")
+_TOP_KEYS = {"name", "description", "host_depth", "path_depth", "exact_urls", "registered_domains", "levels", "emit"}
 POLICY_DIRS = (
     os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "conf", "policies"),
     os.path.join(sys.prefix, "share", "archive-profiler", "policies"),
@@ -48,6 +51,8 @@ class Policy:
         self.host_depth = _int(config, "host_depth", 3, source)
         self.path_depth = _int(config, "path_depth", 0, source)
         self.exact_urls = bool(config.get("exact_urls", False))
+        #: host-label wildcards by the Public Suffix List (profiler.model.domains) instead of by count
+        self.registered_domains = bool(config.get("registered_domains", False))
         levels = config.get("levels") or {}
         if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
             raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(CRITERIA)))
@@ -67,9 +72,15 @@ class Policy:
         if not isinstance(emit, dict) or set(emit) - set(LEVEL_TYPES):
             raise PolicyError("%s: emit must map level names (%s) to combinations"
                               % (source, ", ".join(LEVEL_TYPES)))
+        wanted = sorted(lt for lt in REGISTERED_ONLY if emit.get(lt, "none") not in ("none", None, []))
+        if not self.registered_domains and wanted:
+            raise PolicyError("%s: emit.%s needs registered_domains: true" % (source, wanted[0]))
         self.emit = {lt: self._combos(emit.get(lt, "all"), "emit." + lt) for lt in LEVEL_TYPES}
         if not self.exact_urls:
             self.emit["url"] = ()
+        if not self.registered_domains:
+            for lt in REGISTERED_ONLY:
+                self.emit[lt] = ()
         self.combo_sets = []
         self.set_of = {}
         for lt in LEVEL_TYPES:
@@ -110,15 +121,19 @@ class Policy:
 
     def to_dict(self):
         """Canonical form, written to the profile's !meta line and passed to tasks."""
-        return {
+        out = {
             "name": self.name,
             "host_depth": self.host_depth,
             "path_depth": self.path_depth,
             "exact_urls": self.exact_urls,
-            "levels": {c: self.levels[c][1:] for c in self.names},
-            "emit": {lt: [dict(zip(self.names, combo)) for combo in self.emit[lt]] for lt in LEVEL_TYPES
-                     if lt != "url" or self.exact_urls},
         }
+        if self.registered_domains:
+            out["registered_domains"] = True
+        out["levels"] = {c: self.levels[c][1:] for c in self.names}
+        out["emit"] = {lt: [dict(zip(self.names, combo)) for combo in self.emit[lt]] for lt in LEVEL_TYPES
+                       if (lt != "url" or self.exact_urls)
+                       and (lt not in REGISTERED_ONLY or self.registered_domains)}
+        return out
 
     @classmethod
     def from_dict(cls, data, source="<policy>"):

@@ -46,13 +46,13 @@ def available():
 class ForkServer:
     """A server process forking tasks; ``run`` runs one and returns its exit code."""
 
-    def __init__(self, python=sys.executable):
+    def __init__(self, python=sys.executable, preloads=()):
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._lock = threading.Lock()
         # the client's import path, not the working directory's (-I): the server and its tasks
         # import the very modules the client has, whatever folder named profiler is where it runs
-        code = "import sys; sys.path[:] = %r; from profiler.runtime.forkserver import serve; serve(%d)" % (
-            [p for p in sys.path if p] + [_package_parent()], theirs.fileno())
+        code = "import sys; sys.path[:] = %r; from profiler.runtime.forkserver import serve; serve(%d, %r)" % (
+            [p for p in sys.path if p] + [_package_parent()], theirs.fileno(), tuple(preloads))
         self._proc = subprocess.Popen([python, "-I", "-c", code], pass_fds=[theirs.fileno()],
                                       stdin=subprocess.DEVNULL)
         theirs.close()
@@ -110,12 +110,13 @@ _prestarted = []
 _prestart_lock = threading.Lock()
 
 
-def prestart():
+def prestart(preloads=()):
     """Start a server now (its Python and imports run while the caller goes on), for the local
-    runner of this process to take (take_prestarted); close_prestarted() ends one left over."""
+    runner of this process to take (take_prestarted); close_prestarted() ends one left over.
+    preloads: 'module:function' calls the server makes first, for all its tasks."""
     with _prestart_lock:
         if available() and not _prestarted:
-            _prestarted.append(ForkServer())
+            _prestarted.append(ForkServer(preloads=preloads))
 
 
 def take_prestarted():
@@ -136,22 +137,29 @@ def _package_parent():
     return os.path.dirname(os.path.dirname(os.path.abspath(profiler.__file__)))
 
 
-def serve(fd):
+def serve(fd, preloads=()):
     """The server: import the task code, then fork a child per request until the socket closes
     (^C, which reaches the whole process group, ends it quietly: the client reports it). It
     ends without tearing its interpreter down (it writes nothing, and the client waits for it)."""
     try:
-        _serve(fd)
+        _serve(fd, preloads)
     except KeyboardInterrupt:
         pass
     os._exit(0)
 
 
-def _serve(fd):
+def _serve(fd, preloads=()):
     import gc
+    import importlib
     from profiler.accel import fast  # noqa: F401 (imported for the children)
     from profiler.runtime import task  # noqa: F401 (imported for the children)
     fast.load()
+    for name in preloads:                       # optional: a task that finds nothing loaded loads it
+        module, _, function = name.partition(":")
+        try:
+            getattr(importlib.import_module(module), function)()
+        except Exception:
+            pass
     _load_prctl()
     gc.freeze()                                 # children touch fewer pages for the collector
     sock = socket.socket(fileno=fd)

@@ -528,11 +528,17 @@ class _Output:
 
 def write_cdx(path, n_lines, seed=0, **kw):
     """Write a sorted 11-field CDX (gzip if path ends '.gz'); return line count."""
+    return write_lines(path, cdx_lines(n_lines, seed, **kw), LEGEND + "\n")
+
+
+def write_lines(path, lines, head=""):
+    """Write head then lines (gzip if path ends '.gz') in batches; return the number of lines."""
     written = 0
     batch = []
     with _Output(path) as out:
-        out.write_text(LEGEND + "\n")
-        for line in cdx_lines(n_lines, seed, **kw):
+        if head:
+            out.write_text(head)
+        for line in lines:
             batch.append(line)
             if len(batch) >= 20000:
                 out.write_text("".join(batch))

@@ -341,14 +341,4 @@ def cc_lines(n_lines, seed=0, **kw):
 
 def write_cc_index(path, n_lines, seed=0, **kw):
     """Write a sorted Common Crawl-style index (gzip if path ends '.gz'); return its line count."""
-    written, batch = 0, []
-    with synthetic._Output(path) as out:
-        for line in cc_lines(n_lines, seed, **kw):
-            batch.append(line)
-            if len(batch) >= 20000:
-                out.write_text("".join(batch))
-                written += len(batch)
-                batch = []
-        out.write_text("".join(batch))
-        written += len(batch)
-    return written
+    return synthetic.write_lines(path, cc_lines(n_lines, seed, **kw))

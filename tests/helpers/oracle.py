@@ -59,16 +59,29 @@ def surt_keys(urlkey, policy):
         return out
     host, path = urlkey.split(")", 1)
     labels = host.split(",")
+    if getattr(policy, "registered_domains", False):
+        return out + registered_keys(urlkey, host, path, labels, policy)
     for k in range(1, min(len(labels) - 1, policy.host_depth) + 1):
         out.append(("tld" if k == 1 else "domain", ",".join(labels[:k]) + ",*"))
     if len(labels) <= policy.host_depth:
-        out.append(("host", host + ")/*"))
-        dirs = path.split("?")[0].split("#")[0].split("/")[1:-1]
-        for depth in range(1, min(policy.path_depth, len(dirs)) + 1):
-            out.append(("path", host + ")/" + "/".join(dirs[:depth]) + "/*"))
-    if policy.exact_urls:
-        out.append(("url", urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey))
+        out += host_and_path_keys(host, path, policy)
+    return out + url_keys(urlkey, policy)
+
+
+def host_and_path_keys(host, path, policy):
+    """The host line and its path-directory lines."""
+    out = [("host", host + ")/*")]
+    dirs = path.split("?")[0].split("#")[0].split("/")[1:-1]
+    for depth in range(1, min(policy.path_depth, len(dirs)) + 1):
+        out.append(("path", host + ")/" + "/".join(dirs[:depth]) + "/*"))
     return out
+
+
+def url_keys(urlkey, policy):
+    """The exact URL's line, when the policy has them."""
+    if policy.exact_urls:
+        return [("url", urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey)]
+    return []
 
 
 def field_values(cap, combo):
@@ -123,3 +136,36 @@ def read_profile(path):
             out[key] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
                         v["digests"], v["dedup_bytes"], v["first"], v["last"])
     return out
+
+
+_PSL = []
+
+
+def registered_domain_size(host):
+    """Labels of a SURT host's registered domain by the Public Suffix List's ICANN section (read
+    here with publicsuffixlist itself), or None (an IP address, an unknown TLD, a suffix)."""
+    if not _PSL:
+        from publicsuffixlist import PublicSuffixList
+        _PSL.append(PublicSuffixList(only_icann=True, accept_unknown=False))
+    labels = host.split(",")
+    if len(labels) < 2 or all(label.isdigit() for label in labels):
+        return None
+    labels[-1] = labels[-1].split(":")[0]
+    found = _PSL[0].privatesuffix(".".join(reversed(labels)))
+    return found.count(".") + 1 if found else None
+
+
+def registered_keys(urlkey, host, path, labels, policy):
+    """The spec's SURT levels under a policy that counts by registered domains: the TLD, the
+    wildcards inside the public suffix, the registered domain, those below it, and the host
+    (with its paths) whatever its label count; a host without a registered domain: its TLD, and
+    its host line by host_depth."""
+    out = []
+    size = registered_domain_size(host)
+    n = len(labels)
+    for k in range(1, (n if size else min(n, 2))):
+        kind = "tld" if k == 1 else "suffix" if k < size else "domain" if k == size else "subdomain"
+        out.append((kind, ",".join(labels[:k]) + ",*"))
+    if size or n <= policy.host_depth:
+        out += host_and_path_keys(host, path, policy)
+    return out + url_keys(urlkey, policy)

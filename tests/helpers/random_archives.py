@@ -2,10 +2,11 @@
 
 import random
 
-from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
+from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, REGISTERED_ONLY, Policy
 
 
-HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)"]
+HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)", "uk,co,y,news,a)",
+         "uk,co)", "1,0,0,127)", "com,example:8080)", "com,blogspot,x)", "html,index)"]
 
 
 PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
@@ -21,8 +22,11 @@ def random_policy(rng, languages=None):
         languages = rng.random() < 0.4
     criteria = [c for c in CRITERIA if c != "lang" or languages]
     levels = {c: [x for x in CHOICES[c] if rng.random() < 0.7] for c in criteria}
+    registered = rng.random() < 0.3
     emit = {}
     for lt in LEVEL_TYPES:
+        if lt in REGISTERED_ONLY and not registered:
+            continue
         r = rng.random()
         if r < 0.3:
             emit[lt] = "all"
@@ -32,7 +36,8 @@ def random_policy(rng, languages=None):
             emit[lt] = [{c: rng.sample(["any"] + levels[c], rng.randint(1, 1 + len(levels[c])))
                          for c in criteria} for _ in range(rng.randint(1, 2))]
     return Policy({"host_depth": rng.randint(0, 4), "path_depth": rng.randint(0, 3),
-                   "exact_urls": rng.random() < 0.5, "levels": levels, "emit": emit})
+                   "exact_urls": rng.random() < 0.5, "registered_domains": registered, "levels": levels,
+                   "emit": emit})
 
 
 def random_captures(rng):

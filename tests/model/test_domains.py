@@ -99,19 +99,6 @@ def test_list_version():
     assert meta["package"].startswith("publicsuffixlist ")
 
 
-def _zip(path, root, names):
-    import os
-    import zipfile
-    with zipfile.ZipFile(path, "w") as z:
-        for name in names:
-            top = os.path.join(root, name)
-            for folder, _, files in os.walk(top) if os.path.isdir(top) else [(root, [], [name])]:
-                for f in files:
-                    if "__pycache__" not in folder:
-                        full = os.path.join(folder, f)
-                        z.write(full, os.path.relpath(full, root))
-
-
 def test_works_from_zips(tmp_path):
     """Tasks import the package and its dependencies from zips (--py-files): data files are
     read with importlib.resources, not from paths."""
@@ -120,6 +107,7 @@ def test_works_from_zips(tmp_path):
     import sys
     import publicsuffixlist
     from helpers.paths import ROOT
+    from helpers.zips import write_zip as _zip
     _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
     _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(publicsuffixlist.__file__)), ["publicsuffixlist"])
     code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import domains as D; "

@@ -206,3 +206,21 @@ def test_suffix_table_caches_and_clears():
     table(("2016", "text/html", "200"))
     assert len(table.cache) <= 2
     assert table(("2014", "text/html", "200")) == first
+
+
+def test_registered_domains_by_the_public_suffix_list():
+    p = Policy({"registered_domains": True, "path_depth": 1})
+    assert group_levels("uk,co,bbc,news", p) == [
+        ("root", "*"), ("tld", "uk,*"), ("suffix", "uk,co,*"), ("domain", "uk,co,bbc,*"),
+        ("host", "uk,co,bbc,news)/*")]
+    assert group_levels("com,cnn,edition,www", p) == [
+        ("root", "*"), ("tld", "com,*"), ("domain", "com,cnn,*"), ("subdomain", "com,cnn,edition,*"),
+        ("host", "com,cnn,edition,www)/*")]
+    # the registered domain's own host: its host line (a wildcard never names the host itself)
+    assert group_levels("com,cnn", p) == [("root", "*"), ("tld", "com,*"), ("host", "com,cnn)/*")]
+    # no registered domain: the TLD, and the host line by host_depth
+    assert group_levels("1,0,0,127", p) == [("root", "*"), ("tld", "1,*")]
+    assert group_levels("uk,co", p) == [("root", "*"), ("tld", "uk,*"), ("host", "uk,co)/*")]
+    assert own_levels("uk,co,bbc,news,a,b)/x/y.html", "uk,co,bbc,news,a,b", p) == [
+        ("path", "uk,co,bbc,news,a,b)/x/*")]
+    assert own_levels("1,0,0,127)/x/y", "1,0,0,127", p) == []

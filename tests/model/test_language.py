@@ -97,19 +97,6 @@ def test_normalise_cache_is_bounded():
     assert language._normalise.cache_info().currsize == 0
 
 
-def _zip(path, root, names):
-    import os
-    import zipfile
-    with zipfile.ZipFile(path, "w") as z:
-        for name in names:
-            top = os.path.join(root, name)
-            for folder, _, files in os.walk(top) if os.path.isdir(top) else [(root, [], [name])]:
-                for f in files:
-                    if "__pycache__" not in folder:
-                        full = os.path.join(folder, f)
-                        z.write(full, os.path.relpath(full, root))
-
-
 def test_works_from_zips(tmp_path):
     """Tasks import the package and its dependencies from zips (--py-files): data files are
     read with importlib.resources, not from paths."""
@@ -118,6 +105,7 @@ def test_works_from_zips(tmp_path):
     import sys
     import langcodes
     from helpers.paths import ROOT
+    from helpers.zips import write_zip as _zip
     _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
     _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(langcodes.__file__)), ["langcodes"])
     code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import language as L; "

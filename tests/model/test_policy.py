@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from profiler.model import policy as policy_mod
-from profiler.model.policy import CRITERIA, LEVEL_TYPES, Policy, PolicyError, load
+from profiler.model.policy import CRITERIA, LEVEL_TYPES, REGISTERED_ONLY, Policy, PolicyError, load
 
 ALL_LEVELS = {"datetime": ["year", "month"], "mime": ["type", "category"], "status": ["class", "code"]}
 
@@ -39,9 +39,9 @@ def test_load_full():
     p = load("full")
     assert (p.host_depth, p.path_depth, p.exact_urls) == (4, 2, True)
     for lt in LEVEL_TYPES:
-        assert len(p.emit[lt]) == 27
-    assert len(p.combo_sets) == 1
-    assert set(p.set_of.values()) == {0}
+        assert len(p.emit[lt]) == (0 if lt in REGISTERED_ONLY else 27)
+    assert p.combo_sets[p.set_of["root"]] == p.emit["root"]
+    assert {p.set_of[lt] for lt in LEVEL_TYPES if lt not in REGISTERED_ONLY} == {p.set_of["root"]}
 
 
 def test_load_by_path(tmp_path):
@@ -218,3 +218,12 @@ def test_error_names_the_source_of_a_dict():
 def test_empty_file_is_the_default_policy(tmp_path):
     p = load(write(tmp_path, "# nothing\n", "empty.yaml"))
     assert p.to_dict() == dict(Policy({}).to_dict(), name="empty")
+
+
+def test_registered_domains_add_their_levels():
+    p = Policy({"registered_domains": True, "emit": {"suffix": "none", "subdomain": {"datetime": ["any"]}}})
+    assert p.emit["suffix"] == () and p.emit["subdomain"] == (("any", "any", "any"),)
+    assert p.to_dict()["registered_domains"] is True and "subdomain" in p.to_dict()["emit"]
+    assert "registered_domains" not in load("urls").to_dict()
+    with pytest.raises(PolicyError, match="emit.suffix needs registered_domains"):
+        Policy({"emit": {"suffix": "all"}})
