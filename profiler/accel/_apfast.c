@@ -7,13 +7,15 @@
  *   lines.h      sorted key<TAB>value lines: runs of one key, sorting held-back lines
  *   criteria.c   a policy's criteria: level projections, key suffixes (profiler.model.criteria)
  *   filter.c     the digest filter between map and step 1 (profiler.runtime.digestfilter)
- *   aggregate.c  map side: CDX line parser and per-URI-R aggregator (profiler.job.mapside)
+ *   cdxj.c       the JSON blocks of CDXJ lines, read as orjson reads them (profiler.formats.cdxj)
+ *   aggregate.c  map side: CDX and CDXJ line parsers and per-URI-R aggregator (profiler.job.mapside)
  *   expand.c     step 1 and step 2's corrections (profiler.job.expand, profiler.job.digests)
  *   steps.c      steps 2 and 3 over sorted lines, the profile's lines (profiler.job.steps)
  *   runtime.c    legend scan, presorted merges, allocator (profiler.runtime)
  *
  * The kernels take any criteria made of the projections in PROJECTIONS whose values come from
- * the sources in SOURCES; profiler.job.kernels runs the Python ones for any other policy.
+ * the sources in SOURCES; profiler.job.kernels runs the Python ones for any other policy. The map
+ * side parses the line formats in LINE_FORMATS.
  * Every string is handled as the UTF-8 bytes of the Python str; the operations used
  * (prefixes, find of ASCII bytes, comparisons) give the same results on code points and bytes.
  */
@@ -22,6 +24,7 @@
 #include "lines.h"
 #include "criteria.c"
 #include "filter.c"
+#include "cdxj.c"
 #include "aggregate.c"
 #include "expand.c"
 #include "steps.c"
@@ -77,6 +80,8 @@ PyMODINIT_FUNC PyInit__apfast(void) {
         || !sources || PyModule_AddObject(m, "SOURCES", sources) < 0) {
         Py_XDECREF(projections); Py_XDECREF(sources); Py_DECREF(m); return NULL;
     }
+    PyObject *formats = names_tuple(LINE_FORMATS, 2);
+    if (!formats || PyModule_AddObject(m, "LINE_FORMATS", formats) < 0) { Py_XDECREF(formats); Py_DECREF(m); return NULL; }
     return m;
 }
 

@@ -5,6 +5,12 @@ typedef struct { int64_t count, bytes, maxlen; TS first, last; Py_ssize_t next; 
 /* where the map side finds each criterion's value (profiler.model.criteria: Criterion.source) */
 enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, SRC_LANG = 3, NSOURCES };
 static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status", "lang"};
+/* the line formats the map side parses (profiler.job.kernels) */
+static const char *const LINE_FORMATS[] = {"cdx", "cdxj"};
+
+#define LANG_TABLE_MAX 4096  /* language entries an Aggregator learns; lines of others go to Python */
+#define LANG_ENTRY_MAX 32     /* longer entries are never learnt */
+typedef struct { char s[8]; uint8_t n; } LangCode;
 
 typedef struct {
     PyObject_HEAD
@@ -12,7 +18,11 @@ typedef struct {
     Crit crit;                 /* the policy's criteria */
     int source[MAXC];          /* each one's source */
     Py_ssize_t limit;
+    int cdxj;                  /* the lines are CDXJ; else CDX, their fields at these positions */
     int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len;
+    unsigned cj_mask;          /* the CDXJ keys read (CJ_*): the language ones when a criterion's source is lang */
+    Map langs; LangCode *lang_codes; Py_ssize_t lang_cap, lang_limit;   /* language entry -> code (add_language) */
+    Buf pending;               /* the entry feed() asks Python's code of */
     Map uris; Py_ssize_t *u_head, *u_tail, ucap;
     Py_ssize_t last_ui;        /* the URI-R of the capture before (an index's captures of one URI-R follow each other) */
     Map cells; ACell *cv; Py_ssize_t cvcap;
@@ -22,12 +32,15 @@ typedef struct {
     Filter filter; uint64_t *fh; Py_ssize_t fhcap;   /* the map task's digest filter, if any */
 } Aggregator;
 
+/* the lines' format: CDX with the fields of legend letters, or CDXJ (letters None) */
 static int agg_layout(Aggregator *a, PyObject *letters) {
+    a->nfields = 0;
+    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = -1;
+    a->cdxj = letters == Py_None;
+    if (a->cdxj) return 0;
     Py_ssize_t n;
     const char *s = utf8(letters, &n);
     if (!s) return -1;
-    a->nfields = 0;
-    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = -1;
     int i_n = -1;
     Py_ssize_t i = 0;
     while (i < n) {
@@ -263,10 +276,117 @@ static inline int in2(const char *t, const char *lo, const char *hi) {
     return memcmp(t, lo, 2) >= 0 && memcmp(t, hi, 2) <= 0;
 }
 
+/* the fields of one index line a capture is made of, raw (NULL: the line has none); lang: its
+ * language code, found already */
+typedef struct {
+    const char *key, *ts, *mime, *status, *digest, *length, *lang;
+    Py_ssize_t kn, tn, mn, sn, dn, ln, gn;
+} RawFields;
+
+/* a urlkey the index gives as a SURT that key_field and urlkey leave as it is */
+static inline int plain_surt(const char *key, Py_ssize_t kn) {
+    const char *paren = memchr(key, ')', kn);
+    return paren && paren != key && !memchr(key, '/', paren - key) && is_safe(key, kn)
+           && key[0] != '!' && key[0] != '@' && key[0] != '{';
+}
+
+/* the timestamp padded to the earliest valid datetime (profiler.model.normalise.timestamp): 0, or 1
+ * when it is not valid */
+static int norm_timestamp(const char *tr, Py_ssize_t tn, char ts[14]) {
+    if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 1;
+    memcpy(ts, tr, tn);
+    memset(ts + tn, '0', 14 - tn);
+    if (tn < 6 && ts[4] == '0' && ts[5] == '0') ts[5] = '1';
+    if (tn < 8 && ts[6] == '0' && ts[7] == '0') ts[7] = '1';
+    return (tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
+           || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
+           || (tn > 12 && memcmp(ts + 12, "60", 2) > 0);
+}
+
+/* the length (normalise.length): digits, '-' or nothing; 0, or 1 when Python must read it */
+static int norm_length(const char *lr, Py_ssize_t ln, int64_t *length) {
+    *length = 0;
+    if (!lr || ln == 0 || (ln == 1 && lr[0] == '-')) return 0;
+    if (!all_digits(lr, ln) || ln > 18) return 1;
+    for (Py_ssize_t k = 0; k < ln; k++) *length = *length * 10 + (lr[k] - '0');
+    return 0;
+}
+
+static inline int is_bytes_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* the mime type (normalise.mime: up to ';', stripped, lower case; unknown forms 'unk') into mime[256]:
+ * 0, or 1 when key_field would escape it */
+static int norm_mime(const char *mr, Py_ssize_t mrn, char *mime, Py_ssize_t *mn) {
+    const char *semi = memchr(mr, ';', mrn);
+    Py_ssize_t n = semi ? semi - mr : mrn;
+    while (n > 0 && is_bytes_space(mr[n - 1])) n--;
+    while (n > 0 && is_bytes_space(mr[0])) { mr++; n--; }
+    if (n > 256 || !is_safe(mr, n) || (n > 0 && mr[0] == '{')) return 1;
+    for (Py_ssize_t k = 0; k < n; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
+    if (n == 0 || (n == 1 && mime[0] == '-') || (n == 3 && !memcmp(mime, "unk", 3))
+        || (n == 7 && !memcmp(mime, "unknown", 7)) || (n == 7 && !memcmp(mime, "no-type", 7))
+        || (n == 4 && !memcmp(mime, "none", 4))) {
+        memcpy(mime, "unk", 3); n = 3;
+    }
+    *mn = n;
+    return 0;
+}
+
+/* the digest (normalise.digest: its 'algo:' prefix cut, upper case; '-' when unknown) into digest[256]:
+ * 0, or 1 when key_field would escape it */
+static int norm_digest(const char *dr, Py_ssize_t drn, char *digest, Py_ssize_t *dn) {
+    digest[0] = '-'; *dn = 1;
+    if (!dr || drn == 0 || (drn == 1 && dr[0] == '-')) return 0;
+    const char *colon = memchr(dr, ':', drn);
+    if (colon) { drn -= colon + 1 - dr; dr = colon + 1; }
+    if (drn == 0) return 0;
+    if (drn > 256 || !is_safe(dr, drn) || dr[0] == '{') return 1;
+    for (Py_ssize_t k = 0; k < drn; k++) digest[k] = (dr[k] >= 'a' && dr[k] <= 'z') ? dr[k] - 32 : dr[k];
+    *dn = drn;
+    return 0;
+}
+
+/* one capture from its raw fields, normalised as profiler.model.normalise does and added: 0, 1 table
+ * full after adding it, 2 Python must read the line (a skip reason, surt(), escaping), -1 error */
+static int agg_capture(Aggregator *a, const RawFields *r) {
+    const char *mr = r->mime && r->mn ? r->mime : "-";
+    Py_ssize_t mrn = r->mime && r->mn ? r->mn : 1;
+    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
+        || starts(mr, mrn, "warc/request")) return 2;
+    if (!plain_surt(r->key, r->kn)) return 2;
+    char ts[14], mime[256], digest[256];
+    Py_ssize_t mn, dn;
+    int64_t length;
+    if (norm_timestamp(r->ts, r->tn, ts) || norm_length(r->length, r->ln, &length) || norm_mime(mr, mrn, mime, &mn)
+        || norm_digest(r->digest, r->dn, digest, &dn)) return 2;
+    const char *st = "unk";
+    if (r->status && r->sn == 3 && all_digits(r->status, 3)) st = r->status;
+    int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
+    if (length > a->max_bytes - a->bytes_total) return 2;    /* past the byte budget: Python counts it */
+    /* the cell key (profiler.job.cells.CellKeys): each criterion's value from its source, a revisit's
+     * blank for those it takes from its original; digest; revisit */
+    int rev = revisit && a->resolve;
+    Buf *b = &a->ckb;
+    b->n = 0;
+    for (int q = 0; q < a->crit.k; q++) {
+        const char *v = ""; Py_ssize_t vn = 0;
+        if (!(rev && a->crit.resolved[q])) {
+            switch (a->source[q]) {
+            case SRC_TIMESTAMP: v = ts; vn = a->period_len < 14 ? a->period_len : 14; break;
+            case SRC_MIME: v = mime; vn = mn; break;
+            case SRC_STATUS: v = st; vn = 3; break;
+            case SRC_LANG: v = r->lang; vn = r->gn; break;
+            }
+        }
+        if (buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return -1;
+    }
+    if (buf_put_u32(b, (uint32_t)dn) < 0 || buf_put(b, digest, dn) < 0 || buf_putc(b, (char)rev) < 0) return -1;
+    return agg_add(a, r->key, r->kn, ts, 14, b->p, b->n, length);
+}
+
 #define MAXF 32
-/* One CDX line the way profiler.formats.cdx's parser reads it, for the common case only: 0 parsed and
- * added, 1 table full after adding it, 2 Python must read it (legend, skip reason, surt(),
- * escaping), -1 error. */
+/* One CDX line the way profiler.formats.cdx's parser reads it, for the common case only: agg_capture's
+ * answers (2 also for a legend) */
 static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     const char *f[MAXF]; Py_ssize_t fl[MAXF];
     int nf = 0;
@@ -283,89 +403,72 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
         i = j;
     }
     if (nf != a->nfields) return 2;
-    const char *key = f[a->i_key]; Py_ssize_t kn = fl[a->i_key];
-    const char *mr = a->i_mime >= 0 ? f[a->i_mime] : "-"; Py_ssize_t mrn = a->i_mime >= 0 ? fl[a->i_mime] : 1;
-    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
-        || starts(mr, mrn, "warc/request")) return 2;
     if (a->i_url >= 0 && (starts(f[a->i_url], fl[a->i_url], "filedesc:") || starts(f[a->i_url], fl[a->i_url], "warcinfo:")))
         return 2;
-    /* the index's urlkey, when it is a SURT that needs no escaping */
-    const char *paren = memchr(key, ')', kn);
-    if (!paren || paren == key || memchr(key, '/', paren - key) || !is_safe(key, kn) || key[0] == '!' || key[0] == '@' || key[0] == '{')
-        return 2;
-    /* timestamp: 4 to 14 digits, padded to the earliest valid datetime, components in range */
-    const char *tr = f[a->i_ts]; Py_ssize_t tn = fl[a->i_ts];
-    if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 2;
-    char ts[14];
-    memcpy(ts, tr, tn);
-    memset(ts + tn, '0', 14 - tn);
-    if (tn < 6 && ts[4] == '0' && ts[5] == '0') ts[5] = '1';
-    if (tn < 8 && ts[6] == '0' && ts[7] == '0') ts[7] = '1';
-    if ((tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
-        || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
-        || (tn > 12 && memcmp(ts + 12, "60", 2) > 0)) return 2;
-    int64_t length = 0;
-    if (a->i_len >= 0) {
-        const char *lr = f[a->i_len]; Py_ssize_t ln = fl[a->i_len];
-        if (all_digits(lr, ln)) {
-            if (ln > 18) return 2;
-            for (Py_ssize_t k = 0; k < ln; k++) length = length * 10 + (lr[k] - '0');
-        } else if (!(ln == 1 && lr[0] == '-')) return 2;
+    RawFields r = {f[a->i_key], f[a->i_ts], NULL, NULL, NULL, NULL, "unk", fl[a->i_key], fl[a->i_ts], 0, 0, 0, 0, 3};
+    if (a->i_mime >= 0) { r.mime = f[a->i_mime]; r.mn = fl[a->i_mime]; }      /* a CDX line names no language */
+    if (a->i_status >= 0) { r.status = f[a->i_status]; r.sn = fl[a->i_status]; }
+    if (a->i_digest >= 0) { r.digest = f[a->i_digest]; r.dn = fl[a->i_digest]; }
+    if (a->i_len >= 0) { r.length = f[a->i_len]; r.ln = fl[a->i_len]; }
+    return agg_capture(a, &r);
+}
+
+/* the code the table holds for a language entry: 0 (*code), 2 Python must read the line (the table is
+ * full, or the entry too long for it), 3 the entry is to be learnt (a->pending) */
+static int lang_lookup(Aggregator *a, const char *s, Py_ssize_t n, const char **code, Py_ssize_t *cn) {
+    Py_ssize_t i = map_find(&a->langs, s, n);
+    if (i >= 0) { *code = a->lang_codes[i].s; *cn = a->lang_codes[i].n; return 0; }
+    if (n > LANG_ENTRY_MAX || a->langs.n >= a->lang_limit) return 2;
+    a->pending.n = 0;
+    return buf_put(&a->pending, s, n) < 0 ? -1 : 3;
+}
+
+/* the language of a CDXJ languages or lang value (profiler.model.language.primary_language: its first
+ * entry that is not empty, up to ';', stripped): lang_lookup's answers, or 'unk' when it has none */
+static int agg_language(Aggregator *a, const char *v, Py_ssize_t n, const char **code, Py_ssize_t *cn) {
+    if (n > 4 * 64) return 2;                 /* past primary_language's bound */
+    const char *p = v, *e = v + n;
+    for (;;) {
+        const char *comma = memchr(p, ',', e - p), *stop = comma ? comma : e;
+        const char *semi = memchr(p, ';', stop - p), *t = semi ? semi : stop;
+        while (p < t && *p == ' ') p++;       /* a plain JSON string's only white space */
+        while (t > p && t[-1] == ' ') t--;
+        if (t > p) return lang_lookup(a, p, t - p, code, cn);
+        if (!comma) break;
+        p = comma + 1;
     }
-    /* mime: up to ';', lower case; unknown forms -> 'unk' */
-    char mime[256];
-    const char *semi = memchr(mr, ';', mrn);
-    Py_ssize_t mn = semi ? semi - mr : mrn;
-    if (mn > (Py_ssize_t)sizeof mime || !is_safe(mr, mn) || (mn > 0 && mr[0] == '{')) return 2;
-    for (Py_ssize_t k = 0; k < mn; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
-    if (mn == 0 || (mn == 1 && mime[0] == '-') || (mn == 3 && !memcmp(mime, "unk", 3))
-        || (mn == 7 && !memcmp(mime, "unknown", 7)) || (mn == 7 && !memcmp(mime, "no-type", 7))
-        || (mn == 4 && !memcmp(mime, "none", 4))) {
-        memcpy(mime, "unk", 3); mn = 3;
+    *code = "unk"; *cn = 3;
+    return 0;
+}
+
+/* One CDXJ line the way profiler.formats.cdxj's parser reads it, for the common case only (a SURT
+ * urlkey, the block as cj_object reads it): agg_capture's answers, and 3 when its language entry is
+ * to be learnt */
+static int agg_cdxj_line(Aggregator *a, const char *line, Py_ssize_t n) {
+    const char *end = line + n, *sp = memchr(line, ' ', n);
+    if (!sp) return 2;
+    const char *ts = sp + 1, *sp2 = memchr(ts, ' ', end - ts);
+    if (!sp2) return 2;
+    CJFields f;
+    if (cj_long_digits(sp2 + 1, end - sp2 - 1) || cj_object(sp2 + 1, end, a->cj_mask, &f)) return 2;
+    RawFields r = {line, ts, NULL, NULL, NULL, NULL, "unk", sp - line, sp2 - ts, 0, 0, 0, 0, 3};
+    r.mime = cj_first(&f, CJ_MIME, CJ_MIME_TYPE, &r.mn);
+    r.status = cj_first(&f, CJ_STATUS, CJ_STATUS_CODE, &r.sn);
+    r.digest = cj_first(&f, CJ_DIGEST, CJ_PAYLOAD_DIGEST, &r.dn);
+    r.length = f.s[CJ_LENGTH]; r.ln = f.n[CJ_LENGTH];
+    Py_ssize_t vn;
+    const char *v = cj_first(&f, CJ_LANGUAGES, CJ_LANG, &vn);
+    if (v) {
+        int found = agg_language(a, v, vn, &r.lang, &r.gn);
+        if (found) return found;
     }
-    const char *st = "unk"; Py_ssize_t stn = 3;
-    if (a->i_status >= 0 && fl[a->i_status] == 3 && all_digits(f[a->i_status], 3)) { st = f[a->i_status]; stn = 3; }
-    char digest[256];
-    Py_ssize_t dn = 1;
-    digest[0] = '-';
-    if (a->i_digest >= 0) {
-        const char *dr = f[a->i_digest]; Py_ssize_t drn = fl[a->i_digest];
-        if (!(drn == 1 && dr[0] == '-')) {
-            const char *colon = memchr(dr, ':', drn);
-            if (colon) { drn -= colon + 1 - dr; dr = colon + 1; }
-            if (drn > 0) {
-                if (drn > (Py_ssize_t)sizeof digest || !is_safe(dr, drn)) return 2;
-                for (Py_ssize_t k = 0; k < drn; k++) digest[k] = (dr[k] >= 'a' && dr[k] <= 'z') ? dr[k] - 32 : dr[k];
-                dn = drn;
-            }
-        }
-    }
-    int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
-    if (length > a->max_bytes - a->bytes_total) return 2;    /* past the byte budget: Python counts it */
-    /* the cell key (profiler.job.cells.CellKeys): each criterion's value from its source, a revisit's
-     * blank for those it takes from its original; digest; revisit */
-    int rev = revisit && a->resolve;
-    Buf *b = &a->ckb;
-    b->n = 0;
-    for (int q = 0; q < a->crit.k; q++) {
-        const char *v = ""; Py_ssize_t vn = 0;
-        if (!(rev && a->crit.resolved[q])) {
-            switch (a->source[q]) {
-            case SRC_TIMESTAMP: v = ts; vn = a->period_len < 14 ? a->period_len : 14; break;
-            case SRC_MIME: v = mime; vn = mn; break;
-            case SRC_STATUS: v = st; vn = stn; break;
-            case SRC_LANG: v = "unk"; vn = 3; break;       /* a CDX line names no language */
-            }
-        }
-        if (buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return -1;
-    }
-    if (buf_put_u32(b, (uint32_t)dn) < 0 || buf_put(b, digest, dn) < 0 || buf_putc(b, (char)rev) < 0) return -1;
-    return agg_add(a, key, kn, ts, 14, b->p, b->n, length);
+    return agg_capture(a, &r);
 }
 
 /* feed(buf, pos) -> (state, pos, end): reads the lines of buf from pos. state 0: all read (pos =
  * len(buf)); 1: the line buf[pos:end] is for Python (then go on at end + 1); 2: the table is full
- * (flush, then go on at pos). */
+ * (flush, then go on at pos); 3: the CDXJ line buf[pos:end] has a language entry the table does not
+ * hold (pending_language(); add_language(), then go on at pos). */
 static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos;
@@ -381,9 +484,9 @@ static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
         Py_ssize_t ln = le - pos;
         if (ln > 0 && buf[pos + ln - 1] == '\r') ln--;
         if (ln == 0 || buf[pos] == '!' || buf[pos] == '@') { pos = next; continue; }
-        int r = agg_line(a, buf + pos, ln);
+        int r = a->cdxj ? agg_cdxj_line(a, buf + pos, ln) : agg_line(a, buf + pos, ln);
         if (r < 0) { PyBuffer_Release(&view); return NULL; }
-        if (r == 2) { state = 1; end = le; break; }
+        if (r >= 2) { state = r == 2 ? 1 : 3; end = le; break; }
         pos = next;
         if (r == 1) { state = 2; break; }
     }
@@ -421,6 +524,37 @@ static PyObject *Aggregator_set_layout(Aggregator *a, PyObject *letters) {
     Py_RETURN_NONE;
 }
 
+/* the language entry of the line feed() left with state 3 */
+static PyObject *Aggregator_pending_language(Aggregator *a, PyObject *unused) {
+    return PyBytes_FromStringAndSize(a->pending.p ? a->pending.p : "", a->pending.n);
+}
+
+/* add_language(entry, code): Python's code (normalise_language) of a language entry; False when the
+ * table is full or the entry too long for it (its lines then go to Python) */
+static PyObject *Aggregator_add_language(Aggregator *a, PyObject *args) {
+    const char *entry, *code;
+    Py_ssize_t en, cn;
+    if (!PyArg_ParseTuple(args, "y#s#", &entry, &en, &code, &cn)) return NULL;
+    if (cn < 1 || cn > (Py_ssize_t)sizeof a->lang_codes[0].s) {
+        PyErr_SetString(PyExc_ValueError, "a language code of 1 to 8 bytes");
+        return NULL;
+    }
+    if (en > LANG_ENTRY_MAX || a->langs.n >= a->lang_limit) Py_RETURN_FALSE;
+    int added;
+    Py_ssize_t i = map_find_or_add(&a->langs, entry, en, &added);
+    if (i < 0 || grow((void **)&a->lang_codes, &a->lang_cap, i + 1, sizeof(LangCode)) < 0) return NULL;
+    memcpy(a->lang_codes[i].s, code, cn);
+    a->lang_codes[i].n = (uint8_t)cn;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *Aggregator_set_language_limit(Aggregator *a, PyObject *arg) {
+    Py_ssize_t v = PyLong_AsSsize_t(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    a->lang_limit = v < 0 ? 0 : v > LANG_TABLE_MAX ? LANG_TABLE_MAX : v;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Aggregator_get_captures(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->captures); }
 static PyObject *Aggregator_get_bytes_total(Aggregator *a, void *closure) { return PyLong_FromLongLong(a->bytes_total); }
 
@@ -436,18 +570,20 @@ static void Aggregator_dealloc(Aggregator *a) {
     map_free(&a->uris); map_free(&a->cells);
     PyMem_Free(a->u_head); PyMem_Free(a->u_tail); PyMem_Free(a->cv);
     buf_free(&a->kb); buf_free(&a->jb); buf_free(&a->ckb);
+    map_free(&a->langs); PyMem_Free(a->lang_codes); buf_free(&a->pending);
     crit_free(&a->crit);
     filter_release(&a->filter); PyMem_Free(a->fh);
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
-/* Aggregator(period_len, resolve_revisits, limit, letters, sources, criteria): sources names where
- * each criterion's value comes from (SOURCE_NAMES), criteria as the Expander takes them */
+/* Aggregator(period_len, resolve_revisits, limit, letters, sources, criteria): letters the CDX layout
+ * (None: CDXJ lines), sources where each criterion's value comes from (SOURCE_NAMES), criteria as the
+ * Expander takes them */
 static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
     int pl, resolve;
     Py_ssize_t limit;
     PyObject *letters, *sources, *spec;
-    if (!PyArg_ParseTuple(args, "ipnUOO", &pl, &resolve, &limit, &letters, &sources, &spec)) return -1;
+    if (!PyArg_ParseTuple(args, "ipnOOO", &pl, &resolve, &limit, &letters, &sources, &spec)) return -1;
     if (a->uris.slots) { PyErr_SetString(PyExc_RuntimeError, "Aggregator initialised twice"); return -1; }
     if (crit_parse(&a->crit, spec) < 0) return -1;
     PyObject *src = PySequence_Fast(sources, "sources must be a sequence");
@@ -467,10 +603,14 @@ static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
         }
     }
     Py_DECREF(src);
+    a->cj_mask = (1u << CJ_LANGUAGES) - 1;
+    for (int q = 0; q < a->crit.k; q++)
+        if (a->source[q] == SRC_LANG) a->cj_mask |= 1u << CJ_LANGUAGES | 1u << CJ_LANG;
+    a->lang_limit = LANG_TABLE_MAX;
     a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
     a->last_ui = -1;
     a->bytes_total = 0; a->max_bytes = LLONG_MAX;
-    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0) return -1;
+    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0 || map_init(&a->langs) < 0) return -1;
     return agg_layout(a, letters);
 }
 
@@ -486,7 +626,13 @@ static PyMethodDef Aggregator_methods[] = {
     {"flush", (PyCFunction)Aggregator_flush, METH_VARARGS,
      "flush(keep_last=False) -> [(urlkey, cells JSON), ...]; keep_last: the last capture's URI-R stays"},
     {"flush_raw", (PyCFunction)Aggregator_flush_raw, METH_VARARGS, "flush_raw(keep_last=False) -> bytes: flush()'s records as lines"},
-    {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters)"},
+    {"set_layout", (PyCFunction)Aggregator_set_layout, METH_O, "set_layout(CDX legend letters, or None: CDXJ lines)"},
+    {"pending_language", (PyCFunction)Aggregator_pending_language, METH_NOARGS,
+     "pending_language() -> bytes: the language entry of the line feed() left with state 3"},
+    {"add_language", (PyCFunction)Aggregator_add_language, METH_VARARGS,
+     "add_language(entry bytes, code str) -> added: Python's code of a language entry, for the lines to come"},
+    {"set_language_limit", (PyCFunction)Aggregator_set_language_limit, METH_O,
+     "set_language_limit(n): the language entries the table holds at most (LANG_TABLE_MAX)"},
     {"set_max_bytes", (PyCFunction)Aggregator_set_max_bytes, METH_O,
      "set_max_bytes(n): lines whose length would take the lengths added past n come back to Python"},
     {"set_digest_filter", (PyCFunction)Aggregator_set_digest_filter, METH_O,
@@ -510,6 +656,6 @@ static PyTypeObject AggregatorType = {
     .tp_dealloc = (destructor)Aggregator_dealloc,
     .tp_methods = Aggregator_methods,
     .tp_getset = Aggregator_getset,
-    .tp_doc = "Map side: CDX lines -> cells per URI-R (see profiler.job.mapside.CaptureAggregator).",
+    .tp_doc = "Map side: CDX or CDXJ lines -> cells per URI-R (see profiler.job.mapside.CaptureAggregator).",
 };
 

@@ -91,7 +91,8 @@ def compiled_expander(module, policy, limit):
 
 
 def compiled_aggregator(module, policy, resolve_revisits, limit, letters):
-    """The compiled map-side aggregator (with its CDX parser) for a policy."""
+    """The compiled map-side aggregator for a policy, with its parser of CDX lines of layout letters
+    or of CDXJ lines (letters None)."""
     return module.Aggregator(policy.period_len, resolve_revisits, limit, letters,
                              tuple(c.source for c in policy.criteria), _criteria_spec(policy))
 

@@ -61,8 +61,14 @@ class Kernels:
             return Expander(self.policy, limit)
         return fast.compiled_expander(self.module, self.policy, limit)
 
+    def parses(self, line_format):
+        """Whether the compiled map side reads splits of a line format ('cdx', 'cdxj'): the
+        extension says which it parses (LINE_FORMATS)."""
+        return self.module is not None and line_format in getattr(self.module, "LINE_FORMATS", ())
+
     def aggregator(self, resolve_revisits, limit, letters):
-        """The compiled map-side aggregator with a CDX parser for layout letters (None in Python)."""
+        """The compiled map-side aggregator with a CDX parser for layout letters, or a CDXJ parser
+        when letters is None (None in Python)."""
         if self.module is None:
             return None
         return fast.compiled_aggregator(self.module, self.policy, resolve_revisits, limit, letters)

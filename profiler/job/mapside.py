@@ -10,14 +10,17 @@ import zlib
 
 import orjson
 
-from profiler.formats import cdx, registry
+from profiler.formats import cdx, cdxj, registry
 from profiler.formats.readers import iter_chunks
 from profiler.job import bigsums
 from profiler.job.cells import BYTES, CellKeys, FIRST, LAST, MAXLEN, cell_items
 from profiler.job.progress import TaskProgress
+from profiler.model.language import normalise_language
 
 #: URI-Rs a map task holds before it flushes them
 TABLE_LIMIT = 2000
+#: CDXJ language entries (profiler.model.language.primary_language) the compiled map side learns
+LANGUAGE_TABLE = 4096
 
 
 class CaptureAggregator:
@@ -107,8 +110,8 @@ def map_split(manifest_line, policy, kernels, resolve_revisits=True, opener=open
     split = decode_split(manifest_line)
     progress = TaskProgress(split)
     opener = progress.opener(opener)
-    if kernels.compiled and split["format"] == "cdx":
-        yield from _map_cdx_compiled(kernels, split, resolve_revisits, opener, lines, sketch, progress)
+    if kernels.parses(split["format"]):
+        yield from _map_lines_compiled(kernels, split, resolve_revisits, opener, lines, sketch, progress)
         return
     on_record = None
     if sketch is not None:
@@ -116,7 +119,8 @@ def map_split(manifest_line, policy, kernels, resolve_revisits=True, opener=open
 
         def on_record(digests):
             add(sketch, digests)
-    agg = CaptureAggregator(policy, resolve_revisits, on_record=on_record, max_bytes=kernels.budget(split))
+    agg = CaptureAggregator(policy, resolve_revisits, limit=TABLE_LIMIT, on_record=on_record,
+                            max_bytes=kernels.budget(split))
     n = 0
     for parsed in registry.captures(split, opener):
         if agg.add(parsed):
@@ -129,15 +133,19 @@ def map_split(manifest_line, policy, kernels, resolve_revisits=True, opener=open
     yield b"!meta", agg.meta()
 
 
-def _map_cdx_compiled(kernels, split, resolve_revisits, opener, lines=False, sketch=None, progress=None):
-    """map_split for a CDX split with the compiled parser and aggregator (profiler.accel).
+def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, sketch=None, progress=None):
+    """map_split for a CDX or CDXJ split with the compiled parser and aggregator (profiler.accel).
 
-    It reads whole chunks of lines; a line it does not take (a legend, a line with a skip
-    reason, a URL key that needs surt() or escaping) comes back here and goes through
-    profiler.formats.cdx's parser, in its place among the lines. Same records as the Python path.
+    It reads whole chunks of lines; a line it does not take (a CDX legend, a line with a skip
+    reason, a URL key that needs surt() or escaping, a JSON block it does not read as orjson
+    does) comes back here and goes through the format's Python parser (profiler.formats.cdx or
+    .cdxj), in its place among the lines. A CDXJ language entry it has not met yet comes back
+    once: its code, by normalise_language, goes into the aggregator's table (at most
+    LANGUAGE_TABLE entries; past them the lines come back whole). Same records as the Python path.
     """
-    letters = split["fields"]
+    letters = split["fields"] if split["format"] == "cdx" else None
     agg = kernels.aggregator(resolve_revisits, TABLE_LIMIT, letters)
+    agg.set_language_limit(LANGUAGE_TABLE)
     cell_key = CellKeys(kernels.policy, resolve_revisits)
     max_bytes = kernels.budget(split)
     if max_bytes is None:
@@ -150,7 +158,7 @@ def _map_cdx_compiled(kernels, split, resolve_revisits, opener, lines=False, ske
             return ((None, agg.flush_raw(keep_last)),)
     else:
         flush = agg.flush
-    parse = cdx.make_parser(letters)
+    parse = cdxj.parse if letters is None else cdx.make_parser(letters)
     skipped = {}
     try:
         for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),
@@ -165,11 +173,15 @@ def _map_cdx_compiled(kernels, split, resolve_revisits, opener, lines=False, ske
                 if state == 2:
                     yield from flush(True)
                     continue
+                if state == 3:
+                    entry = agg.pending_language()
+                    agg.add_language(entry, normalise_language(entry.decode("ascii")))
+                    continue
                 line = buf[pos:end]
                 pos = end + 1
                 if line.endswith(b"\r"):
                     line = line[:-1]
-                if cdx.is_legend(line):
+                if letters is not None and cdx.is_legend(line):
                     try:
                         letters = cdx.legend_letters(line)
                         parse = cdx.make_parser(letters)

@@ -227,7 +227,8 @@ KEYS = ["com,a)/x", "com,a)/y?q=1", "org,b,c)/", "com,a)/%7E", "!odd)/", "@odd)/
 MIMES = ["text/html", "Text/HTML; charset=UTF-8", "image/png", "-", "unk", "warc/revisit", "application/pdf",
          "warc/warcinfo", "none", "UNKNOWN", "x;y", "NO-TYPE", "t\xe9xt/html", "application/x-a-long-type\x1b\"name"]
 STATUSES = ["200", "404", "-", "30x", "301", "2000"]
-DIGESTS = ["sha1:abc", "ABC", "-", "sha1:", "md5:Xyz", "q:r:s", "d\"q", "sha1:ABCDEFGHIJKLMNOPQRSTU\x02VW\"XY\\Z"]
+DIGESTS = ["sha1:abc", "ABC", "-", "sha1:", "md5:Xyz", "q:r:s", "d\"q", "sha1:ABCDEFGHIJKLMNOPQRSTU\x02VW\"XY\\Z",
+           "{abc", "sha1:{abc", "%7BABC"]
 TIMESTAMPS = ["20100101000000", "2010", "201013", "20101301", "20100132", "2010010124", "20100101236100",
               "2010010123595961", "abcd", "201001011200"]
 
@@ -288,8 +289,8 @@ def test_compiled_map_side_equals_python(seed, tmp_path, monkeypatch):
         f.write(data)
     args = (path, rng.choice([4, 6]), rng.random() < 0.8, rng.choice([50, 200, 1000, 1 << 20]))
     used = []
-    real = mapside._map_cdx_compiled
-    monkeypatch.setattr(mapside, "_map_cdx_compiled", lambda *a: used.append(1) or real(*a))
+    real = mapside._map_lines_compiled
+    monkeypatch.setattr(mapside, "_map_lines_compiled", lambda *a: used.append(1) or real(*a))
     monkeypatch.setenv(fast.PURE_ENV, "1")
     python = _map_records(*args)
     assert not used

@@ -131,8 +131,8 @@ def read_profile(path):
         for line in f:
             if line.startswith(("!", "@")):
                 continue
-            parts = line.rstrip("\n").split(" ", 4)
-            key, v = " ".join(parts[:4]), json.loads(parts[4])
+            key, _, block = line.rstrip("\n").partition(" {")    # no key field starts with '{'
+            v = json.loads("{" + block)
             out[key] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
                         v["digests"], v["dedup_bytes"], v["first"], v["last"])
     return out

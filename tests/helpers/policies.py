@@ -1,6 +1,31 @@
-"""Policies for tests that need one by the length of period it cuts timestamps to."""
+"""Policies for tests: by the length of period they cut timestamps to, and one with languages."""
 
-from profiler.model.policy import load
+from profiler.model.policy import Policy, load
+
+#: a policy with the language criterion (until conf/policies has one)
+LANG = {
+    "name": "lang",
+    "host_depth": 3,
+    "levels": {"datetime": ["year"], "mime": ["type"], "status": ["class"], "lang": ["code"]},
+    "emit": {
+        "root": {"datetime": ["any", "year"], "lang": ["any", "code"]},
+        "tld": {"datetime": ["any", "year"], "lang": ["any", "code"]},
+        "domain": {"datetime": ["any"], "lang": ["any", "code"]},
+        "host": {"datetime": ["any"]},
+    },
+}
+
+
+def lang_policy():
+    return Policy(LANG, "lang.yaml")
+
+
+def write_lang_policy(path):
+    """LANG as a policy file at path (for the command line)."""
+    import yaml
+    with open(path, "w") as f:
+        yaml.safe_dump(LANG, f)
+    return str(path)
 
 #: a bundled policy whose cells hold years (4) or months (6)
 _BY_PERIOD = {4: "hosts", 6: "default"}
