@@ -81,11 +81,8 @@ def compiled_expander(module, policy, limit):
     sets = [[tuple(code[level] for code, level in zip(codes, combo)) for combo in combos]
             for combos in policy.combo_sets]
     registered = None
-    if policy.registered_domains:
-        from profiler.model.keys import registered_labels
-
-        def registered(host):
-            return registered_labels(host, policy)
+    if policy.registered_domains:            # keys.registered_labels, asked once per host
+        from profiler.model.domains import registered_domain_labels as registered
     return module.Expander(sets, tuple(policy.set_of[lt] for lt in LEVELS), policy.host_depth,
                            policy.path_depth, policy.exact_urls, limit, _criteria_spec(policy), registered)
 
