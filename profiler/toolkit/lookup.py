@@ -368,7 +368,7 @@ class Lookup:
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
             return answer._replace(status=NOT_HELD, date="outside")
-        if answer.status == HELD and self._has_period_lines(fields[0], probe.lang is not None):
+        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.lang is not None):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="range" if answer.status == HELD else None)
 
@@ -396,24 +396,30 @@ class Lookup:
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="unknown")
 
-    def _has_period_lines(self, surt, by_language=False):
-        """True when the profile lists this SURT by year (so a year without a line has no
-        capture): a line of the SURT with a year and every other criterion '-' (with
-        ``by_language``, any language but '-': the policy then writes every year's languages)."""
+    def _has_period_lines(self, surt, dt, by_language=False):
+        """True when the profile lists this SURT by year and so tells that the query's year (which
+        has no line of its own that answered) holds none: a line of the SURT with a year and
+        every other criterion '-' (the policy then writes every year with captures). Asked for a
+        language: a year line of any language (every year's languages are written, and that
+        year's is missing), or a year line of all languages while the query's year has none."""
+        has_year, has_year_lang, this_year = False, False, False
+        year = dt[:4].encode("ascii")
         for line in self.lines.group(surt + b" "):
             fields = line[:line.find(b" {")].split(b" ")
             if len(fields) != len(self.layout.fields):
                 continue
-            dt = fields[self._dt_at]
-            if len(dt) != 4 or not dt.isdigit():
+            field = fields[self._dt_at]
+            if len(field) != 4 or not field.isdigit() or not layouts.is_any(
+                    fields, self.layout, (DATETIME.name, LANG.name)):
                 continue
-            if self._lang_at is None:
-                if layouts.is_any(fields, self.layout, (DATETIME.name,)):
-                    return True
-            elif layouts.is_any(fields, self.layout, (DATETIME.name, LANG.name)) and \
-                    (fields[self._lang_at] != ANY_FIELD.encode()) == by_language:
-                return True
-        return False
+            if self._lang_at is not None and fields[self._lang_at] != ANY_FIELD.encode():
+                has_year_lang = True
+            else:
+                has_year = True
+                this_year = this_year or field == year
+        if not by_language:
+            return has_year
+        return has_year_lang or (has_year and not this_year)
 
     def parse(self, line):
         """A data line -> (key bytes, Frequency)."""
