@@ -5,11 +5,17 @@ through ``surt.surt``). Its candidate SURT keys, most specific first, are: the e
 path-directory wildcards deepest first (``com,cnn)/world/asia/*``, ``com,cnn)/world/*``), the
 full host (``com,cnn)/*``), the host-label wildcards deepest first (``com,cnn,*``, ``com,*``),
 then ``*``. Under one SURT key the datetime decides: in a CDXJ profile the lines
-``SURT MONTH - -``, ``SURT YEAR - -``, ``SURT - - -`` in that order (mime and status ``-``);
-in a UKVS map with a datetime key field the matching line (``:``, a prefix or a range holding
-the datetime) of narrowest span; without a datetime only the all-time line (``-`` or ``:``).
-The first candidate present in the file is the answer; a zero URI-M count there is an explicit
-"not held" and stops the search. No candidate present: no match.
+``SURT DAY - -``, ``SURT MONTH - -``, ``SURT YEAR - -``, ``SURT - - -`` in that order (every
+other criterion of its ``!keys`` ``-``); in a UKVS map with a datetime key field the matching
+line (``:``, a prefix or a range holding the datetime) of narrowest span; without a datetime
+only the all-time line (``-`` or ``:``). The first candidate present in the file is the answer;
+a zero URI-M count there is an explicit "not held" and stops the search. No candidate present:
+no match.
+
+Asked for a language, the most specific key that tells languages answers for it: a profile's
+lines of the key by language (``SURT YEAR - - ara``), a map line's ``{"lang": {...}}``
+breakdown; a key listing others but not that one holds none in it. When no key tells
+languages, the lookup without language answers, for any language ('-').
 
 The file is never loaded whole: single lookups bisect over byte offsets with seek (realigning
 to line starts, caching the top bisection levels), batches sort their probes and walk the file
