@@ -34,11 +34,11 @@ def _row(name, old, new):
 def compare(old_path, new_path, top=TOP, note=None):
     """The change report (a dict) from the profile at old_path (None: first night) to new_path.
     Profiles of different key layouts (one with lang, one without) are a LayoutError."""
+    new_recs = records(new_path)[1]
+    old_recs = records(old_path)[1] if old_path else iter(())     # a missing file: a DiffError
     layout = layouts.of_file(new_path)
     if old_path:
         layouts.require_same("compare", [old_path, new_path], [layouts.of_file(old_path), layout])
-    new_recs = records(new_path)[1]
-    old_recs = records(old_path)[1] if old_path else iter(())
     report = {"old": _about(old_path), "new": _about(new_path), "totals": None,
               "keys": {"appeared": 0, "vanished": 0, "changed": 0, "same": 0},
               "new_hosts": {"count": 0, "top": []}, "vanished_hosts": {"count": 0, "top": []},

@@ -185,11 +185,17 @@ def _block(raw):
     return value if isinstance(value, dict) else None
 
 
-#: a map line's breakdowns: by datetime (the seed's), by each optional criterion ({"lang": {...}});
-#: each name's test of a breakdown key
-BREAKDOWN_FIELDS = dict({"datetime": lambda field: ukvs.datetime_span(field) is not None},
-                        **{c.name: (lambda p: lambda field: field != "-" and bool(p.match(field.encode("utf-8", "replace"))))(
-                            criteria.FIELD_PATTERNS[c.name]) for c in criteria.CRITERIA if c.optional})
+def _breakdown_key(name):
+    """The test of a breakdown's keys: datetimes or ranges (the seed's), or a criterion's fields."""
+    if name == "datetime":
+        return lambda field: ukvs.datetime_span(field) is not None
+    pattern = criteria.FIELD_PATTERNS[name]
+    return lambda field: field != "-" and bool(pattern.match(field.encode("utf-8", "replace")))
+
+
+#: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
+BREAKDOWN_FIELDS = {name: _breakdown_key(name)
+                    for name in ("datetime",) + tuple(c.name for c in criteria.CRITERIA if c.optional)}
 
 
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
