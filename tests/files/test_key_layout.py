@@ -46,7 +46,8 @@ def test_require_same_names_both_files():
 @pytest.mark.parametrize("command", [["query", "{p}"], ["lookup", "{p}", "http://example.com/"],
                                      ["ukvs", "{p}", "-o", "{o}"], ["report", "{p}", "-o", "{o}"],
                                      ["merge", "{p}", "{p2}", "-o", "{o}"], ["diff", "{p}", "{p2}"],
-                                     ["overlap", "{p}", "{p2}"], ["compact", "{p}", "-o", "{o}", "--max-lines", "9"]])
+                                     ["overlap", "{p}", "{p2}"], ["compact", "{p}", "-o", "{o}", "--max-lines", "9"],
+                                     ["split", "{p}", "--max-lines", "1", "-o", "{o}"]])
 def test_tools_refuse_unknown_keys_in_one_line(tmp_path, capsys, command):
     p = tmp_path / "p.cdxj"
     p.write_bytes(b'!keys ["surt","datetime","mime","status","colour"]\n* - - - - ' + VALUE + b"\n")
