@@ -22,10 +22,11 @@ def from_policy(policy):
     if not isinstance(policy, dict) or not isinstance(policy.get("host_depth"), int):
         return None
     emit = policy.get("emit") or {}
-    all_time = {"datetime": "any", "mime": "any", "status": "any"}
     exact = bool(policy.get("exact_urls"))
     for level in ("url",) if exact else ("host", "domain"):
-        if all_time not in (emit.get(level) or []):
+        # the all-time line: every criterion of the policy (lang too, when it has it) at any
+        if not any(isinstance(combo, dict) and combo and all(v == "any" for v in combo.values())
+                   for combo in emit.get(level) or []):
             return None
     return {"host_depth": policy["host_depth"], "exact_urls": exact}
 

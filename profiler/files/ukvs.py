@@ -26,7 +26,8 @@ API (shared by the toolkit commands):
   are accepted (the block is dropped). A line that cannot be read raises MapFormatError naming
   its line number.
 - ``write_map(path, headers, records)``: strict JSON headers (in byte order, like the profile),
-  records sorted byte-wise by key, a duplicate key is a MapFormatError; written atomically.
+  records sorted byte-wise by key, a duplicate key is a MapFormatError; written atomically. A
+  record may carry a third item, its JSON block (a dict, written after the frequency).
 - ``relaxed_json_loads(text)``: JSON, or the seed's JSON with unquoted object keys.
 - ``datetime_span(field)``: the 14-digit (low, high) span of a datetime key field
   (``':'``/``'-'`` all time, ``'2013'``, ``'201603'``, ranges ``'2010:2012'``, ``':2009'``, ``'201603:'``).
@@ -260,9 +261,11 @@ def map_headers(archive_uri=None, keys=("surt",), meta=()):
 
 def write_map(path, headers, records):
     """Write a UKVS file atomically: strict-JSON headers, then records sorted by key. Returns the
-    number of records. Records are (key bytes, Frequency) pairs, in any order."""
+    number of records. Records are (key bytes, Frequency) pairs, or (key, Frequency, JSON block
+    dict or None) triples, in any order."""
     lines = sorted(header_line(n, v) for n, v in headers)
-    data = [(k if isinstance(k, bytes) else k.encode("utf-8"), f) for k, f in records]
+    data = [(r[0] if isinstance(r[0], bytes) else r[0].encode("utf-8"), r[1], r[2] if len(r) > 2 else None)
+            for r in records]
     if any(data[i][0] >= data[i + 1][0] for i in range(len(data) - 1)):
         data.sort(key=lambda r: r[0])
     for i in range(len(data) - 1):
@@ -271,10 +274,11 @@ def write_map(path, headers, records):
 
     def out():
         yield from lines
-        for key, freq in data:
+        for key, freq, block in data:
             if not key or b"\n" in key or key[:1] in (b"!", b"@"):
                 raise MapFormatError("not a map key: %r" % key[:80])
-            yield key + b" " + format_frequency(freq).encode("ascii")
+            line = key + b" " + format_frequency(freq).encode("ascii")
+            yield line + b" " + jsonnum.dumps(block) if block else line
 
     write_atomic(path, out())
     return len(data)
@@ -283,29 +287,67 @@ def write_map(path, headers, records):
 # ---------------------------------------------------------------- from a profile
 
 KEY_CHOICES = {"surt": ("surt",), "surt,datetime": ("surt", "datetime")}
+#: the !meta name listing the optional criteria a map's lines are broken down by
+BREAKDOWN_META = "breakdown"
 
 
-def profile_records(path, keys=("surt",)):
-    """(key, Frequency) records of a CDXJ profile: with keys ('surt',) the lines whose datetime,
-    mime and status are all '-'; with ('surt', 'datetime') the lines whose mime and status are
-    '-', the datetime '-' written as the all-time placeholder ':'. Counts are exact."""
+def profile_records(path, keys=("surt",), layout=None):
+    """(key, Frequency, block) records of a CDXJ profile: with keys ('surt',) the lines whose
+    criteria are all '-'; with ('surt', 'datetime') the lines whose criteria but datetime are '-',
+    the datetime '-' written as the all-time placeholder ':'. Counts are exact. ``layout`` (the
+    profile's, from its !keys) names its optional criteria (lang): each record's block breaks
+    its frequency down by them, from the lines where one of them is all that differs:
+    ``{"lang": {"ara": "146/124", "eng": "5858/4980"}}`` (None when there are none)."""
+    from profiler.files import layout as layouts
+    layout = layout or layouts.of_file(path)
     two = tuple(keys) == ("surt", "datetime")
+    kept = ("datetime",) if two else ()
+    optional = layouts.optional(layout)
+    width = len(layout.fields)
+    dt_at = layouts.index(layout, "datetime")
+    group, record, blocks = None, None, {}
+
+    def flush():
+        if record is not None:
+            block = {n: dict(sorted(b.items())) for n, b in blocks.items() if b} or None
+            return record + (block,)
+        return None
+
     for lineno, key, value in _profile_lines(path):
         fields = key.split(b" ")
-        if len(fields) != 4:
-            raise MapFormatError("%s line %d: not a profile key (surt datetime mime status): %r"
-                                 % (path, lineno, key[:80]))
-        if fields[2] != b"-" or fields[3] != b"-" or (not two and fields[1] != b"-"):
+        if len(fields) != width:
+            raise MapFormatError("%s line %d: not a profile key (%s): %r"
+                                 % (path, lineno, layouts.describe(layout), key[:80]))
+        main = layouts.is_any(fields, layout, kept)
+        by = None if main else next((c.name for c in optional
+                                     if fields[layouts.index(layout, c.name)] != b"-"
+                                     and layouts.is_any(fields, layout, kept + (c.name,))), None)
+        if not main and by is None:
             continue
+        this = (fields[0], fields[dt_at] if two else None)
+        if this != group:
+            done = flush()
+            if done is not None:
+                yield done
+            group, record, blocks = this, None, {c.name: {} for c in optional}
         try:
             v = jsonnum.loads(value)
             urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
             urir = v.get("urir")
         except (jsonnum.JSONDecodeError, KeyError, TypeError):
             raise MapFormatError("%s line %d: not a profile value: %r" % (path, lineno, value[:80]))
-        out_key = fields[0] if not two else fields[0] + b" " + (ALL_TIME.encode() if fields[1] == b"-" else fields[1])
         # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
-        yield out_key, Frequency(urim, "", urir, "-" if "urir" in (v.get("bounds") or {}) else "")
+        freq = Frequency(urim, "", urir, "-" if "urir" in (v.get("bounds") or {}) else "")
+        if main:
+            out_key = fields[0] if not two else fields[0] + b" " + (
+                ALL_TIME.encode() if fields[dt_at] == b"-" else fields[dt_at])
+            record = (out_key, freq)
+        else:
+            field = fields[layouts.index(layout, by)].decode("utf-8", "replace")
+            blocks[by][field] = format_frequency(freq)
+    done = flush()
+    if done is not None:
+        yield done
 
 
 def _profile_lines(path):
@@ -318,10 +360,11 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
     import datetime
     from profiler import GENERATOR
     from profiler.files.profilefile import read_header
+    from profiler.files import coverage, layout as layouts
     headers = read_header(profile_path)
-    if not any(n in ("!keys", "@keys") for n, _ in headers):
+    if not any(n in layouts.KEYS_HEADERS for n, _ in headers):
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
-    from profiler.files import coverage
+    layout = layouts.of_headers(headers, profile_path)
     source, cover, compacted = {}, None, False
     for name, value in headers:
         if name == "!meta" and isinstance(value, dict) and "compacted" in value:
@@ -340,4 +383,15 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
             "source": dict(source, profile=os.path.basename(profile_path))}
     if cover is not None and not compacted:
         meta["coverage"] = cover            # every held host (URL) has its line (profiler.files.coverage)
-    return write_map(map_path, map_headers(archive_uri, keys, [meta]), profile_records(profile_path, keys))
+    if layouts.optional(layout):
+        meta[BREAKDOWN_META] = [c.name for c in layouts.optional(layout)]
+    return write_map(map_path, map_headers(archive_uri, keys, [meta]),
+                     profile_records(profile_path, keys, layout))
+
+
+def breakdowns(headers):
+    """The optional criteria a map's !meta says its lines are broken down by (['lang'], or [])."""
+    for name, value in headers:
+        if name[1:] == "meta" and isinstance(value, dict) and isinstance(value.get(BREAKDOWN_META), list):
+            return [n for n in value[BREAKDOWN_META] if isinstance(n, str)]
+    return []

@@ -7,18 +7,21 @@ One streaming pass; every problem is reported with its line number:
   (a UKVS map may use the seed's relaxed JSON); in a profile the header lines are byte-wise sorted;
 - a data line is its key fields, single-space separated, then the JSON block (profile) or the
   frequency and an optional JSON block (UKVS); as many key fields as `!keys`/`!fields` declare;
-  no tab or control byte in a key;
+  no tab or control byte in a key; a profile's fields match their criteria (its `!keys`:
+  profiler.files.layout);
 - keys are strictly increasing byte-wise (so no duplicate key);
 - a profile's JSON is a single-line object with the nine features in the spec's order, whole
   numbers and 14-digit timestamps, consistent with each other, and `bounds` (written by merge)
-  that contain their feature's value.
+  that contain their feature's value;
+- a map line's breakdown blocks (`{"datetime": {...}}`, `{"lang": {"ara": "12/3"}}`) hold
+  frequencies under fields of their criterion, and a complete breakdown adds up to its line.
 """
 
 import collections
 import re
 
 from profiler import jsonnum
-from profiler.files.output import KEYS
+from profiler.files import layout as layouts
 from profiler.files.profilefile import FEATURES, flatten, sniff_kind
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -28,8 +31,6 @@ Problem = collections.namedtuple("Problem", "lineno message")
 _HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _TIMESTAMP = re.compile(r"\A[0-9]{14}\Z")
-_DATETIME = re.compile(rb"\A(-|[0-9]{4}|[0-9]{6})\Z")
-_STATUS = re.compile(rb"\A(-|[1-5]xx|[0-9]{3}|unk)\Z")
 SPEC_ORDER = ["urim", "urir", "bytes", "digests", "dedup_bytes", "first", "last"]
 URIM_ORDER = ["total", "min", "max"]
 
@@ -72,6 +73,7 @@ def validate(path, kind=None, max_problems=100):
     kind = kind or sniff_kind(path)
     report = Report(path, kind, max_problems)
     nkeys = None
+    layout = None               # a profile's KeyLayout, when its !keys names known criteria
     declared = False
     previous_header = None
     previous_key = None
@@ -104,15 +106,17 @@ def validate(path, kind=None, max_problems=100):
                     if declared and found is not None:
                         report.add(lineno, "a second !%s line" % name.decode())
                     if found is not None:
-                        nkeys, declared = found, True
+                        (nkeys, layout), declared = found, True
                 continue
             report.data_lines += 1
             if not first_data_line:
                 first_data_line = lineno
                 if not declared:
                     report.add(lineno, "no %s header line before the data" % ("!keys" if kind == "cdxj" else "!fields"))
-                    nkeys = len(KEYS) if kind == "cdxj" else None
-            key = _check_data(report, lineno, body, kind, nkeys)
+                    if kind == "cdxj":
+                        layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
+                        nkeys = len(layout.fields)
+            key = _check_data(report, lineno, body, kind, nkeys, layout)
             if key is None:
                 continue
             if previous_key is not None:
@@ -163,11 +167,17 @@ def _check_header(report, lineno, body, kind):
 
 
 def _declared_keys(report, lineno, name, value, kind):
+    """(number of key fields, KeyLayout or None) a !keys or !fields line declares, or None."""
     if name == b"keys":
         if kind != "cdxj":
             report.add(lineno, "!keys in a UKVS map (it declares its fields with !fields)")
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return len(value)
+            try:
+                return len(value), layouts.parse(value, "!keys")
+            except layouts.LayoutError:
+                report.add(lineno, "!keys %s: not a profile's key fields (%s)"
+                           % (jsonnum.dumps(value).decode("utf-8", "replace")[:80], layouts.expected()))
+                return len(value), None
         report.add(lineno, "!keys must be a JSON list of field names")
         return None
     if kind != "ukvs":
@@ -176,7 +186,7 @@ def _declared_keys(report, lineno, name, value, kind):
             and isinstance(value.get("values", []), list)):
         if value.get("values", ["frequency"]) != ["frequency"]:
             report.add(lineno, "!fields values must be [\"frequency\"]")
-        return len(value["keys"])
+        return len(value["keys"]), None
     report.add(lineno, "!fields must be a JSON object with a \"keys\" list")
     return None
 
@@ -197,7 +207,7 @@ def _check_fields(report, lineno, text, what, aligned=False):
     return [f for f in text.split(b" ") if f]
 
 
-def _check_data(report, lineno, body, kind, nkeys):
+def _check_data(report, lineno, body, kind, nkeys, layout=None):
     """Check one data line; returns its key (fields joined by single spaces) or None."""
     i = body.find(b" {")
     if kind == "cdxj":
@@ -206,34 +216,42 @@ def _check_data(report, lineno, body, kind, nkeys):
             return None
         fields = _check_fields(report, lineno, body[:i], "key")
         if nkeys is not None and len(fields) != nkeys:
-            report.add(lineno, "%d key fields, the header declares %d" % (len(fields), nkeys))
-        elif nkeys == len(KEYS):
-            _check_key_fields(report, lineno, fields)
+            report.add(lineno, "%d key fields, the header declares %d%s" % (
+                len(fields), nkeys, " (%s)" % layouts.describe(layout) if layout is not None else ""))
+        elif layout is not None:
+            _check_key_fields(report, lineno, fields, layout)
         _check_value(report, lineno, body[i + 1:])
         return b" ".join(fields)
     text = body[:i] if i >= 0 else body
     fields = _check_fields(report, lineno, text, "line", aligned=True)
-    if i >= 0:
-        _check_block(report, lineno, body[i + 1:])
     expected = None if nkeys is None else nkeys + 1
     if len(fields) < 2 or (expected is not None and len(fields) != expected):
         report.add(lineno, "%d fields, expected %s key field(s) and a frequency"
                    % (len(fields), nkeys if nkeys is not None else "one or more"))
+        if i >= 0:
+            _check_block(report, lineno, body[i + 1:])
         return b" ".join(fields[:-1]) if len(fields) > 1 else None
+    freq = None
     try:
-        parse_frequency(fields[-1])
+        freq = parse_frequency(fields[-1])
     except MapFormatError as e:
         report.add(lineno, str(e))
+    if i >= 0:
+        _check_block(report, lineno, body[i + 1:], freq)
     return b" ".join(fields[:-1])
 
 
+#: breakdowns of a map line by an optional criterion (profiler.files.ukvs: {"lang": {"ara": "12/3"}})
+BREAKDOWNS = {c.name: c for c in criteria.CRITERIA if c.optional}
 #: per-line attributes of a map this tool reads (the rest is kept and noted)
-KNOWN_BLOCK_NAMES = {"datetime", "rollup"}
+KNOWN_BLOCK_NAMES = {"datetime", "rollup"} | set(BREAKDOWNS)
 
 
-def _check_block(report, lineno, raw):
+def _check_block(report, lineno, raw, freq=None):
     """A map line's single-line JSON block: an object, strict or relaxed JSON (noted); a
-    datetime breakdown {"2014": "20~/10", ...} checked; unknown attributes noted."""
+    datetime breakdown {"2014": "20~/10", ...} and breakdowns by an optional criterion
+    ({"lang": {"ara": "12/3"}}) checked; unknown attributes noted. ``freq``: the line's
+    Frequency, which the exact entries of a breakdown by criterion may not exceed."""
     try:
         block = jsonnum.loads(raw)
     except jsonnum.JSONDecodeError as e:
@@ -251,6 +269,9 @@ def _check_block(report, lineno, raw):
         if name not in KNOWN_BLOCK_NAMES:
             report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
                         once=("attr", name[:40]))
+    for name, criterion in BREAKDOWNS.items():
+        if name in block:
+            _check_breakdown(report, lineno, name, criterion, block[name], freq)
     breakdown = block.get("datetime")
     if breakdown is not None:
         if not isinstance(breakdown, dict):
@@ -264,6 +285,32 @@ def _check_block(report, lineno, raw):
                 parse_frequency(text.encode() if isinstance(text, str) else b"?")
             except MapFormatError:
                 report.add(lineno, "datetime breakdown value %r is not a frequency" % str(freq)[:40])
+
+
+def _check_breakdown(report, lineno, name, criterion, breakdown, freq):
+    """A breakdown by an optional criterion: {field: frequency}, fields of the criterion (not '-');
+    when every entry and the line's URI-M count are exact, the entries add up to at most it (a
+    capture counts under one value of the criterion)."""
+    if not isinstance(breakdown, dict) or not breakdown:
+        report.add(lineno, "the %s breakdown must be a non-empty object {%s: frequency}" % (name, name))
+        return
+    pattern = criteria.FIELD_PATTERNS[name]
+    total, exact = 0, True
+    for field, value in breakdown.items():
+        if field == criteria.ANY_FIELD or not pattern.match(field.encode("utf-8", "replace")):
+            report.add(lineno, "%s breakdown key %r is not %s" % (name, field[:40], criterion.describe))
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        try:
+            entry = parse_frequency(text.encode() if isinstance(text, str) else b"?")
+        except MapFormatError:
+            report.add(lineno, "%s breakdown value %r is not a frequency" % (name, str(value)[:40]))
+            exact = False
+            continue
+        exact = exact and entry.urim is not None and not entry.urim_mark
+        total += entry.urim or 0
+    if exact and freq is not None and freq.urim is not None and not freq.urim_mark and total > freq.urim:
+        report.add(lineno, "the %s breakdown adds up to %d captures, more than the line's %d"
+                   % (name, total, freq.urim))
 
 
 #: !meta fields this tool writes, with the JSON types they take
@@ -285,10 +332,10 @@ def _note_meta(report, lineno, value):
                 " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__))
 
 
-def _check_key_fields(report, lineno, fields):
+def _check_key_fields(report, lineno, fields, layout):
     surt = fields[0]
-    for c, field in zip(criteria.CRITERIA, fields[1:]):
-        if not criteria.FIELD_PATTERNS[c.name].match(field):
+    for c, field in zip(layout.criteria, fields[1:]):
+        if not layout.patterns[c.name].match(field):
             report.add(lineno, "%s field %r is not %s" % (c.name, _show(field), c.describe))
     if surt[:1] in (b"!", b"@"):
         report.add(lineno, "a key starting with '!' or '@' reads as a header line")

@@ -11,6 +11,7 @@ import os
 import orjson
 
 from profiler import jsonnum
+from profiler.files import layout as layouts
 from profiler.files.output import write_bytes_atomic
 from profiler.model import criteria
 from profiler.nightly.fold import run_meta
@@ -31,9 +32,13 @@ def _row(name, old, new):
 
 
 def compare(old_path, new_path, top=TOP, note=None):
-    """The change report (a dict) from the profile at old_path (None: first night) to new_path."""
+    """The change report (a dict) from the profile at old_path (None: first night) to new_path.
+    Profiles of different key layouts (one with lang, one without) are a LayoutError."""
     new_recs = records(new_path)[1]
-    old_recs = records(old_path)[1] if old_path else iter(())
+    old_recs = records(old_path)[1] if old_path else iter(())     # a missing file: a DiffError
+    layout = layouts.of_file(new_path)
+    if old_path:
+        layouts.require_same("compare", [old_path, new_path], [layouts.of_file(old_path), layout])
     report = {"old": _about(old_path), "new": _about(new_path), "totals": None,
               "keys": {"appeared": 0, "vanished": 0, "changed": 0, "same": 0},
               "new_hosts": {"count": 0, "top": []}, "vanished_hosts": {"count": 0, "top": []},
@@ -47,7 +52,7 @@ def compare(old_path, new_path, top=TOP, note=None):
         report["keys"][kind] += 1
         if kind == "vanished" and len(report["vanished_keys"]) < top:
             report["vanished_keys"].append(key.decode("utf-8", "replace"))
-        k = criteria.split_key(key.decode("utf-8", "replace"))
+        k = criteria.split_key(key.decode("utf-8", "replace"), layout)
         if k is None:
             continue
         surt = k.surt

@@ -9,6 +9,7 @@ exact, and the header's ``merge.exact`` lists the features exact on every line.
 """
 
 from profiler import jsonnum
+from profiler.files import layout as layouts
 from profiler.files.output import header_lines, write_atomic
 from profiler.files.profilefile import FEATURES, iter_raw, read_header
 from profiler.toolkit.merge import exact_in, header_dict, exact_features, merged_profile_lines
@@ -73,8 +74,10 @@ def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, crea
 def fold(old_path, delta_path, out_path, header, keys_urir=frozenset(), keys_digest=frozenset()):
     """Write old + delta (None: no new captures) into out_path atomically. Returns counts. A key
     the night's captures of URI-Rs (digests) seen before touch (keys_urir, keys_digest) is merged
-    without taking them as disjoint; a damaged value is a MergeError (a UserError)."""
+    without taking them as disjoint; a damaged value is a MergeError (a UserError), and so are
+    profiles of different key layouts (their !keys: a LayoutError)."""
     paths = [old_path] + ([delta_path] if delta_path else [])
+    layouts.require_same("fold", paths, [layouts.of_file(p) for p in paths])
     counts = {"lines": 0, "merged": 0, "bounded": 0}
 
     def disjoint_of(key):

@@ -1,7 +1,8 @@
 """The holdings report: what a profile says about an archive, as tables and chart specifications.
 
 ``read_holdings(path)`` picks the lines a report needs out of a CDXJ profile (the whole archive
-by year, MIME type and status class; one line per TLD and per host); ``build_sections(holdings)``
+by year, MIME type, status class and, when its !keys have lang, language; one line per TLD and
+per host); ``build_sections(holdings)``
 turns them into sections of charts whose tables carry the exact numbers. Plotting is in
 ``profiler.report.charts``, the page in ``profiler/report/templates/report.html``.
 """
@@ -12,11 +13,12 @@ import re
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
+from profiler.files import layout as layouts
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.profilefile import ProfileFormatError, iter_raw, load_value, read_header
 from profiler.model import criteria
 
-KEYS = list(criteria.KEY_FIELDS)
+LANG = criteria.LANG.name
 YEAR = re.compile(rb"^[0-9]{4}$")
 STATUS_CLASS = re.compile(rb"^([1-5]xx|unk)$")
 DEFAULT_TOP = 10
@@ -66,8 +68,10 @@ def host_name(surt):
 
 
 def _wanted(level, key):
-    """Which table of the holdings a data line (its criteria.Key, bytes) belongs to, or None."""
+    """Which table of the holdings a data line (its layout's Key, bytes) belongs to, or None."""
     if level == "root":
+        if LANG in key._fields and criteria.others_any(key, LANG) and getattr(key, LANG) != b"-":
+            return "languages"
         if criteria.others_any(key, "datetime"):
             return "total" if key.datetime == b"-" else "years" if YEAR.match(key.datetime) else None
         if criteria.others_any(key, "mime"):
@@ -82,17 +86,17 @@ def _wanted(level, key):
 def read_holdings(path):
     """The lines of a profile the report uses, as dicts of parsed values, plus its header."""
     header = read_header(path)
-    keys = dict(header).get("!keys")
-    if keys is not None and keys != KEYS:
-        raise UserError("%s: not an archive profile with keys %s (it has %s)" % (path, " ".join(KEYS), keys))
+    layout = layouts.of_headers(header, path)
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
-         "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}}
+         "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
+         "layout": layout, "has_languages": layouts.has(layout, LANG)}
     for lineno, key, value in iter_raw(path, tolerant=True):
         h["lines"] += 1
-        k = criteria.split_key(key)
+        k = criteria.split_key(key, layout)
         if k is None:
             raise ProfileFormatError("line %d of %s: the key has %d fields, expected %d (%s)"
-                                     % (lineno, path, len(key.split(b" ")), len(KEYS), " ".join(KEYS)))
+                                     % (lineno, path, len(key.split(b" ")), len(layout.fields),
+                                        layouts.describe(layout)))
         surt, mime = k.surt, k.mime
         table = _wanted(surt_level(surt), k)
         if table is None:
@@ -102,7 +106,7 @@ def read_holdings(path):
             h["total"] = v
             continue
         name = {"years": k.datetime, "mimes": mime, "mime_categories": mime, "statuses": k.status,
-                "tlds": surt[:-2], "hosts": surt}[table]
+                "tlds": surt[:-2], "hosts": surt, "languages": getattr(k, LANG, None)}[table]
         h[table][name.decode("utf-8", "replace")] = v
         if table == "mimes" and b"/" not in mime:      # 'unk' is a type and a category
             h["mime_categories"][mime.decode("utf-8", "replace")] = v
@@ -150,6 +154,11 @@ def _dedup(v):
     return v["dedup_bytes"]
 
 
+def _lines(holdings, surt, **values):
+    """The quoted pattern of the lines a chart reads, in the profile's key layout: '* YYYY - -'."""
+    return "'%s'" % layouts.key(holdings["layout"], surt, **values)
+
+
 def _missing(what, holdings, thing="this chart is not drawn"):
     return "This profile has no %s lines (policy %s), so %s." % (what, policy_name(holdings), thing)
 
@@ -158,7 +167,7 @@ def year_chart(h):
     c = Chart("captures-per-year", "Captures and unique URLs per year", "columns", "count",
               columns=["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"])
     if not h["years"]:
-        c.missing = _missing("'* YYYY - -'", h)
+        c.missing = _missing(_lines(h, "*", datetime="YYYY"), h)
         return c
     years = sorted(h["years"])
     c.labels = years
@@ -180,7 +189,7 @@ def mime_chart(h, metric, top):
               "bars", "count" if by == "captures" else "bytes",
               columns=["MIME " + level, by, "share"])
     if not table:
-        c.missing = _missing("'* - MIME -'", h)
+        c.missing = _missing(_lines(h, "*", mime="MIME"), h)
         return c
     whole = sum(metric(v) for v in table.values())
     ranked = _ranked(table, metric, top)
@@ -201,7 +210,7 @@ def status_chart(h):
     c = Chart("status-classes", "HTTP status classes by captures", "bars", "count",
               columns=["status class", "captures", "share", "bytes"])
     if not h["statuses"]:
-        c.missing = _missing("'* - - Nxx'", h)
+        c.missing = _missing(_lines(h, "*", status="Nxx"), h)
         return c
     whole = sum(_urim(v) for v in h["statuses"].values())
     names = sorted(h["statuses"])
@@ -211,6 +220,61 @@ def status_chart(h):
               for n in names]
     c.note = "'unk': the index gave no HTTP status (e.g. revisits without an original, DNS records)."
     return c
+
+
+def language_chart(h, top):
+    """Languages by captures (the '* - - - CODE' lines): the top ones, the rest summed as 'other'."""
+    c = Chart("languages-by-captures", "Languages by captures", "bars", "count",
+              columns=["language", "code", "captures", "share", "unique URLs (URI-Rs)", "bytes"])
+    table = h["languages"]
+    if not table:
+        c.missing = _missing(_lines(h, "*", lang="LANG"), h)
+        return c
+    whole = sum(_urim(v) for v in table.values())
+    ranked = _ranked(table, _urim, top)
+    names = language_names()
+    rows = [[names.get(code, code), code, _urim(v), share(_urim(v), whole), _urir(v), _bytes(v)]
+            for code, v in ranked]
+    rest = [v for code, v in table.items() if code not in dict(ranked)]
+    if rest:
+        n = sum(_urim(v) for v in rest)
+        rows.append(["other (%d languages)" % len(rest), "", n, share(n, whole), "", sum(_bytes(v) for v in rest)])
+    c.labels = ["%s (%s)" % (r[0], r[1]) if r[1] else r[0] for r in rows]
+    c.series = [("captures", [r[2] for r in rows])]
+    c.rows = rows + [["all", "", whole, share(whole, whole), "", sum(_bytes(v) for v in table.values())]]
+    c.note = ("Each capture counts under its primary language only. 'unk': no language was declared "
+              "or detected (non-HTML content, pages without a language). %d of %d languages shown; "
+              "the 'other' row sums the rest (a URL in several languages counts in each, so URI-Rs "
+              "are not summed)." % (len(ranked), len(table)))
+    return c
+
+
+_NAMES = {}
+
+
+def language_names():
+    """{ISO 639-3 code: English name} from the IANA language subtag registry langcodes ships
+    (a code without a registry name shows as the code)."""
+    if not _NAMES:
+        try:
+            import io
+            from importlib.resources import files
+            from langcodes import Language
+            from langcodes.registry_parser import parse_file
+            text = files("langcodes").joinpath("data", "language-subtag-registry.txt").read_text("utf-8")
+            for entry in parse_file(io.StringIO(text)):
+                subtag, names = entry.get("Subtag", ""), entry.get("Description") or []
+                if entry.get("Type") != "language" or not names:
+                    continue
+                try:
+                    code = Language.get(subtag).to_alpha3() if len(subtag) == 2 else subtag
+                except (LookupError, ValueError):
+                    continue
+                _NAMES.setdefault(code, names[0])
+        except (ImportError, OSError):
+            pass
+        _NAMES["unk"] = "unknown"        # the profile's unknown (the registry's unk is Enawené-Nawé)
+    return _NAMES
 
 
 METRICS = [("urim", "URI-Ms (captures)", _urim, "count"), ("urir", "URI-Rs (unique URLs)", _urir, "count"),
@@ -229,7 +293,7 @@ def ranking_charts(h, table_name, top):
         else:
             c.columns = ["host", "SURT key", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
         if not table:
-            c.missing = _missing("'TLD,* - - -'" if table_name == "tlds" else "'HOST)/* - - -'", h)
+            c.missing = _missing(_lines(h, "TLD,*" if table_name == "tlds" else "HOST)/*"), h)
             charts.append(c)
             continue
         ranked = _ranked(table, metric, top)
@@ -247,7 +311,7 @@ def dedup_chart(h):
     c = Chart("dedup-per-year", "Bytes before and after deduplication, per year", "stacked", "bytes",
               columns=["year", "bytes", "after deduplication", "saved", "share saved"])
     if not h["years"]:
-        c.missing = _missing("'* YYYY - -'", h)
+        c.missing = _missing(_lines(h, "*", datetime="YYYY"), h)
         return c
     years = sorted(h["years"])
     vs = [h["years"][y] for y in years]
@@ -263,7 +327,7 @@ def dedup_chart(h):
 
 
 def summary_rows(h):
-    """The whole archive at a glance, from the '* - - -' line."""
+    """The whole archive at a glance, from the all-'-' root line ('* - - -')."""
     t = h["total"]
     if t is None:
         return []
@@ -271,7 +335,8 @@ def summary_rows(h):
             ["distinct payload digests", t["digests"]], ["bytes after deduplication", _dedup(t)],
             ["first capture", _datetime(t["first"])], ["last capture", _datetime(t["last"])],
             ["captures of one URL, fewest", t["urim"]["min"]], ["captures of one URL, most", t["urim"]["max"]],
-            ["TLDs", len(h["tlds"])], ["hosts with a host line", len(h["hosts"])], ["profile lines", h["lines"]]]
+            ["TLDs", len(h["tlds"])], ["hosts with a host line", len(h["hosts"])]] + (
+        [["languages", len(h["languages"])]] if h["has_languages"] else []) + [["profile lines", h["lines"]]]
 
 
 def dedup_rows(h):
@@ -309,12 +374,15 @@ def build_sections(h, top=DEFAULT_TOP):
     host_text = "Hosts are the profile's full-host lines ('cnn.com' is 'com,cnn)/*')"
     host_text += (": the policy writes them for hosts of at most %d labels, so deeper hosts are counted "
                   "in their domain and TLD but not listed here." % depth if depth else ".")
-    total_missing = "" if h["total"] else _missing("'* - - -'", h, "the whole-archive figures are not shown")
+    total_missing = "" if h["total"] else _missing(_lines(h, "*"), h, "the whole-archive figures are not shown")
     return [
         Section("summary", "At a glance", table=(["", "value"], summary_rows(h)), missing=total_missing),
         Section("years", "Captures per year", charts=[year_chart(h)]),
         Section("mime", "MIME types", charts=[mime_chart(h, _urim, top), mime_chart(h, _bytes, top)]),
         Section("status", "HTTP status", charts=[status_chart(h)]),
+    ] + ([Section("languages", "Languages", "The primary language of each capture, as an ISO 639-3 code "
+                  "(from Common Crawl's languages field, the page's declared language or detection).",
+                  charts=[language_chart(h, top)])] if h["has_languages"] else []) + [
         Section("tlds", "Top-level domains", charts=ranking_charts(h, "tlds", top)),
         Section("hosts", "Hosts", host_text, charts=ranking_charts(h, "hosts", top)),
         Section("dedup", "Deduplication", "Bytes are the stored record lengths; after deduplication "

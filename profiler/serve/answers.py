@@ -8,8 +8,12 @@ so a match only on a wider wildcard, not rolled up, means not held there).
 Routing score (higher first): the matched key's level counts most (exact 50, path 40, host 30,
 domain 20, tld 10, root 0): a line about the URI itself says more than one about its whole TLD;
 then a datetime answered by a line for that period beats one answered by a key's first/last
-range (+5); then the URI-M count, log10(1 + urim), at most 4.99. Archives answering not-held
-or no-match, or held from a line that does not list the URI, are left out.
+range (+5); then a language asked for answered held by a line of that language (+5); then
+the URI-M count, log10(1 + urim), at most 4.99. Archives answering not-held or no-match, held
+from a line that does not list the URI, or not-held in the language asked for, are left out.
+
+With a language, each archive's answer also has "language": the `lookup --lang` answer (the
+most specific key that tells languages; "lang" '-' when none does, or the file has no languages).
 """
 
 import math
@@ -38,36 +42,58 @@ def archive_answer(archive, answer, lookup=None):
     return out
 
 
-def lookup_all(archives, url, dt=None):
-    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT."""
+def language_answer(answer):
+    """An archive's answer for a language, as JSON-ready dict."""
+    return {"lang": answer.lang, "answer": answer.status,
+            "key": answer.key.decode("utf-8", "replace") if answer.key is not None else None,
+            "level": match_level(answer.key) if answer.key is not None else None,
+            "frequency": format_frequency(answer.frequency) if answer.frequency is not None else None}
+
+
+def lookup_all(archives, url, dt=None, lang=None):
+    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``lang``: an
+    ISO 639-3 code, answered by each archive whose file has languages."""
     urlkey = canonical(url)
     if urlkey is None:
         return None
     answers = []
     for a in archives:
         lookup = a.current()
-        answers.append(archive_answer(a, lookup.lookup_urlkey(urlkey, dt), lookup))
-    return {"url": url, "urlkey": urlkey, "datetime": dt, "archives": answers}
+        out = archive_answer(a, lookup.lookup_urlkey(urlkey, dt), lookup)
+        if lang is not None:
+            out["language"] = language_answer(lookup.lookup_urlkey(urlkey, dt, lang)) if lookup.has_languages \
+                else {"lang": "-", "answer": None, "key": None, "level": None, "frequency": None}
+        answers.append(out)
+    out = {"url": url, "urlkey": urlkey, "datetime": dt, "archives": answers}
+    if lang is not None:
+        out["lang"] = lang
+    return out
 
 
 def score(answer):
     """The routing score of one held answer (see the module's text)."""
     urim = answer.get("urim") or 0
+    language = answer.get("language") or {}
     return (LEVEL_WEIGHT.get(answer["level"], 0) + (5 if answer.get("date") == "period" else 0)
+            + (5 if language.get("answer") == HELD and language.get("lang") != "-" else 0)
             + min(4.99, round(math.log10(1 + urim), 2)))
 
 
-def route(archives, url, dt=None, limit=None):
-    """The archives that may hold url (at dt), best first, with their scores."""
-    found = lookup_all(archives, url, dt)
+def route(archives, url, dt=None, limit=None, lang=None):
+    """The archives that may hold url (at dt, in lang), best first, with their scores."""
+    found = lookup_all(archives, url, dt, lang)
     if found is None:
         return None
-    held = [dict(a, score=score(a)) for a in found["archives"] if a["answer"] == HELD and a["listed"]]
+    held = [dict(a, score=score(a)) for a in found["archives"] if a["answer"] == HELD and a["listed"]
+            and (a.get("language") or {}).get("answer") != NOT_HELD]
     held.sort(key=lambda a: -a["score"])
     if limit is not None:
         held = held[:limit]
-    return {"url": url, "urlkey": found["urlkey"], "datetime": dt, "archives": held,
-            "asked": len(archives), "left_out": len(archives) - len(held)}
+    out = {"url": url, "urlkey": found["urlkey"], "datetime": dt, "archives": held,
+           "asked": len(archives), "left_out": len(archives) - len(held)}
+    if lang is not None:
+        out["lang"] = lang
+    return out
 
 
 __all__ = ["archive_answer", "lookup_all", "route", "score", "HELD", "NOT_HELD", "NO_MATCH", "INVALID"]

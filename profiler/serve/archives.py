@@ -119,8 +119,9 @@ class Archive:
     def describe(self):
         lookup = self.lookup
         return {"archive": self.name, "file": self.path, "kind": lookup.kind,
-                "keys": ["surt", "datetime"] if lookup.nkeys == 2 else
-                ["surt"] if lookup.kind == "ukvs" else ["surt", "datetime", "mime", "status"],
+                "keys": list(lookup.layout.fields) if lookup.layout is not None else
+                ["surt", "datetime"] if lookup.nkeys == 2 else ["surt"],
+                "languages": lookup.has_languages,
                 "headers": [{"name": n, "value": v} for n, v in lookup.headers],
                 "lines": self.lines, "reloads": self.reloads}
 

@@ -12,7 +12,7 @@ import urllib.parse
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.serve import answers
-from profiler.toolkit.lookup import datetime_query
+from profiler.toolkit.lookup import datetime_query, language_query
 
 #: the longest request target (path and query) answered; longer: 414
 MAX_TARGET = 8192
@@ -54,7 +54,7 @@ class Service:
 
     def lookup(self, params):
         url, dt = _url(params), _datetime(params)
-        found = answers.lookup_all(self.archives, url, dt)
+        found = answers.lookup_all(self.archives, url, dt, _lang(params))
         if found is None:
             raise _BadRequest("not a URI or SURT: %r" % url[:200])
         return found
@@ -66,7 +66,7 @@ class Service:
             if not limit.isdigit() or not 1 <= int(limit) <= MAX_LIMIT:
                 raise _BadRequest("limit must be a whole number from 1 to %d" % MAX_LIMIT)
             limit = int(limit)
-        found = answers.route(self.archives, url, dt, limit)
+        found = answers.route(self.archives, url, dt, limit, _lang(params))
         if found is None:
             raise _BadRequest("not a URI or SURT: %r" % url[:200])
         return found
@@ -117,6 +117,16 @@ def _datetime(params):
         return None
     try:
         return datetime_query(dt)
+    except UserError as e:
+        raise _BadRequest(str(e))
+
+
+def _lang(params):
+    lang = params.get("lang")
+    if lang is None or lang == "":
+        return None
+    try:
+        return language_query(lang)
     except UserError as e:
         raise _BadRequest(str(e))
 

@@ -8,7 +8,8 @@ or creates the line of ``P``. A created line (maps only) gets the sum of the rem
 other removed wildcard contains: their URI-R sets are disjoint, so sums of exact counts are exact.
 In a CDXJ profile only existing parent lines are used, so every count stays exact. A SURT with
 several lines (a profile, a surt,datetime map) can also be reduced to its all-time line
-(``SURT - - -`` or ``SURT :``), dropping its datetime, mime and status breakdown.
+(``SURT - - -``, every criterion of the profile's !keys '-', or ``SURT :``), dropping its
+breakdown by datetime, mime, status (and lang).
 
 No false negatives: a URI that a removed line answered as held has ``P`` among its candidate keys
 (lookup.surt_candidates), nothing under ``P`` is left to answer first, and ``P``'s count includes
@@ -142,6 +143,7 @@ def read_groups(path):
     all-time line or None]."""
     headers, start = read_headers(path)
     kind, nkeys = file_kind(path, headers, start)
+    all_time = [b"-"] * (nkeys - 1)         # a profile's criteria, all '-' (its !keys: file_kind)
     with open(path, "rb") as f:
         raw_headers = [f.readline().rstrip(b"\r\n") for _ in headers]
         groups = []
@@ -160,7 +162,10 @@ def read_groups(path):
             g[1].append(line)
             try:
                 if kind == "cdxj":
-                    if fields[1:] == [b"-", b"-", b"-"]:
+                    if len(fields) != nkeys:
+                        raise UserError("%s line %d: %d key fields, its !keys has %d" % (
+                            path, lineno, len(fields), nkeys))
+                    if fields[1:] == all_time:
                         v = jsonnum.loads(line[cut + 1:])
                         urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
                         g[2] = Frequency(urim, "", v.get("urir"), "")

@@ -7,7 +7,7 @@ grow with the files. A profile's records are its flattened features; a map's are
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import ukvs
+from profiler.files import layout as layouts, ukvs
 from profiler.files.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind
 from profiler.toolkit.query import LEVELS, surt_level
 
@@ -57,6 +57,9 @@ def records(path):
 
 
 def key_fields(path):
+    """A file's key fields: a profile's from its !keys (profiler.files.layout), a map's !fields."""
+    if sniff_kind(path) == "cdxj":
+        return list(layouts.of_file(path).fields)
     for name, value in read_header(path):
         if name in ("!keys", "@keys") and isinstance(value, list):
             return value
@@ -81,15 +84,18 @@ def join(a, b):
             x, y = next(a, None), next(b, None)
 
 
-def _open_pair(path_a, path_b):
+def _open_pair(path_a, path_b, verb="compare"):
     kind_a, recs_a = records(path_a)
     kind_b, recs_b = records(path_b)
     if kind_a != kind_b:
         raise DiffError("cannot compare a %s with a %s" % (
             "profile" if kind_a == "cdxj" else "map", "profile" if kind_b == "cdxj" else "map"))
+    if kind_a == "cdxj":
+        layouts.require_same(verb, [path_a, path_b], [layouts.of_file(path_a), layouts.of_file(path_b)])
     fields_a, fields_b = key_fields(path_a), key_fields(path_b)
     if fields_a and fields_b and fields_a != fields_b:
-        raise DiffError("different key fields: %r and %r" % (fields_a, fields_b))
+        raise DiffError("cannot %s: %s has keys %s, %s has %s"
+                        % (verb, path_a, " ".join(fields_a), path_b, " ".join(fields_b)))
     return kind_a, recs_a, recs_b
 
 
@@ -112,7 +118,7 @@ def classify(old, new, features):
 def diff(old_path, new_path, features=None, only=None):
     """(iterator of (key, change, old flat or None, new flat or None) for the keys that differ,
     counts by change, filled in as the iterator is consumed)."""
-    kind, old, new = _open_pair(old_path, new_path)
+    kind, old, new = _open_pair(old_path, new_path, "diff")
     features = list(features or FEATURES)
     summary = dict.fromkeys(CHANGES + ("same",), 0)
 
@@ -149,8 +155,8 @@ def overlap(path_a, path_b, where=None):
     (iterator of (key, 'a'|'b'|'both', value in A, value in B), counts by level, filled in as the
     iterator is consumed).
     """
-    kind, recs_a, recs_b = _open_pair(path_a, path_b)
-    fields = key_fields(path_a) or (["surt"] if kind == "ukvs" else ["surt", "datetime", "mime", "status"])
+    kind, recs_a, recs_b = _open_pair(path_a, path_b, "compare")
+    fields = key_fields(path_a) or ["surt"]
     where = {k: v for k, v in (where or {}).items() if v is not None}
     unknown = set(where) - set(fields[1:])
     if unknown:

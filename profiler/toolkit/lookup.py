@@ -5,11 +5,17 @@ through ``surt.surt``). Its candidate SURT keys, most specific first, are: the e
 path-directory wildcards deepest first (``com,cnn)/world/asia/*``, ``com,cnn)/world/*``), the
 full host (``com,cnn)/*``), the host-label wildcards deepest first (``com,cnn,*``, ``com,*``),
 then ``*``. Under one SURT key the datetime decides: in a CDXJ profile the lines
-``SURT MONTH - -``, ``SURT YEAR - -``, ``SURT - - -`` in that order (mime and status ``-``);
-in a UKVS map with a datetime key field the matching line (``:``, a prefix or a range holding
-the datetime) of narrowest span; without a datetime only the all-time line (``-`` or ``:``).
-The first candidate present in the file is the answer; a zero URI-M count there is an explicit
-"not held" and stops the search. No candidate present: no match.
+``SURT DAY - -``, ``SURT MONTH - -``, ``SURT YEAR - -``, ``SURT - - -`` in that order (every
+other criterion of its ``!keys`` ``-``); in a UKVS map with a datetime key field the matching
+line (``:``, a prefix or a range holding the datetime) of narrowest span; without a datetime
+only the all-time line (``-`` or ``:``). The first candidate present in the file is the answer;
+a zero URI-M count there is an explicit "not held" and stops the search. No candidate present:
+no match.
+
+Asked for a language, the most specific key that tells languages answers for it: a profile's
+lines of the key by language (``SURT YEAR - - ara``), a map line's ``{"lang": {...}}``
+breakdown; a key listing others but not that one holds none in it. When no key tells
+languages, the lookup without language answers, for any language ('-').
 
 The file is never loaded whole: single lookups bisect over byte offsets with seek (realigning
 to line starts, caching the top bisection levels), batches sort their probes and walk the file
@@ -23,12 +29,13 @@ import re
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import coverage
+from profiler.files import coverage, layout as layouts
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.formats import cdx
+from profiler.model.criteria import ANY_FIELD, CORE_LAYOUT, DATETIME, LANG, PREFIX
 from profiler.model.keys import directories, exact_key, host_part
-from profiler.files.ukvs import (Frequency, datetime_span, format_frequency, key_count, parse_frequency,
-                           read_headers)
+from profiler.files.ukvs import (Frequency, breakdowns, datetime_span, format_frequency, key_count,
+                                 parse_frequency, read_headers)
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 
@@ -37,7 +44,9 @@ HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 #: a map's datetime range), 'range' (only the key's first/last: held somewhere in that range,
 #: the date itself cannot be told), 'outside' (first/last rule the date out) or None
 #: ``rollup``: the matched line stands for URIs rolled up into it (profiler.files.coverage)
-Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup", defaults=(None, False))
+#: ``lang``: asked for a language, the one answered for ('-': no key on the way tells languages)
+Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup lang",
+                                defaults=(None, False, None))
 
 
 def _rolled_up(line):
@@ -140,6 +149,20 @@ def datetime_query(text):
     return text
 
 
+def language_query(text):
+    """A language asked for ('ar', 'ar-EG', 'ara', 'unk') -> its ISO 639-3 code as the profile
+    writes it (profiler.model.language); a UserError for what names no language."""
+    if text is None:
+        return None
+    from profiler.model.language import UNKNOWN, normalise_language
+    text = text.strip()
+    code = normalise_language(text)
+    if code == UNKNOWN and text.lower() != UNKNOWN:
+        raise UserError("not a language (an ISO 639 code or language tag such as ara, ar or ar-EG, "
+                        "or unk): %r" % text[:40])
+    return code
+
+
 # ---------------------------------------------------------------- profile or map
 
 def map_key(nkeys):
@@ -147,6 +170,16 @@ def map_key(nkeys):
     def key(line):
         return b" ".join(line.split(None, nkeys)[:nkeys])
     return key
+
+
+#: one probe of the file: the prefix of the lines it reads; for a map with a datetime key field
+#: the datetime digits to pick a line by ('' all time); the language code asked (bytes) or None
+Probe = collections.namedtuple("Probe", "prefix dt lang")
+#: the line that answers a probe; ``frequency``: a breakdown entry's, instead of the line's;
+#: ``none``: the line's key lists languages without the one asked (no capture in it)
+Pick = collections.namedtuple("Pick", "line frequency none", defaults=(None, False))
+#: the frequency of a language a key lists others but not
+NONE = Frequency(0, "", 0, "")
 
 
 class Lookup:
@@ -166,6 +199,12 @@ class Lookup:
         self.path = path
         self.headers = headers
         self.kind, self.nkeys = file_kind(path, headers, start)
+        #: a profile's key layout (its !keys); a map's optional criteria its lines break down by
+        self.layout = layouts.of_headers(headers, path) if self.kind == "cdxj" else None
+        self.breakdowns = breakdowns(headers) if self.kind == "ukvs" else []
+        if self.layout is not None:
+            self._dt_at = layouts.index(self.layout, DATETIME.name)
+            self._lang_at = layouts.index(self.layout, LANG.name) if layouts.has(self.layout, LANG.name) else None
         self.coverage = coverage.of_headers(headers, self.kind)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
         self.lines = PagedLines(pages, key, mapped) if pages else SortedLines(path, start, key=key, mapped=mapped)
@@ -180,37 +219,66 @@ class Lookup:
     def __exit__(self, *exc):
         self.close()
 
-    # probes: (prefix bytes, datetime digits or None); the file answers each with its lines
-    def surt_probes(self, s, dt=None):
-        """The (prefix, dt) probes of one SURT key (bytes), most specific first."""
-        if self.kind == "cdxj":
-            out = []
-            if dt and len(dt) >= 6:
-                out.append((s + b" " + dt[:6].encode() + b" - - ", None))
-            if dt:
-                out.append((s + b" " + dt[:4].encode() + b" - - ", None))
-            out.append((s + b" - - - ", None))
-            return out
-        if self.nkeys == 2:
-            return [(s + b" ", dt or "")]
-        return [(s + b" ", None)]
+    @property
+    def has_languages(self):
+        """Whether the file can answer a language: a profile with a lang key field, or a map
+        whose lines break down by lang."""
+        return self._lang_at is not None if self.kind == "cdxj" else LANG.name in self.breakdowns
 
-    def probes(self, urlkey, dt=None):
-        """The (prefix, dt) probes of one query, most specific first."""
+    def check_language(self):
+        """A UserError when the file cannot answer --lang (one line)."""
+        if self.has_languages:
+            return
+        if self.kind == "cdxj":
+            raise UserError("%s has no lang key field (its keys: %s): profile with a policy whose levels "
+                            "name lang to look languages up" % (self.path, layouts.describe(self.layout)))
+        raise UserError("%s breaks no line down by language (its !meta has no \"breakdown\":[\"lang\"]): "
+                        "make it with 'ukvs' from a profile whose keys have lang" % self.path)
+
+    # ------------------------------------------------------------ probes
+
+    def _key(self, surt, **values):
+        return layouts.key(self.layout, surt, **values)
+
+    def surt_probes(self, s, dt=None, lang=None):
+        """The probes of one SURT key (bytes), most specific first. A profile: the key of each
+        datetime level the query's digits fill (finest first: day, month, year), then the
+        all-time key, every other criterion '-'; with ``lang``, the lines of those keys with any
+        language (their language picks). A map: the SURT's lines."""
+        if self.kind == "cdxj":
+            periods = _periods(dt) + [ANY_FIELD.encode()]
+            if lang is None:
+                return [Probe(self._key(s, datetime=p) + b" ", None, None) for p in periods]
+            cut = self._lang_at
+            return [Probe(b" ".join(self._key(s, datetime=p).split(b" ")[:cut]) + b" ", None, lang) for p in periods]
+        return [Probe(s + b" ", (dt or "") if self.nkeys == 2 else None, lang)]
+
+    def probes(self, urlkey, dt=None, lang=None):
+        """The probes of one query, most specific first."""
         out = []
         for s in surt_candidates(urlkey):
-            out += self.surt_probes(s.encode("utf-8", "surrogateescape"), dt)
+            out += self.surt_probes(s.encode("utf-8", "surrogateescape"), dt, lang)
         return out
 
-    def _pick(self, prefix, dt, lines):
-        """The answering line among a probe's lines, or None."""
+    # ------------------------------------------------------------ answers
+
+    def _pick(self, probe, lines):
+        """The Pick answering a probe among its lines, or None."""
         if not lines:
             return None
+        if probe.lang is not None:
+            return self._pick_language(probe, lines)
+        line = self._pick_line(probe, lines)
+        return None if line is None else Pick(line)
+
+    def _pick_line(self, probe, lines):
+        """The line answering a probe without language."""
+        dt = probe.dt
         if dt is None:
             return lines[0]
         best = None
         for line in lines:
-            field = line[len(prefix):].split(None, 1)[0]
+            field = line[len(probe.prefix):].split(None, 1)[0]
             span = datetime_span(field)
             if span is None:
                 continue
@@ -225,36 +293,88 @@ class Lookup:
                     best = (width, line)
         return best[1] if best else None
 
+    def _pick_language(self, probe, lines):
+        """A language probe's Pick: the line of that language; the key's lines (a profile) or
+        complete breakdown (a map) listing languages without it: none (not held in it);
+        otherwise None (the key does not tell languages: the next candidate answers)."""
+        if self.kind == "cdxj":
+            first_any, listed = None, False
+            for line in lines:
+                fields = line[:line.find(b" {")].split(b" ")
+                if len(fields) != len(self.layout.fields) or not layouts.is_any(
+                        fields, self.layout, (DATETIME.name, LANG.name)):
+                    continue
+                field = fields[self._lang_at]
+                if field == probe.lang:
+                    return Pick(line)
+                if field == ANY_FIELD.encode():
+                    first_any = first_any or line
+                else:
+                    listed = True
+            return Pick(first_any or lines[0], None, True) if listed else None
+        line = self._pick_line(probe, lines)
+        if line is None:
+            return None
+        entries = _breakdown(line, LANG.name)
+        if not entries:
+            return None
+        code = probe.lang.decode("ascii", "replace")
+        for field, freq in entries:
+            if field == code:
+                return Pick(line, freq)
+        _, freq = self.parse(line)
+        if _complete(entries, freq):
+            return Pick(line, None, True)
+        return None
+
     def answer(self, urlkey, probes, found, partial=False):
         """Answer from the probes of one query and a mapping prefix -> lines (with partial: None
         when none of these probes answers)."""
-        for prefix, dt in probes:
-            line = self._pick(prefix, dt, found.get(prefix))
-            if line is not None:
-                key, freq = self.parse(line)
-                status = HELD if is_held(freq) else NOT_HELD
-                return self._dated(Answer(urlkey, status, key, freq, None, _rolled_up(line)), line, prefix, dt)
+        for probe in probes:
+            pick = self._pick(probe, found.get(probe.prefix))
+            if pick is not None:
+                return self._answer_pick(urlkey, probe, pick)
         return None if partial else Answer(urlkey, NO_MATCH, None, None)
 
-    def _dated(self, answer, line, prefix, dt):
-        """A profile's answer to a datetime query: from a month or year line as it stands; from
-        the all-time line, not-held when its first/last rule the date out, else held with
-        date 'range' (the file cannot tell the date itself)."""
+    def _answer_pick(self, urlkey, probe, pick):
+        key, freq = self.parse(pick.line)
+        lang = None
+        if probe.lang is not None:
+            lang = probe.lang.decode("ascii", "replace")
+            # the language's own frequency: its breakdown entry, or none at a key listing others
+            freq = NONE if pick.none else pick.frequency or freq
+        status = HELD if is_held(freq) else NOT_HELD
+        answer = Answer(urlkey, status, key, freq, None, _rolled_up(pick.line), lang)
+        return self._dated(answer, pick, probe)
+
+    def _dated(self, answer, pick, probe):
+        """A profile's answer to a datetime query: from a day, month or year line as it stands;
+        from an all-time line, not-held when its first/last rule the date out or the file lists
+        the SURT by year without that year, else held with date 'range' (the file cannot tell
+        the date itself). A map's: see _by_breakdown."""
         query_dt = getattr(self, "_query_dt", None)
         if not query_dt:
             return answer
+        line = pick.line
         if self.kind != "cdxj":
             if self.nkeys == 2:
                 return answer._replace(date="period")
-            return self._by_breakdown(answer, line, query_dt)
-        if not prefix.endswith(b" - - - "):
+            if pick.frequency is None and not pick.none:
+                return self._by_breakdown(answer, line, query_dt)
+            # a language's answer keeps its frequency; the datetime breakdown tells only the date
+            dated = self._by_breakdown(answer._replace(frequency=self.parse(line)[1]), line, query_dt)
+            return answer._replace(date=dated.date, status=NOT_HELD if dated.status == NOT_HELD else answer.status)
+        fields = answer.key.split(b" ")
+        if fields[self._dt_at] != ANY_FIELD.encode():
             return answer._replace(date="period")
+        if pick.none:
+            return answer        # no capture in that language at all: whatever the date
         value = jsonnum.loads(line[line.find(b" {") + 1:])
         first, last = value.get("first"), value.get("last")
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
             return answer._replace(status=NOT_HELD, date="outside")
-        if answer.status == HELD and self._has_period_lines(prefix, query_dt):
+        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.lang is not None):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="range" if answer.status == HELD else None)
 
@@ -264,14 +384,12 @@ class Lookup:
         holding the date answers (date 'period'); none, when the entries add up to the line's
         exact count, means none then (not-held, 'period'); otherwise, or without a breakdown,
         the file cannot tell (date 'unknown')."""
-        breakdown = _breakdown(line)
+        breakdown = _breakdown(line, "datetime")
         if not breakdown or answer.frequency is None:
             return answer._replace(date="unknown")
         low, high = dt.ljust(14, "0"), dt.ljust(14, "9")
-        best, total, exact = None, 0, True
+        best = None
         for field, freq in breakdown:
-            exact = exact and freq.urim is not None and not freq.urim_mark
-            total += freq.urim or 0
             span = datetime_span(field)
             if span is not None and span[0] <= low and high <= span[1]:
                 width = int(span[1]) - int(span[0])
@@ -280,19 +398,34 @@ class Lookup:
         if best is not None:
             freq = best[1]
             return answer._replace(status=HELD if is_held(freq) else NOT_HELD, frequency=freq, date="period")
-        line_freq = answer.frequency
-        if exact and line_freq.urim is not None and not line_freq.urim_mark and total == line_freq.urim:
+        if _complete(breakdown, answer.frequency):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="unknown")
 
-    def _has_period_lines(self, prefix, dt):
-        """True when the file lists this SURT by year (so a year without a line has no capture)."""
-        surt = prefix[:-len(b" - - - ")]
+    def _has_period_lines(self, surt, dt, by_language=False):
+        """True when the profile lists this SURT by year and so tells that the query's year (which
+        has no line of its own that answered) holds none: a line of the SURT with a year and
+        every other criterion '-' (the policy then writes every year with captures). Asked for a
+        language: a year line of any language (every year's languages are written, and that
+        year's is missing), or a year line of all languages while the query's year has none."""
+        has_year, has_year_lang, this_year = False, False, False
+        year = dt[:4].encode("ascii")
         for line in self.lines.group(surt + b" "):
-            fields = line.split(b" ", 2)
-            if len(fields) > 1 and len(fields[1]) == 4 and fields[1].isdigit():
-                return len(dt) >= 4
-        return False
+            fields = line[:line.find(b" {")].split(b" ")
+            if len(fields) != len(self.layout.fields):
+                continue
+            field = fields[self._dt_at]
+            if len(field) != 4 or not field.isdigit() or not layouts.is_any(
+                    fields, self.layout, (DATETIME.name, LANG.name)):
+                continue
+            if self._lang_at is not None and fields[self._lang_at] != ANY_FIELD.encode():
+                has_year_lang = True
+            else:
+                has_year = True
+                this_year = this_year or field == year
+        if not by_language:
+            return has_year
+        return has_year_lang or (has_year and not this_year)
 
     def parse(self, line):
         """A data line -> (key bytes, Frequency)."""
@@ -318,44 +451,83 @@ class Lookup:
             self._freqs[freq] = found
         return key, found
 
-    def lookup(self, uri, dt=None):
-        """One lookup: URI or SURT, optional datetime digits -> Answer."""
+    # ------------------------------------------------------------ lookups
+
+    def lookup(self, uri, dt=None, lang=None):
+        """One lookup: URI or SURT, optional datetime digits and language code -> Answer."""
         urlkey = canonical(uri)
         if urlkey is None:
             return Answer(None, INVALID, None, None)
-        return self.lookup_urlkey(urlkey, dt)
+        return self.lookup_urlkey(urlkey, dt, lang)
 
-    def lookup_urlkey(self, urlkey, dt=None):
-        """lookup() of a urlkey already canonical (profiler.toolkit.lookup.canonical)."""
+    def lookup_urlkey(self, urlkey, dt=None, lang=None):
+        """lookup() of a urlkey already canonical (profiler.toolkit.lookup.canonical). With
+        ``lang`` (an ISO 639-3 code), the most specific key that tells languages answers for
+        that language; when none does, the lookup without language answers (its lang '-')."""
         self._query_dt = dt
+        if lang is not None:
+            self.check_language()
+            code = lang.encode("ascii")
+            found = {}
+            probes = self.probes(urlkey, dt, code)
+            for probe in probes:
+                lines = found[probe.prefix] = found.get(probe.prefix) or self.lines.group(probe.prefix)
+                if self._pick(probe, lines) is not None:
+                    return self.answer(urlkey, probes, found)
+            return self.lookup_urlkey(urlkey, dt)._replace(lang=ANY_FIELD)
         probes = self.probes(urlkey, dt)
         found = {}
-        for prefix, pdt in probes:
-            lines = self.lines.group(prefix)
-            found[prefix] = lines
-            if self._pick(prefix, pdt, lines) is not None:
+        for probe in probes:
+            lines = self.lines.group(probe.prefix)
+            found[probe.prefix] = lines
+            if self._pick(probe, lines) is not None:
                 break
         return self.answer(urlkey, probes, found)
 
-    def batch(self, uris, dt=None, chunk=200000):
+    def batch(self, uris, dt=None, chunk=200000, lang=None):
         """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
         one forward walk per chunk of ``chunk`` URIs (memory is bounded by the chunk)."""
         self._query_dt = dt
+        if lang is not None:
+            self.check_language()
         buf = []
         for uri in uris:
             buf.append(uri)
             if len(buf) >= chunk:
-                yield from zip(buf, self._batch(buf, dt))
+                yield from zip(buf, self._batch(buf, dt, lang))
                 buf = []
         if buf:
-            yield from zip(buf, self._batch(buf, dt))
+            yield from zip(buf, self._batch(buf, dt, lang))
 
-    def _batch(self, uris, dt):
+    def _batch(self, uris, dt, lang=None):
+        """The answers to a chunk of URIs: with a language, one walk over the language probes of
+        every query, then the queries no key answered for it as without language."""
+        urlkeys = [canonical(u) for u in uris]
+        if lang is None:
+            return self._batch_keys(urlkeys, dt)
+        code = lang.encode("ascii")
+        answers = [None] * len(urlkeys)
+        probes = {}
+        for n, urlkey in enumerate(urlkeys):
+            if urlkey is None:
+                answers[n] = Answer(None, INVALID, None, None)
+            else:
+                probes[n] = self.probes(urlkey, dt, code)
+        found = self._walk({p.prefix for ps in probes.values() for p in ps})
+        rest = []
+        for n, ps in probes.items():
+            answers[n] = self.answer(urlkeys[n], ps, found, partial=True)
+            if answers[n] is None:
+                rest.append(n)
+        for n, a in zip(rest, self._batch_keys([urlkeys[n] for n in rest], dt)):
+            answers[n] = a._replace(lang=ANY_FIELD)
+        return answers
+
+    def _batch_keys(self, urlkeys, dt):
         """Two passes: the exact keys of all queries (one sorted walk), then the wildcard
         candidates of the queries still unanswered (another walk, shared hosts probed once)."""
         if dt is None and (self.kind == "cdxj" or self.nkeys == 1):
-            return self._batch_all_time(uris)
-        urlkeys = [canonical(u) for u in uris]
+            return self._batch_all_time(urlkeys)
         answers = [None] * len(urlkeys)
         exact = []
         for n, urlkey in enumerate(urlkeys):
@@ -363,7 +535,7 @@ class Lookup:
                 answers[n] = Answer(None, INVALID, None, None)
             else:
                 exact.append((n, self.surt_probes(exact_key(urlkey).encode("utf-8", "surrogateescape"), dt)))
-        found = self._walk({p for _, probes in exact for p, _ in probes})
+        found = self._walk({p.prefix for _, probes in exact for p in probes})
         rest = []
         for n, probes in exact:
             a = self.answer(urlkeys[n], probes, found, partial=True)
@@ -372,16 +544,15 @@ class Lookup:
             else:
                 answers[n] = a
         if rest:
-            found.update(self._walk({p for _, probes in rest for p, _ in probes} - set(found)))
+            found.update(self._walk({p.prefix for _, probes in rest for p in probes} - set(found)))
             for n, probes in rest:
                 answers[n] = self.answer(urlkeys[n], probes, found)
         return answers
 
-    def _batch_all_time(self, uris):
-        """_batch for one probe per SURT key (a surt map, or a profile without datetime): the
+    def _batch_all_time(self, urlkeys):
+        """_batch_keys for one probe per SURT key (a surt map, or a profile without datetime): the
         same two passes with less bookkeeping per query."""
-        suffix = b" - - - " if self.kind == "cdxj" else b" "
-        urlkeys = [canonical(u) for u in uris]
+        suffix = layouts.any_suffix(self.layout) + b" " if self.kind == "cdxj" else b" "
         probes = [None if k is None else
                   (k if k[-1:] != "*" else exact_key(k)).encode("utf-8", "surrogateescape") + suffix
                   for k in urlkeys]
@@ -430,10 +601,30 @@ class Lookup:
         return found
 
 
-def _breakdown(line):
-    """[(datetime field, Frequency), ...] of a map line's datetime breakdown block, or None."""
+def _periods(dt):
+    """The datetime key fields a query's digits fill, finest level first (bytes):
+    '20130512' -> [b'20130512', b'201305', b'2013']."""
+    if not dt:
+        return []
+    levels = [lv for lv in reversed(DATETIME.coarse_to_fine) if lv.kind == PREFIX and lv.n <= len(dt)]
+    return [dt[:lv.n].encode("ascii") for lv in levels]
+
+
+def _complete(entries, freq):
+    """Whether a breakdown's entries add up exactly to the line's exact URI-M count (so a value
+    without an entry has no capture)."""
+    if freq is None or freq.urim is None or freq.urim_mark:
+        return False
+    if not all(f.urim is not None and not f.urim_mark for _, f in entries):
+        return False
+    return sum(f.urim for _, f in entries) == freq.urim
+
+
+def _breakdown(line, name="datetime"):
+    """[(field, Frequency), ...] of a map line's breakdown block by datetime or by an optional
+    criterion ({"lang": {"ara": "12/3"}}), or None."""
     i = line.find(b" {")
-    if i < 0 or b"datetime" not in line[i:]:
+    if i < 0 or name.encode("ascii") not in line[i:]:
         return None
     raw = line[i + 1:]
     try:
@@ -444,7 +635,7 @@ def _breakdown(line):
             block = relaxed_json_loads(raw.decode("utf-8", "replace"))
         except ValueError:
             return None
-    entries = block.get("datetime") if isinstance(block, dict) else None
+    entries = block.get(name) if isinstance(block, dict) else None
     if not isinstance(entries, dict):
         return None
     out = []
@@ -467,7 +658,8 @@ def is_held(freq):
 
 
 def file_kind(path, headers, start):
-    """('cdxj', 4) for a profile, ('ukvs', number of key fields) for a map."""
+    """('cdxj', number of key fields) for a profile (its !keys: profiler.files.layout),
+    ('ukvs', number of key fields) for a map."""
     names = [n for n, _ in headers]
     n = key_count(headers)
     if n is not None:
@@ -477,8 +669,10 @@ def file_kind(path, headers, start):
     with open(path, "rb") as f:
         f.seek(start)
         first = f.readline().rstrip(b"\r\n")
-    if "!keys" in names or "@keys" in names or (b" {" in first and len(first[:first.find(b" {")].split()) == 4):
-        return "cdxj", 4
+    if "!keys" in names or "@keys" in names:
+        return "cdxj", len(layouts.of_headers(headers, path).fields)
+    if b" {" in first and len(first[:first.find(b" {")].split()) == len(CORE_LAYOUT.fields):
+        return "cdxj", len(CORE_LAYOUT.fields)
     if not first:
         return "ukvs", 1
     i = first.find(b" {")
@@ -505,10 +699,12 @@ def match_level(key):
     return "tld" if surt.count(b",") == 1 else "domain"
 
 
-def format_answer(query, a):
+def format_answer(query, a, lang=False):
     """One output line: QUERY, status, matched key, frequency, the key's level and how the
-    datetime was answered (tab-separated; '-' when none)."""
+    datetime was answered, and with ``lang`` the language answered for (tab-separated; '-' when
+    none)."""
     freq = "-" if a.frequency is None else format_frequency(a.frequency)
     key = a.key.decode("utf-8", "replace") if a.key is not None else "-"
     level = match_level(a.key) if a.key is not None else "-"
-    return "%s\t%s\t%s\t%s\t%s\t%s" % (query, a.status, key, freq, level, a.date or "-")
+    line = "%s\t%s\t%s\t%s\t%s\t%s" % (query, a.status, key, freq, level, a.date or "-")
+    return line + "\t" + (a.lang or "-") if lang else line

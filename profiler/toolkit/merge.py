@@ -16,6 +16,8 @@ from an input means no capture there: the inputs must share one policy). The rul
   (high min_i + sum of the other inputs' high max)]. Bounds of merged inputs carry over, so
   merging is associative.
 - A key held by one input only is copied unchanged.
+- Inputs have one key layout (their !keys: profiler.files.layout); a profile with lang and one
+  without are not merged.
 
 UKVS maps merge the same way: urim adds up; urir adds up and is marked '-' (upper bound)
 unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' stay '+', mixed
@@ -28,9 +30,10 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import ukvs
-from profiler.files.output import CONTEXT, KEYS, write_atomic
+from profiler.files import layout as layouts, ukvs
+from profiler.files.output import CONTEXT, write_atomic
 from profiler.files.profilefile import FEATURES, extras, flatten, iter_raw, read_header, sniff_kind, unflatten
+from profiler.model import criteria
 
 DISJOINT_CHOICES = ("urir", "digests")
 ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
@@ -182,12 +185,25 @@ def _block(raw):
     return value if isinstance(value, dict) else None
 
 
+def _breakdown_key(name):
+    """The test of a breakdown's keys: datetimes or ranges (the seed's), or a criterion's fields."""
+    if name == "datetime":
+        return lambda field: ukvs.datetime_span(field) is not None
+    pattern = criteria.FIELD_PATTERNS[name]
+    return lambda field: field != "-" and bool(pattern.match(field.encode("utf-8", "replace")))
+
+
+#: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
+BREAKDOWN_FIELDS = {name: _breakdown_key(name)
+                    for name in ("datetime",) + tuple(c.name for c in criteria.CRITERIA if c.optional)}
+
+
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
     """The JSON block of a merged map line, from its inputs' blocks (bytes or None): a lone block
-    is kept as it is; datetime breakdowns add up per datetime when every input has one (an input
-    whose breakdown is not complete makes the sums lower bounds); the rollup mark stays if any
-    input has it; other attributes stay when all inputs agree. What cannot be kept is counted in
-    counter['extras_dropped']."""
+    is kept as it is; breakdowns (by datetime, by lang) add up per entry when every input has
+    one (an input whose breakdown is not complete makes the sums lower bounds); the rollup mark
+    stays if any input has it; other attributes stay when all inputs agree. What cannot be kept
+    is counted in counter['extras_dropped']."""
     if len(raws) == 1:
         return raws[0]
     blocks = [_block(r) for r in raws]
@@ -204,8 +220,8 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
         if name == "rollup":
             if any(v is True for v in values):
                 out[name] = True
-        elif name == "datetime":
-            merged = _merge_breakdowns(values, freqs, disjoint)
+        elif name in BREAKDOWN_FIELDS:
+            merged = _merge_breakdowns(values, freqs, disjoint, BREAKDOWN_FIELDS[name])
             if merged is None:
                 dropped = True
             else:
@@ -219,8 +235,9 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
     return jsonnum.dumps(out) if out else None
 
 
-def _merge_breakdowns(values, freqs, disjoint):
-    """Datetime breakdowns ({datetime: frequency}) of one key added up, or None."""
+def _merge_breakdowns(values, freqs, disjoint, valid=BREAKDOWN_FIELDS["datetime"]):
+    """Breakdowns ({datetime or criterion field: frequency}) of one key added up, or None.
+    ``valid`` tests a breakdown key."""
     parsed = []
     for value, freq in zip(values, freqs):
         if not isinstance(value, dict):
@@ -228,7 +245,7 @@ def _merge_breakdowns(values, freqs, disjoint):
         entries = {}
         for field, f in value.items():
             text = str(f) if isinstance(f, int) and not isinstance(f, bool) else f
-            if not isinstance(text, str) or ukvs.datetime_span(field) is None:
+            if not isinstance(text, str) or not valid(field):
                 return None
             try:
                 entries[field] = ukvs.parse_frequency(text.encode("ascii", "replace"))
@@ -299,11 +316,10 @@ def _archive_uri(ids, archive_uri):
 
 
 def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
-    """The '!' lines of a merged profile, in byte order."""
+    """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
+    !keys) are a LayoutError."""
+    layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
-    for h, p in zip(hs, paths):
-        if h.get("keys") not in (None, KEYS):
-            raise MergeError("cannot merge: %s has key fields %r, not %r" % (p, h.get("keys"), KEYS))
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
     runs = [next((m for m in h["meta"] if isinstance(m, dict) and "inputs" in m), {}) for h in hs]
     pages = [next((m["page"] for m in h["meta"] if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
@@ -337,21 +353,30 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
-             b"!keys " + jsonnum.dumps(KEYS),
+             b"!keys " + jsonnum.dumps(list(layout.fields)),
              b"!meta " + jsonnum.dumps(run_meta),
              b"!meta " + jsonnum.dumps(about)]
     return sorted(lines)
 
 
 def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
-    """The '!' lines of a merged UKVS map, in byte order."""
+    """The '!' lines of a merged UKVS map, in byte order. Maps whose lines break down by other
+    criteria (one by lang, one not) are not merged: a line without the breakdown would hide
+    the other's languages."""
     hs = [header_dict(h) for h in headers]
     fields = _common([h.get("fields") for h in hs], "!fields", paths)
+    by = [ukvs.breakdowns(h) for h in headers]
+    for p, other in zip(paths[1:], by[1:]):
+        if other != by[0]:
+            raise MergeError("cannot merge: %s breaks its lines down by %s, %s by %s" % (
+                paths[0], " ".join(by[0]) or "nothing", p, " ".join(other) or "nothing"))
     exact_urir = "urir" in disjoint or len(paths) == 1
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
                       "exact": ["urim"] + (["urir"] if exact_urir else []),
                       "part_meta": [h["meta"] for h in hs]}}
+    if by[0]:
+        meta[ukvs.BREAKDOWN_META] = by[0]
     out = [("!context", ukvs.CONTEXT),
            ("!id", {"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
            ("!fields", fields or {"keys": ["surt"], "values": ["frequency"]}),
@@ -398,15 +423,16 @@ REVISIT_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "diges
 GROUP_LIMIT = 100000
 
 
-def bound_revisit_keys(lines, counter):
-    """Bounds for keys with a mime or status other than '-' in a merge of inputs whose revisits
-    were resolved each on its own: a revisit whose original is in another input resolves to
-    another mime and status from scratch, so such a key may lose or gain captures. Its true
-    features lie within [0, the same SURT and datetime's '- -' line's high] (that line's
-    captures do not depend on resolution), its first/last within that line's first and last.
-    A from-scratch key the inputs lack (all its captures revisits resolved elsewhere) has a mime
-    and status the same SURT has at another datetime of the same level: those keys are added,
-    with zero values and the same bounds (README, "Split and merge rules")."""
+def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
+    """Bounds for keys with a resolved criterion (mime, status, lang: what a revisit takes from
+    its original) other than '-' in a merge of inputs whose revisits were resolved each on its
+    own: a revisit whose original is in another input resolves to other values from scratch, so
+    such a key may lose or gain captures. Its true features lie within [0, the same SURT and
+    datetime's all-'-' line's high] (that line's captures do not depend on resolution), its
+    first/last within that line's first and last. A from-scratch key the inputs lack (all its
+    captures revisits resolved elsewhere) has values the same SURT has at another datetime of
+    the same level: those keys are added, with zero values and the same bounds (README, "Split
+    and merge rules")."""
     state = {"root": None, "all_time": None}
     surt, section = None, []
     for line in lines:
@@ -414,27 +440,35 @@ def bound_revisit_keys(lines, counter):
         fields = line[:i].split(b" ")
         if fields[0] != surt:
             if section:
-                yield from _bound_section(section, state, counter)
+                yield from _bound_section(section, state, counter, layout)
             surt, section = fields[0], []
         section.append((fields, line, i))
         if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them, add no keys
-            yield from _bound_section(section, state, counter, add=False)
+            yield from _bound_section(section, state, counter, layout, add=False)
             section = []
     if section:
-        yield from _bound_section(section, state, counter)
+        yield from _bound_section(section, state, counter, layout)
 
 
-def _bound_section(section, state, counter, add=True):
-    """The lines of one SURT (sorted: by datetime, mime, status), bounded, with the missing keys."""
+def _bound_section(section, state, counter, layout, add=True):
+    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded, with the
+    missing keys."""
+    dt_at = layouts.index(layout, criteria.DATETIME.name)
+    resolved = [layouts.index(layout, c.name) for c in layout.criteria if c.resolved]
+
+    def rest(fields):
+        return tuple(fields[j] for j in resolved)
+
+    anys = (b"-",) * len(resolved)
     groups = []
     for item in section:
-        if not groups or groups[-1][0] != item[0][1]:
-            groups.append((item[0][1], []))
+        if not groups or groups[-1][0] != item[0][dt_at]:
+            groups.append((item[0][dt_at], []))
         groups[-1][1].append(item)
     envelopes = {}
     for dt, items in groups:
         for fields, line, i in items:
-            if fields[2] == b"-" and fields[3] == b"-":
+            if rest(fields) == anys:
                 envelopes[dt] = jsonnum.loads(line[i + 1:])
     surt = section[0][0][0]
     if b"-" in envelopes:
@@ -442,26 +476,30 @@ def _bound_section(section, state, counter, add=True):
         if surt == b"*":
             state["root"] = envelopes[b"-"]
     fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
-    combos = {}                         # datetime level -> the (mime, status) keys of the SURT
+    combos = {}                         # datetime level -> the resolved criteria's values of the SURT
     if add:
         for dt, items in groups:
             level = combos.setdefault(len(dt), set())
             for fields, _, _ in items:
-                if fields[2] != b"-" or fields[3] != b"-":
-                    level.add(tuple(fields[2:]))
+                if rest(fields) != anys:
+                    level.add(rest(fields))
     for dt, items in groups:
         envelope = envelopes.get(dt, fallback)
         out = []
         for fields, line, i in items:
-            if (fields[2] != b"-" or fields[3] != b"-") and envelope is not None:
+            if rest(fields) != anys and envelope is not None:
                 counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
                 out.append((line[:i], fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))))
             else:
                 out.append((line[:i], line))
         if add and envelope is not None:
-            have = {tuple(f[2:]) for f, _, _ in items}
-            for rest in sorted(combos.get(len(dt), ()) - have):
-                key = b" ".join((surt, dt) + rest)
+            have = {rest(f) for f, _, _ in items}
+            for values in sorted(combos.get(len(dt), ()) - have):
+                fields = [surt] + [b"-"] * len(layout.names)
+                fields[dt_at] = dt
+                for j, v in zip(resolved, values):
+                    fields[j] = v
+                key = b" ".join(fields)
                 out.append((key, fields_line(key, widen(_ZERO, envelope))))
                 counter["added"] = counter.get("added", 0) + 1
             out.sort(key=lambda kv: kv[0])
@@ -510,13 +548,15 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     kind = _common(kinds, "formats (CDXJ profile and UKVS map)", paths)
     counter = {"lines": 0, "merged": 0}
     if kind == "cdxj":
-        headers = profile_headers(paths, [read_header(p) for p in paths], disjoint, archive_uri, created)
+        input_headers = [read_header(p) for p in paths]
+        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created)
+        layout = layouts.of_headers(input_headers[0], paths[0])
 
         per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
 
         def data():
             lines = merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
-            return bound_revisit_keys(lines, counter) if per_input else lines
+            return bound_revisit_keys(lines, counter, layout) if per_input else lines
     else:
         headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
         streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]

@@ -1,7 +1,7 @@
 """Answering FacetRedux-style questions from a profile's precomputed lines, without a rescan.
 
-A query fixes some key fields (`surt datetime mime status`; '-' is "any") and lets the others
-vary (``group``). The file is sorted, so the lines that share the query's fixed leading fields
+A query fixes some key fields (`surt datetime mime status`, and `lang` in a profile whose
+`!keys` have it: profiler.files.layout; '-' is "any") and lets the others vary (``group``). The file is sorted, so the lines that share the query's fixed leading fields
 (or lie under a SURT prefix) are one contiguous range: a binary search over byte offsets
 (seek, skip to the next line start, compare) finds its start and only that range is read.
 Rankings keep the N best lines in a heap.
@@ -14,16 +14,17 @@ import os
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files.output import KEYS
+from profiler.files import layout as layouts
 from profiler.files.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
-from profiler.model.policy import Policy, PolicyError
+from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
 
 log = logging.getLogger("archive-profiler")
 
-FIELDS = tuple(KEYS)
-LEVELS = ("root", "tld", "domain", "host", "path", "url")
+#: every key field a profile may have (a file's own are its !keys)
+FIELDS = ("surt",) + criteria.NAMES
+LEVELS = LEVEL_TYPES
 DERIVED = {
     "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
     "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
@@ -74,7 +75,7 @@ def field_levels(field, value):
 GROUP_SAMPLES = {c.name: list(c.samples) for c in criteria.CRITERIA}
 
 
-def not_emitted(policy, fields):
+def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt = fields[0]
     level = surt_level(surt)
@@ -87,7 +88,7 @@ def not_emitted(policy, fields):
         if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
             return "path_depth is %d" % policy.path_depth
     combos = policy.emit.get(level, ())
-    for combo in itertools.product(*(c.field_levels(value) for c, value in zip(criteria.CRITERIA, fields[1:]))):
+    for combo in itertools.product(*(c.field_levels(value) for c, value in zip(layout.criteria, fields[1:]))):
         if combo in combos:
             return None
     emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
@@ -104,6 +105,7 @@ class SortedProfile:
             raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
         self.path = path
         self.headers = read_header(path)
+        self.layout = layouts.of_headers(self.headers, path)
         self.sorted = SortedLines(path, data_offset(path), key=profile_key)
         self.skipped = 0            # malformed lines skipped (a warning names the first)
 
@@ -149,80 +151,99 @@ def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
 
     ``fixed`` maps key fields to values ('-' by default); fields in ``group`` vary over every
     value but '-'; ``under`` is a SURT prefix for a varying surt; ``level`` keeps one SURT level.
-    With ``top``, the ``top`` lines with the largest ``by`` feature, largest first.
+    With ``top``, the ``top`` lines with the largest ``by`` feature, largest first. The key
+    fields are the file's (its !keys); asking about a field it lacks is a QueryError.
     """
-    values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in FIELDS}
-    for f in group:
-        if f not in FIELDS:
-            raise QueryError("cannot group by %r (choose from %s)" % (f, ", ".join(FIELDS)))
-        values[f] = None
-    if under is not None and values["surt"] is not None:
-        values["surt"] = None
     if level is not None and level not in LEVELS:
         raise QueryError("unknown level %r (choose from %s)" % (level, ", ".join(LEVELS)))
-    if level is not None and values["surt"] is not None:
+    by = feature_name(by) if by else None
+    with SortedProfile(path) as profile:
+        return _query(profile, fixed, group, under, level, top, by)
+
+
+def _values(profile, fixed, group):
+    """{key field: value, or None when it varies} of a query on one profile (its !keys)."""
+    layout = profile.layout
+    for f in list(group) + [f for f, v in fixed.items() if v is not None]:
+        if f not in FIELDS:
+            raise QueryError("cannot %s %r (choose from %s)" % ("group by" if f in group else "fix", f,
+                                                               ", ".join(layout.fields)))
+        if f not in layout.fields:
+            raise QueryError("%s has no %s key field (its keys: %s)" % (profile.path, f, layouts.describe(layout)))
+    values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in layout.fields}
+    for f, v in values.items():
+        if f != "surt" and not layout.patterns[f].match(v.encode("utf-8", "replace")):
+            raise QueryError("--%s %r is not %s" % (f, v, criteria.BY_NAME[f].describe))
+    for f in group:
+        values[f] = None
+    return values
+
+
+def _query(profile, fixed, group, under, level, top, by):
+    path, fields_of = profile.path, profile.layout.fields
+    values = _values(profile, fixed, group)
+    if (under is not None or level is not None) and values["surt"] is not None:
         values["surt"] = None
     prefix = []
-    for f in FIELDS:
+    for f in fields_of:
         if values[f] is None:
             break
         prefix.append(values[f])
-    if len(prefix) == len(FIELDS):
+    if len(prefix) == len(fields_of):
         prefix_bytes = " ".join(prefix).encode("utf-8") + b" {"
     elif prefix:
         prefix_bytes = " ".join(prefix).encode("utf-8") + b" "
     else:
         prefix_bytes = (under or "").rstrip("*").encode("utf-8")
-    by = feature_name(by) if by else None
 
-    with SortedProfile(path) as profile:
-        def matches():
-            for fields, value in profile.lines(prefix_bytes):
-                if len(fields) != len(FIELDS):
-                    continue
-                if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
-                           for i, f in enumerate(FIELDS)):
-                    continue
-                if level is not None and surt_level(fields[0]) != level:
-                    continue
-                if under and not fields[0].startswith(under.rstrip("*")):
-                    continue
-                try:
-                    parsed = jsonnum.loads(value)
-                except jsonnum.JSONDecodeError as e:
-                    raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
-                                     % (path, " ".join(fields), e, path))
-                flat = flatten(parsed)
-                if parsed.get("bounds"):
-                    flat["bounds"] = parsed["bounds"]
-                more = extras(parsed)
-                if more:
-                    flat["extras"] = more
-                yield " ".join(fields), flat
+    def matches():
+        for fields, value in profile.lines(prefix_bytes):
+            if len(fields) != len(fields_of):
+                continue
+            if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
+                       for i, f in enumerate(fields_of)):
+                continue
+            if level is not None and surt_level(fields[0]) != level:
+                continue
+            if under and not fields[0].startswith(under.rstrip("*")):
+                continue
+            try:
+                parsed = jsonnum.loads(value)
+            except jsonnum.JSONDecodeError as e:
+                raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
+                                 % (path, " ".join(fields), e, path))
+            flat = flatten(parsed)
+            if parsed.get("bounds"):
+                flat["bounds"] = parsed["bounds"]
+            more = extras(parsed)
+            if more:
+                flat["extras"] = more
+            yield " ".join(fields), flat
 
-        if top:
-            if not by:
-                raise QueryError("--top needs --by FEATURE")
-            found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
-        else:
-            found = list(matches()) if by is None else sorted(
-                matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
-        note = None
-        if not found and None in values.values() and values["surt"] is not None:
-            policy = profile.policy()
-            if policy is not None:
-                reasons = [not_emitted(policy, [values["surt"]] + list(combo)) for combo in itertools.product(
-                    *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in FIELDS[1:]])]
-                if all(reasons):
-                    raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
-                                     "emit such keys (%s)" % (values["surt"], ", ".join(
-                                         f for f in FIELDS if values[f] is None), policy.name, reasons[0]))
-        if not found and None not in values.values():
-            policy = profile.policy()
-            reason = not_emitted(policy, [values[f] for f in FIELDS]) if policy else None
-            if reason:
-                raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
-                                 "combination (%s)" % (" ".join(values[f] for f in FIELDS), policy.name, reason))
-            note = ("no captures: the policy emits this key, so no line means none are held" if policy
-                    else "no line for this key")
-        return found, note, profile.seeks
+    if top:
+        if not by:
+            raise QueryError("--top needs --by FEATURE")
+        found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
+    else:
+        found = list(matches()) if by is None else sorted(
+            matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
+    note = None
+    if not found and None in values.values() and values["surt"] is not None:
+        policy = profile.policy()
+        if policy is not None:
+            reasons = [not_emitted(policy, [values["surt"]] + list(combo), profile.layout)
+                       for combo in itertools.product(
+                           *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in fields_of[1:]])]
+            if all(reasons):
+                raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
+                                 "emit such keys (%s)" % (values["surt"], ", ".join(
+                                     f for f in fields_of if values[f] is None), policy.name, reasons[0]))
+    if not found and None not in values.values():
+        policy = profile.policy()
+        reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
+        if reason:
+            raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
+                             "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
+        note = ("no captures: the policy emits this key, so no line means none are held" if policy
+                else "no line for this key")
+    return found, note, profile.seeks

@@ -14,7 +14,7 @@ import tempfile
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import outfiles, ukvs
+from profiler.files import layout as layouts, outfiles, ukvs
 from profiler.files.output import copy_atomic
 from profiler.files.profilefile import is_header, sniff_kind
 
@@ -67,6 +67,8 @@ def split(path, max_lines, prefix=None, base_uri=None):
     if max_lines < 1:
         raise SplitError("--max-lines must be at least 1")
     kind = sniff_kind(path)
+    if kind == "cdxj":
+        layouts.of_file(path)       # a !keys that names no profile's key fields: a LayoutError
     stem, ext = os.path.splitext(path)
     prefix = prefix if prefix is not None else stem
     if prefix.endswith(os.sep) or os.path.isdir(prefix):     # a folder: NAME-00001.EXT inside it

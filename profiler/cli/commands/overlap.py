@@ -8,7 +8,8 @@ DESCRIPTION = ("Walk two sorted profiles (or UKVS maps) together and count, per 
                "tld, domain, host, path, url), the keys held by only A, only B and both, the Jaccard "
                "index of the key sets and the share of each archive's captures under shared keys. "
                "Compares the keys whose other fields are all '-' unless --datetime/--mime/--status "
-               "say otherwise. One JSON line per level; --lines prints the per-key results first.")
+               "(and --lang, in profiles whose keys have it) say otherwise. One JSON line per level; "
+               "--lines prints the per-key results first.")
 
 
 def add_arguments(p):
@@ -18,16 +19,22 @@ def add_arguments(p):
                    "or ':' in a map, all time)")
     p.add_argument("--mime", default=None, help="compare keys of this mime (default '-')")
     p.add_argument("--status", default=None, help="compare keys of this status (default '-')")
+    p.add_argument("--lang", default=None, help="compare keys of this language (default '-'; profiles "
+                   "whose keys have lang)")
     p.add_argument("--lines", action="store_true",
                    help="also print KEY {\"in\":\"a\"|\"b\"|\"both\",\"a\":..,\"b\":..} per compared key")
 
 
 def run(args):
     from profiler import jsonnum
+    from profiler.model.criteria import CRITERIA, LANG
     from profiler.toolkit.diff import overlap, overlap_summary
+    from profiler.toolkit.lookup import language_query
 
-    pairs, levels = overlap(args.a, args.b, {"datetime": args.datetime, "mime": args.mime,
-                                             "status": args.status})
+    where = {c.name: getattr(args, c.name) for c in CRITERIA}
+    if where[LANG.name] not in (None, "-"):
+        where[LANG.name] = language_query(where[LANG.name])
+    pairs, levels = overlap(args.a, args.b, where)
     out = sys.stdout.buffer
     for key, where, a, b in pairs:
         if args.lines:

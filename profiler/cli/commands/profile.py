@@ -119,14 +119,17 @@ def summary_lines(path, wall, cpu):
     """The end-of-run summary, the same on every runner: read back from the profile written."""
     from profiler import jsonnum
     from profiler.formats.inputs import display_name
+    from profiler.files import layout as layouts
     from profiler.files.profilefile import read_header
-    run = next((v for n, v in read_header(path) if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
+    header = read_header(path)
+    run = next((v for n, v in header if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
+    total = b"*" + layouts.any_suffix(layouts.of_headers(header, path)) + b" {"
     root, lines = {}, 0
     with open(path, "rb") as f:
         for line in f:
             lines += 1
-            if line.startswith(b"* - - - {"):
-                root = jsonnum.loads(line[8:])
+            if line.startswith(total):
+                root = jsonnum.loads(line[len(total) - 1:])
     skipped = run.get("skipped") or {}
     out = ["%s captures, %s URI-Rs, %s bytes (%s after deduplication) from %d input(s)" % (
         "{:,}".format(run.get("captures", 0)), "{:,}".format(root.get("urir", 0)),

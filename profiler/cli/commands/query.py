@@ -9,16 +9,23 @@ DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a 
                "over its values. Examples: --surt 'com,cnn)/*'; --surt 'com,*' --datetime 2013 "
                "--mime text/html --status 2xx; biggest sites: --level host --top 10 --by bytes; "
                "bytes by type under com: --surt 'com,*' --group mime --by bytes; average size of "
-               "JPEGs: --mime image/jpeg --feature avg_bytes.")
+               "JPEGs: --mime image/jpeg --feature avg_bytes; in a profile whose keys have lang: "
+               "Arabic captures under com: --surt 'com,*' --lang ara; languages by captures: "
+               "--group lang --by urim.")
+
+#: examples of each criterion's option, for its help
+EXAMPLES = {"datetime": "YYYY, YYYYMM or YYYYMMDD", "mime": "e.g. text/html or text/*", "status": "e.g. 2xx or 404",
+            "lang": "a language, ISO 639-3 (ara) or a tag (ar-EG), or unk; needs a profile whose keys have lang"}
 
 
 def add_arguments(p):
     from profiler.toolkit.query import FEATURE_NAMES, FIELDS, LEVELS
     p.add_argument("profile", metavar="PROFILE.cdxj")
     p.add_argument("--surt", default=None, help="SURT key, e.g. '*', 'com,*', 'com,cnn)/*' (default '*')")
-    p.add_argument("--datetime", default=None, help="YYYY or YYYYMM (default '-': any)")
-    p.add_argument("--mime", default=None, help="e.g. text/html or text/* (default '-': any)")
-    p.add_argument("--status", default=None, help="e.g. 2xx or 404 (default '-': any)")
+    from profiler.model.criteria import CRITERIA
+    for c in CRITERIA:
+        p.add_argument("--" + c.name, default=None, metavar=c.name.upper(),
+                       help="%s (default '-': any)" % EXAMPLES.get(c.name, c.describe))
     p.add_argument("--group", action="append", default=[], choices=FIELDS,
                    help="let this key field vary over its values (repeatable)")
     p.add_argument("--under", default=None, metavar="PREFIX",
@@ -33,6 +40,8 @@ def add_arguments(p):
 def run(args):
     from profiler import jsonnum
     from profiler.files.profilefile import unflatten
+    from profiler.model.criteria import CRITERIA, LANG
+    from profiler.toolkit.lookup import language_query
     from profiler.toolkit.query import feature_name, feature_value, query
     from profiler.errors import UserError
 
@@ -42,7 +51,10 @@ def run(args):
     group = list(args.group)
     if (args.under is not None or args.level is not None) and "surt" not in group:
         group.append("surt")
-    fixed = {"surt": args.surt, "datetime": args.datetime, "mime": args.mime, "status": args.status}
+    fixed = {"surt": args.surt}
+    fixed.update((c.name, getattr(args, c.name)) for c in CRITERIA)
+    if fixed[LANG.name] not in (None, "-"):
+        fixed[LANG.name] = language_query(fixed[LANG.name])
     found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by)
     out = sys.stdout.buffer
     for key, flat in found:

@@ -2,7 +2,8 @@
 
 NAME = "serve"
 HELP = "serve lookups and routing over many archives' MementoMaps or profiles (HTTP, JSON)"
-DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D], /route?url=URL[&datetime=D][&limit=N], /archives "
+DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D][&lang=CODE], /route?url=URL[&datetime=D][&lang=CODE]"
+               "[&limit=N], /archives "
                "and /health with JSON, from each archive's sorted UKVS map or CDXJ profile (its !id uri "
                "names the archive; NAME=FILE names it). Files are memory-mapped and searched, never loaded; "
                "a new version at the same path (a NAME-latest link moved by nightly) is picked up without "
