@@ -30,6 +30,36 @@ def label_level(k, n, registered):
     return "suffix" if k < registered else "domain" if k == registered else "subdomain"
 
 
+def wildcard_level(prefix, registered_domains):
+    """The level type of a host-label wildcard ('uk,co,bbc' of 'uk,co,bbc,*'): by the Public
+    Suffix List when the profile's policy counts registered domains, else by its label count."""
+    k = prefix.count(",") + 1
+    if k == 1:
+        return "tld"
+    if not registered_domains:
+        return "domain"
+    from profiler.model.domains import registered_domain_labels
+    size = registered_domain_labels(prefix)
+    if size is None:                        # a public suffix, or no registered domain at all
+        return "suffix" if registered_domain_labels(prefix + ",x") == k + 1 else "domain"
+    return "domain" if k == size else "subdomain"
+
+
+def key_level(surt, registered_domains=False):
+    """The SURT level type of a key's surt field: root, tld, suffix, domain, subdomain, host,
+    path or url (profiler.model.policy.LEVEL_TYPES)."""
+    if surt == ROOT:
+        return "root"
+    if ")" not in surt:
+        if surt.endswith(",*"):
+            return wildcard_level(surt[:-2], registered_domains)
+        return "url"
+    rest = surt.split(")", 1)[1]
+    if rest == "/*":
+        return "host"
+    return "path" if rest.endswith("/*") else "url"
+
+
 def has_host_line(host, policy, registered=None):
     """Whether a host gets its full-host key (and path keys below it): every host under a
     registered domain when the policy counts by the Public Suffix List, else hosts of at most

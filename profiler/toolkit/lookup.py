@@ -33,7 +33,7 @@ from profiler.files import coverage, layout as layouts
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.formats import cdx
 from profiler.model.criteria import ANY_FIELD, CORE_LAYOUT, DATETIME, LANG, PREFIX
-from profiler.model.keys import directories, exact_key, host_part
+from profiler.model.keys import directories, exact_key, host_part, wildcard_level
 from profiler.files.ukvs import (Frequency, breakdowns, datetime_span, format_frequency, key_count,
                                  parse_frequency, read_headers)
 
@@ -683,12 +683,14 @@ def file_kind(path, headers, start):
 
 
 #: what a matched key's SURT covers, most specific first
-MATCH_LEVELS = ("exact", "path", "host", "domain", "tld", "root")
+MATCH_LEVELS = ("exact", "path", "host", "subdomain", "domain", "suffix", "tld", "root")
 
 
 def match_level(key):
     """The level of a matched key (bytes, its SURT first): exact (the URI itself), path
-    (host)/dir/*), host (host)/*), domain (com,example,*), tld (com,*) or root (*)."""
+    (host)/dir/*), host (host)/*), a host-label wildcard (com,example,*) named by the Public
+    Suffix List: subdomain, domain (a registered domain's), suffix (inside a public suffix,
+    uk,co,*), tld (com,*); or root (*)."""
     surt = key.split(b" ", 1)[0]
     if surt == b"*":
         return "root"
@@ -696,7 +698,7 @@ def match_level(key):
         return "exact"
     if b")" in surt:
         return "host" if surt.endswith(b")/*") else "path"
-    return "tld" if surt.count(b",") == 1 else "domain"
+    return wildcard_level(surt[:-2].decode("utf-8", "replace"), True)
 
 
 def format_answer(query, a, lang=False):

@@ -18,6 +18,7 @@ from profiler.files import layout as layouts
 from profiler.files.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
+from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
 
 log = logging.getLogger("archive-profiler")
@@ -51,18 +52,10 @@ def feature_value(flat, name):
     return DERIVED[name](flat) if name in DERIVED else flat.get(name)
 
 
-def surt_level(surt):
-    """The SURT level of a key's surt field: root, tld, domain, host, path or url."""
-    if surt == "*":
-        return "root"
-    if ")" not in surt:
-        if surt.endswith(",*"):
-            return "tld" if surt.count(",") == 1 else "domain"
-        return "url"
-    rest = surt.split(")", 1)[1]
-    if rest == "/*":
-        return "host"
-    return "path" if rest.endswith("/*") else "url"
+def surt_level(surt, policy=None):
+    """The SURT level of a key's surt field (profiler.model.keys.key_level), by the Public Suffix
+    List when the profile's policy counts registered domains."""
+    return key_level(surt, bool(policy is not None and policy.registered_domains))
 
 
 def field_levels(field, value):
@@ -78,12 +71,13 @@ GROUP_SAMPLES = {c.name: list(c.samples) for c in criteria.CRITERIA}
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt = fields[0]
-    level = surt_level(surt)
-    if level in ("tld", "domain"):
+    level = surt_level(surt, policy)
+    host = surt.split(")")[0] if ")" in surt else None
+    if level in ("tld", "domain") and not policy.registered_domains:
         if surt.count(",") > policy.host_depth:
             return "host_depth %d stops at %d labels" % (policy.host_depth, policy.host_depth)
-    elif level in ("host", "path"):
-        if surt.split(")")[0].count(",") + 1 > policy.host_depth:
+    elif level in ("host", "path") and host is not None:
+        if not has_host_line(host, policy, registered_labels(host, policy)):
             return "hosts of more than %d labels get no host or path keys (host_depth)" % policy.host_depth
         if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
             return "path_depth is %d" % policy.path_depth
@@ -196,6 +190,8 @@ def _query(profile, fixed, group, under, level, top, by):
     else:
         prefix_bytes = (under or "").rstrip("*").encode("utf-8")
 
+    policy = profile.policy() if level is not None else None
+
     def matches():
         for fields, value in profile.lines(prefix_bytes):
             if len(fields) != len(fields_of):
@@ -203,7 +199,7 @@ def _query(profile, fixed, group, under, level, top, by):
             if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
                        for i, f in enumerate(fields_of)):
                 continue
-            if level is not None and surt_level(fields[0]) != level:
+            if level is not None and surt_level(fields[0], policy) != level:
                 continue
             if under and not fields[0].startswith(under.rstrip("*")):
                 continue

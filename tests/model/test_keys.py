@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from profiler.model import criteria
-from profiler.model.keys import SuffixTable, exact_key, group_levels, host_part, own_levels, surt_levels
+from profiler.model.keys import SuffixTable, exact_key, group_levels, host_part, key_level, own_levels, surt_levels
 from profiler.model.policy import Policy
 
 CNN = "com,cnn,edition)/world/asia/index.html"
@@ -224,3 +224,11 @@ def test_registered_domains_by_the_public_suffix_list():
     assert own_levels("uk,co,bbc,news,a,b)/x/y.html", "uk,co,bbc,news,a,b", p) == [
         ("path", "uk,co,bbc,news,a,b)/x/*")]
     assert own_levels("1,0,0,127)/x/y", "1,0,0,127", p) == []
+
+
+def test_key_levels_by_count_and_by_the_public_suffix_list():
+    assert [key_level(s) for s in ("*", "uk,*", "uk,co,*", "com,cnn)/*", "com,cnn)/a/*", "com,cnn)/a")] == \
+        ["root", "tld", "domain", "host", "path", "url"]
+    assert [key_level(s, True) for s in ("uk,*", "uk,co,*", "uk,co,bbc,*", "uk,co,bbc,news,*", "com,cnn,*")] == \
+        ["tld", "suffix", "domain", "subdomain", "domain"]
+    assert key_level("html,index,*", True) == "domain"       # an unknown TLD: no suffix to be inside
