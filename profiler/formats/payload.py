@@ -17,7 +17,7 @@ from profiler.model.language import HTML_PREFIX_BYTES
 
 #: raw payload bytes after which decoding gives up (1-byte chunks need 6 raw bytes a byte)
 RAW_LIMIT = 64 * HTML_PREFIX_BYTES
-#: content codings undone (others, such as br, are not: the payload's start is then empty)
+#: content codings undone; others (br) are read as stored, as warcio does without brotli
 CODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 _BUF = 1 << 16
 _SIZE_LINE = 64                   # warcio reads a chunk-size line with readline(64)
