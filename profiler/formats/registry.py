@@ -87,8 +87,17 @@ def detect_languages(splits):
     (--detect-language; index lines carry their languages and ignore it); a UserError when
     the detect extra is not installed."""
     require_detection()
-    return [dict(s, detect_language=True) if FORMATS[s["format"]].module == "profiler.formats.warc" else s
-            for s in splits]
+    return [dict(s, detect_language=True) if _archive(s) else s for s in splits]
+
+
+def without_languages(splits):
+    """Mark the WARC/ARC splits not to read languages (a policy without lang levels: their
+    payloads are then only hashed, and every capture's lang is unk)."""
+    return [dict(s, read_languages=False) if _archive(s) else s for s in splits]
+
+
+def _archive(split):
+    return FORMATS[split["format"]].module == "profiler.formats.warc"
 
 
 def _module(name):
@@ -116,6 +125,8 @@ def captures(split, opener=open):
     fmt = FORMATS[split["format"]]
     if fmt.whole_file:
         options = {"detect_language": True} if split.get("detect_language") else {}
+        if split.get("read_languages") is False:
+            options["languages"] = False
         if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
             yield "not_chunked"
             yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], _inflating(opener), **options)

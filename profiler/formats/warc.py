@@ -99,9 +99,10 @@ def _no_header(name):
     return None
 
 
-def capture_of(record, it, detect=None):
+def capture_of(record, it, detect=None, languages=True):
     """The capture tuple of one warcio record, or a skip-reason str. Consumes the record.
-    detect: the language detector for HTML that declares none (language_detector)."""
+    detect: the language detector for HTML that declares none (language_detector);
+    languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
     rec_type = record.rec_type
     if rec_type not in CAPTURE_TYPES:
         return SKIPPED_TYPES.get(rec_type, "other_record")
@@ -133,7 +134,7 @@ def capture_of(record, it, detect=None):
     digest = headers.get_header("WARC-Payload-Digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
     lang = normalise.UNKNOWN
-    if rec_type != "revisit":
+    if rec_type != "revisit" and languages:
         header = http.get_header if http else _no_header
         lang, _ = payload_language(record.raw_stream, mime, header, sha1.update if sha1 else None, detect)
     if sha1:
@@ -247,10 +248,11 @@ def _unread_tail(f, offset):
     return bool(data.strip())
 
 
-def iter_captures(path, opener=open, start=0, detect_language=False):
+def iter_captures(path, opener=open, start=0, detect_language=False, languages=True):
     """Yield capture tuples or skip-reason strs for every record of one WARC/ARC file
     (from byte offset start, where a record or gzip member begins). detect_language: HTML
-    that declares no language gets the detected one (--detect-language; the detect extra).
+    that declares no language gets the detected one (--detect-language; the detect extra);
+    languages=False: no language is read, every lang is 'unk' (a policy without lang levels).
 
     A record that cannot be read ends the file: the records before it count, and the
     reason ('truncated_record', 'bad_record', 'whole_file_gzip') is counted once.
@@ -263,7 +265,7 @@ def iter_captures(path, opener=open, start=0, detect_language=False):
             it = _QuietIterator(f, arc2warc=True)
             for record in it:
                 try:
-                    yield capture_of(record, it, detect)
+                    yield capture_of(record, it, detect, languages)
                 except (EOFError, zlib.error):
                     yield "truncated_record"
                     return

@@ -86,10 +86,10 @@ def _header_length(raw, pos):
     return min(ends) if ends else None
 
 
-def capture_of(record, head_length=None, detect=None):
+def capture_of(record, head_length=None, detect=None, languages=True):
     """The capture of one fastwarc record (or a skip reason). Its length: the WARC header's
     head_length plus Content-Length for plain files; None for gzip files (set by the caller).
-    detect: as for profiler.formats.warc.capture_of."""
+    detect, languages: as for profiler.formats.warc.capture_of."""
     rec_type = str(record.record_type)
     headers = {}
     for name, value in record.headers.items():          # case-insensitive, first one wins
@@ -130,7 +130,7 @@ def capture_of(record, head_length=None, detect=None):
     digest = headers.get("warc-payload-digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
     lang = normalise.UNKNOWN
-    if rec_type != "revisit":
+    if rec_type != "revisit" and languages:
         header = http.get_header if http else warc._no_header
         lang, read = warc.payload_language(reader, mime, header, sha1.update if sha1 else None, detect)
         consumed += read
@@ -177,7 +177,7 @@ def _is_warc(path, opener):
 _HAND_OVER = ("other_record", "truncated_record", "header_only_record", "bad_record")
 
 
-def iter_captures(path, opener=open, detect_language=False):
+def iter_captures(path, opener=open, detect_language=False, languages=True):
     """Yield what profiler.formats.warc.iter_captures yields for the same file, read with fastwarc.
 
     A record is given out only once the next one starts where warcio would look for it
@@ -190,10 +190,10 @@ def iter_captures(path, opener=open, detect_language=False):
     try:
         from fastwarc.warc import ArchiveIterator
     except ImportError:                  # not installed: the same captures, read with warcio
-        yield from warc.iter_captures(path, opener, detect_language=detect_language)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
         return
     if not _is_warc(path, opener):
-        yield from warc.iter_captures(path, opener, detect_language=detect_language)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
         return
     detect = warc.language_detector(detect_language)
     hand_over = 0
@@ -221,7 +221,7 @@ def iter_captures(path, opener=open, detect_language=False):
                     if head is None:
                         break
                     expected = pos + head + record.content_length + 4
-                result = capture_of(record, head, detect)
+                result = capture_of(record, head, detect, languages)
                 if isinstance(result, str) and result in _HAND_OVER:
                     break
                 pending = (result, pos, expected)
@@ -234,7 +234,8 @@ def iter_captures(path, opener=open, detect_language=False):
         finally:
             raw.close()
     if hand_over is not None:
-        yield from warc.iter_captures(path, opener, start=hand_over, detect_language=detect_language)
+        yield from warc.iter_captures(path, opener, start=hand_over, detect_language=detect_language,
+                                      languages=languages)
 
 
 def _finish(pending, next_pos):

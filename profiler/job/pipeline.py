@@ -14,6 +14,7 @@ from profiler.files import outfiles, output
 from profiler.formats import inputs as inputs_mod, registry
 from profiler.job import bigsums
 from profiler.job.progress import RunProgress
+from profiler.model import criteria
 from profiler.model.policy import load as load_policy
 from profiler.runtime import contract, leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
@@ -147,6 +148,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     splits = registry.choose_warc_reader(splits, warc_reader)
     if detect_language:
         splits = registry.detect_languages(splits)
+    elif criteria.LANG.name not in pol.names:
+        splits = registry.without_languages(splits)
     used = sorted({s["path"] for s in splits})
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
@@ -279,7 +282,6 @@ def _environment(values):
 
 def uses_language(policy, option):
     """Whether the policy has the lang criterion; if not, a warning that option does nothing."""
-    from profiler.model import criteria
     if criteria.LANG.name in policy.names:
         return True
     log.warning("%s does nothing: policy %s has no lang level", option, policy.name)

@@ -339,6 +339,27 @@ def test_profile_of_warcs_equals_profile_of_their_cdxj_and_the_oracle(tmp_path):
                             for c in revisits)           # revisits with and without an original
 
 
+def test_a_policy_without_languages_reads_none(tmp_path):
+    """Its WARC/ARC splits say so (read_languages: false): payloads are only hashed, the
+    captures are the same but for their lang, and so is the profile."""
+    from profiler.formats import registry
+    paths, captures = write_inputs(tmp_path, n=100)
+    for path in paths:
+        full = [c for c in warc.iter_captures(path) if not isinstance(c, str)]
+        for read in (warc.iter_captures, warc_fast.iter_captures):
+            bare = [c for c in read(path, languages=False) if not isinstance(c, str)]
+            assert [c[:7] for c in bare] == [c[:7] for c in full] and {c[7] for c in bare} == {"unk"}
+    splits = registry.without_languages([{"format": "warc", "path": paths[0]}, {"format": "cdxj", "path": "x"}])
+    assert [s.get("read_languages") for s in splits] == [False, None]
+    assert {c[7] for c in registry.captures(splits[0]) if not isinstance(c, str)} == {"unk"}
+    cdxj = tmp_path / "index.cdxj"
+    synthetic_warc.write_language_cdxj(str(cdxj), captures, [expected_language(c) for c in captures])
+    for policy in ("default", "full"):
+        run_profile(paths, str(tmp_path / "w.cdxj"), policy=policy, created=CREATED)
+        run_profile([str(cdxj)], str(tmp_path / "c.cdxj"), policy=policy, created=CREATED)
+        assert data_lines(tmp_path / "w.cdxj") == data_lines(tmp_path / "c.cdxj")
+
+
 def test_revisits_take_the_language_of_their_original(tmp_path):
     import base64
     import hashlib
