@@ -309,6 +309,15 @@ def test_generated_captures_have_the_languages_they_declare(tmp_path, gz, arc):
             assert found[7] == (expected_language(capture) or "unk"), capture
 
 
+@pytest.mark.parametrize("arc", [False, True])
+def test_the_generator_is_seeded(tmp_path, arc):
+    a, b, c = (tmp_path / n for n in "abc")
+    first = synthetic_warc.write_language_warc(str(a), 80, seed=4, arc=arc)
+    assert synthetic_warc.write_language_warc(str(b), 80, seed=4, arc=arc) == first
+    synthetic_warc.write_language_warc(str(c), 80, seed=5, arc=arc)
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+
+
 def write_inputs(tmp_path, n=300, seed=0, **options):
     """Generated inputs (a gzip WARC, a plain WARC, a gzip ARC) and their captures."""
     paths, captures = [], []
