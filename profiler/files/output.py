@@ -175,9 +175,10 @@ def _chain(first, rest):
 
 
 def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_revisits, created=None,
-                 duplicate_inputs=()):
+                 duplicate_inputs=(), language_detection=None):
     """The '!' lines, in byte order (so ``LC_ALL=C sort -c`` passes on the whole file).
-    ``duplicate_inputs``: [{'path', 'same_as'}] of the paths dropped as another's same file."""
+    ``duplicate_inputs``: [{'path', 'same_as'}] of the paths dropped as another's same file;
+    ``language_detection``: the detector of --detect-language (profiler.model.detect.meta)."""
     from profiler.formats.inputs import display_name
     created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = meta or {}
@@ -197,6 +198,8 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
     if criteria.LANG.name in keys:
         from profiler.model.language import mapping_version
         about["languages"] = mapping_version()
+        if language_detection:
+            about["language_detection"] = language_detection
     if policy_dict.get("registered_domains"):
         from profiler.model.domains import list_meta
         about["public_suffix_list"] = list_meta()

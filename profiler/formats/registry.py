@@ -74,6 +74,32 @@ def choose_warc_reader(splits, name):
     return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]
 
 
+def require_detection():
+    """A UserError when the detect extra (--detect-language) is not installed."""
+    from profiler.model import detect
+    if not detect.available():
+        raise UserError("--detect-language needs the detect extra (Resiliparse, pycld2): "
+                        "pip install 'archive-profiler[detect]'")
+
+
+def detect_languages(splits):
+    """Mark the WARC/ARC splits to detect the language of HTML that declares none
+    (--detect-language; index lines carry their languages and ignore it); a UserError when
+    the detect extra is not installed."""
+    require_detection()
+    return [dict(s, detect_language=True) if _archive(s) else s for s in splits]
+
+
+def without_languages(splits):
+    """Mark the WARC/ARC splits not to read languages (a policy without lang levels: their
+    payloads are then only hashed, and every capture's lang is unk)."""
+    return [dict(s, read_languages=False) if _archive(s) else s for s in splits]
+
+
+def _archive(split):
+    return FORMATS[split["format"]].module == "profiler.formats.warc"
+
+
 def _module(name):
     return importlib.import_module(name)
 
@@ -98,12 +124,15 @@ def captures(split, opener=open):
     """
     fmt = FORMATS[split["format"]]
     if fmt.whole_file:
+        options = {"detect_language": True} if split.get("detect_language") else {}
+        if split.get("read_languages") is False:
+            options["languages"] = False
         if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
             yield "not_chunked"
-            yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], _inflating(opener))
+            yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], _inflating(opener), **options)
             return
         module = WARC_READERS[split["reader"]] if split.get("reader") else fmt.module
-        yield from _module(module).iter_captures(split["path"], opener)
+        yield from _module(module).iter_captures(split["path"], opener, **options)
         return
     counts = {}
     lines = iter_lines(split["path"], split.get("start", 0), split.get("end"), split.get("compression"), opener,

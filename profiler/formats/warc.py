@@ -19,9 +19,10 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.timeutils import iso_date_to_timestamp
 from warcio.utils import BUFF_SIZE
 
+from profiler.formats import payload
 from profiler.formats.cdx import urlkey
 from profiler.model import normalise
-from profiler.model.language import HTML_PREFIX_BYTES, html_language
+from profiler.model.language import html_language
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
 #: skip reason of the records that are not captures, by WARC-Type
@@ -64,18 +65,6 @@ def gzip_problem(path, opener=open):
 _DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def read_prefix(stream, limit=HTML_PREFIX_BYTES):
-    """Up to limit bytes of a stream's start."""
-    chunks, left = [], limit
-    while left > 0:
-        buf = stream.read(min(left, _BUF))
-        if not buf:
-            break
-        chunks.append(buf)
-        left -= len(buf)
-    return b"".join(chunks)
-
-
 def warc_timestamp(date):
     """14-digit timestamp of a WARC-Date, as warcio's iso_date_to_timestamp gives it; None when invalid.
 
@@ -106,8 +95,14 @@ def _mime(value):
     return normalise.mime(_text(_MIME_END.split(value.strip(), 1)[0]))
 
 
-def capture_of(record, it):
-    """The capture tuple of one warcio record, or a skip-reason str. Consumes the record."""
+def _no_header(name):
+    return None
+
+
+def capture_of(record, it, detect=None, languages=True):
+    """The capture tuple of one warcio record, or a skip-reason str. Consumes the record.
+    detect: the language detector for HTML that declares none (language_detector);
+    languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
     rec_type = record.rec_type
     if rec_type not in CAPTURE_TYPES:
         return SKIPPED_TYPES.get(rec_type, "other_record")
@@ -139,12 +134,9 @@ def capture_of(record, it):
     digest = headers.get_header("WARC-Payload-Digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
     lang = normalise.UNKNOWN
-    if rec_type != "revisit":
-        header = http.get_header if http else (lambda name: None)
-        prefix = read_prefix(record.raw_stream) if mime in HTML_MIMES else b""
-        if sha1:
-            sha1.update(prefix)
-        lang = response_language(mime, prefix, header)
+    if rec_type != "revisit" and languages:
+        header = http.get_header if http else _no_header
+        lang, _ = payload_language(record.raw_stream, mime, header, sha1.update if sha1 else None, detect)
     if sha1:
         stream = record.raw_stream
         while True:
@@ -166,49 +158,32 @@ def capture_of(record, it):
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 
 
-def _dechunk(data):
-    """The body of a prefix of chunked transfer-encoded bytes (as far as its chunks are whole)."""
-    out, pos = [], 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        try:
-            size = int(data[pos:nl].split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            return b"".join(out) if out else data         # not chunked after all
-        if size <= 0:
-            break
-        out.append(data[nl + 1:nl + 1 + size])
-        pos = nl + 1 + size + 2
-    return b"".join(out)
+def payload_language(stream, mime, header, on_raw=None, detect=None):
+    """A response's primary language (ISO 639-3, or 'unk') and the raw payload bytes read for it.
 
-
-def decoded_prefix(prefix, header):
-    """The start of a payload after its transfer and content encodings (chunked; gzip or
-    deflate), at most HTML_PREFIX_BYTES; header(name) gives an HTTP header's value or None."""
-    if "chunked" in (header("Transfer-Encoding") or "").lower():
-        prefix = _dechunk(prefix)
-    encoding = (header("Content-Encoding") or "").strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        for wbits in ((47,) if encoding != "deflate" else (15, -15)):
-            try:
-                return zlib.decompressobj(wbits).decompress(prefix, HTML_PREFIX_BYTES)
-            except zlib.error:
-                continue
-        return b""
-    return prefix[:HTML_PREFIX_BYTES]
-
-
-def response_language(mime, prefix, header):
-    """A response's primary language (ISO 639-3, or 'unk'): declared in its HTML (an HTML
-    media type) or by its Content-Language header. prefix: the raw payload's first bytes."""
+    An HTML media type: declared in the payload's decoded start (profiler.formats.payload),
+    else by the Content-Language header, else, with detect(start, content_type) (the
+    --detect-language detector, profiler.model.detect.content_language), detected from its
+    text. Other media types: the Content-Language header, and nothing is read. stream: the raw
+    payload; header(name): an HTTP header's value or None; on_raw sees every raw byte read.
+    """
     declared = header("Content-Language")
-    if mime in HTML_MIMES:
-        code = html_language(decoded_prefix(prefix, header), declared)
-    else:
+    if mime not in HTML_MIMES:
         code = html_language(b"", declared) if declared else None
-    return code or normalise.UNKNOWN
+        return code or normalise.UNKNOWN, 0
+    start = payload.read_start(stream, header, on_raw)
+    code = html_language(start.data, declared, cut=start.cut)
+    if code is None and detect is not None:
+        code = detect(start.data, header("Content-Type"))
+    return code or normalise.UNKNOWN, start.raw
+
+
+def language_detector(detect_language):
+    """The detector payload_language takes (None unless detect_language): needs the detect extra."""
+    if not detect_language:
+        return None
+    from profiler.model.detect import content_language
+    return content_language
 
 
 def _ache_mime(http):
@@ -273,13 +248,16 @@ def _unread_tail(f, offset):
     return bool(data.strip())
 
 
-def iter_captures(path, opener=open, start=0):
+def iter_captures(path, opener=open, start=0, detect_language=False, languages=True):
     """Yield capture tuples or skip-reason strs for every record of one WARC/ARC file
-    (from byte offset start, where a record or gzip member begins).
+    (from byte offset start, where a record or gzip member begins). detect_language: HTML
+    that declares no language gets the detected one (--detect-language; the detect extra);
+    languages=False: no language is read, every lang is 'unk' (a policy without lang levels).
 
     A record that cannot be read ends the file: the records before it count, and the
     reason ('truncated_record', 'bad_record', 'whole_file_gzip') is counted once.
     """
+    detect = language_detector(detect_language)
     try:
         with opener(path, "rb") as f:
             if start:
@@ -287,7 +265,7 @@ def iter_captures(path, opener=open, start=0):
             it = _QuietIterator(f, arc2warc=True)
             for record in it:
                 try:
-                    yield capture_of(record, it)
+                    yield capture_of(record, it, detect, languages)
                 except (EOFError, zlib.error):
                     yield "truncated_record"
                     return

@@ -86,9 +86,10 @@ def _header_length(raw, pos):
     return min(ends) if ends else None
 
 
-def capture_of(record, head_length=None):
+def capture_of(record, head_length=None, detect=None, languages=True):
     """The capture of one fastwarc record (or a skip reason). Its length: the WARC header's
-    head_length plus Content-Length for plain files; None for gzip files (set by the caller)."""
+    head_length plus Content-Length for plain files; None for gzip files (set by the caller).
+    detect, languages: as for profiler.formats.warc.capture_of."""
     rec_type = str(record.record_type)
     headers = {}
     for name, value in record.headers.items():          # case-insensitive, first one wins
@@ -129,13 +130,10 @@ def capture_of(record, head_length=None):
     digest = headers.get("warc-payload-digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
     lang = normalise.UNKNOWN
-    if rec_type != "revisit":
-        header = http.get_header if http else (lambda name: None)
-        prefix = warc.read_prefix(reader) if mime in warc.HTML_MIMES else b""
-        consumed += len(prefix)
-        if sha1:
-            sha1.update(prefix)
-        lang = warc.response_language(mime, prefix, header)
+    if rec_type != "revisit" and languages:
+        header = http.get_header if http else warc._no_header
+        lang, read = warc.payload_language(reader, mime, header, sha1.update if sha1 else None, detect)
+        consumed += read
     while True:
         buf = reader.read(_BUF)
         if not buf:
@@ -179,7 +177,7 @@ def _is_warc(path, opener):
 _HAND_OVER = ("other_record", "truncated_record", "header_only_record", "bad_record")
 
 
-def iter_captures(path, opener=open):
+def iter_captures(path, opener=open, detect_language=False, languages=True):
     """Yield what profiler.formats.warc.iter_captures yields for the same file, read with fastwarc.
 
     A record is given out only once the next one starts where warcio would look for it
@@ -192,11 +190,12 @@ def iter_captures(path, opener=open):
     try:
         from fastwarc.warc import ArchiveIterator
     except ImportError:                  # not installed: the same captures, read with warcio
-        yield from warc.iter_captures(path, opener)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
         return
     if not _is_warc(path, opener):
-        yield from warc.iter_captures(path, opener)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
         return
+    detect = warc.language_detector(detect_language)
     hand_over = 0
     pending = None                       # (capture or reason, position, expected next position)
     with opener(path, "rb") as f:
@@ -222,7 +221,7 @@ def iter_captures(path, opener=open):
                     if head is None:
                         break
                     expected = pos + head + record.content_length + 4
-                result = capture_of(record, head)
+                result = capture_of(record, head, detect, languages)
                 if isinstance(result, str) and result in _HAND_OVER:
                     break
                 pending = (result, pos, expected)
@@ -235,7 +234,8 @@ def iter_captures(path, opener=open):
         finally:
             raw.close()
     if hand_over is not None:
-        yield from warc.iter_captures(path, opener, start=hand_over)
+        yield from warc.iter_captures(path, opener, start=hand_over, detect_language=detect_language,
+                                      languages=languages)
 
 
 def _finish(pending, next_pos):

@@ -121,7 +121,7 @@ def sample_windows(path, size, limit, windows=WINDOWS):
     return data, dense, spread, len(data)
 
 
-def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader):
+def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader, detect_language=False):
     """Profile a sample inline (in this process: its CPU time is exact)."""
     import logging
     from profiler.job.pipeline import run_profile
@@ -130,7 +130,8 @@ def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader):
     level = log.level
     log.setLevel(logging.ERROR)                 # not the sample runs' own lines
     try:
-        run_profile(paths, out, policy, "inline", resolve_revisits=resolve_revisits, warc_reader=warc_reader)
+        run_profile(paths, out, policy, "inline", resolve_revisits=resolve_revisits, warc_reader=warc_reader,
+                    detect_language=detect_language)
     finally:
         log.setLevel(level)
     cpu = time.process_time() - t
@@ -141,7 +142,7 @@ def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader):
     return run.get("captures", 0), lines, os.path.getsize(out), cpu
 
 
-def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=SAMPLE_BYTES):
+def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=SAMPLE_BYTES, detect_language=False):
     """A rough estimate of the run from a sample: a dict, or None when there is nothing to sample.
 
     The profile's lines: extrapolated with the growth of the lines from half the sample to all
@@ -186,7 +187,7 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
             if samples[name]:
                 try:
                     runs[name] = _profile_seconds(samples[name], os.path.join(folder, name + ".cdxj"), policy,
-                                                  resolve_revisits, warc_reader)
+                                                  resolve_revisits, warc_reader, detect_language)
                 except UserError:       # nothing usable in that sample
                     pass
         if "full" not in runs:
@@ -228,7 +229,7 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
 
 
 def report(input_args, manifests, runner, split_size, cores, policy, resolve_revisits=True, warc_reader="warcio",
-           out=None):
+           out=None, detect_language=False):
     """Print the dry run: the inputs and their formats, the splits, the estimate."""
     import sys
     out = out or sys.stdout
@@ -256,7 +257,10 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     if not splits:
         raise UserError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file or ACHE crawl "
                         "output" % len(infos))
-    e = estimate(infos, policy, resolve_revisits, warc_reader)
+    if detect_language:
+        from profiler.formats.registry import require_detection
+        require_detection()
+    e = estimate(infos, policy, resolve_revisits, warc_reader, detect_language=detect_language)
     if not e or not e["captures"]:
         print("estimate: none (no captures in a sample of the inputs)", file=out)
         return 0

@@ -14,6 +14,7 @@ from profiler.files import outfiles, output
 from profiler.formats import inputs as inputs_mod, registry
 from profiler.job import bigsums
 from profiler.job.progress import RunProgress
+from profiler.model import criteria
 from profiler.model.policy import load as load_policy
 from profiler.runtime import contract, leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
@@ -86,8 +87,9 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio", progress=False):
-    """Profile the inputs into out_path. Returns a summary dict.
+                warc_reader="warcio", progress=False, detect_language=False):
+    """Profile the inputs into out_path. Returns a summary dict. detect_language: HTML in
+    WARC/ARC inputs that declares no language gets the detected one (the detect extra).
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
@@ -100,13 +102,14 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress)
+                            progress, detect_language)
     finally:
         forkserver.close_prestarted()
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
-                 cores, manifests, extra_args, created, ship_package, warc_reader, progress=False):
+                 cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
+                 detect_language=False):
     from jobs.profile_job import ProfileJob
 
     if runner not in RUNNERS:
@@ -118,7 +121,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
     if not out_remote:
         _check_output(out_path)
+    if detect_language:
+        registry.require_detection()
     pol = load_policy(policy) if isinstance(policy, str) else policy
+    detect_language = detect_language and uses_language(pol, "--detect-language")
     preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
@@ -142,6 +148,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
                                     "or ACHE crawl output" % len(files))
     splits = registry.choose_warc_reader(splits, warc_reader)
+    if detect_language:
+        splits = registry.detect_languages(splits)
+    elif criteria.LANG.name not in pol.names:
+        splits = registry.without_languages(splits)
     used = sorted({s["path"] for s in splits})
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
@@ -160,7 +170,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 n_lines, size, parts, counters = _run_job(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                    archive_uri, created, skipped_files, duplicates)
+                    archive_uri, created, skipped_files, duplicates, detect_language)
                 break
             except JobFailed as e:
                 if pure or not bigsums.signalled(signals, e):
@@ -177,7 +187,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
 
 def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
              manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-             archive_uri, created, skipped_files, duplicates):
+             archive_uri, created, skipped_files, duplicates, detect_language=False):
     """One run of the job and the writing of its profile: (lines, size, parts, counters).
     pure: the pure-Python kernels in every task (profiler.job.bigsums)."""
     task_env = {bigsums.ENV: signals}
@@ -207,9 +217,14 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
 
         readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
 
+        detection = None
+        if detect_language:
+            from profiler.model.detect import meta as detection_meta
+            detection = detection_meta()
+
         def headers(meta):
             return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                       resolve_revisits, created, duplicates)
+                                       resolve_revisits, created, duplicates, detection)
         bar.writing()
         local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
@@ -265,6 +280,14 @@ def _environment(values):
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def uses_language(policy, option):
+    """Whether the policy has the lang criterion; if not, a warning that option does nothing."""
+    if criteria.LANG.name in policy.names:
+        return True
+    log.warning("%s does nothing: policy %s has no lang level", option, policy.name)
+    return False
 
 
 def balanced_split_size(infos, split_size, cores):

@@ -88,3 +88,18 @@ def content_language(prefix, content_type=None):
     Content-Type value (its charset decodes the bytes).
     """
     return detect_language(extract_text(prefix, charset_of(content_type)))
+
+
+def _version(package):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return "%s %s" % (package, version(package))
+    except PackageNotFoundError:                 # shipped without its metadata
+        return package + " ?"
+
+
+def meta():
+    """What a profile's ``!meta`` records of the detection: the detector, the text extractor
+    (packages and versions) and the limits that decide an answer."""
+    return {"detector": "CLD2", "package": _version("pycld2"), "text": _version("Resiliparse"),
+            "prefix_bytes": HTML_PREFIX_BYTES, "max_chars": MAX_TEXT_CHARS, "min_letters": MIN_LETTERS}

@@ -198,14 +198,16 @@ def _scan(prefix, cut):
     return found
 
 
-def html_language(prefix, content_language_header=None):
+def html_language(prefix, content_language_header=None, cut=None):
     """The declared language of an HTML response as ISO 639-3, or None when none is declared.
 
     First that names a language: ``<html lang>`` (else ``xml:lang``), ``<meta
     http-equiv="content-language" content>`` (first tag), the ``Content-Language`` header
     (first tag). Reads at most HTML_PREFIX_BYTES of prefix (the payload's start, after
     content decoding), and stops at ``<body`` or ``</head>``; comments are skipped. Bytes in
-    any ASCII-compatible charset, or UTF-16 with a BOM or starting with '<'.
+    any ASCII-compatible charset, or UTF-16 with a BOM or starting with '<'. cut: whether
+    the payload goes on past prefix, so that a tag at its end may be cut short (None: when
+    prefix is HTML_PREFIX_BYTES long or longer).
 
     >>> html_language(b'<!DOCTYPE html><html class="x" lang="ar-EG"><head>')
     'ara'
@@ -216,7 +218,9 @@ def html_language(prefix, content_language_header=None):
     """
     found = None
     if isinstance(prefix, (bytes, bytearray, memoryview)):
-        found = _scan(_ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES])), len(prefix) >= HTML_PREFIX_BYTES)
+        if cut is None or len(prefix) > HTML_PREFIX_BYTES:
+            cut = len(prefix) >= HTML_PREFIX_BYTES
+        found = _scan(_ascii_compatible(bytes(prefix[:HTML_PREFIX_BYTES])), cut)
     if found is None and content_language_header:
         if isinstance(content_language_header, (bytes, bytearray)):
             content_language_header = bytes(content_language_header).decode("ascii", "replace")

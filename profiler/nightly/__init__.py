@@ -187,7 +187,7 @@ class Night:
             reasons.append("first run")
         else:
             if state.data.get("identity") != identity:
-                reasons.append("policy, revisit handling or archive URI changed")
+                reasons.append("policy, revisit handling, language detection or archive URI changed")
             if changed:
                 reasons.append("%d input(s) changed" % len(changed))
             if removed:
@@ -228,7 +228,7 @@ class Night:
                                conf_paths=c.mrjob_conf if own else (), archive_uri=c.archive_uri,
                                resolve_revisits=c.resolve_revisits, split_size=c.split_size,
                                cores=c.cores if own else None, extra_args=c.mrjob_args if own else (),
-                               progress=self.progress)
+                               progress=self.progress, detect_language=c.detect_language)
 
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]
@@ -244,7 +244,8 @@ class Night:
         self._profile(files, out)
         if night is None:
             with self._phase("scan"):
-                scan = sets.Scan(self.work).run(files, self.config.split_size, progress=self._progress("scanning"))
+                scan = sets.Scan(self.work).run(files, self.config.split_size, progress=self._progress("scanning"),
+                                                detect_language=self._detecting())
             urirs, digests = self._write_sets(None, scan)
         else:
             scan, (urirs, digests) = night
@@ -257,7 +258,7 @@ class Night:
         captures_path = os.path.join(self.work, "captures.cdxj")
         with self._phase("scan"):
             scan = sets.Scan(self.work, captures_path, pairs=True).run(
-                new, c.split_size, progress=self._progress("scanning"))
+                new, c.split_size, progress=self._progress("scanning"), detect_language=self._detecting())
         seen_urirs, seen_digests = set(), set()
         night_sets = self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",
@@ -287,7 +288,8 @@ class Night:
         runs = [old_run] + ([fold_mod.run_meta(delta)[0]] if delta else [])
         exact = fold_mod.exact_after(old_about, keys_urir, keys_digest)
         header = fold_mod.headers(runs, old_about, c.archive_uri, self.policy.to_dict(),
-                                  c.resolve_revisits, exact, extra_skipped_files=unusable)
+                                  c.resolve_revisits, exact, extra_skipped_files=unusable,
+                                  language_detection=self._detection_meta())
         try:
             with self._phase("fold"):
                 counts = fold_mod.fold(old_profile, delta, out, header, keys_urir, keys_digest)
@@ -302,6 +304,18 @@ class Night:
                 "approximate_nights": prev.get("approximate_nights", 0) + 1 if approximate else 0,
                 "night_captures": scan.captures, "bounded_keys": counts["bounded"],
                 "expected_captures": old_run.get("captures", 0) + scan.captures}
+
+    def _detecting(self):
+        """Whether the night's scan detects languages: detect_language, with a policy that has lang."""
+        from profiler.model import criteria
+        return self.config.detect_language and criteria.LANG.name in self.policy.names
+
+    def _detection_meta(self):
+        """The detector a profile's header records (profiler.model.detect.meta), or None."""
+        if not self._detecting():
+            return None
+        from profiler.model.detect import meta
+        return meta()
 
     def _subset_keys(self, captures_path, keep, what):
         """The keys the night's captures selected by keep(urlkey, digest) touch (a profile of them)."""

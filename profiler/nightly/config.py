@@ -24,6 +24,7 @@ DEFAULTS = {
     "mrjob_args": [],
     "archive_uri": None,
     "resolve_revisits": True,
+    "detect_language": False,
     "split_size": 64 << 20,
     "keep": 7,
     "on_overlap": "rebuild",
@@ -95,7 +96,7 @@ class NightlyConfig:
         if self.cores is not None and (isinstance(self.cores, bool) or not isinstance(self.cores, int)
                                        or self.cores < 1):
             bad("cores", "must be a whole number >= 1")
-        for key in ("resolve_revisits", "report"):
+        for key in ("resolve_revisits", "report", "detect_language"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "must be true or false")
         if self.mementomap not in (None, "surt", "surt,datetime"):
@@ -104,9 +105,13 @@ class NightlyConfig:
             bad("archive_uri", "must be a URI")
 
     def identity(self, policy_dict):
-        """What a profile's numbers depend on besides its inputs: a change forces a rebuild."""
-        return {"policy": policy_dict, "resolve_revisits": self.resolve_revisits,
-                "archive_uri": self.archive_uri}
+        """What a profile's numbers depend on besides its inputs: a change forces a rebuild
+        (detect_language only when set, so that states written before it was an option stay)."""
+        identity = {"policy": policy_dict, "resolve_revisits": self.resolve_revisits,
+                    "archive_uri": self.archive_uri}
+        if self.detect_language:
+            identity["detect_language"] = True
+        return identity
 
 
 def _strings(value, key, source):

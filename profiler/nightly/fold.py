@@ -52,11 +52,12 @@ def exact_after(old_about, keys_urir, keys_digest):
 
 
 def headers(runs, about, archive_uri, policy_dict, resolve_revisits, exact, created=None,
-            extra_skipped_files=()):
+            extra_skipped_files=(), language_detection=None):
     """The '!' lines of a folded profile: those of a one-run profile of all its inputs, plus,
     when some numbers are bounds, the merge note other tools read ('merge.exact')."""
     inputs, meta, skipped_files = combined_run_meta(list(runs) + [{"skipped_files": list(extra_skipped_files)}])
-    lines = header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_revisits, created)
+    lines = header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_revisits, created,
+                         language_detection=language_detection)
     if len(exact) == len(FEATURES):
         return lines
     note = {"exact": exact, "bounds": [f for f in FEATURES if f not in exact],

@@ -151,10 +151,13 @@ class Scan:
         self.captures_path = captures_path
         self.captures = 0
 
-    def run(self, files, split_size=inputs_mod.DEFAULT_SPLIT_SIZE, warc_reader="warcio", progress=None):
+    def run(self, files, split_size=inputs_mod.DEFAULT_SPLIT_SIZE, warc_reader="warcio", progress=None,
+            detect_language=False):
         infos = [inputs_mod.sniff(f) for f in files]
         splits = registry.choose_warc_reader(inputs_mod.plan_splits([i for i in infos if i["format"]], split_size),
                                              warc_reader)
+        if detect_language:
+            splits = registry.detect_languages(splits)
         out = open(self.captures_path, "wb") if self.captures_path else None
         try:
             for n, split in enumerate(splits, 1):

@@ -109,7 +109,7 @@ class Archive:
     def scratch(self):
         """A profile of every input now in the folder, made from scratch (same policy and URI)."""
         out = os.path.join(self.root, "scratch.cdxj")
-        kw = {k: self.settings[k] for k in ("policy", "resolve_revisits") if k in self.settings}
+        kw = {k: self.settings[k] for k in ("policy", "resolve_revisits", "detect_language") if k in self.settings}
         run_profile([self.inputs], out, archive_uri=ARCHIVE_URI, **kw)
         return out
 

@@ -124,15 +124,18 @@ def profile(caps, policy):
 
 
 def read_profile(path):
-    """{key: same tuple} from a CDXJ profile file."""
+    """{key: same tuple} from a CDXJ profile file (its key fields as its !keys line says)."""
     import json
     out = {}
+    n = 4
     with open(path, encoding="utf-8") as f:
         for line in f:
+            if line.startswith("!keys "):
+                n = len(json.loads(line[6:]))
             if line.startswith(("!", "@")):
                 continue
-            key, _, block = line.rstrip("\n").partition(" {")    # no key field starts with '{'
-            v = json.loads("{" + block)
+            parts = line.rstrip("\n").split(" ", n)
+            key, v = " ".join(parts[:n]), json.loads(parts[n])
             out[key] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
                         v["digests"], v["dedup_bytes"], v["first"], v["last"])
     return out

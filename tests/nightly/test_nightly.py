@@ -247,6 +247,33 @@ def test_approximate_rebuilds_when_a_revisit_may_resolve_across_nights(tmp_path,
     assert_same_profile(a.latest, a.scratch())
 
 
+def test_language_detection_reaches_rebuilds_and_folds(tmp_path, capsys):
+    """detect_language: the profile job and the night's scan (the keys a fold cannot know) detect
+    the languages of pages that declare none, and the header records the detector."""
+    from profiler.testing import synthetic_warc
+    a = Archive(tmp_path, policy="lang", detect_language=True, on_overlap="approximate")
+    synthetic_warc.write_language_warc(os.path.join(a.inputs, "n1.warc.gz"), 150, seed=1, declare=False,
+                                       revisit_share=0)
+    assert a.night(capsys)[0] == 0
+    assert_same_profile(a.latest, a.scratch())
+    with open(a.latest, "rb") as f:
+        assert b" fra {" in f.read()
+    # the same sites again: folded, with bounds on the keys of the URI-Rs seen before
+    synthetic_warc.write_language_warc(os.path.join(a.inputs, "n2.warc.gz"), 60, seed=2, declare=False,
+                                       revisit_share=0)
+    status, line = a.night(capsys)
+    assert status == 0 and "(approximate:" in line
+    exact, bounded = check_within_bounds(a.latest, a.scratch())
+    assert bounded > 0 and exact > 0
+    assert about_meta(a.latest)["language_detection"]["detector"] == "CLD2"
+    # switching detection off changes what the numbers mean: a rebuild
+    a.configure(detect_language=False)
+    status, line = a.night(capsys)
+    assert "(rebuild: policy, revisit handling, language detection or archive URI changed" in line
+    assert_same_profile(a.latest, a.scratch())
+    assert "language_detection" not in about_meta(a.latest)
+
+
 def test_a_broken_new_profile_is_never_published(tmp_path, capsys, monkeypatch):
     a = Archive(tmp_path)
     a.add_cdx("a.cdx", hosts(0))

@@ -31,6 +31,7 @@ def test_relative_paths_are_taken_from_the_config_folder(tmp_path):
     ("inputs: [a]\noutput_dir: out\nreport: maybe\n", "report must be true or false"),
     ("inputs: [a]\noutput_dir: out\nname: ../x\n", "name must be a plain file name"),
     ("inputs: [a]\noutput_dir: out\ndetect_changes: guess\n", "detect_changes must be one of mtime, checksum"),
+    ("inputs: [a]\noutput_dir: out\ndetect_language: yes please\n", "detect_language must be true or false"),
 ])
 def test_mistakes_name_the_key(tmp_path, text, message):
     (tmp_path / "n.yaml").write_text(text)
@@ -38,3 +39,12 @@ def test_mistakes_name_the_key(tmp_path, text, message):
         load(str(tmp_path / "n.yaml"))
     with pytest.raises(ConfigError, match="config not found"):
         load(str(tmp_path / "missing.yaml"))
+
+
+def test_language_detection_is_part_of_the_identity_only_when_set(tmp_path):
+    """A state written before detect_language existed keeps its identity (no rebuild)."""
+    (tmp_path / "n.yaml").write_text("inputs: cdx\noutput_dir: out\n")
+    plain = load(str(tmp_path / "n.yaml"))
+    assert plain.detect_language is False and "detect_language" not in plain.identity({})
+    (tmp_path / "n.yaml").write_text("inputs: cdx\noutput_dir: out\ndetect_language: true\n")
+    assert load(str(tmp_path / "n.yaml")).identity({})["detect_language"] is True

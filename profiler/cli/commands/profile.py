@@ -76,6 +76,9 @@ def add_arguments(p):
                         "run's time from a sample; write nothing")
     p.add_argument("--warc-reader", default="warcio", choices=["warcio", "fastwarc"],
                    help="reader of WARC files: fastwarc is faster, same profile (needs the fastwarc extra)")
+    p.add_argument("--detect-language", action="store_true",
+                   help="WARC/ARC HTML responses that declare no language get the language of their text, "
+                        "by CLD2 (a policy with lang levels; needs the detect extra; indexes ignore it)")
 
 
 def run(args):
@@ -88,7 +91,7 @@ def run(args):
             from profiler.errors import UserError
             raise UserError("--dry-run reads files, not standard input")
         return dryrun.report(args.inputs, args.manifest, args.runner, args.split_size, args.cores, args.policy,
-                             args.resolve_revisits, args.warc_reader)
+                             args.resolve_revisits, args.warc_reader, detect_language=args.detect_language)
     if not args.output:
         from profiler.errors import UserError
         raise UserError("profile: -o/--output is required (or --dry-run)")
@@ -101,7 +104,8 @@ def run(args):
     wall, cpu = time.monotonic(), _cpu()
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
-                args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet))
+                args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet),
+                detect_language=args.detect_language)
     if not args.quiet and args.output != "-":
         import sys
         for line in summary_lines(args.output, time.monotonic() - wall, _cpu() - cpu):
@@ -179,7 +183,7 @@ def _run_to_map(args):
         profile = os.path.join(folder, "profile.cdxj")
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
                     args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
-                    warc_reader=args.warc_reader, progress=wanted(args.quiet))
+                    warc_reader=args.warc_reader, progress=wanted(args.quiet), detect_language=args.detect_language)
         profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
