@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from profiler.accel import fast
 from profiler.job.pipeline import run_profile
 from profiler.runtime.shipping import package_zip
 
@@ -98,4 +99,6 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
     assert summary["counters"][0]["profile"]["captures"] == 5000
     calls = (tmp_path / "python-calls.log").read_text().splitlines()
     assert "-m pyspark.daemon" in calls                              # executors' Python workers
-    assert any(c.split(" ")[0].endswith(os.path.join("mrjob", "spark", "harness.py")) for c in calls)  # driver
+    assert any(c.split(" ")[0].endswith("archive_profiler_spark.py") for c in calls)   # driver: the job's program
+    if fast.load() is not None:     # the shipped extension reached the executors (profiler only from the zip)
+        assert set(summary["counters"][0]["tasks"]) == {"step-1 reducers (compiled)"}

@@ -1,0 +1,134 @@
+"""mrjob's Spark runner (alias 'spark') for any master, running the job's own Spark program.
+
+What it changes in mrjob 0.7.4's SparkMRJobRunner:
+
+- **the program**: spark-submit runs profiler.runtime.spark (the job's steps over partitions of
+  raw lines, the compiled kernels on the executors) instead of mrjob's harness, with the
+  harness's command line;
+- **file:// paths**: mrjob hands every URI, file:/// ones too, to its Hadoop filesystem, which
+  needs a ``hadoop`` binary; here local paths and file:/// URIs go to the local filesystem, so a
+  cluster without HDFS keeps the job's temp folder and output on a shared filesystem
+  (``--spark-tmp-dir file:///shared/tmp``);
+- **the default temp folder** of a standalone (``spark://``) or Kubernetes master when there is
+  no ``hadoop`` to reach HDFS: a local folder, as for ``local[N]`` (it must be one every node
+  sees: the same machine, or a shared mount);
+- **files for local masters**: ``--files`` (the built extension) reach a ``local[N]`` master's
+  Python workers too (mrjob passes none there);
+- **start-up**: on a ``local[N]`` master the driver's JVM, which is also the executor, compiles
+  with C1 only and collects with the serial collector, and the shuffle is not compressed (it
+  stays on this machine), unless the configuration says otherwise;
+- **cleanup**: the job's folder under ``--spark-tmp-dir`` (named by the job key) is removed
+  with the local temp folder; mrjob leaves it.
+"""
+
+import logging
+import os
+import posixpath
+import shutil
+from tempfile import gettempdir
+
+from profiler.runtime.startup import import_mrjob_bin
+
+import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
+
+from mrjob.parse import is_uri  # noqa: E402
+from mrjob.spark.runner import SparkMRJobRunner  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+#: the program spark-submit runs (written into the run's local temp folder)
+PROGRAM = "import sys\nfrom profiler.runtime import spark\nsys.exit(spark.main())\n"
+PROGRAM_NAME = "archive_profiler_spark.py"
+#: JVM options of a local master's driver (also its executor) and settings of its shuffle, each
+#: unless the configuration sets it
+LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"}
+
+
+def is_local_master(master):
+    return (master or "local").split("[")[0] == "local"
+
+
+class SparkRunner(SparkMRJobRunner):
+    """The Spark runner; everything not listed in the module's description is mrjob's."""
+
+    alias = "spark"
+
+    @property
+    def fs(self):
+        if not self._fs:
+            fs = super().fs
+            # file:/// URIs and paths to the local filesystem: mrjob's Hadoop one takes every URI
+            fs._fs_names.remove("local")
+            fs._fs_names.insert(0, "local")
+        return self._fs
+
+    def _check_spark_tmp_dir_opt(self):
+        tmp = self._opts["spark_tmp_dir"]
+        if tmp.startswith("file://") and not is_local_master(self._spark_master()):
+            log.info("the job's temp folder %s must be on a filesystem every Spark node shares", tmp)
+        else:
+            super()._check_spark_tmp_dir_opt()
+
+    def _pick_spark_tmp_dir(self):
+        master = self._spark_master()
+        if (not self._opts["spark_tmp_dir"] and not is_local_master(master) and master != "yarn"
+                and not self._hadoop_available()):
+            # no HDFS to reach: a local folder, as for local masters (leftovers removes it)
+            return os.path.join(gettempdir(), self._job_key + "-spark")
+        return super()._pick_spark_tmp_dir()
+
+    def _hadoop_available(self):
+        if self._opts.get("hadoop_bin"):
+            return True
+        for var in ("HADOOP_PREFIX", "HADOOP_HOME", "HADOOP_INSTALL"):
+            if os.environ.get(var) and os.access(os.path.join(os.environ[var], "bin", "hadoop"), os.X_OK):
+                return True
+        return shutil.which("hadoop") is not None
+
+    def _spark_harness_path(self):
+        path = os.path.join(self._get_local_tmp_dir(), PROGRAM_NAME)
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(PROGRAM)
+        return path
+
+    def _spark_upload_args(self):
+        if self._spark_executors_have_own_wd():
+            return super()._spark_upload_args()
+        files = [path.split("#", 1)[0] for path in self._opts["upload_files"]]
+        return ["--files", ",".join(files)] if files else []
+
+    def _spark_submit_args(self, step_num):
+        args = super()._spark_submit_args(step_num)
+        if not is_local_master(self._spark_master()):
+            return args
+        extra = []
+        confs = {a.split("=", 1)[0] for a in args if "=" in a}
+        if "spark.driver.extraJavaOptions" not in confs and "--driver-java-options" not in args:
+            extra += ["--driver-java-options", LOCAL_DRIVER_JAVA_OPTIONS]
+        for key, value in sorted(LOCAL_JOBCONF.items()):
+            if key not in confs:
+                extra += ["--conf", "%s=%s" % (key, value)]
+        return extra + args
+
+    def cleanup(self, mode=None):
+        """mrjob's cleanup, and the job's folder under --spark-tmp-dir when the local temp folder
+        goes (mrjob keeps it)."""
+        chosen = self._cleanup_mode(mode)
+        if any(c in chosen for c in ("ALL", "TMP", "LOCAL_TMP", "HADOOP_TMP")):
+            self._remove_spark_tmp_dir()
+        super().cleanup(mode)
+
+    def _remove_spark_tmp_dir(self):
+        """Remove <spark_tmp_dir>/<job key> (file:/// or a local path; others are HDFS's, left to
+        mrjob); only a folder named by this run's job key."""
+        path = self._spark_tmp_dir
+        if not path or not self._job_key or posixpath.basename(path.rstrip("/")) != self._job_key:
+            return
+        if is_uri(path):
+            if not path.startswith("file:///"):
+                return
+            path = path[len("file://"):]
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
