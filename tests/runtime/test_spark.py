@@ -7,12 +7,8 @@ Spark run (13-15 s of JVM start-up). Under CI=true a missing pyspark or Java fai
 the test skips with a message.
 """
 
-import importlib.util
 import os
-import shutil
-import stat
 import subprocess
-import sys
 
 import pytest
 
@@ -20,57 +16,19 @@ from profiler.accel import fast
 from profiler.job.pipeline import run_profile
 from profiler.runtime.shipping import package_zip
 
-from helpers.shipped import ONLY_SHIPPED
+from helpers.spark import only_shipped_python, require_spark
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 CREATED = "2026-01-01T00:00:00Z"
 
-WRAPPER = """#!%s
-# A Spark python (driver and `-m pyspark.daemon` workers) that imports profiler only from a
-# .zip on sys.path (what --py-files gives), never from the installed package.
-import importlib.machinery, os, runpy, sys
-
-with open(%r, "a") as log:                 # who runs through this python: driver, workers
-    log.write(" ".join(sys.argv[1:3]) + "\\n")
-
-""" + ONLY_SHIPPED + """
-if len(sys.argv) > 2 and sys.argv[1] == "-m":
-    sys.meta_path.insert(0, OnlyShipped())
-    sys.argv = sys.argv[2:]
-    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-elif len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
-    sys.meta_path.insert(0, OnlyShipped())
-    sys.argv = sys.argv[1:]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
-    runpy.run_path(sys.argv[0], run_name="__main__")
-else:
-    os.execv(sys.executable, [sys.executable] + sys.argv[1:])
-"""
-
-
-def _require_spark():
-    missing = []
-    if importlib.util.find_spec("pyspark") is None:
-        missing.append("pyspark (pip install -e '.[spark]')")
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        missing.append("java (a JDK/JRE 17)")
-    if missing:
-        message = "Spark test needs " + " and ".join(missing)
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-
 
 @pytest.fixture
 def spark_python(tmp_path, monkeypatch):
-    _require_spark()
+    require_spark()
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     monkeypatch.delenv("PYTHONPATH", raising=False)
-    path = tmp_path / "python-only-shipped"
-    path.write_text(WRAPPER % (sys.executable, str(tmp_path / "python-calls.log")))
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return str(path)
+    return only_shipped_python(tmp_path, tmp_path / "python-calls.log")
 
 
 def test_wrapper_refuses_the_installed_package(spark_python, tmp_path):
