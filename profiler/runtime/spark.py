@@ -7,7 +7,11 @@ with ``--files``), with partitionBy shuffles of one blob per task and partition:
 
     manifest lines -> map -> | step 1 reduce -> | step 2 reduce -> | step 3 reduce -> text parts
 
-Counters go to mrjob's counter folder, one dict per step, as its harness writes them; each task
+The map tasks run as a job of their own first; what they report (their digest filters, samples
+of their digests) tells step 1's reducers which digest records to write and which digests to
+spread over every partition of step 2 (profiler.runtime.sparksteps).
+
+Counters go to mrjob's counter folder, one dict per step, as its harness writes them. Each task
 reports its own, and a task that Spark runs again (a lost executor) replaces its earlier report
 rather than adding to it.
 """
@@ -15,14 +19,23 @@ rather than adding to it.
 import argparse
 import functools
 import json
+import logging
 import os
 import shlex
 import sys
 
-from profiler.runtime import contract, sparksteps
+import orjson
+from pyspark.accumulators import AccumulatorParam
+
+from profiler.accel import fast
+from profiler.runtime import contract, digestfilter, sparksteps
+
+log = logging.getLogger(__name__)
 
 #: input bytes per reduce partition, at least (partitions are sorted in memory; the rest spills)
 PARTITION_INPUT_BYTES = 256 << 20
+#: a merged digest filter with more of its bits set than this filters too little to be sent
+MAX_FILTER_SET = 0.5
 
 
 def parse_args(argv):
@@ -58,54 +71,126 @@ def partitions(sc, lines, wanted=None):
     parallelism, and at least one per PARTITION_INPUT_BYTES of input."""
     if wanted:
         return wanted
-    from profiler.runtime import digestfilter
-    import orjson
     total = sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines)
     return max(1, sc.defaultParallelism, -(-total // PARTITION_INPUT_BYTES))
 
 
-def run(sc, lines, job, parts, output_path, codec=None):
+def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_filter=True):
     """The job over the manifest lines; the profile lines to output_path (text parts, each sorted
-    by key). Returns the counters of each step."""
-    by_task = sc.accumulator({}, _task_counters())
+    by key). Returns the counters of each step.
+
+    The map tasks run first as a job of their own (``map_stage``), so that step 1's reducers get
+    what they reported: the merged digest filter and the hot digests (profiler.runtime.sparksteps).
+    hot_records: estimated records that make a digest hot (0: from the input's size)."""
+    size = 0
+    if digest_filter and fast.load() is not None:
+        size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines))
+    reports = sc.accumulator({}, _Replacing())
+    filters = sc.accumulator(sparksteps.FilterMerge(size), _Filters())
     mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
-        functools.partial(_map, job, parts, by_task)).partitionBy(parts, int)
-    step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, by_task)).partitionBy(parts, int)
-    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, parts, by_task)).partitionBy(parts, int)
-    final = step2.mapPartitionsWithIndex(functools.partial(_final, job, by_task))
+        functools.partial(_map, job, parts, reports, filters, size)).partitionBy(parts, int)
+    shared, hot = None, set()
+    if map_stage(sc, mapped):
+        merged = filters.value
+        shared = merged.shared(len(lines))
+        if shared is not None and merged.fraction_set() > MAX_FILTER_SET:
+            log.info("digest filter not used: %.0f%% of its bits are set", 100 * merged.fraction_set())
+            shared = None
+        maps = list(reports.value.values())
+        hot = sparksteps.hot_digests(maps, hot_records or sparksteps.default_hot_threshold(maps, parts))
+        if hot:
+            log.info("%d hot digest(s) spread over %d partitions", len(hot), parts)
+            reports.add({("driver", 0, 0): {"spark": {"hot digests (records spread over partitions)": len(hot)}}})
+    shared = sc.broadcast(shared) if shared else None
+    hot = sc.broadcast(hot) if hot else None
+    step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot)) \
+        .partitionBy(parts, int)
+    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, parts, reports, None, None)) \
+        .partitionBy(parts, int)
+    final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
     final.saveAsTextFile(output_path, compressionCodecClass=codec)
-    return sparksteps.step_counters(by_task.value)
+    check_parts(output_path, parts)
+    return sparksteps.step_counters(reports.value)
 
 
-def _reporter(by_task):
-    return lambda task, counts: by_task.add({task: counts})
+def map_stage(sc, shuffled):
+    """Run the map side of shuffled's shuffle (a partitionBy's result) as a job of its own; the
+    next job finds its map outputs there. False when this Spark has no way to (its
+    SparkContext.submitMapStage, reached through py4j, is not public API)."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+    try:
+        dependency = shuffled._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+        submit = sc._jsc.sc().submitMapStage
+        future = submit(dependency)
+    except Py4JJavaError:
+        raise
+    except (Py4JError, AttributeError) as e:
+        log.info("no map stage of its own (%s): no digest filter, no hot digests", e)
+        return False
+    future.get()
+    return True
 
 
-def _map(job, parts, by_task, index, lines):
-    return sparksteps.map_partition(index, lines, job, parts, _reporter(by_task))
+def check_parts(output_path, parts):
+    """RuntimeError when an output on this machine lacks a part: its executors wrote to folders
+    the driver does not see (a temp folder that is not on a filesystem they share)."""
+    if "://" in output_path and not output_path.startswith("file://"):
+        return
+    folder = output_path[len("file://"):] if output_path.startswith("file://") else output_path
+    found = {name.split(".")[0] for name in os.listdir(folder) if name.startswith("part-")}
+    missing = [i for i in range(parts) if "part-%05d" % i not in found]
+    if missing:
+        raise RuntimeError("%d of %d output parts are not in %s: the executors write where this machine does "
+                           "not see (--spark-tmp-dir must be a folder every node shares)"
+                           % (len(missing), parts, folder))
 
 
-def _reduce(step_num, job, parts, by_task, index, pairs):
-    return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(by_task))
+def _map(job, parts, reports, filters, size, index, lines):
+    def report(task, value):
+        reports.add({task: value})
+        if value.filter is not None:
+            filters.add({task[2]: value.filter})
+    return sparksteps.map_partition(index, lines, job, parts, report, filter_bytes=size)
 
 
-def _final(job, by_task, index, pairs):
-    return sparksteps.final_partition(index, pairs, job, _reporter(by_task))
+def _reduce(step_num, job, parts, reports, shared, hot, index, pairs):
+    return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(reports),
+                                       shared=shared.value if shared else None, hot=hot.value if hot else None)
 
 
-def _task_counters():
-    from pyspark.accumulators import AccumulatorParam
+def _final(job, reports, index, pairs):
+    return sparksteps.final_partition(index, pairs, job, _reporter(reports))
 
-    class TaskCounters(AccumulatorParam):
-        """{task: counts}: a task's later report replaces its earlier one."""
 
-        def zero(self, value):
-            return {}
+def _reporter(reports):
+    return lambda task, counts: reports.add({task: counts})
 
-        def addInPlace(self, value1, value2):
+
+class _Replacing(AccumulatorParam):
+    """{task: report}: a task's later report replaces its earlier one."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        value1.update(value2)
+        return value1
+
+
+class _Filters(AccumulatorParam):
+    """The map tasks' digest filters: {map task: filter} on the executors, merged into a
+    sparksteps.FilterMerge on the driver (each task once)."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        if isinstance(value1, dict):
             value1.update(value2)
-            return value1
-    return TaskCounters()
+        else:
+            for index, filter_ in value2.items():
+                value1.add(index, filter_)
+        return value1
 
 
 def write_counters(sc, counters, folder):
@@ -124,13 +209,14 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     opts, _ = contract.parse_options(shlex.split(args.job_args))
     job = sparksteps.JobOptions(opts["policy_json"], opts["resolve_revisits"], opts["table_limit"])
+    logging.basicConfig(level=logging.INFO, format="archive-profiler spark: %(message)s")
     from pyspark import SparkContext
     sc = SparkContext()
     counters = [{}, {}, {}]
     try:
         lines = manifest_lines(args.input_path, sc)
         counters = run(sc, lines, job, partitions(sc, lines, args.num_reducers), args.output_path,
-                       args.compression_codec)
+                       args.compression_codec, opts["hot_digest_records"])
     finally:
         if args.counter_output_dir:
             write_counters(sc, counters, args.counter_output_dir)

@@ -13,11 +13,28 @@ object per line through the JVM) is done here per partition, on bytes:
 - the final step's lines come out sorted by key in each partition, so the client merges
   the parts as streams (profiler.files.output).
 
-Nothing here imports pyspark: the tests run these functions with an in-process shuffle.
+Between the map tasks and step 1's reducers the driver learns two things from the map tasks'
+reports (``MapReport``):
+
+- **the digest filter** (profiler.runtime.digestfilter): each map task's bitmaps, merged once
+  per task (``FilterMerge``), tell step 1's reducers which digests two or more map records hold;
+  they write digest records for those only, as on the local runner;
+- **hot digests**: digests the map tasks' sampled records say many URI-Rs hold (the empty
+  payload's). Step 1's reducers give a hot digest's records a salted key, ``S <salt> <digest>``,
+  so they spread over every partition of step 2 instead of all meeting in one task; each
+  partition writes, per profile key, the URI-Rs, sum of lengths and largest length of its share
+  (profiler.job.digests.key_stats) as ``T <profile key>`` lines, which go to the partition of
+  the key's own records in step 3. There the shares of a digest add up (URI-Rs, sums) and take
+  the largest, and its correction joins the key's records: the same numbers as one task
+  holding all the digest's records.
+
+Nothing here imports pyspark: the tests run these functions with an in-process shuffle
+(``run_in_process``).
 """
 
 import collections
 import heapq
+import itertools
 import os
 import re
 import tempfile
@@ -25,15 +42,24 @@ import zlib
 
 from profiler import jsonnum
 from profiler.accel import fast
-from profiler.job import rawsteps, tasks
+from profiler.job import digests, rawsteps, tasks
+from profiler.model import stats
+from profiler.model.keys import SuffixTable
 from profiler.model.policy import Policy
+from profiler.runtime import contract, digestfilter
 
 #: bytes of lines a reduce task sorts in memory at a time; past it they go to a sorted run on disk
 RUN_BYTES = 128 << 20
-#: bytes of the buffers reduce_task reads
+#: bytes of the buffers a merge of runs hands reduce_task
 CHUNK = 4 << 20
 #: a byte below TAB in a key: key order and line order may differ there
 _BELOW_TAB = re.compile(rb"[\x00-\x08]")
+#: map records a map task samples for hot digests, at most
+SAMPLES = 4096
+#: the digest's place in a map record's cell (profiler.job.mapside: period, mime, status, digest, ...)
+CELL_DIGEST = 3
+#: line prefixes of the salted records of hot digests (step 2) and of their shares (step 3)
+SALTED, SHARE = b"S ", b"T "
 
 #: the job's own options, as the client passed them (profiler.runtime.contract)
 JobOptions = collections.namedtuple("JobOptions", "policy_json resolve_revisits table_limit")
@@ -62,6 +88,8 @@ def part_of(key, parts):
     return zlib.crc32(key) % parts
 
 
+# --- the shuffle: lines into partitions, a partition's lines sorted
+
 def bucketed(chunks, parts):
     """[(part, blob), ...]: the lines of chunks (bytes of whole key<TAB>value lines), one blob of
     whole lines per partition that gets any, in their order (the compiled bucket_lines() when
@@ -88,8 +116,7 @@ def bucketed(chunks, parts):
 
 def _sorted_lines(blobs):
     """The lines of blobs (whole lines), sorted, without their newlines."""
-    data = b"".join(blobs)
-    lines = data.split(b"\n")
+    lines = b"".join(blobs).split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     lines.sort()
@@ -166,40 +193,266 @@ def _merged(runs, tail, size):
     yield from _chunks(heapq.merge(*streams), size)
 
 
-def map_partition(index, manifest_lines, job, parts, report, environ=None):
+class Split:
+    """The buffers of sorted lines before the first line that starts with prefix (``before()``, for a
+    task to stream), then the lines from it on (``after()``): lines of a prefix that sorts last."""
+
+    def __init__(self, chunks, prefix):
+        self.chunks, self.prefix, self.rest = iter(chunks), prefix, []
+
+    def before(self):
+        for chunk in self.chunks:
+            if chunk.startswith(self.prefix):
+                at = 0
+            else:
+                at = chunk.find(b"\n" + self.prefix) + 1
+                if not at:
+                    yield chunk
+                    continue
+                yield chunk[:at]
+            self.rest.append(chunk[at:])
+            return
+
+    def after(self):
+        """The lines from the prefix's first on, without newlines (call after before() is done)."""
+        for chunk in itertools.chain(self.rest, self.chunks):
+            yield from rawsteps.split_lines(chunk)
+
+
+# --- the tasks
+
+class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples")):
+    """What a map task tells the driver: its counters; its digest filter ((one, two) bitmaps,
+    zlib-compressed) or None; {digest: sampled records holding it} (digests sampled twice or
+    more), its records and the records sampled."""
+
+
+def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0):
     """Step 1's map task over a partition of manifest lines (profiler.job.tasks.map_task):
-    [(part, blob), ...]. report(task, counts) gets its counters."""
-    out, counts = [], Counts()
-    tasks.map_task(manifest_lines, policy_of(job), job.resolve_revisits, out.append, counts,
-                   os.environ if environ is None else environ)
-    report(("map", 0, index), counts)
-    return bucketed(out, parts)
+    [(part, blob), ...]. report(task, MapReport) gets what it tells the driver."""
+    environ = dict(os.environ if environ is None else environ)
+    out, counts, path = [], Counts(), None
+    if filter_bytes:
+        fd, path = tempfile.mkstemp(prefix="digest-filter-")
+        os.close(fd)
+        environ[digestfilter.FILTER_ENV] = "%d %s" % (filter_bytes, path)
+    try:
+        tasks.map_task(manifest_lines, policy_of(job), job.resolve_revisits, out.append, counts, environ)
+        filter_ = _read_filter(path, filter_bytes) if path else None
+    finally:
+        if path:
+            os.unlink(path)
+    data = b"".join(out)
+    report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data)))
+    return bucketed([data], parts)
 
 
-def reduce_partition(step_num, index, pairs, job, parts, report, environ=None):
-    """Reduce task of step step_num over one partition's (part, blob) pairs
-    (profiler.job.tasks.reduce_task): the next step's [(part, blob), ...]."""
-    out, counts = [], Counts()
-    tasks.reduce_task(step_num, sorted_chunks(blob for _, blob in pairs), policy_of(job), job.table_limit,
-                      out.append, counts, os.environ if environ is None else environ)
+def _read_filter(path, size):
+    """(one, two) of a map task's filter file, compressed; None when the task wrote none."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(digestfilter.MAGIC) or len(data) != len(digestfilter.MAGIC) + 2 * size:
+        return None
+    body = data[len(digestfilter.MAGIC):]
+    return zlib.compress(body[:size], 1), zlib.compress(body[size:], 1)
+
+
+def sample_digests(data, samples=SAMPLES):
+    """({digest: sampled records holding it, for digests sampled twice or more}, records,
+    records sampled) of a map task's output: its records at even byte steps."""
+    lines = data.count(b"\n")
+    if not lines:
+        return {}, 0, 0
+    step = max(1, len(data) // samples)
+    found = collections.Counter()
+    sampled = pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        key, _, value = data[pos:end].partition(b"\t")
+        if key != rawsteps.META and value.startswith(b"[["):
+            sampled += 1
+            try:
+                found.update({cell[CELL_DIGEST] for cell in jsonnum.loads(value)} - {"-"})
+            except (ValueError, TypeError, IndexError):
+                pass
+        if pos + step <= end + 1:
+            pos = end + 1
+        else:                                   # the first line that starts at or past pos + step
+            nl = data.find(b"\n", pos + step - 1)
+            if nl < 0:
+                break
+            pos = nl + 1
+    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled
+
+
+def _task_env(environ, shared):
+    """environ with the shared-digest bitmap in a file for reduce_task (profiler.runtime.digestfilter),
+    and that file's path (None without a bitmap)."""
+    environ = dict(os.environ if environ is None else environ)
+    environ.pop(digestfilter.SHARED_ENV, None)
+    if not shared:
+        return environ, None
+    fd, path = tempfile.mkstemp(prefix="shared-digests-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(digestfilter.SHARED_MAGIC)
+        f.write(shared)
+    environ[digestfilter.SHARED_ENV] = path
+    return environ, path
+
+
+def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, shared=None, hot=None):
+    """Reduce task of step step_num (0 or 1) over one partition's (part, blob) pairs
+    (profiler.job.tasks.reduce_task): the next step's [(part, blob), ...]. Step 1 reads the
+    shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 writes
+    the shares of the salted ones."""
+    environ, path = _task_env(environ, shared if step_num == 0 else None)
+    out, counts, shares = [], Counts(), []
+    policy = policy_of(job)
+    try:
+        chunks = sorted_chunks(blob for _, blob in pairs)
+        if step_num == 0:
+            tasks.reduce_task(0, chunks, policy, job.table_limit, out.append, counts, environ)
+            if hot:
+                out = salted(out, hot, parts)
+        else:
+            split = Split(chunks, SALTED)
+            tasks.reduce_task(1, split.before(), policy, job.table_limit, out.append, counts, environ)
+            shares = share_lines(split.after(), policy, job.table_limit)
+            if shares:
+                counts("spark", "hot digest shares (profile key, digest, partition)", len(shares))
+    finally:
+        if path:
+            os.unlink(path)
     report(("reduce", step_num, index), counts)
-    return bucketed(out, parts)
+    return bucketed(out, parts) + bucketed_shares(shares, parts)
 
 
 def final_partition(index, pairs, job, report, environ=None):
     """Step 3's reduce task: the partition's profile lines (key<TAB>value, sorted by key) in
     blobs of whole lines without their last newline (what a text file's records are)."""
     out, counts = [], Counts()
-    tasks.reduce_task(2, sorted_chunks(blob for _, blob in pairs), policy_of(job), job.table_limit,
-                      out.append, counts, os.environ if environ is None else environ)
+    split = Split(sorted_chunks(blob for _, blob in pairs), SHARE)
+    keys = list(split.before())
+    fixes = share_corrections(split.after())
+    if fixes:
+        keys = [_sorted_blob(keys + [fixes])]
+    tasks.reduce_task(2, keys, policy_of(job), job.table_limit, out.append, counts,
+                      os.environ if environ is None else environ)
     report(("reduce", 2, index), counts)
     if any(_BELOW_TAB.search(chunk) for chunk in out):
         # a key with a byte below TAB: line order is not key order there (JSON values hold none)
-        lines = b"".join(out).split(b"\n")
-        lines = sorted((line for line in lines if line), key=rawsteps.key_of)
+        lines = sorted((line for line in b"".join(out).split(b"\n") if line), key=rawsteps.key_of)
         out = list(_chunks(lines))
     return [chunk[:-1] for chunk in out if chunk]
 
+
+# --- hot digests
+
+def salted(chunks, hot, salts):
+    """Step 1's output with each record of a hot digest (``D <digest>``) keyed ``S <salt>
+    <digest>``, the salt from its URI-R's record: spread over salts partitions of step 2."""
+    pattern = re.compile(rb"^D (" + b"|".join(re.escape(d) for d in sorted(hot)) + rb")\t(.*)$", re.M)
+
+    def salt(m):
+        return b"S %d %s\t%s" % (zlib.crc32(m.group(2)) % salts, m.group(1), m.group(2))
+    return [pattern.sub(salt, chunk) for chunk in chunks]
+
+
+def share_lines(lines, policy, limit):
+    """``T <profile key><TAB>[digest, URI-Rs, sum of lengths, largest]`` lines of the salted
+    records' groups (sorted lines ``S <salt> <digest><TAB>record``; profiler.job.digests.key_stats)."""
+    out = []
+    compiled = fast.compiled_expander(policy, limit)
+    suffixes = None if compiled is not None else SuffixTable(policy)
+    for key, group in itertools.groupby(lines, rawsteps.key_of):
+        digest = key.split(b" ", 2)[2].decode("latin-1")
+        records = (rawsteps.value_of(line) for line in group)
+        if compiled is not None:
+            found = digests.compiled_key_stats(records, compiled, limit)
+        else:
+            found = digests.key_stats(records, policy, suffixes, limit)
+        out.extend(SHARE + full.encode("utf-8") + b"\t" + jsonnum.dumps([digest, n, total, largest]) + b"\n"
+                   for full, n, total, largest in found)
+    return out
+
+
+def bucketed_shares(lines, parts):
+    """[(part, blob), ...] of share lines: each to the partition of its profile key's K records."""
+    buckets = collections.defaultdict(list)
+    for line in lines:
+        buckets[part_of(b"K " + rawsteps.key_of(line)[len(SHARE):], parts)].append(line)
+    return [(part, b"".join(group)) for part, group in sorted(buckets.items())]
+
+
+def share_corrections(lines):
+    """K lines (sorted, one buffer) of the corrections of the shares of each (profile key, digest):
+    URI-Rs and sums added, the largest kept; a key held by n > 1 URI-Rs gets -(n-1) digests and
+    -(sum - largest) dedup bytes (profiler.job.digests)."""
+    out = []
+    for key, group in itertools.groupby(lines, rawsteps.key_of):
+        by_digest = {}
+        for line in group:
+            digest, n, total, largest = rawsteps.value_of(line)
+            found = by_digest.get(digest)
+            if found is None:
+                by_digest[digest] = [n, total, largest]
+            else:
+                found[0] += n
+                found[1] += total
+                found[2] = max(found[2], largest)
+        fixes = [stats.correction(n - 1, total - largest) for n, total, largest in by_digest.values() if n > 1]
+        if fixes:
+            out.append(b"K " + key[len(SHARE):] + b"\t" + jsonnum.dumps(stats.sum_all(fixes)) + b"\n")
+    return b"".join(out)
+
+
+def hot_digests(reports, threshold):
+    """The digests whose estimated records (from the map tasks' MapReports) reach threshold."""
+    reports = [r for r in reports if isinstance(r, MapReport)]
+    lines = sum(r.lines for r in reports)
+    sampled = sum(r.samples for r in reports)
+    if not sampled:
+        return set()
+    found = collections.Counter()
+    for r in reports:
+        found.update(r.digests)
+    scale = lines / sampled
+    return {d for d, n in found.items() if n * scale >= threshold}
+
+
+# --- the digest filter, merged in the driver
+
+class FilterMerge:
+    """The map tasks' digest filters merged, each task once (a task Spark runs again is not
+    merged twice): ``shared()`` is the bitmap of digests two or more map records hold, as
+    profiler.runtime.digestfilter.merge makes it."""
+
+    def __init__(self, size=0):
+        self.size, self.tasks, self.one, self.two = size, set(), 0, 0
+
+    def add(self, index, filter_):
+        if filter_ is None or index in self.tasks:
+            return
+        one, two = (int.from_bytes(zlib.decompress(b), "little") for b in filter_)
+        self.two |= two | (self.one & one)
+        self.one |= one
+        self.tasks.add(index)
+
+    def shared(self, map_tasks):
+        """The bitmap (bytes), or None when a map task wrote no filter."""
+        if not self.size or len(self.tasks) != map_tasks:
+            return None
+        return self.two.to_bytes(self.size, "little")
+
+    def fraction_set(self):
+        return self.two.bit_count() / (8 * self.size) if self.size else 1.0
+
+
+# --- counters
 
 def add_counts(total, counts):
     """counts ({group: {counter: n}}) added into total."""
@@ -212,20 +465,24 @@ def add_counts(total, counts):
 
 def step_counters(by_task, steps=3):
     """mrjob's counters, one {group: {counter: n}} per step, of the counters of each task
-    ({(kind, step, index): counts}: a task Spark ran again is counted once)."""
+    ({(kind, step, index): counts or a MapReport}: a task Spark ran again is counted once)."""
     out = [{} for _ in range(steps)]
-    for (_, step, _), counts in sorted(by_task.items()):
-        add_counts(out[step], counts)
+    for (_, step, _), value in sorted(by_task.items()):
+        add_counts(out[step], value.counts if isinstance(value, MapReport) else value)
     return out
 
 
-def run_in_process(manifest_lines, job, parts=3, environ=None):
-    """The whole job with a shuffle in this process (tests; what Spark does between the
-    functions above): (profile lines of each partition, counters per step)."""
+# --- the whole job in this process (tests)
+
+def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=True, hot=None,
+                   hot_threshold=None):
+    """The whole job with a shuffle in this process, what Spark does between the functions above:
+    (profile lines of each partition, counters per step, the hot digests). hot: the hot digests,
+    or None to find them from the map tasks' samples with hot_threshold (None: none)."""
     by_task = {}
 
-    def report(task, counts):
-        by_task[task] = counts
+    def report(task, value):
+        by_task[task] = value
 
     def shuffle(pairs_lists):
         into = collections.defaultdict(list)
@@ -234,9 +491,27 @@ def run_in_process(manifest_lines, job, parts=3, environ=None):
                 into[part].append((part, blob))
         return [into.get(i, []) for i in range(parts)]
 
-    mapped = shuffle(map_partition(i, [line], job, parts, report, environ) for i, line in enumerate(manifest_lines))
+    size = 0
+    if digest_filter and fast.load() is not None:
+        size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(jsonnum.loads(line)) for line in manifest_lines))
+    mapped = shuffle([map_partition(i, [line], job, parts, report, environ, size)
+                      for i, line in enumerate(manifest_lines)])
+    merged = FilterMerge(size)
+    for (_, _, index), value in by_task.items():
+        merged.add(index, value.filter)
+    reports = list(by_task.values())
+    shared = merged.shared(len(manifest_lines))
+    if hot is None:
+        hot = hot_digests(reports, hot_threshold) if hot_threshold is not None else set()
     for step in (0, 1):
-        mapped = shuffle(reduce_partition(step, i, pairs, job, parts, report, environ)
-                         for i, pairs in enumerate(mapped))
+        mapped = shuffle([reduce_partition(step, i, pairs, job, parts, report, environ, shared, hot)
+                          for i, pairs in enumerate(mapped)])
     out = [final_partition(i, pairs, job, report, environ) for i, pairs in enumerate(mapped)]
-    return out, step_counters(by_task)
+    return out, step_counters(by_task), hot
+
+
+def default_hot_threshold(reports, parts):
+    """Records a digest must reach to be hot: a share of a partition's map records, and at least
+    contract.HOT_DIGEST_RECORDS."""
+    lines = sum(r.lines for r in reports if isinstance(r, MapReport))
+    return max(contract.HOT_DIGEST_RECORDS, lines / max(1, parts))

@@ -49,7 +49,7 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
     spark_out, local_out = tmp_path / "spark.cdxj", tmp_path / "local.cdxj"
     summary = run_profile([SAMPLE], str(spark_out), runner="spark", created=CREATED,
                           conf_paths=[os.path.join(ROOT, "conf", "mrjob-spark.conf")],
-                          extra_args=["--python-bin", spark_python])
+                          extra_args=["--python-bin", spark_python, "--hot-digest-records", "1"])
     run_profile([SAMPLE], str(local_out), runner="inline", created=CREATED)
     assert spark_out.read_bytes() == local_out.read_bytes()
     assert os.listdir(os.environ["TMPDIR"]) == []          # no <job key>-spark folder left
@@ -60,3 +60,8 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
     assert any(c.split(" ")[0].endswith("archive_profiler_spark.py") for c in calls)   # driver: the job's program
     if fast.load() is not None:     # the shipped extension reached the executors (profiler only from the zip)
         assert set(summary["counters"][0]["tasks"]) == {"step-1 reducers (compiled)"}
+        # the map tasks' digest filters, merged, reached step 1's reducers
+        assert summary["counters"][0]["digest filter"]["digest records not written (one map record)"] > 0
+    # digests held by two or more sampled records were hot: their records spread, their shares added up
+    assert summary["counters"][0]["spark"]["hot digests (records spread over partitions)"] > 0
+    assert summary["counters"][1]["spark"]["hot digest shares (profile key, digest, partition)"] > 0
