@@ -15,16 +15,22 @@ What it changes in mrjob 0.7.4's SparkMRJobRunner:
 - **files for local masters**: ``--files`` (the built extension) reach a ``local[N]`` master's
   Python workers too (mrjob passes none there);
 - **start-up**: on a ``local[N]`` master the driver's JVM, which is also the executor, compiles
-  with C1 only and collects with the serial collector, and the shuffle is not compressed (it
-  stays on this machine), unless the configuration says otherwise;
+  with C1 only, collects with the serial collector and maps the classes it loaded last time
+  from an archive (class data sharing, Java 13+: the first run writes it into the user's cache
+  folder, ``ARCHIVE_PROFILER_SPARK_CDS=0`` turns it off), and the shuffle is not compressed (it
+  stays on this machine), unless the configuration says otherwise; pyspark's numpy import
+  starts no BLAS threads;
 - **cleanup**: the job's folder under ``--spark-tmp-dir`` (named by the job key) is removed
   with the local temp folder; mrjob leaves it.
 """
 
+import hashlib
 import logging
 import os
 import posixpath
+import re
 import shutil
+import subprocess
 from tempfile import gettempdir
 
 from profiler.runtime.startup import import_mrjob_bin
@@ -43,6 +49,11 @@ PROGRAM_NAME = "archive_profiler_spark.py"
 #: unless the configuration sets it
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"}
+#: the environment of the driver and the executors' Python: numpy (imported by pyspark, unused
+#: here) starts no thread pools; each unless set
+THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: "0" turns the class archive of a local master's driver off
+CDS_ENV = "ARCHIVE_PROFILER_SPARK_CDS"
 
 
 def is_local_master(master):
@@ -106,11 +117,31 @@ class SparkRunner(SparkMRJobRunner):
         extra = []
         confs = {a.split("=", 1)[0] for a in args if "=" in a}
         if "spark.driver.extraJavaOptions" not in confs and "--driver-java-options" not in args:
-            extra += ["--driver-java-options", LOCAL_DRIVER_JAVA_OPTIONS]
+            options = LOCAL_DRIVER_JAVA_OPTIONS
+            if self._class_archive is None:
+                self._class_archive = ClassArchive.for_spark(self.get_spark_submit_bin()[0])
+            if self._class_archive:
+                options += " " + self._class_archive.option()
+            extra += ["--driver-java-options", options]
         for key, value in sorted(LOCAL_JOBCONF.items()):
             if key not in confs:
                 extra += ["--conf", "%s=%s" % (key, value)]
         return extra + args
+
+    _class_archive = None
+
+    def _run_spark_submit(self, spark_submit_args, env, record_callback):
+        found = super()._run_spark_submit(spark_submit_args, env, record_callback)
+        if self._class_archive:
+            self._class_archive.finish(found[0] == 0)
+        return found
+
+    def _spark_cmdenv(self, step_num):
+        env = super()._spark_cmdenv(step_num)
+        for name, value in THREADS_ENV.items():
+            if name not in env and name not in os.environ:
+                env[name] = value
+        return env
 
     def cleanup(self, mode=None):
         """mrjob's cleanup, and the job's folder under --spark-tmp-dir when the local temp folder
@@ -132,3 +163,72 @@ class SparkRunner(SparkMRJobRunner):
             path = path[len("file://"):]
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
+
+
+class ClassArchive:
+    """The driver JVM's class archive (dynamic class data sharing, Java 13+) in the user's cache
+    folder, one per Java binary and Spark jars: ``option()`` maps it when it is there, else
+    writes it when the JVM exits, under a name of this process, renamed by ``finish()``."""
+
+    def __init__(self, path):
+        self.path = path
+        self.writing = None if os.path.isfile(path) else "%s.%d.tmp" % (path, os.getpid())
+
+    @classmethod
+    def for_spark(cls, spark_submit, environ=os.environ):
+        """The archive for this spark-submit's JVM, or False (turned off, no Java 13+, no jars)."""
+        if environ.get(CDS_ENV, "1") == "0":
+            return False
+        java = os.path.join(environ["JAVA_HOME"], "bin", "java") if environ.get("JAVA_HOME") else shutil.which("java")
+        jars = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(spark_submit))), "jars")
+        if not java or not os.path.isfile(java) or not os.path.isdir(jars):
+            return False
+        java = os.path.realpath(java)
+        key = hashlib.sha1(repr((java, os.stat(java).st_mtime_ns, os.stat(java).st_size,
+                                 sorted((n, os.path.getsize(os.path.join(jars, n))) for n in os.listdir(jars))))
+                           .encode()).hexdigest()[:16]
+        cache = os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                             "archive-profiler", "spark-classes")
+        found = cls(os.path.join(cache, key + ".jsa"))
+        if found.writing:
+            if java_major(java) < 13:
+                return False
+            try:
+                os.makedirs(cache, exist_ok=True)
+            except OSError:
+                return False
+            log.info("writing the Spark driver's class archive %s (this run is slower; later ones start sooner)",
+                     found.path)
+        return found
+
+    def option(self):
+        if self.writing:
+            return _quoted("-XX:ArchiveClassesAtExit=" + self.writing)
+        return _quoted("-XX:SharedArchiveFile=" + self.path)
+
+    def finish(self, ok):
+        """The archive written by a run that ended well takes its place; a partial one is removed."""
+        if not self.writing or not os.path.exists(self.writing):
+            return
+        if ok and os.path.getsize(self.writing) > 0:
+            os.replace(self.writing, self.path)
+        else:
+            os.unlink(self.writing)
+        self.writing = None
+
+
+def java_major(java):
+    """The major version of a java binary (0 when it cannot tell)."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not found:
+        return 0
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def _quoted(option):
+    return '"%s"' % option if " " in option else option
