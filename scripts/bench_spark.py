@@ -4,18 +4,19 @@
     python scripts/bench_spark.py [--lines 1000000] [--master local[2]] [--compare local]
         [--local-cores 2] [--repeat 1] [--standalone 1,2] [--policy FILE] [--json FILE] [--keep DIR]
 
-Runs `archive-profiler profile -r spark` (pyspark from the `spark` extra, Spark's event log on
-in the first run), then, with --compare local, the same input with the local runner, and checks
-that the profiles are byte-identical except the `created` time. Prints wall and CPU time (the
-least of --repeat runs, and all of them), the CPU by kind of process (Spark's JVMs, its Python
-workers, its driver's Python, the client), the ratio of Spark's CPU to the local runner's,
-captures per second and per CPU second, and the shuffle bytes per input capture: Spark's own
-"Shuffle Bytes Written" (from the event log) and, with --local-shuffle, the bytes the local
-runner's streaming steps hand from map to reduce (the text Hadoop Streaming would shuffle, raw
-and deflated; measured with --cleanup NONE). With --standalone 1,2 it starts a standalone cluster
-of 1, then 2 workers (--standalone-cores each; profiler.testing.spark_cluster) on this machine and
-runs the profile there. Also times the client's merge of the profile cut into 64 sorted parts
-(Hadoop's and now Spark's) and 64 unsorted ones, with its memory growth.
+Runs `archive-profiler profile -r spark` (pyspark from the `spark` extra), then, with --compare
+local, the same input with the local runner, and checks that the profiles are byte-identical
+except the `created` time. Prints wall and CPU time (the least CPU of --repeat runs, and all
+runs), the CPU by kind of process (Spark's JVMs, its Python workers, its driver's Python, the
+client), the ratio of Spark's CPU to the local runner's, captures per second and per CPU second,
+and the shuffle bytes per input capture: Spark's own "Shuffle Bytes Written" (from the event log
+of two more runs: raw, as a local master writes them, and lz4-compressed, as a cluster's
+executors do) and, with --local-shuffle, the bytes the local runner's streaming steps hand from
+map to reduce (the text Hadoop Streaming would shuffle, raw and deflated; --cleanup NONE). With
+--standalone 1,2 it starts a standalone cluster of 1, then 2 workers (--standalone-cores each;
+profiler.testing.spark_cluster) on this machine and runs the profile there; their CPU counts the
+cluster's daemons and executors during the run. Also times the client's merge of the profile cut
+into 64 sorted parts (Hadoop's and Spark's) and 64 unsorted ones, with its memory growth.
 """
 
 import argparse
@@ -39,7 +40,7 @@ sys.path.insert(0, REPO)
 from bench_profile import cached_input, output_size, package_env, profiler_command, resolve, tail  # noqa: E402
 
 
-def _tree_cpu(root, seen, stop, names=None):
+def _tree_cpu(roots, seen, stop, names=None):
     """Poll /proc: last utime+stime (seconds) of root and all its descendants, into seen (and
     their command lines into names).
 
@@ -47,7 +48,7 @@ def _tree_cpu(root, seen, stop, names=None):
     through parent pids, remembering every process once seen.
     """
     tick = os.sysconf("SC_CLK_TCK")
-    members = {root}
+    members = set(roots)
     while not stop.is_set():
         stats = {}
         for pid in os.listdir("/proc"):
@@ -76,6 +77,15 @@ def _tree_cpu(root, seen, stop, names=None):
         stop.wait(0.2)
 
 
+def _cpu_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def kind_of(cmdline):
     """The kind of a process of a run, by its command line."""
     if "java" in cmdline.split(" ", 1)[0] or "org.apache.spark" in cmdline:
@@ -87,20 +97,23 @@ def kind_of(cmdline):
     return "client_and_tasks"
 
 
-def run(cmd, env, log_path, cwd=REPO):
+def run(cmd, env, log_path, cwd=REPO, cluster=()):
     """(exit status, wall seconds, CPU seconds, {kind of process: CPU seconds}) of a command.
 
     CPU is the larger of getrusage(RUSAGE_CHILDREN) and the sum over the command's process
     tree polled in /proc: Spark's Python workers are never waited for, so rusage misses them;
-    polling misses at most 0.2 s of each process's last moments.
+    polling misses at most 0.2 s of each process's last moments. cluster: pids of a cluster's
+    daemons, whose CPU during the run and their executors' count too.
     """
     import threading
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     seen, names, stop = {}, {}, threading.Event()
+    daemons = {pid: _cpu_of(pid) for pid in cluster}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        poller = threading.Thread(target=_tree_cpu, args=(proc.pid, seen, stop, names), daemon=True)
+        poller = threading.Thread(target=_tree_cpu, args=([proc.pid] + list(cluster), seen, stop, names),
+                                  daemon=True)
         poller.start()
         status = proc.wait()
         stop.set()
@@ -108,9 +121,12 @@ def run(cmd, env, log_path, cwd=REPO):
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = max((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), sum(seen.values()))
+    for pid, before_run in daemons.items():          # only the daemons' CPU during the run
+        seen[pid] = seen.get(pid, before_run) - before_run
+    cpu = max(cpu, sum(seen.values()))
     kinds = {}
     for pid, seconds in seen.items():
-        kind = kind_of(names.get(pid, ""))
+        kind = "cluster_daemons" if pid in daemons else kind_of(names.get(pid, ""))
         kinds[kind] = round(kinds.get(kind, 0) + seconds, 2)
     if status:
         sys.stderr.write(tail(log_path))
@@ -208,13 +224,14 @@ def same_except_created(a, b):
     return all(x == y for x, y in itertools.zip_longest(lines(a), lines(b)))
 
 
-def _runs(label, cmd, env, cwd, scratch, repeat, lines):
+def _runs(label, cmd, env, cwd, scratch, repeat, lines, cluster=()):
     """repeat runs of cmd: the figures of the one of least CPU and the runs' times, or an exit status."""
     runs = []
     for i in range(repeat):
         print("running    %s%s" % (" ".join(cmd), "" if repeat == 1 else "  (%d/%d)" % (i + 1, repeat)))
         tmp = _fresh(scratch, "tmp-" + label)
-        status, wall, cpu, kinds = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "%s-%d.log" % (label, i)), cwd)
+        status, wall, cpu, kinds = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "%s-%d.log" % (label, i)), cwd,
+                                       cluster)
         shutil.rmtree(tmp, ignore_errors=True)
         if status:
             return status
@@ -266,17 +283,23 @@ def main(argv=None):
     found = _runs("spark", cmd, env, cwd, scratch, args.repeat, args.lines)
     if isinstance(found, int):
         return found
-    # one more run with Spark's event log, for its shuffle bytes (the log costs the driver some CPU)
-    events = _fresh(scratch, "spark-events")
-    tmp = _fresh(scratch, "tmp-spark")
-    status, _, _, _ = run(cmd + ["--jobconf", "spark.eventLog.enabled=true", "--jobconf", "spark.eventLog.dir=file://"
-                                 + events], dict(env, TMPDIR=tmp), os.path.join(scratch, "spark-events.log"), cwd)
-    if status:
-        return status
-    shuffle, shuffle_records = spark_shuffle_bytes(events)
-    figures["spark"] = dict(found, master=args.master, shuffle_bytes_written=shuffle,
-                            shuffle_records_written=shuffle_records,
-                            shuffle_bytes_per_capture=round(shuffle / args.lines, 1),
+    # two more runs with Spark's event log, for the shuffle bytes (the log costs the driver some CPU):
+    # as the run wrote them (a local master's shuffle is not compressed) and lz4-compressed, as a
+    # cluster's executors write them (Spark's default)
+    shuffles = {}
+    for name, compress in (("raw", []), ("lz4", ["--jobconf", "spark.shuffle.compress=true"])):
+        events = _fresh(scratch, "spark-events-" + name)
+        tmp = _fresh(scratch, "tmp-spark")
+        status, _, _, _ = run(cmd + compress + ["--jobconf", "spark.eventLog.enabled=true", "--jobconf",
+                                                "spark.eventLog.dir=file://" + events],
+                              dict(env, TMPDIR=tmp), os.path.join(scratch, "spark-events-%s.log" % name), cwd)
+        if status:
+            return status
+        shuffles[name] = spark_shuffle_bytes(events)
+    figures["spark"] = dict(found, master=args.master, shuffle_bytes_written=shuffles["raw"][0],
+                            shuffle_records_written=shuffles["raw"][1],
+                            shuffle_bytes_per_capture=round(shuffles["raw"][0] / args.lines, 1),
+                            shuffle_lz4_bytes_per_capture=round(shuffles["lz4"][0] / args.lines, 1),
                             output_bytes=output_size(spark_out)[0])
 
     if not args.no_merge:
@@ -318,7 +341,8 @@ def main(argv=None):
                 cmd = base + ["-o", out, "-r", "spark"] + spark_args + [
                     "--spark-master", cluster.url, "--jobconf", "spark.executor.memory=1g",
                     "--jobconf", "spark.default.parallelism=%d" % (2 * workers * args.standalone_cores)]
-                found = _runs("standalone-%d" % workers, cmd, env, cwd, scratch, args.repeat, args.lines)
+                found = _runs("standalone-%d" % workers, cmd, env, cwd, scratch, args.repeat, args.lines,
+                              [p.pid for p in cluster.procs.values()])
             if isinstance(found, int):
                 return found
             found.update(workers=workers, cores_per_worker=args.standalone_cores,

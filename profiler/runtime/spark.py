@@ -32,8 +32,9 @@ from profiler.runtime import contract, digestfilter, sparksteps
 
 log = logging.getLogger(__name__)
 
-#: input bytes per reduce partition, at least (partitions are sorted in memory; the rest spills)
-PARTITION_INPUT_BYTES = 256 << 20
+#: input bytes per reduce partition, at most (a partition is sorted in memory 128 MiB at a time, in runs
+#: on local disk past that, and its output held in memory)
+PARTITION_INPUT_BYTES = 1 << 30
 #: a merged digest filter with more of its bits set than this filters too little to be sent
 MAX_FILTER_SET = 0.5
 

@@ -42,8 +42,10 @@ from mrjob.spark.runner import SparkMRJobRunner  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-#: the program spark-submit runs (written into the run's local temp folder)
-PROGRAM = "import sys\nfrom profiler.runtime import spark\nsys.exit(spark.main())\n"
+#: the program spark-submit runs (written into the run's local temp folder); pyspark imports numpy
+#: when it can, which this program never uses
+PROGRAM = ("import sys\nsys.modules.setdefault('numpy', None)\n"
+           "from profiler.runtime import spark\nsys.exit(spark.main())\n")
 PROGRAM_NAME = "archive_profiler_spark.py"
 #: JVM options of a local master's driver (also its executor) and settings of its shuffle, each
 #: unless the configuration sets it
