@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 PARTITION_INPUT_BYTES = 1 << 30
 #: a merged digest filter with more of its bits set than this filters too little to be sent
 MAX_FILTER_SET = 0.5
+#: index bytes past which the largest bitmap would be mostly set (about 32M captures: 4 bits a
+#: capture of its 64M): the map tasks make no filters
+MAX_FILTER_INPUT = 4 * digestfilter.MAX_BYTES * digestfilter.INPUT_BYTES_PER_CAPTURE
 
 
 def parse_args(argv):
@@ -84,8 +87,9 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
     what they reported: the merged digest filter and the hot digests (profiler.runtime.sparksteps).
     hot_records: estimated records that make a digest hot (0: from the input's size)."""
     size = 0
-    if digest_filter and fast.load() is not None:
-        size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines))
+    total = sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines)
+    if digest_filter and fast.load() is not None and total <= MAX_FILTER_INPUT:
+        size = digestfilter.bitmap_bytes(total)
     reports = sc.accumulator({}, _Replacing())
     filters = sc.accumulator(sparksteps.FilterMerge(size), _Filters())
     mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
