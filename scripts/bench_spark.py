@@ -90,7 +90,7 @@ def kind_of(cmdline):
     """The kind of a process of a run, by its command line."""
     if "java" in cmdline.split(" ", 1)[0] or "org.apache.spark" in cmdline:
         return "spark_jvm"
-    if "pyspark.daemon" in cmdline or "pyspark/worker" in cmdline:
+    if "pyspark.daemon" in cmdline or "pyspark/worker" in cmdline or "spark_daemon" in cmdline:
         return "spark_python_workers"
     if "archive_profiler_spark.py" in cmdline or "harness.py" in cmdline:
         return "spark_driver_python"

@@ -17,9 +17,10 @@ What it changes in mrjob 0.7.4's SparkMRJobRunner:
 - **start-up**: on a ``local[N]`` master the driver's JVM, which is also the executor, compiles
   with C1 only, collects with the serial collector and maps the classes it loaded last time
   from an archive (class data sharing, Java 13+: the first run writes it into the user's cache
-  folder, ``ARCHIVE_PROFILER_SPARK_CDS=0`` turns it off), and the shuffle is not compressed (it
-  stays on this machine), unless the configuration says otherwise; pyspark's numpy import
-  starts no BLAS threads;
+  folder, ``ARCHIVE_PROFILER_SPARK_CDS=0`` turns it off), the shuffle is not compressed (it
+  stays on this machine), and the Python daemon imports the installed pyspark (not the zip it
+  would compile at every start), unless the configuration says otherwise; the driver program
+  imports the installed pyspark too, and no numpy;
 - **cleanup**: the job's folder under ``--spark-tmp-dir`` (named by the job key) is removed
   with the local temp folder; mrjob leaves it.
 """
@@ -42,11 +43,21 @@ from mrjob.spark.runner import SparkMRJobRunner  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-#: the program spark-submit runs (written into the run's local temp folder); pyspark imports numpy
-#: when it can, which this program never uses
-PROGRAM = ("import sys\nsys.modules.setdefault('numpy', None)\n"
-           "from profiler.runtime import spark\nsys.exit(spark.main())\n")
+#: what the driver program and a local master's Python daemon run first: spark-submit puts
+#: pyspark.zip and py4j's zip first on their path, and Python compiles every module it imports from
+#: a zip, at every start (0.4 CPU-s in each); with pyspark installed (pip), that copy and its
+#: bytecode are found first. pyspark imports numpy when it can, which the job never uses.
+PRELUDE = """import sys
+_zips = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip"))]
+sys.path[:] = [p for p in sys.path if p not in _zips] + _zips
+sys.modules.setdefault("numpy", None)
+"""
+#: the program spark-submit runs (written into the run's local temp folder)
+PROGRAM = PRELUDE + "from profiler.runtime import spark\nsys.exit(spark.main())\n"
 PROGRAM_NAME = "archive_profiler_spark.py"
+#: a local master's Python daemon (spark.python.daemon.module; its folder on the workers' PYTHONPATH)
+DAEMON = PRELUDE + "from pyspark import daemon\ndaemon.manager()\n"
+DAEMON_MODULE = "archive_profiler_spark_daemon"
 #: JVM options of a local master's driver (also its executor) and settings of its shuffle, each
 #: unless the configuration sets it
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -128,7 +139,17 @@ class SparkRunner(SparkMRJobRunner):
         for key, value in sorted(LOCAL_JOBCONF.items()):
             if key not in confs:
                 extra += ["--conf", "%s=%s" % (key, value)]
+        if not {"spark.python.daemon.module", "spark.executorEnv.PYTHONPATH"} & confs:
+            extra += ["--conf", "spark.python.daemon.module=" + DAEMON_MODULE,
+                      "--conf", "spark.executorEnv.PYTHONPATH=" + self._daemon_folder()]
         return extra + args
+
+    def _daemon_folder(self):
+        folder = os.path.join(self._get_local_tmp_dir(), "daemon")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, DAEMON_MODULE + ".py"), "w") as f:
+            f.write(DAEMON)
+        return folder
 
     _class_archive = None
 

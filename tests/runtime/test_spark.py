@@ -56,7 +56,8 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
     assert summary["lines"] > 9000
     assert summary["counters"][0]["profile"]["captures"] == 5000
     calls = (tmp_path / "python-calls.log").read_text().splitlines()
-    assert "-m pyspark.daemon" in calls                              # executors' Python workers
+    # executors' Python workers, from a daemon that imports the installed pyspark (profiler.runtime.sparkrunner)
+    assert "-m archive_profiler_spark_daemon" in calls
     assert any(c.split(" ")[0].endswith("archive_profiler_spark.py") for c in calls)   # driver: the job's program
     if fast.load() is not None:     # the shipped extension reached the executors (profiler only from the zip)
         assert set(summary["counters"][0]["tasks"]) == {"step-1 reducers (compiled)"}
