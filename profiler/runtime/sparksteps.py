@@ -232,6 +232,11 @@ class MapReport(collections.namedtuple("MapReport", "counts filter digests lines
 def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0):
     """Step 1's map task over a partition of manifest lines (profiler.job.tasks.map_task):
     [(part, blob), ...]. report(task, MapReport) gets what it tells the driver."""
+    with rawsteps.no_cycle_collection():
+        return _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes)
+
+
+def _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes):
     environ = dict(os.environ if environ is None else environ)
     out, counts, path = [], Counts(), None
     if filter_bytes:
@@ -311,6 +316,11 @@ def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, s
     (profiler.job.tasks.reduce_task): the next step's [(part, blob), ...]. Step 1 reads the
     shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 writes
     the shares of the salted ones."""
+    with rawsteps.no_cycle_collection():
+        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot)
+
+
+def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot):
     environ, path = _task_env(environ, shared if step_num == 0 else None)
     out, counts, shares = [], Counts(), []
     policy = policy_of(job)
@@ -336,6 +346,11 @@ def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, s
 def final_partition(index, pairs, job, report, environ=None):
     """Step 3's reduce task: the partition's profile lines (key<TAB>value, sorted by key) in
     blobs of whole lines without their last newline (what a text file's records are)."""
+    with rawsteps.no_cycle_collection():
+        return _final_partition(index, pairs, job, report, environ)
+
+
+def _final_partition(index, pairs, job, report, environ):
     out, counts = [], Counts()
     split = Split(sorted_chunks(blob for _, blob in pairs), SHARE)
     keys = list(split.before())
