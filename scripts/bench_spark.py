@@ -255,6 +255,8 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=1, help="runs of each; the least CPU is reported")
     parser.add_argument("--standalone", default="", help="comma-separated worker counts of standalone clusters")
     parser.add_argument("--standalone-cores", type=int, default=1, help="cores of each standalone worker")
+    parser.add_argument("--executor-java-options", default="",
+                        help="spark.executor.extraJavaOptions of the standalone runs (their executors' JVMs)")
     parser.add_argument("--policy", help="policy YAML passed as --policy")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--keep", metavar="DIR", help="keep outputs and logs in DIR")
@@ -341,11 +343,14 @@ def main(argv=None):
                 cmd = base + ["-o", out, "-r", "spark"] + spark_args + [
                     "--spark-master", cluster.url, "--jobconf", "spark.executor.memory=1g",
                     "--jobconf", "spark.default.parallelism=%d" % (2 * workers * args.standalone_cores)]
+                if args.executor_java_options:
+                    cmd += ["--jobconf", "spark.executor.extraJavaOptions=" + args.executor_java_options]
                 found = _runs("standalone-%d" % workers, cmd, env, cwd, scratch, args.repeat, args.lines,
                               [p.pid for p in cluster.procs.values()])
             if isinstance(found, int):
                 return found
             found.update(workers=workers, cores_per_worker=args.standalone_cores,
+                         executor_java_options=args.executor_java_options,
                          identical_to_spark_except_created=same_except_created(spark_out, out))
             figures["standalone"][workers] = found
 
