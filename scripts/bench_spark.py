@@ -150,14 +150,18 @@ def spark_shuffle_bytes(event_dir):
 
 
 def local_shuffle_bytes(tmpdir):
-    """{step: [bytes, deflate-compressed bytes]} of the reducer inputs a local-runner job left.
+    """{step: [bytes, deflate-compressed bytes]} that a local-runner job left (--cleanup NONE)
+    handed from map to reduce: step 1's map outputs, then each step's output (the next step's map
+    is `cat`).
 
     The compressed size is what Hadoop's DefaultCodec (zlib, level 6) would move when
     mapreduce.map.output.compress is on (conf/mrjob-hadoop.conf).
     """
     per_step = {}
-    for path in glob.glob(os.path.join(tmpdir, "*", "step", "*", "reducer", "*", "input")):
-        step = int(path.split(os.sep)[-4])
+    inputs = [(0, p) for p in glob.glob(os.path.join(tmpdir, "*", "step", "000", "mapper", "*", "output"))]
+    for step in (1, 2):
+        inputs += [(step, p) for p in glob.glob(os.path.join(tmpdir, "*", "step-output", "%04d" % (step - 1), "part-*"))]
+    for step, path in inputs:
         sizes = per_step.setdefault(step, [0, 0])
         sizes[0] += os.path.getsize(path)
         z = zlib.compressobj(6)
