@@ -2,9 +2,10 @@
 its profile must equal the inline runner's byte for byte.
 
 The driver and every executor's Python workers run a python_bin that can import `profiler`
-only from a shipped .zip, so the profile proves that --py-files reaches the executors. One
-Spark run (13-15 s of JVM start-up). Under CI=true a missing pyspark or Java fails; elsewhere
-the test skips with a message.
+only from a shipped .zip, so the profile proves that --py-files reaches the executors, and its
+counters that the shipped compiled kernels ran there, with the digest filter and hot digests
+(every digest sampled twice is hot here). One Spark run. Under CI=true a missing pyspark or
+Java fails; elsewhere the test skips with a message.
 """
 
 import os
