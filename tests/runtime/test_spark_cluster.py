@@ -5,7 +5,8 @@ tests end.
 `profile -r spark -- --spark-master spark://...` runs without a `hadoop` binary, its executors
 import `profiler` only from the shipped zip and run the shipped compiled kernels, and its
 profile equals the inline runner's byte for byte; so does the profile of a run whose executor
-is killed (SIGKILL) while it runs tasks, through Spark's task retry. Under CI=true a missing
+is killed (SIGKILL) while it runs tasks, through Spark's task retry (its temp folder a file:///
+one, as on a shared filesystem). Under CI=true a missing
 pyspark or Java fails; elsewhere the tests skip with a message.
 """
 
@@ -124,10 +125,12 @@ def test_executor_killed_mid_job_profile_equals_inline_runner(cluster, spark_env
     synthetic.write_cdx(str(cdx), 150000, seed=22)
     events = tmp_path / "events"
     events.mkdir()
+    shared = tmp_path / "shared"          # the job's temp folder on a "shared filesystem", as file:///
+    shared.mkdir()
     out, inline = tmp_path / "cluster.cdxj", tmp_path / "inline.cdxj"
     deadline = time.monotonic() + RUN_TIMEOUT
     proc = _start(input_args=[str(cdx)], out_path=str(out), runner="spark", split_size=2 << 20,
-                  extra_args=_cluster_args(cluster, spark_env, str(events)))
+                  extra_args=_cluster_args(cluster, spark_env, str(events)) + ["--spark-tmp-dir", "file://%s" % shared])
     killed = None
     while killed is None and proc.poll() is None and time.monotonic() < deadline:
         for executor in cluster.executors(0):
@@ -144,3 +147,4 @@ def test_executor_killed_mid_job_profile_equals_inline_runner(cluster, spark_env
     run_profile([str(cdx)], str(inline), runner="inline", created=CREATED)
     assert out.read_bytes() == inline.read_bytes()
     assert counters[0]["profile"]["captures"] == 150000         # a task run again is counted once
+    assert os.listdir(shared) == []                                 # the job's folder there is gone
