@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 #: input bytes per reduce partition, at most (a partition is sorted in memory 128 MiB at a time, in runs
 #: on local disk past that, and its output held in memory)
 PARTITION_INPUT_BYTES = 1 << 30
+#: partitions of step 3 at most: the output parts the client opens at once to merge them
+MAX_OUTPUT_PARTS = 256
 #: a merged digest filter with more of its bits set than this filters too little to be sent
 MAX_FILTER_SET = 0.5
 #: index bytes past which the largest bitmap would be mostly set (about 32M captures: 4 bits a
@@ -110,11 +112,12 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
     hot = sc.broadcast(hot) if hot else None
     step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot)) \
         .partitionBy(parts, int)
-    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, parts, reports, None, None)) \
-        .partitionBy(parts, int)
+    out_parts = min(parts, MAX_OUTPUT_PARTS)
+    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None)) \
+        .partitionBy(out_parts, int)
     final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
     final.saveAsTextFile(output_path, compressionCodecClass=codec)
-    check_parts(output_path, parts)
+    check_parts(output_path, out_parts)
     return sparksteps.step_counters(reports.value)
 
 

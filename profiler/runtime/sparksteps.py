@@ -492,27 +492,29 @@ def step_counters(by_task, steps=3):
 # --- the whole job in this process (tests)
 
 def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=True, hot=None,
-                   hot_threshold=None):
+                   hot_threshold=None, out_parts=None):
     """The whole job with a shuffle in this process, what Spark does between the functions above:
     (profile lines of each partition, counters per step, the hot digests). hot: the hot digests,
-    or None to find them from the map tasks' samples with hot_threshold (None: none)."""
+    or None to find them from the map tasks' samples with hot_threshold (None: none); out_parts:
+    the partitions of step 3 (parts when None)."""
     by_task = {}
+    out_parts = out_parts or parts
 
     def report(task, value):
         by_task[task] = value
 
-    def shuffle(pairs_lists):
+    def shuffle(pairs_lists, n):
         into = collections.defaultdict(list)
         for pairs in pairs_lists:
             for part, blob in pairs:
                 into[part].append((part, blob))
-        return [into.get(i, []) for i in range(parts)]
+        return [into.get(i, []) for i in range(n)]
 
     size = 0
     if digest_filter and fast.load() is not None:
         size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(jsonnum.loads(line)) for line in manifest_lines))
     mapped = shuffle([map_partition(i, [line], job, parts, report, environ, size)
-                      for i, line in enumerate(manifest_lines)])
+                      for i, line in enumerate(manifest_lines)], parts)
     merged = FilterMerge(size)
     for (_, _, index), value in by_task.items():
         merged.add(index, value.filter)
@@ -520,10 +522,11 @@ def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=Tru
     shared = merged.shared(len(manifest_lines))
     if hot is None:
         hot = hot_digests(reports, hot_threshold) if hot_threshold is not None else set()
-    for step in (0, 1):
-        mapped = shuffle([reduce_partition(step, i, pairs, job, parts, report, environ, shared, hot)
-                          for i, pairs in enumerate(mapped)])
-    out = [final_partition(i, pairs, job, report, environ) for i, pairs in enumerate(mapped)]
+    step1 = shuffle([reduce_partition(0, i, pairs, job, parts, report, environ, shared, hot)
+                     for i, pairs in enumerate(mapped)], parts)
+    step2 = shuffle([reduce_partition(1, i, pairs, job, out_parts, report, environ)
+                     for i, pairs in enumerate(step1)], out_parts)
+    out = [final_partition(i, pairs, job, report, environ) for i, pairs in enumerate(step2)]
     return out, step_counters(by_task), hot
 
 

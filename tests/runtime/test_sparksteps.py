@@ -162,7 +162,7 @@ def check_in_process(seed):
         job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, rng.choice([1, 2, 7, 200000]))
         parts, counters, _ = sparksteps.run_in_process(
             manifest, job, parts=rng.randint(1, 5), digest_filter=rng.random() < 0.7, hot=hot,
-            hot_threshold=rng.choice([1, 5, 10 ** 9]))
+            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]))
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
     got = _profile_of(parts)
     assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:5]
