@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 
 #: what the driver program and a local master's Python daemon run first: spark-submit puts
 #: pyspark.zip and py4j's zip first on their path, and Python compiles every module it imports from
-#: a zip, at every start (0.4 CPU-s in each); with pyspark installed (pip), that copy and its
-#: bytecode are found first. pyspark imports numpy when it can, which the job never uses.
+#: a zip, at every start; with pyspark installed (pip), that copy and its bytecode are found
+#: first. pyspark imports numpy when it can, which the job never uses.
 PRELUDE = """import sys
 _zips = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip"))]
 sys.path[:] = [p for p in sys.path if p not in _zips] + _zips

@@ -148,9 +148,16 @@ def _chunks(lines, size=CHUNK):
         yield b"\n".join(batch) + b"\n"
 
 
+def _scratch():
+    """The folder of a task's own files: Spark's local folder for the task (removed with the
+    application, whatever happens to the task), else the system's."""
+    folder = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
+    return folder if folder and os.path.isdir(folder) else None
+
+
 def _spill(data):
     """(an unnamed temporary file of data, its length): gone when closed, or when the process dies."""
-    run = tempfile.TemporaryFile()
+    run = tempfile.TemporaryFile(dir=_scratch())
     run.write(data)
     run.flush()
     run.seek(0)
@@ -238,9 +245,10 @@ def map_partition(index, manifest_lines, job, parts, report, environ=None, filte
 
 def _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes):
     environ = dict(os.environ if environ is None else environ)
+    environ.pop(digestfilter.FILTER_ENV, None)
     out, counts, path = [], Counts(), None
     if filter_bytes:
-        fd, path = tempfile.mkstemp(prefix="digest-filter-")
+        fd, path = tempfile.mkstemp(prefix="digest-filter-", dir=_scratch())
         os.close(fd)
         environ[digestfilter.FILTER_ENV] = "%d %s" % (filter_bytes, path)
     try:
@@ -303,7 +311,7 @@ def _task_env(environ, shared):
     environ.pop(digestfilter.SHARED_ENV, None)
     if not shared:
         return environ, None
-    fd, path = tempfile.mkstemp(prefix="shared-digests-")
+    fd, path = tempfile.mkstemp(prefix="shared-digests-", dir=_scratch())
     with os.fdopen(fd, "wb") as f:
         f.write(digestfilter.SHARED_MAGIC)
         f.write(shared)
