@@ -220,6 +220,8 @@ class ClassArchive:
                 os.makedirs(cache, exist_ok=True)
             except OSError:
                 return False
+            if not os.access(cache, os.W_OK):
+                return False
             log.info("writing the Spark driver's class archive %s (this run is slower; later ones start sooner)",
                      found.path)
         return found
