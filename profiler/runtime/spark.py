@@ -96,7 +96,8 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
     filters = sc.accumulator(sparksteps.FilterMerge(size), _Filters())
     mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
         functools.partial(_map, job, parts, reports, filters, size)).partitionBy(parts, int)
-    shared, hot = None, set()
+    out_parts = min(parts, MAX_OUTPUT_PARTS)
+    shared, hot, points = None, set(), None
     if map_stage(sc, mapped):
         merged = filters.value
         shared = merged.shared(len(lines))
@@ -108,13 +109,14 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
         if hot:
             log.info("%d hot digest(s) spread over %d partitions", len(hot), parts)
             reports.add({("driver", 0, 0): {"spark": {"hot digests (records spread over partitions)": len(hot)}}})
+        points = sparksteps.split_points(maps, out_parts)
     shared = sc.broadcast(shared) if shared else None
     hot = sc.broadcast(hot) if hot else None
-    step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot)) \
+    step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot, None)) \
         .partitionBy(parts, int)
-    out_parts = min(parts, MAX_OUTPUT_PARTS)
-    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None)) \
-        .partitionBy(out_parts, int)
+    points = sc.broadcast(points) if points else None
+    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
+                                                           points)).partitionBy(out_parts, int)
     final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
     final.saveAsTextFile(output_path, compressionCodecClass=codec)
     check_parts(output_path, out_parts)
@@ -161,9 +163,10 @@ def _map(job, parts, reports, filters, size, index, lines):
     return sparksteps.map_partition(index, lines, job, parts, report, filter_bytes=size)
 
 
-def _reduce(step_num, job, parts, reports, shared, hot, index, pairs):
+def _reduce(step_num, job, parts, reports, shared, hot, points, index, pairs):
     return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(reports),
-                                       shared=shared.value if shared else None, hot=hot.value if hot else None)
+                                       shared=shared.value if shared else None, hot=hot.value if hot else None,
+                                       points=points.value if points else None)
 
 
 def _final(job, reports, index, pairs):

@@ -32,7 +32,9 @@ Nothing here imports pyspark: the tests run these functions with an in-process s
 (``run_in_process``).
 """
 
+import bisect
 import collections
+import functools
 import heapq
 import itertools
 import os
@@ -56,8 +58,9 @@ RUN_BYTES = 128 << 20
 CHUNK = 4 << 20
 #: a byte below TAB in a key: key order and line order may differ there
 _BELOW_TAB = re.compile(rb"[\x00-\x08]")
-#: map records a map task samples for hot digests, at most
+#: map records a map task samples for hot digests, at most, and keys of them it reports
 SAMPLES = 2048
+KEY_SAMPLES = 64
 #: the digest's place in a map record's cell (profiler.job.mapside: period, mime, status, digest, ...)
 CELL_DIGEST = 3
 #: line prefixes of the salted records of hot digests (step 2) and of their shares (step 3)
@@ -92,28 +95,36 @@ def part_of(key, parts):
 
 # --- the shuffle: lines into partitions, a partition's lines sorted
 
-def bucketed(chunks, parts):
+def bucketed(chunks, parts, points=None):
     """[(part, blob), ...]: the lines of chunks (bytes of whole key<TAB>value lines), one blob of
-    whole lines per partition that gets any, in their order (the compiled bucket_lines() when
-    there is one)."""
+    whole lines per partition that gets any, in their order: by crc32 of the key (the compiled
+    bucket_lines() when there is one), or by the key's range between sorted split points (len
+    parts - 1), so that partition i holds only keys below partition i+1's."""
     data = b"".join(chunks)
     if not data:
         return []
     if parts == 1:
         return [(0, data if data.endswith(b"\n") else data + b"\n")]
     module = fast.load()
-    if module is not None and hasattr(module, "bucket_lines"):
+    if points is None and module is not None and hasattr(module, "bucket_lines"):
         return [(i, blob) for i, blob in enumerate(module.bucket_lines(data, parts)) if blob]
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     buckets = [[] for _ in range(parts)]
     adds = [b.append for b in buckets]
-    crc32 = zlib.crc32
+    route = _router(parts, points)
     for line in lines:
         tab = line.find(b"\t")
-        adds[crc32(line if tab < 0 else line[:tab]) % parts](line)
+        adds[route(line if tab < 0 else line[:tab])](line)
     return [(i, b"\n".join(b) + b"\n") for i, b in enumerate(buckets) if b]
+
+
+def _router(parts, points=None):
+    """key -> its partition: crc32 % parts, or its range between the split points."""
+    if points is None:
+        return lambda key: zlib.crc32(key) % parts
+    return functools.partial(bisect.bisect_right, points)
 
 
 def _sorted_lines(blobs):
@@ -230,10 +241,11 @@ class Split:
 
 # --- the tasks
 
-class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples")):
+class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples keys")):
     """What a map task tells the driver: its counters; its digest filter ((one, two) bitmaps,
     zlib-compressed) or None; {digest: sampled records holding it} (digests sampled twice or
-    more), its records and the records sampled."""
+    more), its records, the records sampled, and some of their keys (URI-Rs, for the split
+    points of step 3)."""
 
 
 def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0):
@@ -275,20 +287,24 @@ def _read_filter(path, size):
     return zlib.compress(body[:size], 1), zlib.compress(body[size:], 1)
 
 
-def sample_digests(data, samples=SAMPLES):
+def sample_digests(data, samples=SAMPLES, keys=KEY_SAMPLES):
     """({digest: sampled records holding it, for digests sampled twice or more}, records,
-    records sampled) of a map task's output: its records at even byte steps."""
+    records sampled, [keys of about keys sampled records]) of a map task's output: its records
+    at even byte steps."""
     lines = data.count(b"\n")
     if not lines:
-        return {}, 0, 0
+        return {}, 0, 0, []
     step = max(1, len(data) // samples)
     found = collections.Counter()
     sampled = pos = 0
+    some, every = [], max(1, samples // keys)
     while pos < len(data):
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
         key, _, value = data[pos:end].partition(b"\t")
         if key != rawsteps.META and value.startswith(b"[["):
+            if not sampled % every:
+                some.append(key)
             sampled += 1
             try:         # orjson: a sample of integers past 64 bits is left out
                 found.update({cell[CELL_DIGEST] for cell in orjson.loads(value)} - {"-"})
@@ -301,7 +317,7 @@ def sample_digests(data, samples=SAMPLES):
             if nl < 0:
                 break
             pos = nl + 1
-    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled
+    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled, some
 
 
 def _task_env(environ, shared):
@@ -319,16 +335,17 @@ def _task_env(environ, shared):
     return environ, path
 
 
-def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, shared=None, hot=None):
+def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, shared=None, hot=None,
+                     points=None):
     """Reduce task of step step_num (0 or 1) over one partition's (part, blob) pairs
     (profiler.job.tasks.reduce_task): the next step's [(part, blob), ...]. Step 1 reads the
     shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 writes
-    the shares of the salted ones."""
+    the shares of the salted ones, and cuts its output at the split points when there are some."""
     with rawsteps.no_cycle_collection():
-        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot)
+        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points)
 
 
-def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot):
+def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points):
     environ, path = _task_env(environ, shared if step_num == 0 else None)
     out, counts, shares = [], Counts(), []
     policy = policy_of(job)
@@ -348,7 +365,7 @@ def _reduce_partition(step_num, index, pairs, job, parts, report, environ, share
         if path:
             os.unlink(path)
     report(("reduce", step_num, index), counts)
-    return bucketed(out, parts) + bucketed_shares(shares, parts)
+    return bucketed(out, parts, points) + bucketed_shares(shares, parts, points)
 
 
 def final_partition(index, pairs, job, report, environ=None):
@@ -405,11 +422,12 @@ def share_lines(lines, policy, limit):
     return out
 
 
-def bucketed_shares(lines, parts):
+def bucketed_shares(lines, parts, points=None):
     """[(part, blob), ...] of share lines: each to the partition of its profile key's K records."""
     buckets = collections.defaultdict(list)
+    route = _router(parts, points)
     for line in lines:
-        buckets[part_of(b"K " + rawsteps.key_of(line)[len(SHARE):], parts)].append(line)
+        buckets[route(b"K " + rawsteps.key_of(line)[len(SHARE):])].append(line)
     return [(part, b"".join(group)) for part, group in sorted(buckets.items())]
 
 
@@ -447,6 +465,17 @@ def hot_digests(reports, threshold):
         found.update(r.digests)
     scale = lines / sampled
     return {d for d, n in found.items() if n * scale >= threshold}
+
+
+def split_points(reports, parts):
+    """parts - 1 sorted split points of step 3's keys (``K <profile key>``) from the map tasks'
+    sampled URI-R keys (a profile key sorts among the URI-Rs it counts), or None without samples:
+    the partitions of step 3 then hold ranges of keys in order, and the client writes their
+    parts one after the other."""
+    keys = sorted(b"K " + key for r in reports if isinstance(r, MapReport) for key in r.keys)
+    if parts < 2 or not keys:
+        return None
+    return [keys[len(keys) * i // parts] for i in range(1, parts)]
 
 
 # --- the digest filter, merged in the driver
@@ -500,11 +529,11 @@ def step_counters(by_task, steps=3):
 # --- the whole job in this process (tests)
 
 def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=True, hot=None,
-                   hot_threshold=None, out_parts=None):
+                   hot_threshold=None, out_parts=None, ranged=True):
     """The whole job with a shuffle in this process, what Spark does between the functions above:
     (profile lines of each partition, counters per step, the hot digests). hot: the hot digests,
     or None to find them from the map tasks' samples with hot_threshold (None: none); out_parts:
-    the partitions of step 3 (parts when None)."""
+    the partitions of step 3 (parts when None); ranged: step 3's partitions by key ranges."""
     by_task = {}
     out_parts = out_parts or parts
 
@@ -532,7 +561,8 @@ def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=Tru
         hot = hot_digests(reports, hot_threshold) if hot_threshold is not None else set()
     step1 = shuffle([reduce_partition(0, i, pairs, job, parts, report, environ, shared, hot)
                      for i, pairs in enumerate(mapped)], parts)
-    step2 = shuffle([reduce_partition(1, i, pairs, job, out_parts, report, environ)
+    points = split_points(reports, out_parts) if ranged else None
+    step2 = shuffle([reduce_partition(1, i, pairs, job, out_parts, report, environ, points=points)
                      for i, pairs in enumerate(step1)], out_parts)
     out = [final_partition(i, pairs, job, report, environ) for i, pairs in enumerate(step2)]
     return out, step_counters(by_task), hot

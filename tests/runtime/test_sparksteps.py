@@ -89,7 +89,7 @@ def test_split_at_the_first_line_of_a_prefix():
 
 
 def test_a_task_run_again_is_counted_once():
-    by_task = {("map", 0, 0): sparksteps.MapReport({"profile": {"captures": 5}}, None, {}, 0, 0),
+    by_task = {("map", 0, 0): sparksteps.MapReport({"profile": {"captures": 5}}, None, {}, 0, 0, []),
                ("reduce", 0, 1): {"tasks": {"step-1 reducers (compiled)": 1}}}
     by_task[("map", 0, 0)] = by_task[("map", 0, 0)]     # Spark's second report of the task replaces the first
     assert sparksteps.step_counters(by_task) == [
@@ -119,9 +119,10 @@ def test_hot_digests_from_samples():
     data = b"".join(b"u%d\t%s\n" % (i, orjson.dumps([["2013", "text/html", "200", "HOT" if i % 3 else "D%d" % i,
                                                           0, 1, 5, "20130101000000"]]))
                     for i in range(3000)) + b"!meta\t{}\n"
-    found, lines, sampled = sparksteps.sample_digests(data, samples=300)
+    found, lines, sampled, keys = sparksteps.sample_digests(data, samples=300, keys=30)
     assert lines == 3001 and 250 <= sampled <= 310 and set(found) == {b"HOT"}
-    report = sparksteps.MapReport({}, None, found, lines, sampled)
+    assert 25 <= len(keys) <= 32 and keys == sorted(keys, key=lambda k: int(k[1:]))
+    report = sparksteps.MapReport({}, None, found, lines, sampled, keys)
     assert sparksteps.hot_digests([report], 1000) == {b"HOT"}
     assert sparksteps.hot_digests([report], 10 ** 6) == set()
 
@@ -132,9 +133,11 @@ def _manifest_lines(paths, split_size):
     return [orjson.dumps(dict(encoded_path(s), max_bytes=MAX_TOTAL // len(splits))) for s in splits]
 
 
-def _profile_of(parts):
-    """{key: oracle tuple} of the job's output parts, each checked to be sorted by key."""
+def _profile_of(parts, ranged=False):
+    """{key: oracle tuple} of the job's output parts, each checked to be sorted by key (and to
+    follow the one before when ranged)."""
     out = {}
+    previous = None
     for part in parts:
         keys = []
         for chunk in part:
@@ -147,6 +150,9 @@ def _profile_of(parts):
                 out[key.decode()] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
                                      v["digests"], v["dedup_bytes"], v["first"], v["last"])
         assert keys == sorted(keys)
+        if ranged and keys and keys != [b""]:
+            assert previous is None or previous < keys[0]
+            previous = keys[-1]
     return out
 
 
@@ -160,11 +166,12 @@ def check_in_process(seed):
         digests = sorted({line.split()[5].encode() for line in lines} - {b"-"})
         hot = set(rng.sample(digests, rng.randint(0, len(digests)))) if rng.random() < 0.7 else None
         job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, rng.choice([1, 2, 7, 200000]))
+        ranged = rng.random() < 0.7
         parts, counters, _ = sparksteps.run_in_process(
             manifest, job, parts=rng.randint(1, 5), digest_filter=rng.random() < 0.7, hot=hot,
-            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]))
+            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]), ranged=ranged)
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
-    got = _profile_of(parts)
+    got = _profile_of(parts, ranged)
     assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:5]
     wrong = [k for k in expected if got[k] != expected[k]]
     assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
