@@ -5,16 +5,17 @@ reduce_task; what mrjob's Spark harness did per record (decode, group, encode, o
 object per line through the JVM) is done here per partition, on bytes:
 
 - a task's output lines are cut into one blob of whole lines per reduce partition
-  (``bucketed``): a line goes to partition crc32(key) % parts, so every line of a key meets
-  the others of its key, whichever task wrote it;
+  (``bucketed``): a line goes to partition crc32(key) % parts (step 3: to its key's range
+  between split points), so every line of a key meets the others of its key, whichever task
+  wrote it;
 - a reduce partition's blobs are sorted by line (``sorted_chunks``: in memory up to
   RUN_BYTES, past it in sorted runs on local disk merged as a stream), the order the local
   runner's ``sort`` gives, and reduce_task reads them in buffers;
-- the final step's lines come out sorted by key in each partition, so the client merges
-  the parts as streams (profiler.files.output).
+- the final step's lines come out sorted by key in each partition, the partitions in key
+  order, so the client writes the parts one after another (profiler.files.output).
 
-Between the map tasks and step 1's reducers the driver learns two things from the map tasks'
-reports (``MapReport``):
+Between the map tasks and step 1's reducers the driver learns three things from the map tasks'
+reports (``MapReport``): step 3's split points (``split_points``), and
 
 - **the digest filter** (profiler.runtime.digestfilter): each map task's bitmaps, merged once
   per task (``FilterMerge``), tell step 1's reducers which digests two or more map records hold;
