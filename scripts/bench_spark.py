@@ -160,7 +160,8 @@ def local_shuffle_bytes(tmpdir):
     per_step = {}
     inputs = [(0, p) for p in glob.glob(os.path.join(tmpdir, "*", "step", "000", "mapper", "*", "output"))]
     for step in (1, 2):
-        inputs += [(step, p) for p in glob.glob(os.path.join(tmpdir, "*", "step-output", "%04d" % (step - 1), "part-*"))]
+        parts = os.path.join(tmpdir, "*", "step-output", "%04d" % (step - 1), "part-*")
+        inputs += [(step, p) for p in glob.glob(parts)]
     for step, path in inputs:
         sizes = per_step.setdefault(step, [0, 0])
         sizes[0] += os.path.getsize(path)
@@ -329,9 +330,10 @@ def main(argv=None):
                 if status:
                     return status
                 per_step = local_shuffle_bytes(tmp)
+                raw, deflated = (sum(v[i] for v in per_step.values()) for i in (0, 1))
                 found.update(reducer_input_bytes_per_step=per_step,
-                             shuffle_bytes_per_capture=round(sum(v[0] for v in per_step.values()) / args.lines, 1),
-                             shuffle_deflate_bytes_per_capture=round(sum(v[1] for v in per_step.values()) / args.lines, 1))
+                             shuffle_bytes_per_capture=round(raw / args.lines, 1),
+                             shuffle_deflate_bytes_per_capture=round(deflated / args.lines, 1))
                 shutil.rmtree(tmp, ignore_errors=True)
             figures["local"][cores] = found
         figures["identical_except_created"] = all(

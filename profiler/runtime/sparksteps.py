@@ -89,11 +89,6 @@ class Counts(dict):
         inner[counter] = inner.get(counter, 0) + amount
 
 
-def part_of(key, parts):
-    """The reduce partition of a key: the same in every task and every process."""
-    return zlib.crc32(key) % parts
-
-
 # --- the shuffle: lines into partitions, a partition's lines sorted
 
 def bucketed(chunks, parts, points=None):
