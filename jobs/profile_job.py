@@ -72,6 +72,9 @@ class ProfileJob(MRJob):
         if self.options.runner == "local":
             from profiler.runtime.localrunner import LocalRunner
             return LocalRunner
+        if self.options.runner == "spark":      # the job's own Spark program, any master (profiler.runtime.sparkrunner)
+            from profiler.runtime.sparkrunner import SparkRunner
+            return SparkRunner
         return super()._runner_class()
 
     @property

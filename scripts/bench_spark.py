@@ -2,16 +2,21 @@
 """Benchmark the Spark runner against the local runner on a synthetic CDX index.
 
     python scripts/bench_spark.py [--lines 1000000] [--master local[2]] [--compare local]
-        [--local-cores 1,2] [--policy FILE] [--json FILE] [--keep DIR]
+        [--local-cores 2] [--repeat 1] [--standalone 1,2] [--policy FILE] [--json FILE] [--keep DIR]
 
-Runs `archive-profiler profile -r spark` (pyspark from the `spark` extra, Spark's event log
-on), then, with --compare local, the same input with the local runner, and checks that the two
-profiles are byte-identical except the `created` time. Prints wall and CPU time, captures per
-second and per CPU second, and the shuffle bytes per input capture: Spark's own
-"Shuffle Bytes Written" (pickled records, from the event log) and the bytes the local runner's
-streaming steps hand from map to reduce (the text Hadoop Streaming would shuffle, raw and
-deflated; measured with --cleanup NONE). Also times the client's merge of the profile cut into
-64 sorted parts (Hadoop's) and 64 unsorted ones (Spark's), with its memory growth.
+Runs `archive-profiler profile -r spark` (pyspark from the `spark` extra), then, with --compare
+local, the same input with the local runner, and checks that the profiles are byte-identical
+except the `created` time. Prints wall and CPU time (the least CPU of --repeat runs, and all
+runs), the CPU by kind of process (Spark's JVMs, its Python workers, its driver's Python, the
+client), the ratio of Spark's CPU to the local runner's, captures per second and per CPU second,
+and the shuffle bytes per input capture: Spark's own "Shuffle Bytes Written" (from the event log
+of two more runs: raw, as a local master writes them, and lz4-compressed, as a cluster's
+executors do) and, with --local-shuffle, the bytes the local runner's streaming steps hand from
+map to reduce (the text Hadoop Streaming would shuffle, raw and deflated; --cleanup NONE). With
+--standalone 1,2 it starts a standalone cluster of 1, then 2 workers (--standalone-cores each;
+profiler.testing.spark_cluster) on this machine and runs the profile there; their CPU counts the
+cluster's daemons and executors during the run. Also times the client's merge of the profile cut
+into 64 sorted parts (Hadoop's and Spark's) and 64 unsorted ones, with its memory growth.
 """
 
 import argparse
@@ -35,14 +40,15 @@ sys.path.insert(0, REPO)
 from bench_profile import cached_input, output_size, package_env, profiler_command, resolve, tail  # noqa: E402
 
 
-def _tree_cpu(root, seen, stop):
-    """Poll /proc: last utime+stime (seconds) of root and all its descendants, into seen.
+def _tree_cpu(roots, seen, stop, names=None):
+    """Poll /proc: last utime+stime (seconds) of root and all its descendants, into seen (and
+    their command lines into names).
 
     mrjob starts spark-submit on a pseudo-terminal (a new session), so the tree is followed
     through parent pids, remembering every process once seen.
     """
     tick = os.sysconf("SC_CLK_TCK")
-    members = {root}
+    members = set(roots)
     while not stop.is_set():
         stats = {}
         for pid in os.listdir("/proc"):
@@ -62,23 +68,52 @@ def _tree_cpu(root, seen, stop):
                     grew = True
         for pid in members & stats.keys():
             seen[pid] = stats[pid][1]
+            if names is not None:
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        names[pid] = f.read().replace(b"\0", b" ").decode("utf-8", "replace") or names.get(pid, "")
+                except OSError:
+                    pass
         stop.wait(0.2)
 
 
-def run(cmd, env, log_path, cwd=REPO):
-    """(exit status, wall seconds, CPU seconds) of a command.
+def _cpu_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kind_of(cmdline):
+    """The kind of a process of a run, by its command line."""
+    if "java" in cmdline.split(" ", 1)[0] or "org.apache.spark" in cmdline:
+        return "spark_jvm"
+    if "pyspark.daemon" in cmdline or "pyspark/worker" in cmdline or "spark_daemon" in cmdline:
+        return "spark_python_workers"
+    if "archive_profiler_spark.py" in cmdline or "harness.py" in cmdline:
+        return "spark_driver_python"
+    return "client_and_tasks"
+
+
+def run(cmd, env, log_path, cwd=REPO, cluster=()):
+    """(exit status, wall seconds, CPU seconds, {kind of process: CPU seconds}) of a command.
 
     CPU is the larger of getrusage(RUSAGE_CHILDREN) and the sum over the command's process
     tree polled in /proc: Spark's Python workers are never waited for, so rusage misses them;
-    polling misses at most 0.2 s of each process's last moments.
+    polling misses at most 0.2 s of each process's last moments. cluster: pids of a cluster's
+    daemons, whose CPU during the run and their executors' count too.
     """
     import threading
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    seen, stop = {}, threading.Event()
+    seen, names, stop = {}, {}, threading.Event()
+    daemons = {pid: _cpu_of(pid) for pid in cluster}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        poller = threading.Thread(target=_tree_cpu, args=(proc.pid, seen, stop), daemon=True)
+        poller = threading.Thread(target=_tree_cpu, args=([proc.pid] + list(cluster), seen, stop, names),
+                                  daemon=True)
         poller.start()
         status = proc.wait()
         stop.set()
@@ -86,10 +121,17 @@ def run(cmd, env, log_path, cwd=REPO):
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = max((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), sum(seen.values()))
+    for pid, before_run in daemons.items():          # only the daemons' CPU during the run
+        seen[pid] = seen.get(pid, before_run) - before_run
+    cpu = max(cpu, sum(seen.values()))
+    kinds = {}
+    for pid, seconds in seen.items():
+        kind = "cluster_daemons" if pid in daemons else kind_of(names.get(pid, ""))
+        kinds[kind] = round(kinds.get(kind, 0) + seconds, 2)
     if status:
         sys.stderr.write(tail(log_path))
         sys.stderr.write("\ncommand failed (exit %d); log: %s\n" % (status, log_path))
-    return status, wall, cpu
+    return status, wall, cpu, kinds
 
 
 def spark_shuffle_bytes(event_dir):
@@ -108,14 +150,19 @@ def spark_shuffle_bytes(event_dir):
 
 
 def local_shuffle_bytes(tmpdir):
-    """{step: [bytes, deflate-compressed bytes]} of the reducer inputs a local-runner job left.
+    """{step: [bytes, deflate-compressed bytes]} that a local-runner job left (--cleanup NONE)
+    handed from map to reduce: step 1's map outputs, then each step's output (the next step's map
+    is `cat`).
 
     The compressed size is what Hadoop's DefaultCodec (zlib, level 6) would move when
     mapreduce.map.output.compress is on (conf/mrjob-hadoop.conf).
     """
     per_step = {}
-    for path in glob.glob(os.path.join(tmpdir, "*", "step", "*", "reducer", "*", "input")):
-        step = int(path.split(os.sep)[-4])
+    inputs = [(0, p) for p in glob.glob(os.path.join(tmpdir, "*", "step", "000", "mapper", "*", "output"))]
+    for step in (1, 2):
+        parts = os.path.join(tmpdir, "*", "step-output", "%04d" % (step - 1), "part-*")
+        inputs += [(step, p) for p in glob.glob(parts)]
+    for step, path in inputs:
         sizes = per_step.setdefault(step, [0, 0])
         sizes[0] += os.path.getsize(path)
         z = zlib.compressobj(6)
@@ -182,6 +229,25 @@ def same_except_created(a, b):
     return all(x == y for x, y in itertools.zip_longest(lines(a), lines(b)))
 
 
+def _runs(label, cmd, env, cwd, scratch, repeat, lines, cluster=()):
+    """repeat runs of cmd: the figures of the one of least CPU and the runs' times, or an exit status."""
+    runs = []
+    for i in range(repeat):
+        print("running    %s%s" % (" ".join(cmd), "" if repeat == 1 else "  (%d/%d)" % (i + 1, repeat)))
+        tmp = _fresh(scratch, "tmp-" + label)
+        status, wall, cpu, kinds = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "%s-%d.log" % (label, i)), cwd,
+                                       cluster)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if status:
+            return status
+        runs.append({"wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "cpu_by_process": kinds})
+    best = min(runs, key=lambda r: r["cpu_seconds"])
+    return dict(best, least_wall_seconds=min(r["wall_seconds"] for r in runs),
+                captures_per_cpu_second=round(lines / best["cpu_seconds"]),
+                captures_per_wall_second=round(lines / best["wall_seconds"]),
+                runs=[{"wall_seconds": r["wall_seconds"], "cpu_seconds": r["cpu_seconds"]} for r in runs])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1000000)
@@ -190,9 +256,17 @@ def main(argv=None):
     parser.add_argument("--compare", choices=("local", "none"), default="local",
                         help="also run the local runner and compare the bytes (default local)")
     parser.add_argument("--local-cores", default="2", help="comma-separated core counts of local runs (default 2)")
+    parser.add_argument("--local-shuffle", action="store_true",
+                        help="one more local run with --cleanup NONE, to measure its shuffle bytes")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each; the least CPU is reported")
+    parser.add_argument("--standalone", default="", help="comma-separated worker counts of standalone clusters")
+    parser.add_argument("--standalone-cores", type=int, default=1, help="cores of each standalone worker")
+    parser.add_argument("--executor-java-options", default="",
+                        help="spark.executor.extraJavaOptions of the standalone runs (their executors' JVMs)")
     parser.add_argument("--policy", help="policy YAML passed as --policy")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--keep", metavar="DIR", help="keep outputs and logs in DIR")
+    parser.add_argument("--no-merge", action="store_true", help="skip the client merge figures")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
     parser.add_argument("--merge-parts", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -208,52 +282,84 @@ def main(argv=None):
     if args.policy:
         base += ["--policy", resolve(args.policy)]
     figures = {"lines": args.lines, "seed": args.seed, "input": input_path,
-               "input_bytes": os.path.getsize(input_path), "policy": args.policy}
+               "input_bytes": os.path.getsize(input_path), "policy": args.policy,
+               "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
 
-    events = os.path.join(scratch, "spark-events")
-    shutil.rmtree(events, ignore_errors=True)
-    os.makedirs(events)
     spark_out = os.path.join(scratch, "spark.cdxj")
-    cmd = base + ["-o", spark_out, "-r", "spark", "-c", os.path.join(REPO, "conf", "mrjob-spark.conf"),
-                  "--", "--spark-master", args.master, "--python-bin", sys.executable,
-                  "--jobconf", "spark.eventLog.enabled=true",
-                  "--jobconf", "spark.eventLog.dir=file://" + events]
-    print("running    %s" % " ".join(cmd))
-    status, wall, cpu = run(cmd, dict(env, TMPDIR=_fresh(scratch, "tmp-spark")), os.path.join(scratch, "spark.log"), cwd)
-    if status:
-        return status
-    shuffle, shuffle_records = spark_shuffle_bytes(events)
-    figures["spark"] = {"master": args.master, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-                        "captures_per_wall_second": round(args.lines / wall),
-                        "captures_per_cpu_second": round(args.lines / cpu),
-                        "shuffle_bytes_written": shuffle, "shuffle_records_written": shuffle_records,
-                        "shuffle_bytes_per_capture": round(shuffle / args.lines, 1),
-                        "output_bytes": output_size(spark_out)[0]}
+    spark_args = ["-c", os.path.join(REPO, "conf", "mrjob-spark.conf"), "--", "--python-bin", sys.executable]
+    cmd = base + ["-o", spark_out, "-r", "spark"] + spark_args + ["--spark-master", args.master]
+    found = _runs("spark", cmd, env, cwd, scratch, args.repeat, args.lines)
+    if isinstance(found, int):
+        return found
+    # two more runs with Spark's event log, for the shuffle bytes (the log costs the driver some CPU):
+    # as the run wrote them (a local master's shuffle is not compressed) and lz4-compressed, as a
+    # cluster's executors write them (Spark's default)
+    shuffles = {}
+    for name, compress in (("raw", []), ("lz4", ["--jobconf", "spark.shuffle.compress=true"])):
+        events = _fresh(scratch, "spark-events-" + name)
+        tmp = _fresh(scratch, "tmp-spark")
+        status, _, _, _ = run(cmd + compress + ["--jobconf", "spark.eventLog.enabled=true", "--jobconf",
+                                                "spark.eventLog.dir=file://" + events],
+                              dict(env, TMPDIR=tmp), os.path.join(scratch, "spark-events-%s.log" % name), cwd)
+        if status:
+            return status
+        shuffles[name] = spark_shuffle_bytes(events)
+    figures["spark"] = dict(found, master=args.master, shuffle_bytes_written=shuffles["raw"][0],
+                            shuffle_records_written=shuffles["raw"][1],
+                            shuffle_bytes_per_capture=round(shuffles["raw"][0] / args.lines, 1),
+                            shuffle_lz4_bytes_per_capture=round(shuffles["lz4"][0] / args.lines, 1),
+                            output_bytes=output_size(spark_out)[0])
 
-    figures["client_merge"] = merge_cost(spark_out, scratch)
+    if not args.no_merge:
+        figures["client_merge"] = merge_cost(spark_out, scratch)
 
     if args.compare == "local":
         figures["local"] = {}
         for cores in [int(c) for c in args.local_cores.split(",")]:
             local_out = os.path.join(scratch, "local-%d.cdxj" % cores)
-            tmp = _fresh(scratch, "tmp-local")
-            cmd = base + ["-o", local_out, "-r", "local", "--cores", str(cores), "--", "--cleanup", "NONE"]
-            print("running    %s" % " ".join(cmd))
-            status, wall, cpu = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "local-%d.log" % cores), cwd)
-            if status:
-                return status
-            per_step = local_shuffle_bytes(tmp)
-            figures["local"][cores] = {
-                "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-                "captures_per_wall_second": round(args.lines / wall),
-                "captures_per_cpu_second": round(args.lines / cpu),
-                "reducer_input_bytes_per_step": per_step,
-                "shuffle_bytes_per_capture": round(sum(v[0] for v in per_step.values()) / args.lines, 1),
-                "shuffle_deflate_bytes_per_capture": round(sum(v[1] for v in per_step.values()) / args.lines, 1),
-                "identical_to_spark_except_created": same_except_created(spark_out, local_out)}
-            shutil.rmtree(tmp, ignore_errors=True)
+            cmd = base + ["-o", local_out, "-r", "local", "--cores", str(cores)]
+            found = _runs("local-%d" % cores, cmd, env, cwd, scratch, args.repeat, args.lines)
+            if isinstance(found, int):
+                return found
+            found["identical_to_spark_except_created"] = same_except_created(spark_out, local_out)
+            found["spark_cpu_over_local_cpu"] = round(figures["spark"]["cpu_seconds"] / found["cpu_seconds"], 2)
+            if args.local_shuffle:
+                tmp = _fresh(scratch, "tmp-local")
+                status, _, _, _ = run(cmd + ["--", "--cleanup", "NONE"], dict(env, TMPDIR=tmp),
+                                      os.path.join(scratch, "local-shuffle.log"), cwd)
+                if status:
+                    return status
+                per_step = local_shuffle_bytes(tmp)
+                raw, deflated = (sum(v[i] for v in per_step.values()) for i in (0, 1))
+                found.update(reducer_input_bytes_per_step=per_step,
+                             shuffle_bytes_per_capture=round(raw / args.lines, 1),
+                             shuffle_deflate_bytes_per_capture=round(deflated / args.lines, 1))
+                shutil.rmtree(tmp, ignore_errors=True)
+            figures["local"][cores] = found
         figures["identical_except_created"] = all(
             v["identical_to_spark_except_created"] for v in figures["local"].values())
+
+    if args.standalone:
+        from profiler.testing.spark_cluster import StandaloneCluster
+        figures["standalone"] = {}
+        for workers in [int(w) for w in args.standalone.split(",")]:
+            folder = _fresh(scratch, "cluster-%d" % workers)
+            out = os.path.join(scratch, "standalone-%d.cdxj" % workers)
+            with StandaloneCluster(folder, workers=workers, cores=args.standalone_cores,
+                                   env=dict(env, SPARK_LOCAL_DIRS=os.path.join(folder, "local"))) as cluster:
+                cmd = base + ["-o", out, "-r", "spark"] + spark_args + [
+                    "--spark-master", cluster.url, "--jobconf", "spark.executor.memory=1g",
+                    "--jobconf", "spark.default.parallelism=%d" % (2 * workers * args.standalone_cores)]
+                if args.executor_java_options:
+                    cmd += ["--jobconf", "spark.executor.extraJavaOptions=" + args.executor_java_options]
+                found = _runs("standalone-%d" % workers, cmd, env, cwd, scratch, args.repeat, args.lines,
+                              [p.pid for p in cluster.procs.values()])
+            if isinstance(found, int):
+                return found
+            found.update(workers=workers, cores_per_worker=args.standalone_cores,
+                         executor_java_options=args.executor_java_options,
+                         identical_to_spark_except_created=same_except_created(spark_out, out))
+            figures["standalone"][workers] = found
 
     print(json.dumps(figures, indent=2, sort_keys=True))
     if args.json:
@@ -262,7 +368,9 @@ def main(argv=None):
             f.write("\n")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
-    return 0 if figures.get("identical_except_created", True) else 1
+    ok = figures.get("identical_except_created", True) and all(
+        v["identical_to_spark_except_created"] for v in figures.get("standalone", {}).values())
+    return 0 if ok else 1
 
 
 def _fresh(scratch, name):

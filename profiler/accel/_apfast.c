@@ -12,6 +12,7 @@
  *   expand.c     step 1 and step 2's corrections (profiler.job.expand, profiler.job.digests)
  *   steps.c      steps 2 and 3 over sorted lines, the profile's lines (profiler.job.steps)
  *   runtime.c    legend scan, presorted merges, allocator (profiler.runtime)
+ *   shuffle.c    buckets and sorts of raw lines for the Spark runner (profiler.runtime.sparksteps)
  *
  * The kernels take any criteria made of the projections in PROJECTIONS whose values come from
  * the sources in SOURCES; profiler.job.kernels runs the Python ones for any other policy. The map
@@ -29,6 +30,7 @@
 #include "expand.c"
 #include "steps.c"
 #include "runtime.c"
+#include "shuffle.c"
 
 /* ------------------------------------------------------------------ module */
 
@@ -51,6 +53,10 @@ static PyMethodDef module_methods[] = {
      "digest_filter_merge(one, two, its_one, its_two) -> bits set in two: a map task's bitmaps into the merged ones"},
     {"digest_filter_has", digest_filter_has, METH_VARARGS,
      "digest_filter_has(bitmap, digest) -> bool: one bitmap of a digest filter holds the digest"},
+    {"bucket_lines", bucket_lines, METH_VARARGS,
+     "bucket_lines(data, parts) -> [bytes] * parts: lines by zlib.crc32(key) % parts, in their order"},
+    {"sort_lines", sort_lines, METH_O,
+     "sort_lines([bytes, ...]) -> bytes: the buffers' lines in byte order"},
     {"tune_allocator", tune_allocator, METH_VARARGS,
      "tune_allocator(mmap_threshold, trim_threshold) -> True, or False where malloc is not glibc's"},
     {NULL}
@@ -61,6 +67,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__apfast(void) {
+    crc_init();
     if (PyType_Ready(&ExpanderType) < 0 || PyType_Ready(&AggregatorType) < 0) return NULL;
 #ifndef _WIN32
     if (PyType_Ready(&LineMergerType) < 0) return NULL;

@@ -1,8 +1,9 @@
 """The optional compiled hot path (profiler/accel/_apfast.c): found, shipped to tasks, or not used.
 
 ``load()`` returns the extension module or None: from the installed package, else from a
-task's working directory, where the client ships the built file (``shipped_files()``; Python
-cannot import it from profiler.zip). Tasks that cannot load it run the pure-Python code, which
+task's working directory or a folder on sys.path (Spark's files), where the client ships the
+built file (``shipped_files()``; Python cannot import it from profiler.zip), else from a package
+installed on the node. Tasks that cannot load it run the pure-Python code, which
 gives the same bytes. ``ARCHIVE_PROFILER_PURE_PYTHON=1`` forces the pure-Python code (tests
 compare both).
 """
@@ -10,6 +11,7 @@ compare both).
 import importlib.machinery
 import importlib.util
 import os
+import sys
 
 from profiler.model import criteria
 from profiler.runtime import contract
@@ -39,18 +41,30 @@ def _find():
         return _apfast
     except ImportError:
         pass
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:   # shipped: the task's working directory
-        path = os.path.join(os.getcwd(), "_apfast" + suffix)
-        if os.path.isfile(path):
-            try:
-                loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
-                spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
-                return module
-            except ImportError:
-                return None
+    for path in _candidates():
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+            spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            return module
+        except ImportError:         # another ABI or architecture: the next one may load
+            continue
     return None
+
+
+def _candidates():
+    """Built extensions a task may load when profiler comes from a zip: shipped ones in its working
+    directory (Hadoop, local) or a folder on sys.path (Spark's files), then one installed on the
+    node (an EMR or Dataproc bootstrap builds it for the node's architecture)."""
+    names = ["_apfast" + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    folders = list(dict.fromkeys([os.getcwd()] + [p for p in sys.path if p and os.path.isdir(p)]))
+    for inner in ((), ("profiler", "accel")):
+        for folder in folders:
+            for name in names:
+                path = os.path.join(folder, *inner, name)
+                if os.path.isfile(path):
+                    yield path
 
 
 def shipped_files():

@@ -31,11 +31,18 @@ def corrections(records, policy, suffixes, limit=None):
     second = next(records, None)
     if second is None:
         return   # one URI-R holds the digest: nothing was counted twice
+    yield from _corrections(key_stats(itertools.chain((first, second), records), policy, suffixes, limit))
+
+
+def key_stats(records, policy, suffixes, limit=None):
+    """(profile key, URI-Rs, sum of lengths, largest) of each key some of records (of one digest,
+    one per URI-R) touch, each key once; memory bounded as in corrections(). The stats of the
+    records of one digest cut into groups add up (URI-Rs and sums) and take the largest."""
     set_of = policy.set_of
     per_key = {}
     runs = []
     try:
-        for urlkey, entries in itertools.chain((first, second), records):
+        for urlkey, entries in records:
             levels = surt_levels(urlkey, policy)
             mine = {}
             for entry in entries:
@@ -62,10 +69,26 @@ def corrections(records, policy, suffixes, limit=None):
             if per_key:
                 runs.append(_spill(per_key))
                 per_key = {}
-            merged = _merge(runs)
+            yield from _merge(runs)
         else:
-            merged = ((full, n, total, largest) for full, (n, total, largest) in per_key.items())
-        yield from _corrections(merged)
+            yield from ((full, n, total, largest) for full, (n, total, largest) in per_key.items())
+    finally:
+        for run in runs:
+            run.close()
+
+
+def compiled_key_stats(records, expander, limit):
+    """key_stats() by the compiled Expander (profiler.accel.fast)."""
+    runs = []
+    try:
+        for urlkey, entries in records:
+            if expander.correct(urlkey, entries) >= limit:
+                runs.append(_spill(expander.take_digest_keys()))
+        if not runs:
+            yield from ((full, n, total, largest) for full, (n, total, largest) in expander.take_digest_keys().items())
+            return
+        runs.append(_spill(expander.take_digest_keys()))
+        yield from _merge(runs)
     finally:
         for run in runs:
             run.close()

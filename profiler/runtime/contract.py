@@ -25,6 +25,9 @@ MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
 
 #: entries per reducer table before it is flushed or spilled (any value gives the same profile)
 TABLE_LIMIT = 200000
+#: estimated records of a payload digest past which the Spark runner spreads them over every
+#: partition of step 2, at least (profiler.runtime.sparksteps; any value gives the same profile)
+HOT_DIGEST_RECORDS = 20000
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ OPTIONS = (
     Option("--no-resolve-revisits", "resolve_revisits", True, "keep revisits as mime warc/revisit", negates=True),
     Option("--table-limit", "table_limit", TABLE_LIMIT, "entries per reducer table before it is flushed or "
            "spilled (memory bound of steps 1 and 2; any value gives the same profile)", type=int),
+    Option("--hot-digest-records", "hot_digest_records", 0, "Spark runner: estimated records of a digest that "
+           "make it hot, spread over step 2's partitions (0: from the input's size; any value gives the same "
+           "profile)", type=int),
 )
 _BY_FLAG = {o.flag: o for o in OPTIONS}
 

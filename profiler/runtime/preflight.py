@@ -84,11 +84,16 @@ def check_job_args(make_job, args):
 
 
 def missing_binary(runner, error):
-    """A UserError when error says the runner's command (hadoop, spark-submit) was not found."""
+    """A UserError when error says the runner's command (hadoop, spark-submit) was not found, or
+    that the Spark runner's temp folder is on HDFS (master yarn, or hadoop_bin set) without it."""
     name = RUNNER_BINARIES.get(runner, (None, None))[0]
     if name is None or not isinstance(error, FileNotFoundError):
         return None
     missing = str(getattr(error, "filename", "") or "")
+    if runner == "spark" and missing.rsplit("/", 1)[-1] == "hadoop":
+        return UserError("the spark runner keeps its temp folder on HDFS and cannot find %s: install Hadoop's "
+                         "command, or pass -- --spark-tmp-dir file:///FOLDER (a folder every Spark node shares)"
+                         % missing)
     if missing.rsplit("/", 1)[-1] != name and name not in str(error):
         return None
     option = RUNNER_BINARIES[runner][1]

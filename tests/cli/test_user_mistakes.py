@@ -111,3 +111,5 @@ def test_missing_binary_recognised_only_for_the_runners_command():
     assert preflight.missing_binary("hadoop", FileNotFoundError(2, "No such file", "input.cdx")) is None
     assert preflight.missing_binary("inline", FileNotFoundError(2, "No such file", "hadoop")) is None
     assert preflight.missing_binary("hadoop", RuntimeError("hadoop")) is None
+    # the Spark runner's temp folder on HDFS (master yarn) without a hadoop command
+    assert "--spark-tmp-dir file:///" in str(preflight.missing_binary("spark", FileNotFoundError(2, "x", "hadoop")))

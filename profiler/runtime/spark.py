@@ -1,0 +1,235 @@
+"""The profile job as one Spark application: the program spark-submit runs for ``-r spark``.
+
+profiler.runtime.sparkrunner hands spark-submit this program instead of mrjob's harness, with the
+harness's command line. It runs the job's three steps over partitions of raw lines
+(profiler.runtime.sparksteps: the local runner's task functions, the compiled kernels shipped
+with ``--files``), with partitionBy shuffles of one blob per task and partition:
+
+    manifest lines -> map -> | step 1 reduce -> | step 2 reduce -> | step 3 reduce -> text parts
+
+The map tasks run as a job of their own first; what they report (their digest filters, samples
+of their digests) tells step 1's reducers which digest records to write and which digests to
+spread over every partition of step 2 (profiler.runtime.sparksteps).
+
+Counters go to mrjob's counter folder, one dict per step, as its harness writes them. Each task
+reports its own, and a task that Spark runs again (a lost executor) replaces its earlier report
+rather than adding to it.
+"""
+
+import argparse
+import functools
+import json
+import logging
+import os
+import shlex
+import sys
+
+import orjson
+from pyspark.accumulators import AccumulatorParam
+
+from profiler.accel import fast
+from profiler.runtime import contract, digestfilter, sparksteps
+
+log = logging.getLogger(__name__)
+
+#: input bytes per reduce partition, at most (a partition is sorted in memory 128 MiB at a time, in runs
+#: on local disk past that, and its output held in memory)
+PARTITION_INPUT_BYTES = 1 << 30
+#: partitions of step 3 at most: the output parts the client opens at once to merge them
+MAX_OUTPUT_PARTS = 256
+#: a merged digest filter with more of its bits set than this filters too little to be sent
+MAX_FILTER_SET = 0.5
+#: index bytes past which the largest bitmap would be mostly set (about 32M captures: 4 bits a
+#: capture of its 64M): the map tasks make no filters
+MAX_FILTER_INPUT = 4 * digestfilter.MAX_BYTES * digestfilter.INPUT_BYTES_PER_CAPTURE
+
+
+def parse_args(argv):
+    """mrjob's harness command line (mrjob.spark.harness; the options this program uses)."""
+    parser = argparse.ArgumentParser(prog="archive-profiler spark")
+    parser.add_argument("job_class")
+    parser.add_argument("input_path")
+    parser.add_argument("output_path")
+    parser.add_argument("--job-args", default="")
+    parser.add_argument("--counter-output-dir")
+    parser.add_argument("--num-reducers", type=int)
+    parser.add_argument("--compression-codec")
+    args, _ = parser.parse_known_args(argv)
+    return args
+
+
+def manifest_lines(input_path, sc=None):
+    """The manifest lines (one split each) of mrjob's comma-separated input paths: read here when
+    they are local files, else through Spark."""
+    paths = [p for p in input_path.split(",") if p]
+    local = [p[len("file://"):] if p.startswith("file://") else p for p in paths]
+    if all("://" not in p and os.path.isfile(p) for p in local):
+        lines = []
+        for path in local:
+            with open(path, "rb") as f:
+                lines.extend(line.rstrip(b"\r\n") for line in f if line.strip())
+        return lines
+    return [line for line in sc.textFile(",".join(paths), use_unicode=False).collect() if line.strip()]
+
+
+def partitions(sc, lines, wanted=None):
+    """Reduce partitions of every step: as asked (mapreduce.job.reduces), else Spark's default
+    parallelism, and at least one per PARTITION_INPUT_BYTES of input."""
+    if wanted:
+        return wanted
+    total = sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines)
+    return max(1, sc.defaultParallelism, -(-total // PARTITION_INPUT_BYTES))
+
+
+def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_filter=True):
+    """The job over the manifest lines; the profile lines to output_path (text parts, each sorted
+    by key). Returns the counters of each step.
+
+    The map tasks run first as a job of their own (``map_stage``), so that step 1's reducers get
+    what they reported: the merged digest filter and the hot digests (profiler.runtime.sparksteps).
+    hot_records: estimated records that make a digest hot (0: from the input's size)."""
+    size = 0
+    total = sum(digestfilter.split_bytes(orjson.loads(line)) for line in lines)
+    if digest_filter and fast.load() is not None and total <= MAX_FILTER_INPUT:
+        size = digestfilter.bitmap_bytes(total)
+    reports = sc.accumulator({}, _Replacing())
+    filters = sc.accumulator(sparksteps.FilterMerge(size), _Filters())
+    mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
+        functools.partial(_map, job, parts, reports, filters, size)).partitionBy(parts, int)
+    out_parts = min(parts, MAX_OUTPUT_PARTS)
+    shared, hot, points = None, set(), None
+    if map_stage(sc, mapped):
+        merged = filters.value
+        shared = merged.shared(len(lines))
+        if shared is not None and merged.fraction_set() > MAX_FILTER_SET:
+            log.info("digest filter not used: %.0f%% of its bits are set", 100 * merged.fraction_set())
+            shared = None
+        maps = list(reports.value.values())
+        hot = sparksteps.hot_digests(maps, hot_records or sparksteps.default_hot_threshold(maps, parts))
+        if hot:
+            log.info("%d hot digest(s) spread over %d partitions", len(hot), parts)
+            reports.add({("driver", 0, 0): {"spark": {"hot digests (records spread over partitions)": len(hot)}}})
+        points = sparksteps.split_points(maps, out_parts)
+    shared = sc.broadcast(shared) if shared else None
+    hot = sc.broadcast(hot) if hot else None
+    step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot, None)) \
+        .partitionBy(parts, int)
+    points = sc.broadcast(points) if points else None
+    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
+                                                           points)).partitionBy(out_parts, int)
+    final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
+    final.saveAsTextFile(output_path, compressionCodecClass=codec)
+    check_parts(output_path, out_parts)
+    return sparksteps.step_counters(reports.value)
+
+
+def map_stage(sc, shuffled):
+    """Run the map side of shuffled's shuffle (a partitionBy's result) as a job of its own; the
+    next job finds its map outputs there. False when this Spark has no way to (its
+    SparkContext.submitMapStage, reached through py4j, is not public API)."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+    try:
+        dependency = shuffled._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+        submit = sc._jsc.sc().submitMapStage
+        future = submit(dependency)
+    except Py4JJavaError:
+        raise
+    except (Py4JError, AttributeError) as e:
+        log.info("no map stage of its own (%s): no digest filter, no hot digests", e)
+        return False
+    future.get()
+    return True
+
+
+def check_parts(output_path, parts):
+    """RuntimeError when an output on this machine lacks a part: its executors wrote to folders
+    the driver does not see (a temp folder that is not on a filesystem they share)."""
+    if "://" in output_path and not output_path.startswith("file://"):
+        return
+    folder = output_path[len("file://"):] if output_path.startswith("file://") else output_path
+    found = {name.split(".")[0] for name in os.listdir(folder) if name.startswith("part-")}
+    missing = [i for i in range(parts) if "part-%05d" % i not in found]
+    if missing:
+        raise RuntimeError("%d of %d output parts are not in %s: the executors write where this machine does "
+                           "not see (--spark-tmp-dir must be a folder every node shares)"
+                           % (len(missing), parts, folder))
+
+
+def _map(job, parts, reports, filters, size, index, lines):
+    def report(task, value):
+        reports.add({task: value})
+        if value.filter is not None:
+            filters.add({task[2]: value.filter})
+    return sparksteps.map_partition(index, lines, job, parts, report, filter_bytes=size)
+
+
+def _reduce(step_num, job, parts, reports, shared, hot, points, index, pairs):
+    return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(reports),
+                                       shared=shared.value if shared else None, hot=hot.value if hot else None,
+                                       points=points.value if points else None)
+
+
+def _final(job, reports, index, pairs):
+    return sparksteps.final_partition(index, pairs, job, _reporter(reports))
+
+
+def _reporter(reports):
+    return lambda task, counts: reports.add({task: counts})
+
+
+class _Replacing(AccumulatorParam):
+    """{task: report}: a task's later report replaces its earlier one."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        value1.update(value2)
+        return value1
+
+
+class _Filters(AccumulatorParam):
+    """The map tasks' digest filters: {map task: filter} on the executors, merged into a
+    sparksteps.FilterMerge on the driver (each task once)."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):
+        if isinstance(value1, dict):
+            value1.update(value2)
+        else:
+            for index, filter_ in value2.items():
+                value1.add(index, filter_)
+        return value1
+
+
+def write_counters(sc, counters, folder):
+    """mrjob's counter file: a JSON list of one {group: {counter: n}} per step."""
+    text = json.dumps(counters)
+    if "://" in folder and not folder.startswith("file://"):
+        sc.parallelize([text], 1).saveAsTextFile(folder)
+        return
+    folder = folder[len("file://"):] if folder.startswith("file://") else folder
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "part-00000"), "w") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    opts, _ = contract.parse_options(shlex.split(args.job_args))
+    job = sparksteps.JobOptions(opts["policy_json"], opts["resolve_revisits"], opts["table_limit"])
+    logging.basicConfig(level=logging.INFO, format="archive-profiler spark: %(message)s")
+    from pyspark import SparkContext
+    sc = SparkContext()
+    counters = [{}, {}, {}]
+    try:
+        lines = manifest_lines(args.input_path, sc)
+        counters = run(sc, lines, job, partitions(sc, lines, args.num_reducers), args.output_path,
+                       args.compression_codec, opts["hot_digest_records"])
+    finally:
+        if args.counter_output_dir:
+            write_counters(sc, counters, args.counter_output_dir)
+        sc.stop()
+    return 0

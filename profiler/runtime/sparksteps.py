@@ -1,0 +1,573 @@
+"""The profile job's steps over partitions of raw lines: what a Spark task runs (profiler.runtime.spark).
+
+Every task calls the local runner's task functions, profiler.runtime.task.run_mapper and
+run_reducer (profiler.job.steps); what mrjob's Spark harness did per record (decode, group, encode, one Python
+object per line through the JVM) is done here per partition, on bytes:
+
+- a task's output lines are cut into one blob of whole lines per reduce partition
+  (``bucketed``): a line goes to partition crc32(key) % parts (step 3: to its key's range
+  between split points), so every line of a key meets the others of its key, whichever task
+  wrote it;
+- a reduce partition's blobs are sorted by line (``sorted_chunks``: in memory up to
+  RUN_BYTES, past it in sorted runs on local disk merged as a stream), the order the local
+  runner's ``sort`` gives, and reduce_task reads them in buffers;
+- the final step's lines come out sorted by key in each partition, the partitions in key
+  order, so the client writes the parts one after another (profiler.files.output).
+
+Between the map tasks and step 1's reducers the driver learns three things from the map tasks'
+reports (``MapReport``): step 3's split points (``split_points``), and
+
+- **the digest filter** (profiler.runtime.digestfilter): each map task's bitmaps, merged once
+  per task (``FilterMerge``), tell step 1's reducers which digests two or more map records hold;
+  they write digest records for those only, as on the local runner;
+- **hot digests**: digests the map tasks' sampled records say many URI-Rs hold (the empty
+  payload's). Step 1's reducers give a hot digest's records a salted key, ``S <salt> <digest>``,
+  so they spread over every partition of step 2 instead of all meeting in one task; each
+  partition writes, per profile key, the URI-Rs, sum of lengths and largest length of its share
+  (profiler.job.digests.key_stats) as ``T <profile key>`` lines, which go to the partition of
+  the key's own records in step 3. There the shares of a digest add up (URI-Rs, sums) and take
+  the largest, and its correction joins the key's records: the same numbers as one task
+  holding all the digest's records.
+
+Nothing here imports pyspark: the tests run these functions with an in-process shuffle
+(``run_in_process``).
+"""
+
+import bisect
+import collections
+import functools
+import heapq
+import itertools
+import os
+import re
+import tempfile
+import zlib
+
+import orjson
+
+from profiler import jsonnum
+from profiler.accel import fast
+from profiler.job import digests, lines as job_lines
+from profiler.job.kernels import Kernels
+from profiler.model import stats
+from profiler.model.keys import SuffixTable
+from profiler.model.policy import Policy
+from profiler.runtime import contract, digestfilter, task
+
+#: bytes of lines a reduce task sorts in memory at a time; past it they go to a sorted run on disk
+RUN_BYTES = 128 << 20
+#: bytes of the buffers a merge of runs hands reduce_task
+CHUNK = 4 << 20
+#: a byte below TAB in a key: key order and line order may differ there
+_BELOW_TAB = re.compile(rb"[\x00-\x08]")
+#: map records a map task samples for hot digests, at most, and keys of them it reports
+SAMPLES = 2048
+KEY_SAMPLES = 64
+#: the digest's place in a map record's cell (profiler.job.mapside: period, mime, status, digest, ...)
+CELL_DIGEST = 3
+#: line prefixes of the salted records of hot digests (step 2) and of their shares (step 3)
+SALTED, SHARE = b"S ", b"T "
+
+#: the job's own options, as the client passed them (profiler.runtime.contract)
+JobOptions = collections.namedtuple("JobOptions", "policy_json resolve_revisits table_limit")
+
+_policies = {}
+
+
+def policy_of(job):
+    """The Policy of a JobOptions, parsed once per process."""
+    found = _policies.get(job.policy_json)
+    if found is None:
+        found = _policies[job.policy_json] = Policy.from_dict(jsonnum.loads(job.policy_json), "--policy-json")
+    return found
+
+
+class Counts(dict):
+    """One task's counters, {group: {counter: amount}}, kept by mrjob's increment_counter signature."""
+
+    def __call__(self, group, counter, amount=1):
+        inner = self.setdefault(group, {})
+        inner[counter] = inner.get(counter, 0) + amount
+
+
+# --- the shuffle: lines into partitions, a partition's lines sorted
+
+def bucketed(chunks, parts, points=None):
+    """[(part, blob), ...]: the lines of chunks (bytes of whole key<TAB>value lines), one blob of
+    whole lines per partition that gets any, in their order: by crc32 of the key (the compiled
+    bucket_lines() when there is one), or by the key's range between sorted split points (len
+    parts - 1), so that partition i holds only keys below partition i+1's."""
+    data = b"".join(chunks)
+    if not data:
+        return []
+    if parts == 1:
+        return [(0, data if data.endswith(b"\n") else data + b"\n")]
+    module = fast.load()
+    if points is None and module is not None and hasattr(module, "bucket_lines"):
+        return [(i, blob) for i, blob in enumerate(module.bucket_lines(data, parts)) if blob]
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    buckets = [[] for _ in range(parts)]
+    adds = [b.append for b in buckets]
+    route = _router(parts, points)
+    for line in lines:
+        tab = line.find(b"\t")
+        adds[route(line if tab < 0 else line[:tab])](line)
+    return [(i, b"\n".join(b) + b"\n") for i, b in enumerate(buckets) if b]
+
+
+def _router(parts, points=None):
+    """key -> its partition: crc32 % parts, or its range between the split points."""
+    if points is None:
+        return lambda key: zlib.crc32(key) % parts
+    return functools.partial(bisect.bisect_right, points)
+
+
+def _sorted_lines(blobs):
+    """The lines of blobs (whole lines), sorted, without their newlines."""
+    lines = b"".join(blobs).split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    lines.sort()
+    return lines
+
+
+def _sorted_blob(blobs):
+    """The lines of blobs (whole lines) sorted, as one buffer (the compiled sort_lines() when
+    there is one)."""
+    module = fast.load()
+    if module is not None and hasattr(module, "sort_lines"):
+        return module.sort_lines(blobs)
+    lines = _sorted_lines(blobs)
+    return b"\n".join(lines) + b"\n" if lines else b""
+
+
+def _chunks(lines, size=CHUNK):
+    """Buffers of about size bytes of whole lines (each with its newline)."""
+    batch, n = [], 0
+    for line in lines:
+        batch.append(line)
+        n += len(line) + 1
+        if n >= size:
+            yield b"\n".join(batch) + b"\n"
+            batch, n = [], 0
+    if batch:
+        yield b"\n".join(batch) + b"\n"
+
+
+def _scratch():
+    """The folder of a task's own files: Spark's local folder for the task (removed with the
+    application, whatever happens to the task), else the system's."""
+    folder = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
+    return folder if folder and os.path.isdir(folder) else None
+
+
+def _spill(data):
+    """(an unnamed temporary file of data, its length): gone when closed, or when the process dies."""
+    run = tempfile.TemporaryFile(dir=_scratch())
+    run.write(data)
+    run.flush()
+    run.seek(0)
+    return run, len(data)
+
+
+def sorted_chunks(blobs, run_bytes=RUN_BYTES):
+    """The lines of blobs (whole lines) in byte order (LC_ALL=C sort's), in buffers of whole
+    lines: sorted in memory, run_bytes at a time; runs past the first on disk, merged."""
+    runs, held, n = [], [], 0
+    try:
+        for blob in blobs:
+            held.append(blob)
+            n += len(blob)
+            if n >= run_bytes:
+                runs.append(_spill(_sorted_blob(held)))
+                held, n = [], 0
+        last = _sorted_blob(held) if held else b""
+        if not runs:
+            if last:
+                yield last
+            return
+        yield from _merged(runs, last, CHUNK)
+    finally:
+        for run, _ in runs:
+            run.close()
+
+
+def _merged(runs, tail, size):
+    """The lines of sorted runs on disk [(file, length), ...] and of the sorted buffer tail,
+    merged, in buffers of about size bytes."""
+    module = fast.load()
+    if module is not None and hasattr(module, "LineMerger"):
+        bufsize = max(16 << 10, min(1 << 20, (16 << 20) // len(runs)))
+        merger = module.LineMerger([(run.fileno(), n) for run, n in runs], tail, bufsize)
+        while True:
+            data = merger.read(size)
+            if not data:
+                return
+            yield data
+    streams = [(line.rstrip(b"\n") for line in run) for run, _ in runs] + [iter(tail.split(b"\n")[:-1])]
+    yield from _chunks(heapq.merge(*streams), size)
+
+
+class Split:
+    """The buffers of sorted lines before the first line that starts with prefix (``before()``, for a
+    task to stream), then the lines from it on (``after()``): lines of a prefix that sorts last."""
+
+    def __init__(self, chunks, prefix):
+        self.chunks, self.prefix, self.rest = iter(chunks), prefix, []
+
+    def before(self):
+        for chunk in self.chunks:
+            if chunk.startswith(self.prefix):
+                at = 0
+            else:
+                at = chunk.find(b"\n" + self.prefix) + 1
+                if not at:
+                    yield chunk
+                    continue
+                yield chunk[:at]
+            self.rest.append(chunk[at:])
+            return
+
+    def after(self):
+        """The lines from the prefix's first on, without newlines (call after before() is done)."""
+        for chunk in itertools.chain(self.rest, self.chunks):
+            yield from job_lines.split_lines(chunk)
+
+
+# --- the tasks
+
+class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples keys")):
+    """What a map task tells the driver: its counters; its digest filter ((one, two) bitmaps,
+    zlib-compressed) or None; {digest: sampled records holding it} (digests sampled twice or
+    more), its records, the records sampled, and some of their keys (URI-Rs, for the split
+    points of step 3)."""
+
+
+def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0):
+    """Step 1's map task over a partition of manifest lines (profiler.runtime.task.run_mapper):
+    [(part, blob), ...]. report(task, MapReport) gets what it tells the driver."""
+    with job_lines.no_cycle_collection():
+        return _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes)
+
+
+def _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes):
+    environ = dict(os.environ if environ is None else environ)
+    environ.pop(digestfilter.FILTER_ENV, None)
+    out, counts, path = [], Counts(), None
+    if filter_bytes:
+        fd, path = tempfile.mkstemp(prefix="digest-filter-", dir=_scratch())
+        os.close(fd)
+        environ[digestfilter.FILTER_ENV] = "%d %s" % (filter_bytes, path)
+    try:
+        task.run_mapper(manifest_lines, policy_of(job), job.resolve_revisits, out.append, counts, environ)
+        filter_ = _read_filter(path, filter_bytes) if path else None
+    finally:
+        if path:
+            os.unlink(path)
+    data = b"".join(out)
+    report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data)))
+    return bucketed([data], parts)
+
+
+def _read_filter(path, size):
+    """(one, two) of a map task's filter file, compressed; None when the task wrote none."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(digestfilter.MAGIC) or len(data) != len(digestfilter.MAGIC) + 2 * size:
+        return None
+    body = data[len(digestfilter.MAGIC):]
+    return zlib.compress(body[:size], 1), zlib.compress(body[size:], 1)
+
+
+def sample_digests(data, samples=SAMPLES, keys=KEY_SAMPLES):
+    """({digest: sampled records holding it, for digests sampled twice or more}, records,
+    records sampled, [keys of about keys sampled records]) of a map task's output: its records
+    at even byte steps."""
+    lines = data.count(b"\n")
+    if not lines:
+        return {}, 0, 0, []
+    step = max(1, len(data) // samples)
+    found = collections.Counter()
+    sampled = pos = 0
+    some, every = [], max(1, samples // keys)
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        key, _, value = data[pos:end].partition(b"\t")
+        if key != job_lines.META and value.startswith(b"[["):
+            if not sampled % every:
+                some.append(key)
+            sampled += 1
+            try:         # orjson: a sample of integers past 64 bits is left out
+                found.update({cell[CELL_DIGEST] for cell in orjson.loads(value)} - {"-"})
+            except (ValueError, TypeError, IndexError):
+                pass
+        if pos + step <= end + 1:
+            pos = end + 1
+        else:                                   # the first line that starts at or past pos + step
+            nl = data.find(b"\n", pos + step - 1)
+            if nl < 0:
+                break
+            pos = nl + 1
+    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled, some
+
+
+def _task_env(environ, shared):
+    """environ with the shared-digest bitmap in a file for reduce_task (profiler.runtime.digestfilter),
+    and that file's path (None without a bitmap)."""
+    environ = dict(os.environ if environ is None else environ)
+    environ.pop(digestfilter.SHARED_ENV, None)
+    if not shared:
+        return environ, None
+    fd, path = tempfile.mkstemp(prefix="shared-digests-", dir=_scratch())
+    with os.fdopen(fd, "wb") as f:
+        f.write(digestfilter.SHARED_MAGIC)
+        f.write(shared)
+    environ[digestfilter.SHARED_ENV] = path
+    return environ, path
+
+
+def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, shared=None, hot=None,
+                     points=None):
+    """Reduce task of step step_num (0 or 1) over one partition's (part, blob) pairs
+    (profiler.runtime.task.run_reducer): the next step's [(part, blob), ...]. Step 1 reads the
+    shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 writes
+    the shares of the salted ones, and cuts its output at the split points when there are some."""
+    with job_lines.no_cycle_collection():
+        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points)
+
+
+def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points):
+    environ, path = _task_env(environ, shared if step_num == 0 else None)
+    out, counts, shares = [], Counts(), []
+    policy = policy_of(job)
+    try:
+        chunks = sorted_chunks(blob for _, blob in pairs)
+        if step_num == 0:
+            task.run_reducer(0, chunks, policy, job.table_limit, out.append, counts, environ)
+            if hot:
+                out = salted(out, hot, parts)
+        else:
+            split = Split(chunks, SALTED)
+            task.run_reducer(1, split.before(), policy, job.table_limit, out.append, counts, environ)
+            shares = share_lines(split.after(), policy, job.table_limit)
+            if shares:
+                counts("spark", "hot digest shares (profile key, digest, partition)", len(shares))
+    finally:
+        if path:
+            os.unlink(path)
+    report(("reduce", step_num, index), counts)
+    return bucketed(out, parts, points) + bucketed_shares(shares, parts, points)
+
+
+def final_partition(index, pairs, job, report, environ=None):
+    """Step 3's reduce task: the partition's profile lines (key<TAB>value, sorted by key) in
+    blobs of whole lines without their last newline (what a text file's records are)."""
+    with job_lines.no_cycle_collection():
+        return _final_partition(index, pairs, job, report, environ)
+
+
+def _final_partition(index, pairs, job, report, environ):
+    out, counts = [], Counts()
+    split = Split(sorted_chunks(blob for _, blob in pairs), SHARE)
+    keys = list(split.before())
+    fixes = share_corrections(split.after())
+    if fixes:
+        keys = [_sorted_blob(keys + [fixes])]
+    task.run_reducer(2, keys, policy_of(job), job.table_limit, out.append, counts,
+                      os.environ if environ is None else environ)
+    report(("reduce", 2, index), counts)
+    if any(_BELOW_TAB.search(chunk) for chunk in out):
+        # a key with a byte below TAB: line order is not key order there (JSON values hold none)
+        lines = sorted((line for line in b"".join(out).split(b"\n") if line), key=job_lines.key_of)
+        out = list(_chunks(lines))
+    return [chunk[:-1] for chunk in out if chunk]
+
+
+# --- hot digests
+
+def salted(chunks, hot, salts):
+    """Step 1's output with each record of a hot digest (``D <digest>``) keyed ``S <salt>
+    <digest>``, the salt from its URI-R's record: spread over salts partitions of step 2."""
+    pattern = re.compile(rb"^D (" + b"|".join(re.escape(d) for d in sorted(hot)) + rb")\t(.*)$", re.M)
+
+    def salt(m):
+        return b"S %d %s\t%s" % (zlib.crc32(m.group(2)) % salts, m.group(1), m.group(2))
+    return [pattern.sub(salt, chunk) for chunk in chunks]
+
+
+def share_lines(lines, policy, limit):
+    """``T <profile key><TAB>[digest, URI-Rs, sum of lengths, largest]`` lines of the salted
+    records' groups (sorted lines ``S <salt> <digest><TAB>record``; profiler.job.digests.key_stats)."""
+    out = []
+    kernels = Kernels(policy)
+    compiled = kernels.expander(limit) if kernels.compiled else None
+    suffixes = None if compiled is not None else SuffixTable(policy)
+    for key, group in itertools.groupby(lines, job_lines.key_of):
+        digest = key.split(b" ", 2)[2].decode("latin-1")
+        records = (job_lines.value_of(line) for line in group)
+        if compiled is not None:
+            found = digests.compiled_key_stats(records, compiled, limit)
+        else:
+            found = digests.key_stats(records, policy, suffixes, limit)
+        out.extend(SHARE + full.encode("utf-8") + b"\t" + jsonnum.dumps([digest, n, total, largest]) + b"\n"
+                   for full, n, total, largest in found)
+    return out
+
+
+def bucketed_shares(lines, parts, points=None):
+    """[(part, blob), ...] of share lines: each to the partition of its profile key's K records."""
+    buckets = collections.defaultdict(list)
+    route = _router(parts, points)
+    for line in lines:
+        buckets[route(b"K " + job_lines.key_of(line)[len(SHARE):])].append(line)
+    return [(part, b"".join(group)) for part, group in sorted(buckets.items())]
+
+
+def share_corrections(lines):
+    """K lines (sorted, one buffer) of the corrections of the shares of each (profile key, digest):
+    URI-Rs and sums added, the largest kept; a key held by n > 1 URI-Rs gets -(n-1) digests and
+    -(sum - largest) dedup bytes (profiler.job.digests)."""
+    out = []
+    for key, group in itertools.groupby(lines, job_lines.key_of):
+        by_digest = {}
+        for line in group:
+            digest, n, total, largest = job_lines.value_of(line)
+            found = by_digest.get(digest)
+            if found is None:
+                by_digest[digest] = [n, total, largest]
+            else:
+                found[0] += n
+                found[1] += total
+                found[2] = max(found[2], largest)
+        fixes = [stats.correction(n - 1, total - largest) for n, total, largest in by_digest.values() if n > 1]
+        if fixes:
+            out.append(b"K " + key[len(SHARE):] + b"\t" + jsonnum.dumps(stats.sum_all(fixes)) + b"\n")
+    return b"".join(out)
+
+
+def hot_digests(reports, threshold):
+    """The digests whose estimated records (from the map tasks' MapReports) reach threshold."""
+    reports = [r for r in reports if isinstance(r, MapReport)]
+    lines = sum(r.lines for r in reports)
+    sampled = sum(r.samples for r in reports)
+    if not sampled:
+        return set()
+    found = collections.Counter()
+    for r in reports:
+        found.update(r.digests)
+    scale = lines / sampled
+    return {d for d, n in found.items() if n * scale >= threshold}
+
+
+def split_points(reports, parts):
+    """parts - 1 sorted split points of step 3's keys (``K <profile key>``) from the map tasks'
+    sampled URI-R keys (a profile key sorts among the URI-Rs it counts), or None without samples:
+    the partitions of step 3 then hold ranges of keys in order, and the client writes their
+    parts one after the other."""
+    keys = sorted(b"K " + key for r in reports if isinstance(r, MapReport) for key in r.keys)
+    if parts < 2 or not keys:
+        return None
+    return [keys[len(keys) * i // parts] for i in range(1, parts)]
+
+
+# --- the digest filter, merged in the driver
+
+class FilterMerge:
+    """The map tasks' digest filters merged, each task once (a task Spark runs again is not
+    merged twice): ``shared()`` is the bitmap of digests two or more map records hold, as
+    profiler.runtime.digestfilter.merge makes it."""
+
+    def __init__(self, size=0):
+        self.size, self.tasks, self.one, self.two = size, set(), 0, 0
+
+    def add(self, index, filter_):
+        if filter_ is None or index in self.tasks:
+            return
+        one, two = (int.from_bytes(zlib.decompress(b), "little") for b in filter_)
+        self.two |= two | (self.one & one)
+        self.one |= one
+        self.tasks.add(index)
+
+    def shared(self, map_tasks):
+        """The bitmap (bytes), or None when a map task wrote no filter."""
+        if not self.size or len(self.tasks) != map_tasks:
+            return None
+        return self.two.to_bytes(self.size, "little")
+
+    def fraction_set(self):
+        return self.two.bit_count() / (8 * self.size) if self.size else 1.0
+
+
+# --- counters
+
+def add_counts(total, counts):
+    """counts ({group: {counter: n}}) added into total."""
+    for group, inner in counts.items():
+        into = total.setdefault(group, {})
+        for counter, amount in inner.items():
+            into[counter] = into.get(counter, 0) + amount
+    return total
+
+
+def step_counters(by_task, steps=3):
+    """mrjob's counters, one {group: {counter: n}} per step, of the counters of each task
+    ({(kind, step, index): counts or a MapReport}: a task Spark ran again is counted once)."""
+    out = [{} for _ in range(steps)]
+    for (_, step, _), value in sorted(by_task.items()):
+        add_counts(out[step], value.counts if isinstance(value, MapReport) else value)
+    return out
+
+
+# --- the whole job in this process (tests)
+
+def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=True, hot=None,
+                   hot_threshold=None, out_parts=None, ranged=True):
+    """The whole job with a shuffle in this process, what Spark does between the functions above:
+    (profile lines of each partition, counters per step, the hot digests). hot: the hot digests,
+    or None to find them from the map tasks' samples with hot_threshold (None: none); out_parts:
+    the partitions of step 3 (parts when None); ranged: step 3's partitions by key ranges."""
+    by_task = {}
+    out_parts = out_parts or parts
+
+    def report(task, value):
+        by_task[task] = value
+
+    def shuffle(pairs_lists, n):
+        into = collections.defaultdict(list)
+        for pairs in pairs_lists:
+            for part, blob in pairs:
+                into[part].append((part, blob))
+        return [into.get(i, []) for i in range(n)]
+
+    size = 0
+    if digest_filter and fast.load() is not None:
+        size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(jsonnum.loads(line)) for line in manifest_lines))
+    mapped = shuffle([map_partition(i, [line], job, parts, report, environ, size)
+                      for i, line in enumerate(manifest_lines)], parts)
+    merged = FilterMerge(size)
+    for (_, _, index), value in by_task.items():
+        merged.add(index, value.filter)
+    reports = list(by_task.values())
+    shared = merged.shared(len(manifest_lines))
+    if hot is None:
+        hot = hot_digests(reports, hot_threshold) if hot_threshold is not None else set()
+    step1 = shuffle([reduce_partition(0, i, pairs, job, parts, report, environ, shared, hot)
+                     for i, pairs in enumerate(mapped)], parts)
+    points = split_points(reports, out_parts) if ranged else None
+    step2 = shuffle([reduce_partition(1, i, pairs, job, out_parts, report, environ, points=points)
+                     for i, pairs in enumerate(step1)], out_parts)
+    out = [final_partition(i, pairs, job, report, environ) for i, pairs in enumerate(step2)]
+    return out, step_counters(by_task), hot
+
+
+def default_hot_threshold(reports, parts):
+    """Records a digest must reach to be hot: a share of a partition's map records, and at least
+    contract.HOT_DIGEST_RECORDS."""
+    lines = sum(r.lines for r in reports if isinstance(r, MapReport))
+    return max(contract.HOT_DIGEST_RECORDS, lines / max(1, parts))

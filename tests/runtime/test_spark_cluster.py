@@ -1,0 +1,150 @@
+"""The Spark runner on a real standalone cluster: a master and two workers started from pyspark's
+own scripts on 127.0.0.1 (profiler.testing.spark_cluster), one per module, stopped however the
+tests end.
+
+`profile -r spark -- --spark-master spark://...` runs without a `hadoop` binary, its executors
+import `profiler` only from the shipped zip and run the shipped compiled kernels, and its
+profile equals the inline runner's byte for byte; so does the profile of a run whose executor
+is killed (SIGKILL) while it runs tasks, through Spark's task retry (its temp folder a file:///
+one, as on a shared filesystem). Under CI=true a missing
+pyspark or Java fails; elsewhere the tests skip with a message.
+"""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from profiler.accel import fast
+from profiler.job.pipeline import run_profile
+from profiler.testing import synthetic
+from profiler.testing.spark_cluster import StandaloneCluster, descendants
+
+from helpers.spark import only_shipped_python, require_spark
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+CREATED = "2026-01-01T00:00:00Z"
+#: a run may take this long here (JVM start-ups on a shared 2-core machine), a kill's recovery included
+RUN_TIMEOUT = 240
+#: the executors' JVMs compile little: these jobs are short
+EXECUTOR_JAVA = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: a profile run in a process of its own (its keyword arguments as JSON), printing its counters
+RUN = """import json, sys
+from profiler.job.pipeline import run_profile
+summary = run_profile(**json.loads(sys.argv[1]))
+print("COUNTERS " + json.dumps(summary["counters"]))
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    require_spark()
+    folder = tmp_path_factory.mktemp("spark-cluster")
+    env = dict(os.environ, SPARK_LOCAL_DIRS=str(folder / "local"))
+    env.pop("PYTHONPATH", None)
+    with StandaloneCluster(folder, workers=2, cores=1, memory="1g", env=env) as started:
+        yield started
+
+
+@pytest.fixture
+def spark_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    return only_shipped_python(tmp_path, tmp_path / "python-calls.log")
+
+
+def _cluster_args(cluster, python, events=None):
+    args = ["--spark-master", cluster.url, "--python-bin", python,
+            "--jobconf", "spark.executor.memory=512m", "--jobconf", "spark.executor.extraJavaOptions=" + EXECUTOR_JAVA]
+    if events:
+        args += ["--jobconf", "spark.eventLog.enabled=true", "--jobconf", "spark.eventLog.dir=file://" + events]
+    return args
+
+
+def _start(**kwargs):
+    """A profile run (run_profile's keyword arguments) in a process of its own."""
+    return subprocess.Popen([sys.executable, "-c", RUN, json.dumps(dict(kwargs, created=CREATED))],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _finish(proc, deadline):
+    """(exit status, output, counters) of a run; every process it started is ended when it does
+    not finish by deadline (time.monotonic())."""
+    try:
+        out, _ = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        for pid in sorted(descendants([proc.pid]), reverse=True):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        out, _ = proc.communicate()
+        pytest.fail("the Spark run did not finish in time:\n" + out.decode("utf-8", "replace")[-3000:])
+    out = out.decode("utf-8", "replace")
+    counters = [json.loads(line[len("COUNTERS "):]) for line in out.splitlines() if line.startswith("COUNTERS ")]
+    return proc.returncode, out, counters[0] if counters else None
+
+
+def test_standalone_cluster_profile_equals_inline_runner(cluster, spark_env, tmp_path):
+    out, inline = tmp_path / "cluster.cdxj", tmp_path / "inline.cdxj"
+    proc = _start(input_args=[SAMPLE], out_path=str(out), runner="spark", extra_args=_cluster_args(cluster, spark_env))
+    code, log, counters = _finish(proc, time.monotonic() + RUN_TIMEOUT)
+    assert code == 0, log[-3000:]
+    run_profile([SAMPLE], str(inline), runner="inline", created=CREATED)
+    assert out.read_bytes() == inline.read_bytes()
+    calls = (tmp_path / "python-calls.log").read_text().splitlines()
+    assert "-m pyspark.daemon" in calls                                  # executors' Python workers
+    if fast.load() is not None:     # the shipped extension ran on the executors
+        assert set(counters[0]["tasks"]) == {"step-1 reducers (compiled)"}
+    assert os.listdir(os.environ["TMPDIR"]) == []       # the job's temp folders are gone
+
+
+def _task_failures(events):
+    """(executors removed, tasks that ended with an executor lost) in Spark's event logs."""
+    removed, lost = 0, 0
+    for path in glob.glob(os.path.join(events, "*")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                event = json.loads(line)
+                if event.get("Event") == "SparkListenerExecutorRemoved":
+                    removed += 1
+                elif event.get("Event") == "SparkListenerTaskEnd":
+                    reason = (event.get("Task End Reason") or {}).get("Reason")
+                    lost += reason in ("ExecutorLostFailure", "FetchFailed")
+    return removed, lost
+
+
+def test_executor_killed_mid_job_profile_equals_inline_runner(cluster, spark_env, tmp_path):
+    cdx = tmp_path / "archive.cdx"
+    synthetic.write_cdx(str(cdx), 150000, seed=22)
+    events = tmp_path / "events"
+    events.mkdir()
+    shared = tmp_path / "shared"          # the job's temp folder on a "shared filesystem", as file:///
+    shared.mkdir()
+    out, inline = tmp_path / "cluster.cdxj", tmp_path / "inline.cdxj"
+    deadline = time.monotonic() + RUN_TIMEOUT
+    proc = _start(input_args=[str(cdx)], out_path=str(out), runner="spark", split_size=2 << 20,
+                  extra_args=_cluster_args(cluster, spark_env, str(events)) + ["--spark-tmp-dir", "file://%s" % shared])
+    killed = None
+    while killed is None and proc.poll() is None and time.monotonic() < deadline:
+        for executor in cluster.executors(0):
+            if len(cluster.python_workers(executor)) >= 2:      # pyspark's daemon forked a worker: a task runs
+                os.kill(executor, signal.SIGKILL)
+                killed = executor
+                break
+        time.sleep(0.02)
+    code, log, counters = _finish(proc, deadline)
+    assert killed is not None, "no task ran on worker 0's executor:\n" + log[-3000:]
+    assert code == 0, log[-3000:]
+    removed, lost = _task_failures(str(events))
+    assert removed >= 1 and lost >= 1, (removed, lost)
+    run_profile([str(cdx)], str(inline), runner="inline", created=CREATED)
+    assert out.read_bytes() == inline.read_bytes()
+    assert counters[0]["profile"]["captures"] == 150000         # a task run again is counted once
+    assert os.listdir(shared) == []                                 # the job's folder there is gone

@@ -1,0 +1,209 @@
+"""The Spark runner's steps over partitions (profiler.runtime.sparksteps), without Spark: the shuffle's
+pieces compiled and in Python, and the whole job with an in-process shuffle against the
+brute-force oracle, over random archives, policies, partitions, table limits, digest filters
+and hot digests (whose records are spread over partitions and their shares added up)."""
+
+import os
+import random
+import tempfile
+import zlib
+
+import orjson
+from hypothesis import given, settings, strategies as st
+
+from profiler import jsonnum
+from profiler.accel import fast
+from profiler.formats import inputs as inputs_mod
+from profiler.job.bigsums import MAX_TOTAL
+from profiler.job.pipeline import encoded_path
+from profiler.model.policy import load as load_policy
+from profiler.runtime import digestfilter, sparksteps
+
+from helpers.exactness import generate_lines, write_files
+from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits
+from helpers.random_archives import random_policy
+
+EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "40"))
+
+
+def _pure(on):
+    if on:
+        os.environ[fast.PURE_ENV] = "1"
+    else:
+        os.environ.pop(fast.PURE_ENV, None)
+
+
+def _random_lines(rng):
+    out = []
+    for _ in range(rng.randint(0, 40)):
+        key = bytes(rng.choice(b"abc\x01 \t") for _ in range(rng.randint(0, 5))).split(b"\t")[0]
+        out.append(key + (b"\t" + b"v%d" % rng.randrange(9) if rng.random() < 0.9 else b""))
+    return out
+
+
+def test_compiled_buckets_and_sort_equal_python():
+    module = fast.load()
+    if module is None:
+        return
+    rng = random.Random(7)
+    try:
+        for _ in range(300):
+            lines = _random_lines(rng)
+            data = b"".join(line + b"\n" for line in lines)
+            parts = rng.randint(1, 6)
+            got = sparksteps.bucketed([data], parts)
+            _pure(True)
+            assert sparksteps.bucketed([data], parts) == got
+            assert sparksteps._sorted_blob([data, data[:len(data) // 2]]) == \
+                module.sort_lines([data, data[:len(data) // 2]])
+            _pure(False)
+            for part, blob in got:          # a key's lines in one part, in their order, the part its crc32's
+                for line in blob.split(b"\n")[:-1]:
+                    assert zlib.crc32(line.partition(b"\t")[0]) % parts == part
+            assert sorted(l for _, b in got for l in b.split(b"\n")[:-1]) == sorted(lines)
+    finally:
+        _pure(False)
+
+
+def test_sorted_chunks_spill_runs_and_merge():
+    rng = random.Random(3)
+    for pure in (False, True):
+        _pure(pure)
+        try:
+            blobs = [b"".join(line + b"\n" for line in _random_lines(rng)) for _ in range(30)]
+            expected = sorted(line for blob in blobs for line in blob.split(b"\n")[:-1])
+            for run_bytes in (1, 50, 1 << 20):
+                got = b"".join(sparksteps.sorted_chunks(iter(blobs), run_bytes))
+                assert got.split(b"\n")[:-1] == expected
+        finally:
+            _pure(False)
+
+
+def test_split_at_the_first_line_of_a_prefix():
+    chunks = [b"D a\t1\nK b\t2\n", b"K c\t3\nS 0 x\t4\n", b"S 1 y\t5\n"]
+    split = sparksteps.Split(chunks, b"S ")
+    assert b"".join(split.before()) == b"D a\t1\nK b\t2\nK c\t3\n"
+    assert list(split.after()) == [b"S 0 x\t4", b"S 1 y\t5"]
+    split = sparksteps.Split([b"K a\t1\n"], b"T ")
+    assert list(split.before()) == [b"K a\t1\n"] and list(split.after()) == []
+
+
+def test_a_task_run_again_is_counted_once():
+    by_task = {("map", 0, 0): sparksteps.MapReport({"profile": {"captures": 5}}, None, {}, 0, 0, []),
+               ("reduce", 0, 1): {"tasks": {"step-1 reducers (compiled)": 1}}}
+    by_task[("map", 0, 0)] = by_task[("map", 0, 0)]     # Spark's second report of the task replaces the first
+    assert sparksteps.step_counters(by_task) == [
+        {"profile": {"captures": 5}, "tasks": {"step-1 reducers (compiled)": 1}}, {}, {}]
+
+
+def test_filter_merge_equals_digestfilter_merge_each_task_once(tmp_path):
+    if fast.load() is None:
+        return
+    rng = random.Random(5)
+    size = 64
+    filters = [bytes(rng.randrange(256) if rng.random() < 0.2 else 0 for _ in range(2 * size)) for _ in range(3)]
+    paths = []
+    for i, f in enumerate(filters):
+        paths.append(str(tmp_path / ("map-%d" % i)))
+        digestfilter.write_filter(f, paths[-1])
+    digestfilter.merge(paths, str(tmp_path / "shared"))
+    expected = (tmp_path / "shared").read_bytes()[len(digestfilter.SHARED_MAGIC):]
+    merged = sparksteps.FilterMerge(size)
+    for i, f in enumerate(filters + filters[:1]):       # the first task reported twice
+        merged.add(i % 3, (zlib.compress(f[:size]), zlib.compress(f[size:])))
+    assert merged.shared(3) == expected
+    assert merged.shared(4) is None                      # a map task without a filter: none
+
+
+def test_hot_digests_from_samples():
+    data = b"".join(b"u%d\t%s\n" % (i, orjson.dumps([["2013", "text/html", "200", "HOT" if i % 3 else "D%d" % i,
+                                                          0, 1, 5, "20130101000000"]]))
+                    for i in range(3000)) + b"!meta\t{}\n"
+    found, lines, sampled, keys = sparksteps.sample_digests(data, samples=300, keys=30)
+    assert lines == 3001 and 250 <= sampled <= 310 and set(found) == {b"HOT"}
+    assert 25 <= len(keys) <= 32 and keys == sorted(keys, key=lambda k: int(k[1:]))
+    report = sparksteps.MapReport({}, None, found, lines, sampled, keys)
+    assert sparksteps.hot_digests([report], 1000) == {b"HOT"}
+    assert sparksteps.hot_digests([report], 10 ** 6) == set()
+
+
+def _manifest_lines(paths, split_size):
+    infos = [inputs_mod.sniff(p) for p in paths]
+    splits = inputs_mod.plan_splits(infos, split_size, 1)
+    return [orjson.dumps(dict(encoded_path(s), max_bytes=MAX_TOTAL // len(splits))) for s in splits]
+
+
+def _profile_of(parts, ranged=False):
+    """{key: oracle tuple} of the job's output parts, each checked to be sorted by key (and to
+    follow the one before when ranged)."""
+    out = {}
+    previous = None
+    for part in parts:
+        keys = []
+        for chunk in part:
+            for line in chunk.split(b"\n"):
+                key, _, value = line.partition(b"\t")
+                keys.append(key)
+                if key == b"!meta":
+                    continue
+                v = jsonnum.loads(value)
+                out[key.decode()] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
+                                     v["digests"], v["dedup_bytes"], v["first"], v["last"])
+        assert keys == sorted(keys)
+        if ranged and keys and keys != [b""]:
+            assert previous is None or previous < keys[0]
+            previous = keys[-1]
+    return out
+
+
+def check_in_process(seed):
+    rng = random.Random(seed)
+    lines = generate_lines(seed, n_urirs=rng.randint(3, 120))
+    policy = random_policy(rng) if rng.random() < 0.6 else load_policy("default")
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_files(folder, lines, n_files=rng.randint(1, 3), seed=seed, shuffle=rng.random() < 0.3)
+        manifest = _manifest_lines(paths, rng.choice([300, 2000, 1 << 20]))
+        digests = sorted({line.split()[5].encode() for line in lines} - {b"-"})
+        hot = set(rng.sample(digests, rng.randint(0, len(digests)))) if rng.random() < 0.7 else None
+        job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, rng.choice([1, 2, 7, 200000]))
+        ranged = rng.random() < 0.7
+        parts, counters, _ = sparksteps.run_in_process(
+            manifest, job, parts=rng.randint(1, 5), digest_filter=rng.random() < 0.7, hot=hot,
+            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]), ranged=ranged)
+        expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
+    got = _profile_of(parts, ranged)
+    assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:5]
+    wrong = [k for k in expected if got[k] != expected[k]]
+    assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
+    assert counters[0]["profile"]["captures"] == len(lines)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.integers(0, 2 ** 32))
+def test_spark_steps_equal_oracle(seed):
+    check_in_process(seed)
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(st.integers(0, 2 ** 32))
+def test_spark_steps_equal_oracle_pure_python(seed):
+    _pure(True)
+    try:
+        check_in_process(seed)
+    finally:
+        _pure(False)
+
+
+def test_every_digest_hot_one_partition_each():
+    """The heaviest case: every digest salted, many partitions, tiny tables."""
+    lines = generate_lines(11, n_urirs=200)
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_files(folder, lines, n_files=2, seed=11)
+        manifest = _manifest_lines(paths, 1000)
+        digests = {line.split()[5].encode() for line in lines} - {b"-"}
+        policy = load_policy("default")
+        job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, 3)
+        parts, _, hot = sparksteps.run_in_process(manifest, job, parts=7, hot=digests)
+        expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
+    assert hot == digests
+    assert _profile_of(parts) == expected
