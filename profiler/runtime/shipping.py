@@ -16,25 +16,40 @@ import profiler
 
 #: packages tasks never import: the client's commands and tools, and the test-data generators
 NOT_SHIPPED = ("cli", "nightly", "report", "serve", "testing", "toolkit")
+#: pure-Python packages tasks import that a node's Python may lack (languages, registered
+#: domains): shipped in the zip with their data files, read through importlib.resources
+DEPENDENCIES = ("langcodes", "publicsuffixlist")
 
 
 def package_zip(folder):
-    """Write profiler.zip (the .py files tasks import, and their bytecode) into folder; return its path."""
+    """Write profiler.zip (the .py files tasks import and their bytecode, and DEPENDENCIES) into
+    folder; return its path."""
     root = os.path.dirname(os.path.abspath(profiler.__file__))
     path = os.path.join(folder, "profiler.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__"
-                                 and not (dirpath == root and d in NOT_SHIPPED))
-            for name in sorted(filenames):
-                if name.endswith(".py"):
-                    full = os.path.join(dirpath, name)
-                    arcname = os.path.join("profiler", os.path.relpath(full, root))
-                    z.write(full, arcname)
-                    code = bytecode(full)
-                    if code is not None:
-                        z.writestr(arcname[:-3] + ".pyc", code)
+        _add_package(z, root, "profiler", NOT_SHIPPED, data=False)
+        for name in DEPENDENCIES:
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.submodule_search_locations:
+                _add_package(z, list(spec.submodule_search_locations)[0], name, (), data=True)
     return path
+
+
+def _add_package(z, root, name, left_out, data):
+    """A package's .py files (with their bytecode) into z under name/; with data, its other files."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__"
+                             and not (dirpath == root and d in left_out))
+        for filename in sorted(filenames):
+            full = os.path.join(dirpath, filename)
+            arcname = os.path.join(name, os.path.relpath(full, root))
+            if filename.endswith(".py"):
+                z.write(full, arcname)
+                code = bytecode(full)
+                if code is not None:
+                    z.writestr(arcname[:-3] + ".pyc", code)
+            elif data and not filename.endswith((".pyc", ".so", ".pyd")):
+                z.write(full, arcname)
 
 
 def bytecode(path):

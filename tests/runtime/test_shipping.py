@@ -87,3 +87,23 @@ def test_local_tasks_need_and_get_the_shipped_package(tmp_path, monkeypatch, cap
     assert "No module named 'profiler' (not shipped)" in caplog.text
     summary = run_profile([SAMPLE], out, runner="local", cores=1, extra_args=["--python-bin", python])
     assert summary["lines"] > 1000
+
+
+def test_the_zip_carries_the_pure_python_packages_tasks_import(tmp_path):
+    """A node's Python may lack langcodes and publicsuffixlist: a task that has only the zip (no
+    site-packages, python -S) still maps languages and finds registered domains."""
+    import subprocess
+    import sys
+    from profiler.runtime.shipping import DEPENDENCIES, package_zip
+    path = package_zip(str(tmp_path))
+    import zipfile
+    names = zipfile.ZipFile(path).namelist()
+    for package in DEPENDENCIES:
+        assert any(n.startswith(package + "/") for n in names), package
+    code = ("import sys; sys.path[:] = [%r] + [p for p in sys.path if 'site-packages' not in p]; "
+            "from profiler.model import language, domains; "
+            "assert '.zip' in language.__file__ and '.zip' in domains.__file__; "
+            "print(language.normalise_language('ar-EG'), domains.registered_domain_labels('uk,co,bbc,news'))" % path)
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ara", "3"]
