@@ -84,7 +84,7 @@ good_cdxj = st.builds(
 junk_cdxj = st.one_of(
     st.binary(max_size=60).map(lambda b: b"org,junk)/j 2013 {" + b.replace(b"\n", b"").replace(b"\r", b"")),
     st.builds(lambda value: b'com,example)/v 2013 {"languages":%s}' % orjson.dumps(value),
-              st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+              st.recursive(st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.text(max_size=8),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                                           max_size=3),
                            max_leaves=6)))

@@ -8,6 +8,7 @@ extra). Without them the test skips with a message, except under CI=true, where 
 import json
 import os
 import shutil
+import time
 
 import pytest
 
@@ -74,6 +75,9 @@ def requests_of(driver):
 def load(driver, path):
     driver.get_log("performance")                        # drop what came before
     driver.get("file://" + str(path))
+    deadline = time.monotonic() + 30           # a loaded machine may still be decoding the charts
+    while driver.execute_script("return document.readyState") != "complete" and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert driver.execute_script("return document.readyState") == "complete"
     return requests_of(driver)
 
