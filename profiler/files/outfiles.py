@@ -173,11 +173,12 @@ def write(path, write_to, inputs=()):
         except OSError:
             pass
         raise
-    _fsync_dir(os.path.dirname(os.path.abspath(real)))
+    fsync_dir(os.path.dirname(os.path.abspath(real)))
     return real
 
 
-def _fsync_dir(folder):
+def fsync_dir(folder):
+    """Sync a folder's entries to disk (after a rename into it), where the filesystem can."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -79,19 +79,8 @@ def key_stats(records, policy, suffixes, limit=None):
 
 def compiled_key_stats(records, expander, limit):
     """key_stats() by the compiled Expander (profiler.accel.fast)."""
-    runs = []
-    try:
-        for urlkey, entries in records:
-            if expander.correct(urlkey, entries) >= limit:
-                runs.append(_spill(expander.take_digest_keys()))
-        if not runs:
-            yield from ((full, n, total, largest) for full, (n, total, largest) in expander.take_digest_keys().items())
-            return
-        runs.append(_spill(expander.take_digest_keys()))
-        yield from _merge(runs)
-    finally:
-        for run in runs:
-            run.close()
+    return _compiled(records, expander, limit, lambda: (
+        (full, n, total, largest) for full, (n, total, largest) in expander.take_digest_keys().items()), False)
 
 
 def compiled_corrections(records, expander, limit, write):
@@ -102,16 +91,23 @@ def compiled_corrections(records, expander, limit, write):
     touches limit keys or more spills them to sorted runs, as corrections() does, and its
     merged corrections are yielded as corrections() yields them.
     """
+    return _compiled(records, expander, limit, lambda: write(expander.end_digest_raw()) or (), True)
+
+
+def _compiled(records, expander, limit, unspilled, corrected):
+    """A digest's records through the compiled Expander: unspilled() when its keys stayed under
+    limit, else the merge of its spilled runs (as corrections when corrected)."""
     runs = []
     try:
         for urlkey, entries in records:
             if expander.correct(urlkey, entries) >= limit:
                 runs.append(_spill(expander.take_digest_keys()))
         if not runs:
-            write(expander.end_digest_raw())
+            yield from unspilled()
             return
         runs.append(_spill(expander.take_digest_keys()))
-        yield from _corrections(_merge(runs))
+        merged = _merge(runs)
+        yield from _corrections(merged) if corrected else merged
     finally:
         for run in runs:
             run.close()

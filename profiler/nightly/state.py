@@ -14,6 +14,7 @@ import orjson
 
 from profiler import jsonnum
 from profiler.errors import UserError
+from profiler.files.outfiles import fsync_dir
 from profiler.files.output import write_bytes_atomic
 
 STATE_FILE = "state.json"
@@ -135,18 +136,7 @@ class State:
         """Replace state.json atomically (temp file, fsync, rename; the folder is fsynced too)."""
         data = dict(data, format=FORMAT)
         write_bytes_atomic(self.path, jsonnum.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         self.data = data
 
 
-def _fsync_dir(folder):
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -217,17 +217,19 @@ def _random_host(rng):
     return key, host, https_year
 
 
-def make_hosts(rng, n_hosts):
-    """n_hosts distinct hosts in size-rank order (largest first)."""
+def make_hosts(rng, n_hosts, host=None):
+    """n_hosts distinct hosts in size-rank order (largest first): FAMOUS_HOSTS, then random ones.
+    host(rng, famous or None) builds one (default: the famous tuple as it is, or _random_host)."""
+    host = host or (lambda rng, famous=None: famous if famous is not None else _random_host(rng))
     hosts, seen = [], set()
     for famous in FAMOUS_HOSTS[:n_hosts]:
-        hosts.append(famous)
+        hosts.append(host(rng, famous))
         seen.add(famous[0])
     while len(hosts) < n_hosts:
-        host = _random_host(rng)
-        if host[0] not in seen:
-            seen.add(host[0])
-            hosts.append(host)
+        host_ = host(rng)
+        if host_[0] not in seen:
+            seen.add(host_[0])
+            hosts.append(host_)
     return hosts
 
 

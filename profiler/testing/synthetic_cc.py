@@ -169,16 +169,7 @@ def _host(rng, surt_host=None, netloc=None, https_year=None):
 
 def make_hosts(rng, n_hosts):
     """n_hosts distinct hosts in size-rank order, the famous ones of synthetic.py first."""
-    hosts, seen = [], set()
-    for famous in synthetic.FAMOUS_HOSTS[:n_hosts]:
-        hosts.append(_host(rng, *famous))
-        seen.add(famous[0])
-    while len(hosts) < n_hosts:
-        host = _host(rng)
-        if host[0] not in seen:
-            seen.add(host[0])
-            hosts.append(host)
-    return hosts
+    return synthetic.make_hosts(rng, n_hosts, lambda rng, famous=None: _host(rng, *(famous or ())))
 
 
 def _host_urirs(rng, count):

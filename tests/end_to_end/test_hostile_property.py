@@ -39,6 +39,28 @@ def recoverable(data, compression):
     return data
 
 
+def profiled(folder, path, args=(), **environ):
+    """The profile `profile` writes of path (exit 0, and it validates), or None when it refused
+    the input in one line (exit 2, nothing written); never a traceback."""
+    out = folder / "out.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(path), "-o", str(out), "-q", *args],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT, **environ))
+    assert r.returncode in (0, 2), r.stderr
+    assert "Traceback" not in r.stderr
+    if r.returncode == 2:
+        assert not out.exists()
+        return None
+    report = validate(str(out))
+    assert report.count == 0, [(p.lineno, p.message) for p in report.problems]
+    return out
+
+
+def whole_lines(data, compression):
+    """The bytes of whole lines a truncated input still holds (a plain file: all of them)."""
+    held = recoverable(data, compression)
+    return held[:held.rfind(b"\n") + 1] if compression else held
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(lines=st.lists(line, min_size=1, max_size=40), compression=st.sampled_from([None, "gzip", "bz2"]),
@@ -50,18 +72,10 @@ def test_profile_of_hostile_input(tmp_path_factory, lines, compression, cut):
     data = data[:max(1, int(len(data) * cut))]
     path = folder / ("in.cdx" + {None: "", "gzip": ".gz", "bz2": ".bz2"}[compression])
     path.write_bytes(data)
-    out = folder / "out.cdxj"
-    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(path), "-o", str(out), "-q"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
-    assert r.returncode in (0, 2), r.stderr
-    assert "Traceback" not in r.stderr
-    if r.returncode == 2:
-        assert not out.exists()
+    out = profiled(folder, path)
+    if out is None:
         return
-    report = validate(str(out))
-    assert report.count == 0, [(p.lineno, p.message) for p in report.problems]
-    held = recoverable(data, compression)
-    whole = held[:held.rfind(b"\n") + 1] if compression else held
+    whole = whole_lines(data, compression)
     # a line cut short still counts when it keeps its 11 fields (a plain file's last line)
     expected = sum(1 for x in whole.split(b"\n") if x.startswith(b"com,example)/p") and len(x.split()) == 11)
     if not whole.startswith(LEGEND):
@@ -105,19 +119,10 @@ def test_language_profile_of_hostile_cdxj(tmp_path_factory, lines, compression, 
     data = data[:max(1, int(len(data) * cut))]
     path = folder / ("in.cdxj" + (".gz" if compression else ""))
     path.write_bytes(data)
-    out = folder / "out.cdxj"
-    env = dict(os.environ, PYTHONPATH=ROOT, ARCHIVE_PROFILER_PURE_PYTHON="1" if pure else "")
-    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(path), "-o", str(out), "-q",
-                        "--policy", "lang"], capture_output=True, text=True, env=env)
-    assert r.returncode in (0, 2), r.stderr
-    assert "Traceback" not in r.stderr
-    if r.returncode == 2:
-        assert not out.exists()
+    out = profiled(folder, path, ["--policy", "lang"], ARCHIVE_PROFILER_PURE_PYTHON="1" if pure else "")
+    if out is None:
         return
-    report = validate(str(out))
-    assert report.count == 0, [(p.lineno, p.message) for p in report.problems]
-    held = recoverable(data, compression)
-    whole = held[:held.rfind(b"\n") + 1] if compression else held
+    whole = whole_lines(data, compression)
     expected = sum(1 for x in whole.split(b"\n") if x.startswith(b"com,example)/") and _is_object(x.split(b" ", 2)[-1]))
     with open(out, "rb") as f:
         lines_out = f.read().splitlines()

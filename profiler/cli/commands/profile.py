@@ -5,6 +5,7 @@ import os
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.job.progress import wanted
+from profiler.cli.arguments import positive_int
 
 NAME = "profile"
 HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
@@ -35,17 +36,6 @@ def split_size(text):
     if value < MIN_SPLIT_SIZE:
         raise argparse.ArgumentTypeError("must be at least %dM (smaller splits only add map tasks)"
                                          % (MIN_SPLIT_SIZE >> 20))
-    return value
-
-
-def positive_int(text):
-    """Parse a count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a whole number: %r" % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
     return value
 
 

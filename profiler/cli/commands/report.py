@@ -1,9 +1,9 @@
 """`archive-profiler report`: a CDXJ profile in, a self-contained HTML page of charts out."""
 
-import argparse
 import sys
 
 from profiler.report import DEFAULT_TOP
+from profiler.cli.arguments import positive_int
 
 NAME = "report"
 HELP = "write a self-contained HTML holdings report (charts and tables) of a profile"
@@ -13,21 +13,11 @@ DESCRIPTION = ("Write a self-contained HTML page (it opens with no network) show
                "the 'report' extra (matplotlib, Jinja2).")
 
 
-def positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError("expected a positive whole number, got %r" % text)
-    return value
-
-
 def add_arguments(p):
     p.add_argument("profile", metavar="PROFILE.cdxj")
     p.add_argument("-o", "--output", required=True, metavar="REPORT.html")
     p.add_argument("--png", metavar="DIR", default=None, help="also write each chart as DIR/CHART.png")
-    p.add_argument("--top", type=positive, default=DEFAULT_TOP,
+    p.add_argument("--top", type=positive_int, default=DEFAULT_TOP,
                    help="how many MIME types, TLDs and hosts the rankings show (default %d)" % DEFAULT_TOP)
     p.add_argument("--title", default=None, help="page title (default: 'Holdings of' the archive's URI)")
 

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import positive_int
+
 NAME = "split"
 HELP = "split a profile or map into sorted, self-describing pages that link to each other"
 DESCRIPTION = ("Split a sorted CDXJ profile or UKVS map into pages PREFIX-00001.EXT ... of at most "
@@ -10,20 +12,9 @@ DESCRIPTION = ("Split a sorted CDXJ profile or UKVS map into pages PREFIX-00001.
                "last pages; concatenating the pages' data lines gives back the original's.")
 
 
-def positive(text):
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError("expected a positive whole number, got %r" % text)
-    return value
-
-
 def add_arguments(p):
     p.add_argument("input", metavar="FILE")
-    p.add_argument("--max-lines", type=positive, required=True, metavar="N")
+    p.add_argument("--max-lines", type=positive_int, required=True, metavar="N")
     p.add_argument("-o", "--prefix", default=None, metavar="PREFIX",
                    help="pages are PREFIX-00001.EXT ...; a folder (DIR/ or an existing one): DIR/NAME-00001.EXT "
                         "(default: FILE without its extension)")
