@@ -10,5 +10,5 @@ def positive_int(text):
     except ValueError:
         raise argparse.ArgumentTypeError("not a whole number: %r" % text)
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
+        raise argparse.ArgumentTypeError("must be a positive whole number, not %d" % value)
     return value

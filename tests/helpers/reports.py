@@ -1,5 +1,6 @@
 """Profiles of the bundled sample, and readers of their lines, for the report tests."""
 
+import html.parser
 import json
 import os
 import tempfile
@@ -59,3 +60,52 @@ def is_year(field):
 
 def num(text):
     return int(text.replace(",", ""))
+
+
+class Page(html.parser.HTMLParser):
+    """Tables (id -> rows of cell text), figures (id -> has an <svg>, its classes), all ids."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.figures, self.ids, self.tags = {}, {}, [], []
+        self._table = self._row = self._cell = self._figure = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "table":
+            self._table = self.tables.setdefault(a.get("id"), [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "figure":
+            self._figure = a["id"]
+            self.figures[a["id"]] = {"svg": False, "class": a.get("class", "")}
+        elif tag == "svg" and self._figure:
+            self.figures[self._figure]["svg"] = True
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self._table.append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "figure":
+            self._figure = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse_page(path):
+    page = Page()
+    with open(path, encoding="utf-8") as f:
+        page.feed(f.read())
+    return page

@@ -1,61 +1,13 @@
 """The report's languages chart: drawn, with its table, for a profile whose keys have lang (the
 '* - - - CODE' lines), and absent from a four-field profile's page."""
 
-import html.parser
 
 import pytest
 
 from profiler import report
 
 from helpers.languages import NO_LANG, TLD_LANG, cc_index, lines_of, profile
-from helpers.reports import CHART_IDS, num
-
-
-class Tables(html.parser.HTMLParser):
-    """Table rows by table id, section and figure ids, and the figures holding an <svg>."""
-
-    def __init__(self):
-        super().__init__()
-        self.tables, self.ids, self.svgs = {}, set(), set()
-        self._table = self._row = self._cell = self._figure = None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "table":
-            self._table = self.tables.setdefault(a.get("id"), [])
-        elif tag == "tr" and self._table is not None:
-            self._row = []
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
-        elif tag == "figure":
-            self._figure = a.get("id")
-        elif tag == "svg" and self._figure:
-            self.svgs.add(self._figure)
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self._row.append("".join(self._cell).strip())
-            self._cell = None
-        elif tag == "tr" and self._row is not None:
-            self._table.append(self._row)
-            self._row = None
-        elif tag == "table":
-            self._table = None
-        elif tag == "figure":
-            self._figure = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def page(path):
-    p = Tables()
-    with open(path, encoding="utf-8") as f:
-        p.feed(f.read())
-    return p
+from helpers.reports import CHART_IDS, num, parse_page
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +21,8 @@ def test_languages_chart_and_table_for_a_five_field_profile(profiles, tmp_path):
     out = tmp_path / "lang.html"
     summary = report.write_report(profiles["lang"], str(out), top=5)
     assert "languages-by-captures" in summary["charts"]
-    p = page(out)
-    assert "languages" in p.ids and "chart-languages-by-captures" in p.svgs
+    p = parse_page(out)
+    assert "languages" in p.ids and p.figures["chart-languages-by-captures"]["svg"]
     rows = p.tables["table-languages-by-captures"]
     assert rows[0] == ["language", "code", "captures", "share", "unique URLs (URI-Rs)", "bytes"]
     lines = lines_of(profiles["lang"])
@@ -94,7 +46,7 @@ def test_no_languages_chart_for_a_four_field_profile(profiles, tmp_path):
     out = tmp_path / "nolang.html"
     summary = report.write_report(profiles["nolang"], str(out))
     assert "languages-by-captures" not in summary["charts"] + summary["missing"]
-    p = page(out)
+    p = parse_page(out)
     assert "languages" not in p.ids and "table-languages-by-captures" not in p.tables
     assert "languages" not in dict((r[0], r[1]) for r in p.tables["table-summary"][1:])
     assert set(summary["charts"]) <= set(CHART_IDS)
