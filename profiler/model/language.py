@@ -5,11 +5,12 @@ prominent first; ``lang``: usually BCP 47) and from HTML responses (``<html lang
 http-equiv="content-language">``, the HTTP ``Content-Language`` header). All of them go
 through ``normalise_language``, so the same language gets the same code whatever its source.
 
-The mapping is langcodes' (IANA subtag registry and CLDR aliases), not a table of our own:
-deprecated and grandfathered tags are replaced (``iw`` -> ``heb``, ``in`` -> ``ind``,
-``i-klingon`` -> ``tlh``), ISO 639-2/B codes become 639-3 (``fre`` -> ``fra``), and a
-macrolanguage's dominant language is written as the macrolanguage, as CLDR does (``cmn`` ->
-``zho``, ``arb`` -> ``ara``). What is not one language is ``unk``: ``und``, ``mul``, ``mis``,
+The mapping is langcodes' (IANA subtag registry, ISO 639 and CLDR aliases), not a table of
+our own. A tag's primary subtag decides (spec section 2): an ISO 639-3 code in use stays as it
+is (``tgl``, ``cmn``), a 2-letter one becomes its ISO 639-3 code (``ar-EG`` -> ``ara``,
+``zh-Hant`` -> ``zho``), an extended subtag names its language (``zh-yue`` -> ``yue``), deprecated and grandfathered tags are replaced (``iw`` -> ``heb``,
+``in`` -> ``ind``, ``i-klingon`` -> ``tlh``), and ISO 639-2/B codes become 639-3 (``fre`` ->
+``fra``). What is not one language is ``unk``: ``und``, ``mul``, ``mis``,
 ``zxx``, private use (``qaa``-``qtz``, ``x-...``), collective codes (``sla``), unassigned codes,
 names (``English``), garbage, and tags over ``MAX_TAG_LENGTH`` or with non-ASCII characters.
 """
@@ -59,10 +60,29 @@ def _codes():
     return _iso639_3
 
 
-def _alpha3(tag):
+_current = None
+
+
+def _current_codes():
+    """(ISO 639-3 codes in use, kept as they are: Common Crawl's ``tgl`` or ``cmn`` stay
+    themselves; {2-letter subtag in use: its ISO 639-3 code}): the registry's 3-letter language
+    subtags that are not deprecated, and ISO 639's 3-letter codes of its 2-letter ones."""
+    global _current
+    if _current is None:
+        from langcodes.data_dicts import LANGUAGE_ALPHA3
+        entries = [e for e in _registry() if e.get("Type") == "language"
+                   and "Deprecated" not in e and e.get("Scope") not in _NOT_ONE_LANGUAGE]
+        two = {e["Subtag"]: LANGUAGE_ALPHA3[e["Subtag"]] for e in entries
+               if len(e.get("Subtag", "")) == 2 and e["Subtag"] in LANGUAGE_ALPHA3}
+        three = {e["Subtag"] for e in entries if len(e.get("Subtag", "")) == 3} | set(two.values())
+        _current = (frozenset(three), two)
+    return _current
+
+
+def _alpha3(subtag):
     from langcodes import Language                  # imported on use: tasks without lang need none
     try:
-        language = Language.get(tag).prefer_macrolanguage()
+        language = Language.get(subtag)
         if language.language is None:
             return None
         return language.to_alpha3()
@@ -76,10 +96,19 @@ def _normalise(tag):
     if not text or len(text) > MAX_TAG_LENGTH or not text.isascii():
         return UNKNOWN
     text = text.replace("_", "-").lower()
-    code = _alpha3(text)
-    if code is None and "-" in text:
-        code = _alpha3(text.split("-", 1)[0])        # a well-formed primary subtag, broken rest
-    return code if code in _codes() else UNKNOWN
+    parts = text.split("-")
+    primary = parts[0]                                # BCP 47's primary subtag
+    if len(parts) > 1 and len(parts[1]) == 3 and parts[1].isalpha():    # an extended subtag: zh-yue
+        code = _alpha3(text)
+        if code in _codes():
+            return code
+    three, two = _current_codes()
+    if primary in three:
+        return primary
+    if primary in two:
+        return two[primary]
+    code = _alpha3(text) or _alpha3(primary)   # deprecated, grandfathered, ISO 639-2/B: replaced
+    return code if code in _codes() or code in three else UNKNOWN
 
 
 def load():

@@ -60,17 +60,18 @@ def random_languages(rng, caps):
 
 
 def normalised_language(value):
-    """The oracle's reading of a language field: the first entry, by langcodes (as the spec
-    asks of a maintained mapping), 'unk' when there is none."""
+    """The oracle's reading of a language field: the first entry's primary subtag, an ISO 639-3
+    code as it is, a 2-letter one by ISO 639's table (langcodes' copy of it), 'unk' when there is
+    none or it names no language."""
     if not value:
         return "unk"
-    import langcodes
-    tag = value.split(",")[0].strip()
-    try:
-        code = langcodes.Language.get(tag).prefer_macrolanguage().to_alpha3()
-    except (LookupError, ValueError):
+    primary = value.split(",")[0].strip().replace("_", "-").split("-")[0].lower()
+    if primary in ("und", "mul", "zxx", "mis"):
         return "unk"
-    return code if code not in ("und", "mul", "zxx", "mis") else "unk"
+    if len(primary) == 3:
+        return primary
+    from langcodes.data_dicts import LANGUAGE_ALPHA3
+    return LANGUAGE_ALPHA3.get(primary, "unk")
 
 
 def oracle_captures(caps, langs=None):

@@ -14,8 +14,7 @@ from helpers.oracle import profile as oracle_profile, resolve_revisits
 BOUND = 64 * 1024
 
 #: BCP 47 tag (lower case, '_' as '-') -> ISO 639-3: its primary subtag, ISO 639-1 to 639-3,
-#: 639-2/B codes (fre, ger, dut), deprecated codes (iw), a macrolanguage's dominant
-#: language written as the macrolanguage (cmn -> zho)
+#: 639-2/B codes (fre, ger, dut), deprecated codes (iw); an ISO 639-3 code stays (cmn)
 CODES = {
     "en": "eng", "en-us": "eng", "en-gb": "eng", "eng": "eng",
     "fr": "fra", "fr-fr": "fra", "fr-ca": "fra", "fre": "fra",
@@ -29,7 +28,7 @@ CODES = {
     "tr": "tur", "tr-tr": "tur",
     "sv": "swe", "sv-se": "swe",
     "ar": "ara", "ar-eg": "ara", "ar-sa": "ara",
-    "zh": "zho", "zh-cn": "zho", "zh-hans": "zho", "zh-tw": "zho", "zh-hant": "zho", "cmn": "zho",
+    "zh": "zho", "zh-cn": "zho", "zh-hans": "zho", "zh-tw": "zho", "zh-hant": "zho", "cmn": "cmn",
     "ja": "jpn", "ja-jp": "jpn",
     "el": "ell", "el-gr": "ell",
     "he": "heb", "iw": "heb", "he-il": "heb",
