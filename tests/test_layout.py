@@ -104,6 +104,26 @@ def test_no_private_name_is_imported_from_another_package():
     assert not found
 
 
+def test_no_private_attribute_of_another_package_is_used():
+    """module._name where module is imported from another package of profiler."""
+    known = modules()
+    found = []
+    for m, path in known.items():
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("profiler"):
+                for alias in node.names:
+                    target = "%s.%s" % (node.module, alias.name)
+                    if target in known and package_of(target) != package_of(m):
+                        aliases[alias.asname or alias.name] = target
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                found.append("%s uses %s.%s" % (m, aliases[node.value.id], node.attr))
+    assert not found
+
+
 def test_packages_import_only_the_packages_below_them():
     known = modules()
     found = []

@@ -112,14 +112,10 @@ class PagedLines:
             self.pages.append((first, last, SortedLines(path, start, key=key, mapped=mapped)))
         self.seeks = 0
 
-    @property
-    def _block(self):
-        return None
-
-    @_block.setter
-    def _block(self, value):
+    def forget_block(self):
+        """Drop the blocks held from the last reads of every page."""
         for _, _, lines in self.pages:
-            lines._block = value
+            lines.forget_block()
 
     def group(self, prefix, forward=False):
         out = []

@@ -115,6 +115,10 @@ class SortedLines:
         if keep:
             probes.insert(i, (at, key))
 
+    def forget_block(self):
+        """Drop the block held from the last read (the next search reads the file again)."""
+        self._block = None
+
     def _check_block(self, offset, lines):
         """Check a block's lines are in order (once per block: a server reads the same blocks
         again and again), and its first line against the block before when that was read last."""

@@ -591,13 +591,13 @@ class Lookup:
     def _walk(self, prefixes):
         """prefix -> lines for every prefix with lines, in one forward walk over the file."""
         found = {}
-        self.lines._block = None
+        self.lines.forget_block()
         group = self.lines.group
         for prefix in sorted(prefixes):
             lines = group(prefix, forward=True)
             if lines:
                 found[prefix] = lines
-        self.lines._block = None
+        self.lines.forget_block()
         return found
 
 
