@@ -343,7 +343,7 @@ static int parse_inputs(PyObject *inputs, int *k, int **fds, Py_ssize_t **lens) 
 /* LineMerger([(fd, length), ...], tail, bufsize): the first length bytes of each fd (from its
  * position) and the bytes tail, each whole sorted lines, merged in order, read(size) a buffer at a
  * time; every line ends with a newline (as sort writes it). For a reduce task that reads its part
- * of several sorted runs (profiler.job.rawsteps.input_chunks). */
+ * of several sorted runs (profiler.runtime.task.input_chunks). */
 typedef struct {
     PyObject_HEAD
     Merge m;

@@ -75,7 +75,7 @@ static PyObject *read_runs(PyObject *args, RunDecider decide) {
     return Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
 }
 
-/* step 2 (profiler.job.rawsteps.reduce_digests_and_keys): a digest record alone under its key (one
+/* step 2 (profiler.job.steps.digest_lines): a digest record alone under its key (one
  * URI-R holds the digest) is dropped, any other lone record but !meta is copied, a key's several
  * key records are summed; the runs of a digest several URI-Rs hold, and !meta, are Python's */
 static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
@@ -97,7 +97,7 @@ static PyObject *skim(PyObject *unused, PyObject *args) { return read_runs(args,
 
 /* ------------------------------------------------------------------ step 3's keys */
 
-/* step 3 (profiler.job.rawsteps.reduce_profile_lines): a key's records, summed, become its profile
+/* step 3 (profiler.job.steps.profile_lines): a key's records, summed, become its profile
  * line, key<TAB>JSON block */
 static int profile_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                        Buf *out) {

@@ -28,8 +28,6 @@ FORMATS = {f.name: f for f in (
     Format("warc", "profiler.formats.warc", True, "WARC or ARC file (gzip per record, whole-file gzip, or plain)"),
     Format("ache", "profiler.formats.ache", True, "ACHE crawler FILES output"),
 )}
-#: formats read whole by one map task (never cut into byte ranges)
-WHOLE_FILE_FORMATS = tuple(name for name, f in FORMATS.items() if f.whole_file)
 #: readers of WARC files, by name (ARC files and whole-file gzip WARCs are always read with warcio)
 WARC_READERS = {"warcio": "profiler.formats.warc", "fastwarc": "profiler.formats.warc_fast"}
 
