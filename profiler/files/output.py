@@ -13,16 +13,13 @@ from profiler.formats.readers import whole_lines
 from profiler.model import criteria
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
-#: the !keys of a profile with the core criteria
-KEYS = list(criteria.KEY_FIELDS)
+META_KEY = b"!meta"
 
 
 def keys_of(policy_dict):
     """The !keys of a profile made with a policy (as Policy.to_dict gives it): 'surt' and the
     policy's criteria, in key order."""
-    levels = policy_dict.get("levels") or {}
-    return ["surt"] + [c.name for c in criteria.CRITERIA if not c.optional or c.name in levels]
-META_KEY = b"!meta"
+    return ["surt"] + [c.name for c in criteria.of_levels(policy_dict.get("levels") or {})]
 
 
 class UnsortedPart(Exception):

@@ -156,11 +156,15 @@ NAMES = tuple(c.name for c in CRITERIA)
 BY_NAME = {c.name: c for c in CRITERIA}
 #: the criteria every profile key has
 CORE = tuple(c for c in CRITERIA if not c.optional)
-#: the key fields of a profile line with the core criteria (its !keys)
-KEY_FIELDS = ("surt",) + tuple(c.name for c in CORE)
 
 for _c in CRITERIA:
     assert _c.source in Capture._fields, _c
+
+
+def of_levels(names):
+    """The criteria of the keys of a policy whose ``levels`` names these criteria: every core
+    one, and the optional ones it names, in key order."""
+    return tuple(c for c in CRITERIA if not c.optional or c.name in names)
 
 
 def of_keys(fields):

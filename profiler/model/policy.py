@@ -57,7 +57,7 @@ class Policy:
         if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
             raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(CRITERIA)))
         #: the criteria of this policy's keys, in key order (!keys)
-        self.criteria = tuple(c for c in criteria.CRITERIA if not c.optional or c.name in levels)
+        self.criteria = criteria.of_levels(levels)
         self.names = tuple(c.name for c in self.criteria)
         self.levels = {}
         for criterion in self.names:

@@ -102,18 +102,10 @@ def test_list_version():
 def test_works_from_zips(tmp_path):
     """Tasks import the package and its dependencies from zips (--py-files): data files are
     read with importlib.resources, not from paths."""
-    import os
-    import subprocess
-    import sys
-    import publicsuffixlist
-    from helpers.paths import ROOT
-    from helpers.zips import write_zip as _zip
-    _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
-    _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(publicsuffixlist.__file__)), ["publicsuffixlist"])
-    code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import domains as D; "
-            "assert '.zip' in D.__file__; print(D.registered_domain_labels('uk,co,bbc,news'), "
-            "D.registered_domain_labels('uk,co'), D.list_version())" % (
-                str(tmp_path / "profiler.zip"), str(tmp_path / "deps.zip")))
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    from helpers.zips import run_from_zips
+    out = run_from_zips(str(tmp_path), "publicsuffixlist",
+                        "from profiler.model import domains as D; assert '.zip' in D.__file__; "
+                        "print(D.registered_domain_labels('uk,co,bbc,news'), D.registered_domain_labels('uk,co'), "
+                        "D.list_version())")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[:2] == ["3", "None"] and out.stdout.split()[2][:4].isdigit()

@@ -100,19 +100,10 @@ def test_normalise_cache_is_bounded():
 def test_works_from_zips(tmp_path):
     """Tasks import the package and its dependencies from zips (--py-files): data files are
     read with importlib.resources, not from paths."""
-    import os
-    import subprocess
-    import sys
-    import langcodes
-    from helpers.paths import ROOT
-    from helpers.zips import write_zip as _zip
-    _zip(tmp_path / "profiler.zip", ROOT, ["profiler/__init__.py", "profiler/model"])
-    _zip(tmp_path / "deps.zip", os.path.dirname(os.path.dirname(langcodes.__file__)), ["langcodes"])
-    code = ("import sys; sys.path[:0] = [%r, %r]; from profiler.model import language as L; "
-            "assert '.zip' in L.__file__; print(L.normalise_language('ar-EG'), "
-            "L.html_language(b'<html lang=fr>'), L.mapping_version())" % (
-                str(tmp_path / "profiler.zip"), str(tmp_path / "deps.zip")))
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    from helpers.zips import run_from_zips
+    out = run_from_zips(str(tmp_path), "langcodes",
+                        "from profiler.model import language as L; assert '.zip' in L.__file__; "
+                        "print(L.normalise_language('ar-EG'), L.html_language(b'<html lang=fr>'), L.mapping_version())")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ara fra langcodes ")
 
