@@ -155,7 +155,23 @@ def check_parts(output_path, parts):
                            % (len(missing), parts, folder))
 
 
+def forget_jars():
+    """Drop Java archives from sys.path and the import system's cache, unless pyspark came from
+    one: Spark puts its spark-core jar (thousands of entries) on the Python workers' path, and
+    pyspark's worker calls importlib.invalidate_caches() before every task, which reads every
+    cached zip's directory again."""
+    import pyspark
+    home = pyspark.__file__ or ""
+    jars = {p for p in sys.path if p.endswith(".jar") and not home.startswith(p + os.sep)}
+    if jars:
+        sys.path[:] = [p for p in sys.path if p not in jars]
+    for key in [k for k in sys.path_importer_cache if k.endswith(".jar") or ".jar" + os.sep in k]:
+        if not home.startswith(key.split(".jar", 1)[0] + ".jar" + os.sep):
+            del sys.path_importer_cache[key]
+
+
 def _map(job, parts, reports, filters, size, index, lines):
+    forget_jars()
     def report(task, value):
         reports.add({task: value})
         if value.filter is not None:
@@ -164,12 +180,14 @@ def _map(job, parts, reports, filters, size, index, lines):
 
 
 def _reduce(step_num, job, parts, reports, shared, hot, points, index, pairs):
+    forget_jars()
     return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(reports),
                                        shared=shared.value if shared else None, hot=hot.value if hot else None,
                                        points=points.value if points else None)
 
 
 def _final(job, reports, index, pairs):
+    forget_jars()
     return sparksteps.final_partition(index, pairs, job, _reporter(reports))
 
 

@@ -46,11 +46,18 @@ log = logging.getLogger(__name__)
 #: what the driver program and a local master's Python daemon run first: spark-submit puts
 #: pyspark.zip and py4j's zip first on their path, and Python compiles every module it imports from
 #: a zip, at every start; with pyspark installed (pip), that copy and its bytecode are found
-#: first. pyspark imports numpy when it can, which the job never uses.
+#: first. Spark also puts its spark-core jar on the path (a zip of thousands of classes), which
+#: every task's importlib.invalidate_caches() would read again (profiler.runtime.spark.forget_jars).
+#: pyspark imports numpy when it can, which the job never uses.
 PRELUDE = """import sys
-_zips = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip"))]
-sys.path[:] = [p for p in sys.path if p not in _zips] + _zips
+_late = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip", ".jar"))]
+sys.path[:] = [p for p in sys.path if p not in _late] + _late
 sys.modules.setdefault("numpy", None)
+import pyspark
+_jars = tuple(p for p in _late if p.endswith(".jar") and not pyspark.__file__.startswith(p))
+sys.path[:] = [p for p in sys.path if p not in _jars]
+for _key in [k for k in sys.path_importer_cache if _jars and k.startswith(_jars)]:
+    del sys.path_importer_cache[_key]
 """
 #: the program spark-submit runs (written into the run's local temp folder)
 PROGRAM = PRELUDE + "from profiler.runtime import spark\nsys.exit(spark.main())\n"
