@@ -14,6 +14,8 @@ import zipfile
 
 import profiler
 
+#: the zip's name
+ZIP_NAME = "profiler.zip"
 #: packages tasks never import: the client's commands and tools, and the test-data generators
 NOT_SHIPPED = ("cli", "nightly", "report", "serve", "testing", "toolkit")
 #: pure-Python packages tasks import that a node's Python may lack (languages, registered
@@ -25,7 +27,7 @@ def package_zip(folder):
     """Write profiler.zip (the .py files tasks import and their bytecode, and DEPENDENCIES) into
     folder; return its path."""
     root = os.path.dirname(os.path.abspath(profiler.__file__))
-    path = os.path.join(folder, "profiler.zip")
+    path = os.path.join(folder, ZIP_NAME)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         _add_package(z, root, "profiler", NOT_SHIPPED, data=False)
         for name in DEPENDENCIES:

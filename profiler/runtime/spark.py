@@ -18,9 +18,12 @@ rather than adding to it.
 
 import argparse
 import functools
+import gzip
+import importlib
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 
@@ -35,6 +38,10 @@ log = logging.getLogger(__name__)
 #: input bytes per reduce partition, at most (a partition is sorted in memory 128 MiB at a time, in runs
 #: on local disk past that, and its output held in memory)
 PARTITION_INPUT_BYTES = 1 << 30
+#: the codec of saveAsTextFile the tasks write themselves (part-NNNNN.gz)
+GZIP_CODEC = "org.apache.hadoop.io.compress.GzipCodec"
+#: an archive's path at the start of an import path (a folder in it may follow)
+_ARCHIVE = re.compile(r".*?\.(?:jar|zip)(?=$|/)")
 #: partitions of step 3 at most: the output parts the client opens at once to merge them
 MAX_OUTPUT_PARTS = 256
 #: a merged digest filter with more of its bits set than this filters too little to be sent
@@ -118,7 +125,7 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
     step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
                                                            points)).partitionBy(out_parts, int)
     final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
-    final.saveAsTextFile(output_path, compressionCodecClass=codec)
+    save_parts(final, output_path, codec)
     check_parts(output_path, out_parts)
     return sparksteps.step_counters(reports.value)
 
@@ -141,12 +148,61 @@ def map_stage(sc, shuffled):
     return True
 
 
+def local_folder(path):
+    """The local path of a folder given as a path or a file:// URI; None for other URIs."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    return None if "://" in path else path
+
+
+def save_parts(rdd, output_path, codec=None):
+    """The text records of rdd (blobs of whole lines) as the parts of output_path, one a
+    partition, as saveAsTextFile writes them. A folder on a filesystem (a path, a file:// URI)
+    gets them from the tasks themselves (``_write_part``: no Hadoop output format and committer
+    in the JVM, no records through it); other URIs, or a codec other than gzip, go through
+    saveAsTextFile."""
+    folder = local_folder(output_path)
+    if folder is None or codec not in (None, GZIP_CODEC):
+        rdd.saveAsTextFile(output_path, compressionCodecClass=codec)
+        return
+    os.makedirs(folder)
+    rdd.mapPartitionsWithIndex(functools.partial(_write_part, folder, codec is not None)).collect()
+    with open(os.path.join(folder, "_SUCCESS"), "wb"):
+        pass
+
+
+def _write_part(folder, gz, index, records):
+    """A task's part-NNNNN: written under a name of its attempt, then renamed, so that a part is
+    whole whichever attempt of the task wrote it (they write the same bytes)."""
+    name = "part-%05d%s" % (index, ".gz" if gz else "")
+    tmp = os.path.join(folder, ".%s.%d-%d.tmp" % (name, os.getpid(), _attempt()))
+    try:
+        with open(tmp, "wb") as raw:
+            f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if gz else raw
+            for record in records:
+                f.write(record)
+                f.write(b"\n")
+            if gz:
+                f.close()
+        os.replace(tmp, os.path.join(folder, name))
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return [index]
+
+
+def _attempt():
+    from pyspark import TaskContext
+    context = TaskContext.get()
+    return context.attemptNumber() if context is not None else 0
+
+
 def check_parts(output_path, parts):
     """RuntimeError when an output on this machine lacks a part: its executors wrote to folders
     the driver does not see (a temp folder that is not on a filesystem they share)."""
-    if "://" in output_path and not output_path.startswith("file://"):
+    folder = local_folder(output_path)
+    if folder is None:
         return
-    folder = output_path[len("file://"):] if output_path.startswith("file://") else output_path
     found = {name.split(".")[0] for name in os.listdir(folder) if name.startswith("part-")}
     missing = [i for i in range(parts) if "part-%05d" % i not in found]
     if missing:
@@ -155,23 +211,39 @@ def check_parts(output_path, parts):
                            % (len(missing), parts, folder))
 
 
-def forget_jars():
-    """Drop Java archives from sys.path and the import system's cache, unless pyspark came from
-    one: Spark puts its spark-core jar (thousands of entries) on the Python workers' path, and
-    pyspark's worker calls importlib.invalidate_caches() before every task, which reads every
-    cached zip's directory again."""
-    import pyspark
-    home = pyspark.__file__ or ""
-    jars = {p for p in sys.path if p.endswith(".jar") and not home.startswith(p + os.sep)}
-    if jars:
-        sys.path[:] = [p for p in sys.path if p not in jars]
-    for key in [k for k in sys.path_importer_cache if k.endswith(".jar") or ".jar" + os.sep in k]:
-        if not home.startswith(key.split(".jar", 1)[0] + ".jar" + os.sep):
+def forget_archives():
+    """Take off sys.path, and out of the import system's cache, the archives Spark puts on a
+    Python worker's path that its imports do not come from: Spark's spark-core jar (thousands of
+    entries), and pyspark's and py4j's zips when those packages are installed. pyspark's worker
+    calls importlib.invalidate_caches() before every task, which reads every cached archive's
+    directory again."""
+    loaded = [getattr(sys.modules.get(name), "__file__", None) or "" for name in ("pyspark", "py4j")]
+
+    def unused(archive):
+        name = os.path.basename(archive)
+        spark_archive = (name.endswith(".jar") or name == "pyspark.zip"
+                         or (name.startswith("py4j") and name.endswith(".zip")))
+        return spark_archive and not any(f.startswith(archive + os.sep) for f in loaded)
+    if any(unused(p) for p in sys.path):
+        sys.path[:] = [p for p in sys.path if not unused(p)]
+    for key in list(sys.path_importer_cache):
+        archive = _ARCHIVE.match(key)
+        if archive and unused(archive.group(0)):
             del sys.path_importer_cache[key]
 
 
+def preload(policy_json):
+    """What a process that forks Python workers (a local master's daemon) reads once for them:
+    the task code and what the policy's tasks read first (profiler.job.kernels.task_preloads)."""
+    from profiler.job.kernels import task_preloads
+    forget_archives()
+    for name in task_preloads(sparksteps.policy_of(sparksteps.JobOptions(policy_json, True, 0))):
+        module, _, function = name.partition(":")
+        getattr(importlib.import_module(module), function)()
+
+
 def _map(job, parts, reports, filters, size, index, lines):
-    forget_jars()
+    forget_archives()
     def report(task, value):
         reports.add({task: value})
         if value.filter is not None:
@@ -180,14 +252,14 @@ def _map(job, parts, reports, filters, size, index, lines):
 
 
 def _reduce(step_num, job, parts, reports, shared, hot, points, index, pairs):
-    forget_jars()
+    forget_archives()
     return sparksteps.reduce_partition(step_num, index, pairs, job, parts, _reporter(reports),
                                        shared=shared.value if shared else None, hot=hot.value if hot else None,
                                        points=points.value if points else None)
 
 
 def _final(job, reports, index, pairs):
-    forget_jars()
+    forget_archives()
     return sparksteps.final_partition(index, pairs, job, _reporter(reports))
 
 

@@ -16,24 +16,23 @@ What it changes in mrjob 0.7.4's SparkMRJobRunner:
   Python workers too (mrjob passes none there);
 - **start-up**: on a ``local[N]`` master the driver's JVM, which is also the executor, compiles
   with C1 only, collects with the serial collector and maps the classes it loaded last time
-  from an archive (class data sharing, Java 13+: the first run writes it into the user's cache
-  folder, ``ARCHIVE_PROFILER_SPARK_CDS=0`` turns it off), the shuffle is not compressed (it
-  stays on this machine), and the Python daemon imports the installed pyspark (not the zip it
-  would compile at every start), unless the configuration says otherwise; the driver program
-  imports the installed pyspark too, and no numpy;
+  from an archive, and starts without spark-submit's launcher JVM (profiler.runtime.sparklaunch),
+  the shuffle is not compressed (it stays on this machine), and the Python daemon imports the
+  installed pyspark (not the zip it would compile at every start) and leaves Spark's jar off its
+  path, unless the configuration says otherwise; the driver program imports the installed
+  pyspark too, and no numpy;
 - **cleanup**: the job's folder under ``--spark-tmp-dir`` (named by the job key) is removed
   with the local temp folder; mrjob leaves it.
 """
 
-import hashlib
 import logging
 import os
 import posixpath
-import re
 import shutil
-import subprocess
 from tempfile import gettempdir
 
+from profiler.runtime import contract, shipping
+from profiler.runtime.sparklaunch import ClassArchive, DriverCommand
 from profiler.runtime.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -46,34 +45,40 @@ log = logging.getLogger(__name__)
 #: what the driver program and a local master's Python daemon run first: spark-submit puts
 #: pyspark.zip and py4j's zip first on their path, and Python compiles every module it imports from
 #: a zip, at every start; with pyspark installed (pip), that copy and its bytecode are found
-#: first. Spark also puts its spark-core jar on the path (a zip of thousands of classes), which
-#: every task's importlib.invalidate_caches() would read again (profiler.runtime.spark.forget_jars).
-#: pyspark imports numpy when it can, which the job never uses.
+#: first (and the archives it did not come from are then taken off the path:
+#: profiler.runtime.spark.forget_archives). pyspark imports numpy when it can, which the job
+#: never uses.
 PRELUDE = """import sys
 _late = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip", ".jar"))]
 sys.path[:] = [p for p in sys.path if p not in _late] + _late
 sys.modules.setdefault("numpy", None)
-import pyspark
-_jars = tuple(p for p in _late if p.endswith(".jar") and not pyspark.__file__.startswith(p))
-sys.path[:] = [p for p in sys.path if p not in _jars]
-for _key in [k for k in sys.path_importer_cache if _jars and k.startswith(_jars)]:
-    del sys.path_importer_cache[_key]
 """
 #: the program spark-submit runs (written into the run's local temp folder)
-PROGRAM = PRELUDE + "from profiler.runtime import spark\nsys.exit(spark.main())\n"
+PROGRAM = PRELUDE + "from profiler.runtime import spark\nspark.forget_archives()\nsys.exit(spark.main())\n"
 PROGRAM_NAME = "archive_profiler_spark.py"
-#: a local master's Python daemon (spark.python.daemon.module; its folder on the workers' PYTHONPATH)
-DAEMON = PRELUDE + "from pyspark import daemon\ndaemon.manager()\n"
+#: a local master's Python daemon (spark.python.daemon.module; its folder on the workers' PYTHONPATH):
+#: it imports the shipped package (the py-files, on this machine) and what the tasks read first,
+#: so that the workers it forks start with them
+DAEMON = PRELUDE + """sys.path[:0] = %(py_files)r
+try:
+    from profiler.runtime import spark
+    spark.preload(%(policy_json)r)
+except Exception:       # the workers import what they need themselves
+    pass
+from pyspark import daemon
+daemon.manager()
+"""
 DAEMON_MODULE = "archive_profiler_spark_daemon"
-#: JVM options of a local master's driver (also its executor) and settings of its shuffle, each
-#: unless the configuration sets it
+#: JVM options of a local master's driver (also its executor), and settings of one short
+#: application on one machine (its shuffle and broadcasts neither compressed nor checksummed, no
+#: cleaner of unused shuffles, no metrics sources), each unless the configuration sets it
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false"}
+LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compress": "false",
+                 "spark.shuffle.checksum.enabled": "false", "spark.broadcast.compress": "false",
+                 "spark.cleaner.referenceTracking": "false", "spark.metrics.staticSources.enabled": "false"}
 #: the environment of the driver and the executors' Python: numpy (imported by pyspark, unused
 #: here) starts no thread pools; each unless set
 THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-#: "0" turns the class archive of a local master's driver off
-CDS_ENV = "ARCHIVE_PROFILER_SPARK_CDS"
 
 
 def is_local_master(master):
@@ -154,13 +159,21 @@ class SparkRunner(SparkMRJobRunner):
     def _daemon_folder(self):
         folder = os.path.join(self._get_local_tmp_dir(), "daemon")
         os.makedirs(folder, exist_ok=True)
+        py_files = [p for p in self._py_files() if os.path.basename(p) == shipping.ZIP_NAME and os.path.isfile(p)]
+        policy_json = contract.parse_options(self._mr_job_extra_args(local=True))[0]["policy_json"]
         with open(os.path.join(folder, DAEMON_MODULE + ".py"), "w") as f:
-            f.write(DAEMON)
+            f.write(DAEMON % dict(py_files=py_files, policy_json=policy_json))
         return folder
 
     _class_archive = None
 
     def _run_spark_submit(self, spark_submit_args, env, record_callback):
+        if is_local_master(self._spark_master()):
+            launch = DriverCommand.for_spark(spark_submit_args[0])
+            words = launch.command(spark_submit_args[1:]) if launch else None
+            if words:
+                log.debug("the driver without spark-submit's launcher: %s", words[0])
+                spark_submit_args, env = words, dict(env, **launch.env)
         found = super()._run_spark_submit(spark_submit_args, env, record_callback)
         if self._class_archive:
             self._class_archive.finish(found[0] == 0)
@@ -193,74 +206,3 @@ class SparkRunner(SparkMRJobRunner):
             path = path[len("file://"):]
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
-
-
-class ClassArchive:
-    """The driver JVM's class archive (dynamic class data sharing, Java 13+) in the user's cache
-    folder, one per Java binary and Spark jars: ``option()`` maps it when it is there, else
-    writes it when the JVM exits, under a name of this process, renamed by ``finish()``."""
-
-    def __init__(self, path):
-        self.path = path
-        self.writing = None if os.path.isfile(path) else "%s.%d.tmp" % (path, os.getpid())
-
-    @classmethod
-    def for_spark(cls, spark_submit, environ=os.environ):
-        """The archive for this spark-submit's JVM, or False (turned off, no Java 13+, no jars)."""
-        if environ.get(CDS_ENV, "1") == "0":
-            return False
-        java = os.path.join(environ["JAVA_HOME"], "bin", "java") if environ.get("JAVA_HOME") else shutil.which("java")
-        jars = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(spark_submit))), "jars")
-        if not java or not os.path.isfile(java) or not os.path.isdir(jars):
-            return False
-        java = os.path.realpath(java)
-        key = hashlib.sha1(repr((java, os.stat(java).st_mtime_ns, os.stat(java).st_size,
-                                 sorted((n, os.path.getsize(os.path.join(jars, n))) for n in os.listdir(jars))))
-                           .encode()).hexdigest()[:16]
-        cache = os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                             "archive-profiler", "spark-classes")
-        found = cls(os.path.join(cache, key + ".jsa"))
-        if found.writing:
-            if java_major(java) < 13:
-                return False
-            try:
-                os.makedirs(cache, exist_ok=True)
-            except OSError:
-                return False
-            if not os.access(cache, os.W_OK):
-                return False
-            log.info("writing the Spark driver's class archive %s (this run is slower; later ones start sooner)",
-                     found.path)
-        return found
-
-    def option(self):
-        if self.writing:
-            return _quoted("-XX:ArchiveClassesAtExit=" + self.writing)
-        return _quoted("-XX:SharedArchiveFile=" + self.path)
-
-    def finish(self, ok):
-        """The archive written by a run that ended well takes its place; a partial one is removed."""
-        if not self.writing or not os.path.exists(self.writing):
-            return
-        if ok and os.path.getsize(self.writing) > 0:
-            os.replace(self.writing, self.path)
-        else:
-            os.unlink(self.writing)
-        self.writing = None
-
-
-def java_major(java):
-    """The major version of a java binary (0 when it cannot tell)."""
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not found:
-        return 0
-    major = int(found.group(1))
-    return int(found.group(2) or 0) if major == 1 else major
-
-
-def _quoted(option):
-    return '"%s"' % option if " " in option else option

@@ -6,7 +6,7 @@ import os
 import stat
 
 from jobs.profile_job import ProfileJob
-from profiler.runtime import sparkrunner
+from profiler.runtime import sparklaunch, sparkrunner
 
 
 def _runner(*args):
@@ -41,7 +41,7 @@ def test_standalone_master_without_hadoop_keeps_a_local_temp_folder(tmp_path, mo
 
 
 def test_local_master_settings_unless_the_configuration_has_its_own(tmp_path, monkeypatch):
-    monkeypatch.setenv(sparkrunner.CDS_ENV, "0")
+    monkeypatch.setenv(sparklaunch.CDS_ENV, "0")
     with _runner("--spark-master", "local[2]") as r:
         args = r._spark_submit_args(0)
         assert args[args.index("--driver-java-options") + 1] == sparkrunner.LOCAL_DRIVER_JAVA_OPTIONS
@@ -72,15 +72,15 @@ def _fake_spark(tmp_path, java_version):
 
 def test_class_archive_written_once_then_mapped(tmp_path):
     spark_submit, env = _fake_spark(tmp_path, "17.0.15")
-    first = sparkrunner.ClassArchive.for_spark(spark_submit, env)
+    first = sparklaunch.ClassArchive.for_spark(spark_submit, env)
     assert first.option() == "-XX:ArchiveClassesAtExit=" + first.writing
     with open(first.writing, "wb") as f:         # what the JVM writes when it exits
         f.write(b"archive")
     first.finish(True)
     assert os.path.isfile(first.path) and first.writing is None
-    later = sparkrunner.ClassArchive.for_spark(spark_submit, env)
+    later = sparklaunch.ClassArchive.for_spark(spark_submit, env)
     assert later.option() == "-XX:SharedArchiveFile=" + first.path
-    failed = sparkrunner.ClassArchive(str(tmp_path / "other.jsa"))
+    failed = sparklaunch.ClassArchive(str(tmp_path / "other.jsa"))
     with open(failed.writing, "wb") as f:
         f.write(b"partial")
     failed.finish(False)                          # a run that failed: its partial archive is removed
@@ -89,6 +89,6 @@ def test_class_archive_written_once_then_mapped(tmp_path):
 
 def test_no_class_archive_before_java_13_or_when_turned_off(tmp_path):
     spark_submit, env = _fake_spark(tmp_path, "11.0.2")
-    assert sparkrunner.ClassArchive.for_spark(spark_submit, env) is False
+    assert sparklaunch.ClassArchive.for_spark(spark_submit, env) is False
     spark_submit, env = _fake_spark(tmp_path / "b", "17.0.15")
-    assert sparkrunner.ClassArchive.for_spark(spark_submit, dict(env, **{sparkrunner.CDS_ENV: "0"})) is False
+    assert sparklaunch.ClassArchive.for_spark(spark_submit, dict(env, **{sparklaunch.CDS_ENV: "0"})) is False
