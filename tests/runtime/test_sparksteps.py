@@ -79,15 +79,6 @@ def test_sorted_chunks_spill_runs_and_merge():
             _pure(False)
 
 
-def test_split_at_the_first_line_of_a_prefix():
-    chunks = [b"D a\t1\nK b\t2\n", b"K c\t3\nS 0 x\t4\n", b"S 1 y\t5\n"]
-    split = sparksteps.Split(chunks, b"S ")
-    assert b"".join(split.before()) == b"D a\t1\nK b\t2\nK c\t3\n"
-    assert list(split.after()) == [b"S 0 x\t4", b"S 1 y\t5"]
-    split = sparksteps.Split([b"K a\t1\n"], b"T ")
-    assert list(split.before()) == [b"K a\t1\n"] and list(split.after()) == []
-
-
 def test_a_task_run_again_is_counted_once():
     by_task = {("map", 0, 0): sparksteps.MapReport({"profile": {"captures": 5}}, None, {}, 0, 0, []),
                ("reduce", 0, 1): {"tasks": {"step-1 reducers (compiled)": 1}}}
