@@ -25,8 +25,9 @@ from profiler.model import stats
 DIGEST, SALTED = b"D ", b"S "
 #: the value of a marker record (a digest record's value is a JSON list)
 MARKER = b'"S"'
-#: a digest record in a buffer of whole lines; group 1: the digest
-_DIGEST_RECORD = re.compile(rb"^D ([^\t\n]*)\t", re.M)
+#: a digest record's key after a newline (a literal start the regular expression engine looks
+#: for fast, where ``^`` with re.M tries every byte); group 1: the digest
+_DIGEST_RECORD = re.compile(rb"\nD ([^\t\n]*)\t")
 
 #: digests a TaskSalter counts at most (the least counted are forgotten past it), and salts at most
 COUNTED = 50000
@@ -39,9 +40,10 @@ class TaskSalter:
     ``write`` takes buffers of whole lines; the digest records in them (found by a regular
     expression: no Python runs for a buffer without one) are counted per digest, in a table of
     at most ``counted`` digests (when full, those counted least are forgotten: a digest then
-    reaches the threshold later, which changes only where its records go). Once this task has
-    written threshold records of a digest, those after are keyed ``S <task> <digest>``, and
-    a marker record goes to the digest's group. Memory is bounded whatever the input."""
+    reaches the threshold later, which changes only where its records go). A digest's first
+    threshold - 1 records keep their key; from its threshold-th on they are keyed ``S <task>
+    <digest>``, and one marker record goes to the digest's group. At most ``salted_most``
+    digests are salted: memory is bounded whatever the input."""
 
     def __init__(self, write, task, threshold, counted=COUNTED, salted_most=SALTED_MOST):
         self.out, self.prefix, self.threshold = write, SALTED + b"%d " % task, max(1, threshold)
@@ -49,13 +51,17 @@ class TaskSalter:
         self.counts, self.hot, self.records_salted = {}, set(), 0
 
     def write(self, data):
-        self.out(_DIGEST_RECORD.sub(self._record, data))
+        if data.startswith(DIGEST):
+            self.out(_DIGEST_RECORD.sub(self._record, b"\n" + data)[1:])
+        else:
+            self.out(_DIGEST_RECORD.sub(self._record, data))
 
     def _record(self, match):
+        """A digest record's key (after its newline) as this task writes it."""
         digest = match.group(1)
         if digest in self.hot:
             self.records_salted += 1
-            return self.prefix + digest + b"\t"
+            return b"\n" + self.prefix + digest + b"\t"
         n = self.counts.get(digest, 0) + 1
         if n < self.threshold or len(self.hot) >= self.salted_most:
             self.counts[digest] = n
@@ -65,7 +71,7 @@ class TaskSalter:
         self.counts.pop(digest, None)
         self.hot.add(digest)
         self.records_salted += 1
-        return marker(digest) + self.prefix + digest + b"\t"
+        return b"\n" + marker(digest) + self.prefix + digest + b"\t"
 
     def _forget(self):
         """Forget the digests counted least (seen once, then twice, ...) until half are left."""

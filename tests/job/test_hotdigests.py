@@ -39,8 +39,9 @@ def _salter(threshold, **kwargs):
 def test_a_task_salts_the_records_of_a_digest_after_the_threshold_and_marks_its_group():
     salter, out = _salter(3)
     other = b"K * - - -\t[1,1,1,1,5,1,5,\"2010\",\"2010\"]\n"
-    for i in range(5):
-        salter.write(other + _record(b"HOT", length=i) + _record(b"COLD%d" % i))
+    for i in range(5):          # digest records inside buffers and at their start
+        salter.write(other + _record(b"HOT", length=i) + _record(b"COLD%d" % i) if i % 2 else
+                     _record(b"HOT", length=i) + other + _record(b"COLD%d" % i))
     lines = b"".join(out).splitlines()
     assert lines.count(b'D HOT\t"S"') == 1                     # one marker, whatever comes after
     assert [line[:8] for line in lines if b"HOT" in line and b'"S"' not in line] == \
