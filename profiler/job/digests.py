@@ -18,7 +18,7 @@ from operator import itemgetter
 
 from profiler import jsonnum
 from profiler.model import stats
-from profiler.model.keys import surt_levels
+from profiler.model.keys import SuffixTable, surt_levels
 
 
 def corrections(records, policy, suffixes, limit=None):
@@ -55,6 +55,15 @@ def compiled_corrections(records, expander, limit, write):
     merged corrections are yielded as corrections() yields them.
     """
     yield from read_compiled(records, expander, limit).corrections(write)
+
+
+def reader(policy, limit, expander=None):
+    """records -> their KeyStats (read() or read_compiled(), by the compiled Expander when there
+    is one)."""
+    if expander is not None:
+        return lambda records: read_compiled(records, expander, limit)
+    suffixes = SuffixTable(policy)
+    return lambda records: read(records, policy, suffixes, limit)
 
 
 def read(records, policy, suffixes, limit=None):

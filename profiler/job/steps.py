@@ -24,7 +24,6 @@ from profiler.job.kernels import Kernels
 from profiler.job.lines import (LONG_RUN, META, key_of, lines_of, map_records, meta_line, no_cycle_collection,
                                 runs_left, value_of)
 from profiler.model import stats
-from profiler.model.keys import SuffixTable
 from profiler.runtime.contract import TABLE_LIMIT  # noqa: F401 (the steps' default table limit)
 
 
@@ -102,14 +101,7 @@ def digest_lines(lines, policy, limit, write, kernels, count=None):
     (profiler.job.hotdigests), key records summed per key, !meta merged."""
     table = {}
     compiled = kernels.expander(limit) if kernels.compiled else None
-    if compiled is not None:
-        def read(records):
-            return digests.read_compiled(records, compiled, limit)
-    else:
-        suffixes = SuffixTable(policy)
-
-        def read(records):
-            return digests.read(records, policy, suffixes, limit)
+    read = digests.reader(policy, limit, compiled)
 
     def correct(profile_key, record):
         nonlocal table
@@ -121,17 +113,17 @@ def digest_lines(lines, policy, limit, write, kernels, count=None):
     for key, group in itertools.groupby(lines, key_of):
         first = next(group)
         second = next(group, None)
-        digest = key.startswith(b"D ") or key.startswith(hotdigests.SALTED)
+        of_digest = key.startswith(b"D ") or key.startswith(hotdigests.SALTED)
         if second is None:
             if key.startswith(b"D "):
                 continue            # one URI-R holds this digest (or a marker alone): nothing to correct
-            if key != META and not digest:
+            if key != META and not of_digest:
                 write(first if first.endswith(b"\n") else first + b"\n")
                 continue
             records = map(value_of, (first,))
         else:
             records = map(value_of, itertools.chain((first, second), group))
-        if digest:
+        if of_digest:
             shares += _digest_group(key, records, read, write, correct)
         elif key == META:
             write(meta_line(records))
