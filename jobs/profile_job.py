@@ -62,7 +62,8 @@ class ProfileJob(MRJob):
         """The reducers read and write raw lines (profiler.job.steps), without mrjob's per-line
         protocol."""
         task.run_reducer(step_num, task.input_chunks(self.options.args, self.stdin), self.policy,
-                         self.options.table_limit, self.stdout.write, self.increment_counter)
+                         self.options.table_limit, self.stdout.write, self.increment_counter,
+                         salt_after=task.salt_after(vars(self.options)))
 
     def _runner_class(self):
         # mrjob's local runner, cutting files between steps in large copies (profiler.runtime.localrunner)

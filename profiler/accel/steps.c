@@ -77,7 +77,8 @@ static PyObject *read_runs(PyObject *args, RunDecider decide) {
 
 /* step 2 (profiler.job.steps.digest_lines): a digest record alone under its key (one
  * URI-R holds the digest) is dropped, any other lone record but !meta is copied, a key's several
- * key records are summed; the runs of a digest several URI-Rs hold, and !meta, are Python's */
+ * key records are summed; the runs of a digest several URI-Rs hold, of a salted digest
+ * (S <salt> <digest>, even a lone line: its shares, profiler.job.hotdigests) and !meta are Python's */
 static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                     Buf *out) {
     if (nlines > 1) {       /* a key's records summed; digests and !meta: Python's */
@@ -87,6 +88,7 @@ static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t en
                 || buf_putc(out, '\n') < 0) ? -1 : 0;
     }
     if (tab && kn == 5 && memcmp(buf + pos, "!meta", 5) == 0) return 1;
+    if (kn >= 2 && buf[pos] == 'S' && buf[pos + 1] == ' ') return 1;      /* a salted digest's share */
     if (kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' ') return 0;      /* as key.startswith(b"D ") */
     return (buf_put(out, buf + pos, end - pos) < 0 || (buf[end - 1] != '\n' && buf_putc(out, '\n') < 0)) ? -1 : 0;
 }
@@ -98,7 +100,8 @@ static PyObject *skim(PyObject *unused, PyObject *args) { return read_runs(args,
 /* ------------------------------------------------------------------ step 3's keys */
 
 /* step 3 (profiler.job.steps.profile_lines): a key's records, summed, become its profile
- * line, key<TAB>JSON block */
+ * line, key<TAB>JSON block; a run with a share of a salted digest (a JSON list that starts with
+ * a string, profiler.job.hotdigests) anywhere in it does not parse as records: Python's */
 static int profile_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines, int tab,
                        Buf *out) {
     Rec sum;

@@ -4,8 +4,13 @@ Step 1 counts, per key, each URI-R's digests as if no other URI-R had them. For 
 digest held by n > 1 URI-Rs under one key the exact values are one digest and the
 largest length, so the key gets a correction of -(n-1) digests and
 -(sum of lengths - largest) dedup bytes. Digests of a single URI-R need nothing.
+
+A digest's records are read into its (URI-Rs, sum of lengths, largest) per profile key
+(``KeyStats``), which give its corrections or, for a digest whose records are spread over
+several groups, its shares of them (profiler.job.hotdigests).
 """
 
+import contextlib
 import heapq
 import itertools
 import tempfile
@@ -13,7 +18,7 @@ from operator import itemgetter
 
 from profiler import jsonnum
 from profiler.model import stats
-from profiler.model.keys import surt_levels
+from profiler.model.keys import SuffixTable, surt_levels
 
 
 def corrections(records, policy, suffixes, limit=None):
@@ -31,17 +36,42 @@ def corrections(records, policy, suffixes, limit=None):
     second = next(records, None)
     if second is None:
         return   # one URI-R holds the digest: nothing was counted twice
-    yield from _corrections(key_stats(itertools.chain((first, second), records), policy, suffixes, limit))
+    yield from read(itertools.chain((first, second), records), policy, suffixes, limit).corrections()
 
 
 def key_stats(records, policy, suffixes, limit=None):
     """(profile key, URI-Rs, sum of lengths, largest) of each key some of records (of one digest,
     one per URI-R) touch, each key once; memory bounded as in corrections(). The stats of the
     records of one digest cut into groups add up (URI-Rs and sums) and take the largest."""
-    set_of = policy.set_of
-    per_key = {}
-    runs = []
-    try:
+    yield from read(records, policy, suffixes, limit).key_stats()
+
+
+def compiled_corrections(records, expander, limit, write):
+    """corrections() by the compiled Expander (profiler.accel.fast).
+
+    The digest's corrections go to the expander's table, summed with other digests'; write()
+    gets its K lines when it fills up (the rest come from ``close_raw()``). A digest that
+    touches limit keys or more spills them to sorted runs, as corrections() does, and its
+    merged corrections are yielded as corrections() yields them.
+    """
+    yield from read_compiled(records, expander, limit).corrections(write)
+
+
+def reader(policy, limit, expander=None):
+    """records -> their KeyStats (read() or read_compiled(), by the compiled Expander when there
+    is one)."""
+    if expander is not None:
+        return lambda records: read_compiled(records, expander, limit)
+    suffixes = SuffixTable(policy)
+    return lambda records: read(records, policy, suffixes, limit)
+
+
+def read(records, policy, suffixes, limit=None):
+    """The KeyStats of records (of one digest, one per URI-R), read now."""
+    held = KeyStats()
+    with held.closed_on_error():
+        set_of = policy.set_of
+        per_key = {}
         for urlkey, entries in records:
             levels = surt_levels(urlkey, policy)
             mine = {}
@@ -63,54 +93,70 @@ def key_stats(records, policy, suffixes, limit=None):
                     if max_len > e[2]:
                         e[2] = max_len
             if limit and len(per_key) >= limit:
-                runs.append(_spill(per_key))
+                held.spill(per_key)
                 per_key = {}
-        if runs:
-            if per_key:
-                runs.append(_spill(per_key))
-                per_key = {}
-            yield from _merge(runs)
-        else:
-            yield from ((full, n, total, largest) for full, (n, total, largest) in per_key.items())
-    finally:
-        for run in runs:
-            run.close()
+        held.last = per_key
+    return held
 
 
-def compiled_key_stats(records, expander, limit):
-    """key_stats() by the compiled Expander (profiler.accel.fast)."""
-    return _compiled(records, expander, limit, lambda: (
-        (full, n, total, largest) for full, (n, total, largest) in expander.take_digest_keys().items()), False)
-
-
-def compiled_corrections(records, expander, limit, write):
-    """corrections() by the compiled Expander (profiler.accel.fast).
-
-    The digest's corrections go to the expander's table, summed with other digests'; write()
-    gets its K lines when it fills up (the rest come from ``close_raw()``). A digest that
-    touches limit keys or more spills them to sorted runs, as corrections() does, and its
-    merged corrections are yielded as corrections() yields them.
-    """
-    return _compiled(records, expander, limit, lambda: write(expander.end_digest_raw()) or (), True)
-
-
-def _compiled(records, expander, limit, unspilled, corrected):
-    """A digest's records through the compiled Expander: unspilled() when its keys stayed under
-    limit, else the merge of its spilled runs (as corrections when corrected)."""
-    runs = []
-    try:
+def read_compiled(records, expander, limit):
+    """read() by the compiled Expander, which holds the keys that are not spilled."""
+    held = KeyStats(expander)
+    with held.closed_on_error():
         for urlkey, entries in records:
             if expander.correct(urlkey, entries) >= limit:
-                runs.append(_spill(expander.take_digest_keys()))
-        if not runs:
-            yield from unspilled()
+                held.spill(expander.take_digest_keys())
+    return held
+
+
+class KeyStats:
+    """A digest's (URI-Rs, sum of lengths, largest) per profile key, once its records are read:
+    sorted runs spilled to temporary files, and the last keys in memory (a dict, or the compiled
+    Expander's). Read once, as its corrections or as its key stats (the shares of a digest
+    whose records are spread over several groups, profiler.job.hotdigests)."""
+
+    def __init__(self, expander=None):
+        self.expander, self.runs, self.last = expander, [], {}
+
+    def spill(self, per_key):
+        self.runs.append(_spill(per_key))
+
+    def _held(self):
+        return self.expander.take_digest_keys() if self.expander is not None else self.last
+
+    def key_stats(self):
+        """(profile key, URI-Rs, sum of lengths, largest) of each key, each once."""
+        try:
+            if not self.runs:
+                yield from ((full, n, total, largest) for full, (n, total, largest) in self._held().items())
+                return
+            self.spill(self._held())
+            yield from _merge(self.runs)
+        finally:
+            self.close()
+
+    def corrections(self, write=None):
+        """(profile key, correction) of each key held twice or more; with the compiled Expander
+        the keys that were not spilled go to its table instead (write() gets its K lines when it
+        fills up)."""
+        if self.expander is not None and not self.runs:
+            write(self.expander.end_digest_raw())
             return
-        runs.append(_spill(expander.take_digest_keys()))
-        merged = _merge(runs)
-        yield from _corrections(merged) if corrected else merged
-    finally:
-        for run in runs:
+        yield from _corrections(self.key_stats())
+
+    def close(self):
+        for run in self.runs:
             run.close()
+        self.runs = []
+
+    @contextlib.contextmanager
+    def closed_on_error(self):
+        """Its runs closed when the block fails."""
+        try:
+            yield
+        except BaseException:
+            self.close()
+            raise
 
 
 def _corrections(merged):

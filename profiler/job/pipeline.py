@@ -20,6 +20,9 @@ from profiler.runtime import contract, leftovers as runner_leftovers, preflight,
 from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
+#: runners whose step-1 reduce tasks choose hot digests themselves: Hadoop Streaming runs a step's
+#: map and reduce tasks as one job, with nothing between them to choose them for the whole job
+STREAMING_RUNNERS = ("hadoop", "emr", "dataproc")
 log = logging.getLogger("archive-profiler")
 
 
@@ -61,7 +64,8 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
              py_files=(), cores=None, extra=(), files=()):
     """The mrjob command line of the profile job."""
     args = list(manifests) + ["-r", runner] + contract.option_args(
-        policy_json=orjson.dumps(policy.to_dict()).decode(), resolve_revisits=resolve_revisits)
+        policy_json=orjson.dumps(policy.to_dict()).decode(), resolve_revisits=resolve_revisits,
+        hot_digests="local" if runner in STREAMING_RUNNERS else "none")
     for path in conf_paths:
         args += ["-c", path]
     for path in py_files:

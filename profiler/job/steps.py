@@ -4,8 +4,10 @@
    reduce by URI-R (``uri_r_step``): revisits resolved, the URI-R's key records and one record
    per (URI-R, digest) (profiler.job.expand).
 2. ``digest_step``: key records summed per key; the corrections of digests that several URI-Rs
-   hold (profiler.job.digests).
-3. ``profile_step``: each key's records summed into its profile line ``key<TAB>{json}``.
+   hold (profiler.job.digests), or the per-key shares of a digest whose records step 1 spread
+   over several groups (profiler.job.hotdigests).
+3. ``profile_step``: each key's records (and the corrections its shares add up to) summed into
+   its profile line ``key<TAB>{json}``.
 
 Records are ``key<TAB>JSON`` lines (profiler.job.lines). A reduce step reads its sorted input as
 buffers of bytes; the compiled kernels read most lines themselves and leave the runs they do not
@@ -17,12 +19,11 @@ import itertools
 
 from profiler import jsonnum
 from profiler.formats.readers import lines_of_chunks
-from profiler.job import digests, mapside
+from profiler.job import digests, hotdigests, mapside
 from profiler.job.kernels import Kernels
 from profiler.job.lines import (LONG_RUN, META, key_of, lines_of, map_records, meta_line, no_cycle_collection,
                                 runs_left, value_of)
 from profiler.model import stats
-from profiler.model.keys import SuffixTable
 from profiler.runtime.contract import TABLE_LIMIT  # noqa: F401 (the steps' default table limit)
 
 
@@ -83,45 +84,47 @@ def _add_uri_rs(lines, add_raw, write):
             write(add_raw(key.decode("utf-8"), values))
 
 
-def digest_step(chunks, policy, table_limit, write, kernels):
+def digest_step(chunks, policy, table_limit, write, kernels, count=None):
     """Step 2 over sorted buffers: the compiled skim() drops the lone digest records, copies the
     lone key records and sums a key's several (almost all lines); the other runs of lines go
     through digest_lines."""
     with no_cycle_collection():
         if not kernels.compiled:
-            return digest_lines(lines_of_chunks(chunks), policy, table_limit, write, kernels)
+            return digest_lines(lines_of_chunks(chunks), policy, table_limit, write, kernels, count)
         runs = runs_left(chunks, kernels.module.skim, write, LONG_RUN)
-        digest_lines(itertools.chain.from_iterable(runs), policy, table_limit, write, kernels)
+        digest_lines(itertools.chain.from_iterable(runs), policy, table_limit, write, kernels, count)
 
 
-def digest_lines(lines, policy, limit, write, kernels):
+def digest_lines(lines, policy, limit, write, kernels, count=None):
     """Step 2 on sorted lines: corrections of digests held by several URI-Rs (summed in a table
-    of at most limit keys, flushed when full), key records summed per key, !meta merged."""
+    of at most limit keys, flushed when full), the shares of salted digests
+    (profiler.job.hotdigests), key records summed per key, !meta merged."""
     table = {}
-    suffixes = SuffixTable(policy)
     compiled = kernels.expander(limit) if kernels.compiled else None
+    read = digests.reader(policy, limit, compiled)
+
+    def correct(profile_key, record):
+        nonlocal table
+        stats.add(table, profile_key, record)
+        if len(table) >= limit:
+            write(table_lines(table))
+            table = {}
+    shares = 0
     for key, group in itertools.groupby(lines, key_of):
         first = next(group)
         second = next(group, None)
+        of_digest = key.startswith(b"D ") or key.startswith(hotdigests.SALTED)
         if second is None:
             if key.startswith(b"D "):
-                continue            # one URI-R holds this digest: nothing was counted twice
-            if key != META:
+                continue            # one URI-R holds this digest (or a marker alone): nothing to correct
+            if key != META and not of_digest:
                 write(first if first.endswith(b"\n") else first + b"\n")
                 continue
             records = map(value_of, (first,))
         else:
             records = map(value_of, itertools.chain((first, second), group))
-        if key.startswith(b"D "):
-            if compiled is not None:
-                found = digests.compiled_corrections(records, compiled, limit, write)
-            else:
-                found = digests.corrections(records, policy, suffixes, limit)
-            for profile_key, record in found:
-                stats.add(table, profile_key, record)
-                if len(table) >= limit:
-                    write(table_lines(table))
-                    table = {}
+        if of_digest:
+            shares += _digest_group(key, records, read, write, correct)
         elif key == META:
             write(meta_line(records))
         else:
@@ -129,6 +132,25 @@ def digest_lines(lines, policy, limit, write, kernels):
     write(table_lines(table))
     if compiled is not None:
         write(compiled.close_raw())
+    if shares and count is not None:
+        count("hot digests", "share records written", shares)
+
+
+def _digest_group(key, records, read, write, correct):
+    """A digest's group in step 2: the shares of a salted group, or of a group that holds a
+    marker, written; else its corrections to correct(profile key, record). Returns the shares
+    written."""
+    records = hotdigests.Unmarked(records)
+    held = read(records)
+    if not (records.marked or key.startswith(hotdigests.SALTED)):
+        for profile_key, record in held.corrections(write):
+            correct(profile_key, record)
+        return 0
+    written = 0
+    for lines in hotdigests.share_lines(hotdigests.digest_of(key), held.key_stats()):
+        written += lines.count(b"\n")
+        write(lines)
+    return written
 
 
 def profile_step(chunks, write, kernels):
@@ -145,33 +167,38 @@ def profile_step(chunks, write, kernels):
 
 def profile_lines(lines, write, batch=10000):
     """Step 3 on sorted lines: each key's records summed into its profile line
-    (``profile-key<TAB>{json}``, the key without 'K '), !meta records merged."""
+    (``profile-key<TAB>{json}``, the key without 'K '), the corrections of its shares of salted
+    digests with them (profiler.job.hotdigests), !meta records merged."""
     out = []
     for key, group in itertools.groupby(lines, key_of):
         records = [value_of(line) for line in group]
         if key == META:
             out.append(meta_line(records))
         else:
-            out.append(key[2:] + b"\t" + stats.to_json(stats.sum_all(records)) + b"\n")
+            out.append(key[2:] + b"\t" + stats.to_json(stats.sum_all(hotdigests.with_corrections(records))) + b"\n")
         if len(out) >= batch:
             write(b"".join(out))
             out = []
     write(b"".join(out))
 
 
-def reduce_step(step_num, chunks, policy, table_limit, write, count, kernels=None, shared_digests=None):
-    """The reduce task of step step_num (0: by URI-R, 1: digests and keys, 2: profile lines)."""
+def reduce_step(step_num, chunks, policy, table_limit, write, count, kernels=None, shared_digests=None,
+                salter=None):
+    """The reduce task of step step_num (0: by URI-R, 1: digests and keys, 2: profile lines).
+    Step 1 writes through salter (a profiler.job.hotdigests.TaskSalter over write) when there is one."""
     kernels = kernels or Kernels(policy)
     if step_num == 0:
         count("tasks", "step-1 reducers (%s)" % kernels.kind, 1)
         expander = kernels.expander(table_limit)
         if shared_digests is not None:
             expander.set_shared_digests(shared_digests)
-        uri_r_step(chunks, expander, write)
+        uri_r_step(chunks, expander, write if salter is None else salter.write)
         if shared_digests is not None:
             count("digest filter", "digest records not written (one map record)", expander.digests_held_back)
+        if salter is not None:
+            salter.count(count)
     elif step_num == 1:
-        digest_step(chunks, policy, table_limit, write, kernels)
+        digest_step(chunks, policy, table_limit, write, kernels, count)
     else:
         profile_step(chunks, write, kernels)
 

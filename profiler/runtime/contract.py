@@ -22,12 +22,21 @@ SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
 #: runs it merges (profiler.runtime.presorted, profiler.runtime.task)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+#: a reduce task's number among its step's, as Hadoop (and mrjob's inline and local runners) set
+#: it from the jobconf (Hadoop 2 and later, Hadoop 1): salts of hot digests (profiler.job.hotdigests)
+TASK_PARTITION_ENVS = ("mapreduce_task_partition", "mapred_task_partition")
 
 #: entries per reducer table before it is flushed or spilled (any value gives the same profile)
 TABLE_LIMIT = 200000
 #: estimated records of a payload digest past which the Spark runner spreads them over every
 #: partition of step 2, at least (profiler.runtime.sparksteps; any value gives the same profile)
 HOT_DIGEST_RECORDS = 20000
+#: records of one digest a step-1 reduce task writes before it salts the rest, with --hot-digests
+#: local (profiler.job.hotdigests; any value gives the same profile)
+TASK_HOT_DIGEST_RECORDS = 256
+#: how hot digests are chosen: none, or by each step-1 reduce task (the streaming runners';
+#: Spark's driver chooses them for the whole job whatever this says)
+HOT_DIGESTS = ("none", "local")
 
 
 @dataclass(frozen=True)
@@ -39,12 +48,21 @@ class Option:
     help: str
     type: type = str
     negates: bool = False       # a flag without a value that sets dest to False
+    choices: tuple = ()         # the values it takes, when not any of its type
 
     def argparse(self):
         """(args, kwargs) of argparse's add_argument (mrjob's add_passthru_arg)."""
         if self.negates:
             return (self.flag,), dict(dest=self.dest, action="store_false", default=True, help=self.help)
-        return (self.flag,), dict(dest=self.dest, type=self.type, default=self.default, help=self.help)
+        kwargs = dict(choices=self.choices) if self.choices else {}
+        return (self.flag,), dict(dest=self.dest, type=self.type, default=self.default, help=self.help, **kwargs)
+
+    def value(self, text):
+        """The option's value of text; ValueError when it is not one."""
+        value = self.type(text)
+        if self.choices and value not in self.choices:
+            raise ValueError("%s takes one of %s, not %r" % (self.flag, ", ".join(self.choices), text))
+        return value
 
 
 OPTIONS = (
@@ -52,9 +70,14 @@ OPTIONS = (
     Option("--no-resolve-revisits", "resolve_revisits", True, "keep revisits as mime warc/revisit", negates=True),
     Option("--table-limit", "table_limit", TABLE_LIMIT, "entries per reducer table before it is flushed or "
            "spilled (memory bound of steps 1 and 2; any value gives the same profile)", type=int),
-    Option("--hot-digest-records", "hot_digest_records", 0, "Spark runner: estimated records of a digest that "
-           "make it hot, spread over step 2's partitions (0: from the input's size; any value gives the same "
-           "profile)", type=int),
+    Option("--hot-digest-records", "hot_digest_records", 0, "records of a digest that make it hot, its records "
+           "spread over step 2's tasks: on Spark estimated over the input (0: from the input's size), with "
+           "--hot-digests local written by one step-1 reduce task (0: %d); any value gives the same profile"
+           % TASK_HOT_DIGEST_RECORDS, type=int),
+    Option("--hot-digests", "hot_digests", "none", "local: each step-1 reduce task spreads the later records "
+           "of the digests it writes often over step 2's tasks (what the client asks of hadoop, emr and "
+           "dataproc); none: it does not (Spark chooses hot digests for the whole job); any value gives the "
+           "same profile", choices=HOT_DIGESTS),
 )
 _BY_FLAG = {o.flag: o for o in OPTIONS}
 
@@ -89,5 +112,5 @@ def parse_options(argv):
                 value = next(args, None)
                 if value is None:
                     raise ValueError("%s needs a value" % name)
-            values[option.dest] = option.type(value)
+            values[option.dest] = option.value(value)
     return values, rest

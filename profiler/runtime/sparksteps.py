@@ -21,13 +21,10 @@ reports (``MapReport``): step 3's split points (``split_points``), and
   per task (``FilterMerge``), tell step 1's reducers which digests two or more map records hold;
   they write digest records for those only, as on the local runner;
 - **hot digests**: digests the map tasks' sampled records say many URI-Rs hold (the empty
-  payload's). Step 1's reducers give a hot digest's records a salted key, ``S <salt> <digest>``,
-  so they spread over every partition of step 2 instead of all meeting in one task; each
-  partition writes, per profile key, the URI-Rs, sum of lengths and largest length of its share
-  (profiler.job.digests.key_stats) as ``T <profile key>`` lines, which go to the partition of
-  the key's own records in step 3. There the shares of a digest add up (URI-Rs, sums) and take
-  the largest, and its correction joins the key's records: the same numbers as one task
-  holding all the digest's records.
+  payload's). Step 1's reducers give every record of a hot digest a salted key, ``S <salt>
+  <digest>`` (``salted``), so they spread over every partition of step 2 instead of all meeting
+  in one task; the steps write each partition's shares and add them up in step 3, keyed as
+  their profile key's records, as on every runner (profiler.job.hotdigests).
 
 Nothing here imports pyspark: the tests run these functions with an in-process shuffle
 (``run_in_process``).
@@ -37,7 +34,6 @@ import bisect
 import collections
 import functools
 import heapq
-import itertools
 import os
 import re
 import tempfile
@@ -47,10 +43,7 @@ import orjson
 
 from profiler import jsonnum
 from profiler.accel import fast
-from profiler.job import digests, lines as job_lines
-from profiler.job.kernels import Kernels
-from profiler.model import stats
-from profiler.model.keys import SuffixTable
+from profiler.job import lines as job_lines
 from profiler.model.policy import Policy
 from profiler.runtime import contract, digestfilter, task
 
@@ -65,8 +58,6 @@ SAMPLES = 2048
 KEY_SAMPLES = 64
 #: the digest's place in a map record's cell (profiler.job.mapside: period, mime, status, digest, ...)
 CELL_DIGEST = 3
-#: line prefixes of the salted records of hot digests (step 2) and of their shares (step 3)
-SALTED, SHARE = b"S ", b"T "
 
 #: the job's own options, as the client passed them (profiler.runtime.contract)
 JobOptions = collections.namedtuple("JobOptions", "policy_json resolve_revisits table_limit")
@@ -210,32 +201,6 @@ def _merged(runs, tail, size):
     yield from _chunks(heapq.merge(*streams), size)
 
 
-class Split:
-    """The buffers of sorted lines before the first line that starts with prefix (``before()``, for a
-    task to stream), then the lines from it on (``after()``): lines of a prefix that sorts last."""
-
-    def __init__(self, chunks, prefix):
-        self.chunks, self.prefix, self.rest = iter(chunks), prefix, []
-
-    def before(self):
-        for chunk in self.chunks:
-            if chunk.startswith(self.prefix):
-                at = 0
-            else:
-                at = chunk.find(b"\n" + self.prefix) + 1
-                if not at:
-                    yield chunk
-                    continue
-                yield chunk[:at]
-            self.rest.append(chunk[at:])
-            return
-
-    def after(self):
-        """The lines from the prefix's first on, without newlines (call after before() is done)."""
-        for chunk in itertools.chain(self.rest, self.chunks):
-            yield from job_lines.split_lines(chunk)
-
-
 # --- the tasks
 
 class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples keys")):
@@ -336,33 +301,25 @@ def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, s
                      points=None):
     """Reduce task of step step_num (0 or 1) over one partition's (part, blob) pairs
     (profiler.runtime.task.run_reducer): the next step's [(part, blob), ...]. Step 1 reads the
-    shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 writes
-    the shares of the salted ones, and cuts its output at the split points when there are some."""
+    shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 cuts
+    its output at the split points when there are some."""
     with job_lines.no_cycle_collection():
         return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points)
 
 
 def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points):
     environ, path = _task_env(environ, shared if step_num == 0 else None)
-    out, counts, shares = [], Counts(), []
-    policy = policy_of(job)
+    out, counts = [], Counts()
     try:
-        chunks = sorted_chunks(blob for _, blob in pairs)
-        if step_num == 0:
-            task.run_reducer(0, chunks, policy, job.table_limit, out.append, counts, environ)
-            if hot:
-                out = salted(out, hot, parts)
-        else:
-            split = Split(chunks, SALTED)
-            task.run_reducer(1, split.before(), policy, job.table_limit, out.append, counts, environ)
-            shares = share_lines(split.after(), policy, job.table_limit)
-            if shares:
-                counts("spark", "hot digest shares (profile key, digest, partition)", len(shares))
+        task.run_reducer(step_num, sorted_chunks(blob for _, blob in pairs), policy_of(job), job.table_limit,
+                         out.append, counts, environ)
+        if step_num == 0 and hot:
+            out = salted(out, hot, parts)
     finally:
         if path:
             os.unlink(path)
     report(("reduce", step_num, index), counts)
-    return bucketed(out, parts, points) + bucketed_shares(shares, parts, points)
+    return bucketed(out, parts, points)
 
 
 def final_partition(index, pairs, job, report, environ=None):
@@ -374,13 +331,8 @@ def final_partition(index, pairs, job, report, environ=None):
 
 def _final_partition(index, pairs, job, report, environ):
     out, counts = [], Counts()
-    split = Split(sorted_chunks(blob for _, blob in pairs), SHARE)
-    keys = list(split.before())
-    fixes = share_corrections(split.after())
-    if fixes:
-        keys = [_sorted_blob(keys + [fixes])]
-    task.run_reducer(2, keys, policy_of(job), job.table_limit, out.append, counts,
-                      os.environ if environ is None else environ)
+    task.run_reducer(2, sorted_chunks(blob for _, blob in pairs), policy_of(job), job.table_limit, out.append,
+                     counts, os.environ if environ is None else environ)
     report(("reduce", 2, index), counts)
     if any(_BELOW_TAB.search(chunk) for chunk in out):
         # a key with a byte below TAB: line order is not key order there (JSON values hold none)
@@ -393,62 +345,13 @@ def _final_partition(index, pairs, job, report, environ):
 
 def salted(chunks, hot, salts):
     """Step 1's output with each record of a hot digest (``D <digest>``) keyed ``S <salt>
-    <digest>``, the salt from its URI-R's record: spread over salts partitions of step 2."""
+    <digest>``, the salt from its URI-R's record: spread over salts partitions of step 2, whose
+    shares step 3 adds up (profiler.job.hotdigests)."""
     pattern = re.compile(rb"^D (" + b"|".join(re.escape(d) for d in sorted(hot)) + rb")\t(.*)$", re.M)
 
     def salt(m):
         return b"S %d %s\t%s" % (zlib.crc32(m.group(2)) % salts, m.group(1), m.group(2))
     return [pattern.sub(salt, chunk) for chunk in chunks]
-
-
-def share_lines(lines, policy, limit):
-    """``T <profile key><TAB>[digest, URI-Rs, sum of lengths, largest]`` lines of the salted
-    records' groups (sorted lines ``S <salt> <digest><TAB>record``; profiler.job.digests.key_stats)."""
-    out = []
-    kernels = Kernels(policy)
-    compiled = kernels.expander(limit) if kernels.compiled else None
-    suffixes = None if compiled is not None else SuffixTable(policy)
-    for key, group in itertools.groupby(lines, job_lines.key_of):
-        digest = key.split(b" ", 2)[2].decode("latin-1")
-        records = (job_lines.value_of(line) for line in group)
-        if compiled is not None:
-            found = digests.compiled_key_stats(records, compiled, limit)
-        else:
-            found = digests.key_stats(records, policy, suffixes, limit)
-        out.extend(SHARE + full.encode("utf-8") + b"\t" + jsonnum.dumps([digest, n, total, largest]) + b"\n"
-                   for full, n, total, largest in found)
-    return out
-
-
-def bucketed_shares(lines, parts, points=None):
-    """[(part, blob), ...] of share lines: each to the partition of its profile key's K records."""
-    buckets = collections.defaultdict(list)
-    route = _router(parts, points)
-    for line in lines:
-        buckets[route(b"K " + job_lines.key_of(line)[len(SHARE):])].append(line)
-    return [(part, b"".join(group)) for part, group in sorted(buckets.items())]
-
-
-def share_corrections(lines):
-    """K lines (sorted, one buffer) of the corrections of the shares of each (profile key, digest):
-    URI-Rs and sums added, the largest kept; a key held by n > 1 URI-Rs gets -(n-1) digests and
-    -(sum - largest) dedup bytes (profiler.job.digests)."""
-    out = []
-    for key, group in itertools.groupby(lines, job_lines.key_of):
-        by_digest = {}
-        for line in group:
-            digest, n, total, largest = job_lines.value_of(line)
-            found = by_digest.get(digest)
-            if found is None:
-                by_digest[digest] = [n, total, largest]
-            else:
-                found[0] += n
-                found[1] += total
-                found[2] = max(found[2], largest)
-        fixes = [stats.correction(n - 1, total - largest) for n, total, largest in by_digest.values() if n > 1]
-        if fixes:
-            out.append(b"K " + key[len(SHARE):] + b"\t" + jsonnum.dumps(stats.sum_all(fixes)) + b"\n")
-    return b"".join(out)
 
 
 def hot_digests(reports, threshold):

@@ -17,7 +17,7 @@ import sys
 import orjson
 
 from profiler.accel import fast
-from profiler.job import steps
+from profiler.job import hotdigests, steps
 from profiler.job.kernels import Kernels
 from profiler.model.policy import Policy
 from profiler.runtime import contract, digestfilter, remote
@@ -35,13 +35,33 @@ def run_mapper(manifest_lines, policy, resolve_revisits, write, count, environ=o
         digestfilter.write_filter(*wanted)
 
 
-def run_reducer(step_num, chunks, policy, table_limit, write, count, environ=os.environ):
+def run_reducer(step_num, chunks, policy, table_limit, write, count, environ=os.environ, salt_after=0):
     """A reduce task of step step_num over its sorted input in buffers; step 1 writes digest
-    records only for the digests of the runner's bitmap, when it names one."""
+    records only for the digests of the runner's bitmap, when it names one, and with salt_after
+    salts the later records of a digest once it has written salt_after of them (its task number
+    the salt: profiler.job.hotdigests)."""
     fast.tune_allocator()
     kernels = Kernels(policy)
     shared = digestfilter.load_shared(environ) if step_num == 0 and kernels.compiled else None
-    steps.reduce_step(step_num, chunks, policy, table_limit, write, count, kernels, shared)
+    salter = hotdigests.TaskSalter(write, task_number(environ), salt_after) if step_num == 0 and salt_after else None
+    steps.reduce_step(step_num, chunks, policy, table_limit, write, count, kernels, shared, salter)
+
+
+def salt_after(opts):
+    """The records of one digest a step-1 reduce task writes before it salts the rest, of the
+    job's options ({dest: value}, profiler.runtime.contract); 0: it salts none."""
+    if opts["hot_digests"] != "local":
+        return 0
+    return opts["hot_digest_records"] or contract.TASK_HOT_DIGEST_RECORDS
+
+
+def task_number(environ):
+    """The task's number among its step's reduce tasks, as the runner sets it (0 when it does not)."""
+    for name in contract.TASK_PARTITION_ENVS:
+        value = environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 0
 
 
 def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
@@ -127,6 +147,7 @@ def main(argv, stdin=None, stdout=None, stderr=None):
     if opts["task"] == "mapper":
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
     else:
-        run_reducer(opts["step_num"], input_chunks([], stdin), policy, opts["table_limit"], stdout.write, count)
+        run_reducer(opts["step_num"], input_chunks([], stdin), policy, opts["table_limit"], stdout.write, count,
+                    salt_after=salt_after(opts))
     stdout.flush()
     return True

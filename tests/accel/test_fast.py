@@ -484,12 +484,18 @@ def test_feed_leaves_the_last_uri_r_for_the_next_buffer():
 
 
 def _step2_input(rng):
-    """Sorted step-2 lines: lone and shared digest records, lone and repeated key records, !meta,
-    and a line without a TAB."""
+    """Sorted step-2 lines: lone and shared digest records, salted ones (lone or several under
+    their key) and markers (alone, or with one record or several), lone and repeated key
+    records, !meta, and a line without a TAB."""
     lines = [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 2))]
     for group in _digest_groups(rng, load_policy("default")):
-        digest = b"D %d" % rng.randint(0, 10 ** 6)
-        lines += [digest + b"\t" + orjson.dumps(entry) for entry in group[:rng.choice([1, 1, len(group)])]]
+        digest = b"%d" % rng.randint(0, 10 ** 6)
+        kept = group[:rng.choice([0, 1, 1, 1, len(group)])]
+        salted = group[len(kept):] if rng.random() < 0.4 else []
+        lines += [b"D " + digest + b"\t" + orjson.dumps(entry) for entry in kept]
+        lines += [b"S %d %s\t%s" % (rng.randint(0, 2), digest, orjson.dumps(entry)) for entry in salted]
+        if salted or not kept:
+            lines += [b'D %s\t"S"' % digest] * rng.randint(1, 2)
     for _ in range(rng.randint(0, 30)):
         key = b"K %s - - %d" % (rng.choice([b"*", b"com,*", b"com,a)/*"]), rng.randint(0, 5))
         lines.append(key + b"\t" + orjson.dumps([1, 1, 1, 1, 5, 1, 5, "2009", "2010"]))
@@ -550,8 +556,9 @@ def test_raw_records_come_in_sorted_runs(limit, kind, least):
 
 
 def _step3_input(rng):
-    """Sorted step-3 lines: key records alone or several under a key, !meta, timestamps with
-    escapes or non-ASCII text, numbers of 19 digits."""
+    """Step-3 lines sorted by key (a key's lines in any order, as Hadoop's sort leaves them): key
+    records alone or several under a key, shares of salted digests among them, !meta,
+    timestamps with escapes or non-ASCII text, numbers of 19 digits."""
     lines = [b'!meta\t{"captures":%d,"skipped":{}}' % rng.randint(0, 9) for _ in range(rng.randint(0, 2))]
     for i in range(rng.randint(1, 40)):
         key = b"K %s - - %d" % (rng.choice([b"*", b"com,*", b"com,a)/*", "é,*".encode()]), i)
@@ -559,7 +566,12 @@ def _step3_input(rng):
             record = [rng.randint(-3, rng.choice([10 ** 3, 10 ** 12, 3 * 10 ** 18])) for _ in range(7)] + [
                 rng.choice(["2009", "20090101000000", 'a"b', "é", ""]), rng.choice(["2010", "20101231235959"])]
             lines.append(key + b"\t" + orjson.dumps(record))
-    return sorted(lines)
+        for _ in range(rng.choice([0, 0, 0, 1, 2, 4])):
+            n, largest = rng.randint(1, 3), rng.randint(0, 999)
+            share = [rng.choice(["X", "Y", "é"]), n, largest * n - rng.randint(0, largest) * (n - 1), largest]
+            lines.append(key + b"\t" + orjson.dumps(share))
+    rng.shuffle(lines)
+    return sorted(lines, key=job_lines.key_of)
 
 
 @pytest.mark.parametrize("seed", range(100))

@@ -24,8 +24,9 @@ def _digest(rng):
     return "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(32))
 
 
-def generate_lines(seed, n_urirs=400):
-    """Sorted 11-field CDX lines with skewed hosts, revisits, shared and missing digests."""
+def generate_lines(seed, n_urirs=400, hot=0.0):
+    """Sorted 11-field CDX lines with skewed hosts, revisits, shared and missing digests; with
+    hot, that share of the other captures holds the first shared digest (most URI-Rs hold it)."""
     rng = random.Random(seed)
     weights = [1.0 / (i + 1) ** 1.2 for i in range(len(HOSTS))]
     urlkeys = set()
@@ -52,6 +53,8 @@ def generate_lines(seed, n_urirs=400):
                 digest, mime, status, length = _digest(rng), "warc/revisit", "-", rng.randint(300, 600)
             else:
                 digest = rng.choice(SHARED) if r < 0.36 else "-" if r < 0.39 else _digest(rng)
+                if hot and rng.random() < hot:
+                    digest = SHARED[0]
                 if digest != "-" and originals and r > 0.95:
                     digest = originals[0]
                 mime, status = rng.choice(MIMES), rng.choice(STATUSES)

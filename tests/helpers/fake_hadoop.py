@@ -10,7 +10,8 @@ are copied into a task working folder under their ``#names``, every input file (
 decompressed, as TextInputFormat does) is one map task, map output lines are split at the
 first tab, hash-partitioned into ``mapreduce.job.reduces`` partitions, sorted by key bytes
 within each, and each partition is piped through the reducer into ``part-NNNNN`` (gzipped
-as ``part-NNNNN.gz`` when ``mapreduce.output.fileoutputformat.compress`` is true). Task
+as ``part-NNNNN.gz`` when ``mapreduce.output.fileoutputformat.compress`` is true). A task
+finds its number in ``mapreduce_task_partition``, as Hadoop exports it. Task
 counters (``reporter:counter:`` lines) are printed the way ``hadoop jar`` logs them.
 """
 
@@ -202,6 +203,11 @@ def _run_task(cmd, data, workdir, env, counters):
     return proc.stdout
 
 
+def _task_env(env, partition):
+    """A task's environment: Hadoop Streaming exports the jobconf, with its task's number."""
+    return dict(env, mapreduce_task_partition=str(partition))
+
+
 def _read_input(path):
     with open(path, "rb") as f:
         data = f.read()
@@ -225,7 +231,8 @@ def streaming(args):
         counters = {}
         inputs = [f for p in opts["input"] for m in _matches(p) for f in _walk(m)
                   if not os.path.basename(f).startswith(("_", "."))]
-        mapped = [_run_task(opts["mapper"], _read_input(f), workdir, env, counters) for f in inputs]
+        mapped = [_run_task(opts["mapper"], _read_input(f), workdir, _task_env(env, i), counters)
+                  for i, f in enumerate(inputs)]
         out = local(opts["output"])
         if os.path.exists(out):
             sys.stderr.write("Output directory %s already exists\n" % opts["output"])
@@ -242,10 +249,10 @@ def streaming(args):
                     key = line.split(b"\t", 1)[0]
                     partitions[zlib.crc32(key) % n].append(line)
             parts = []
-            for lines in partitions:
+            for i, lines in enumerate(partitions):
                 lines.sort(key=lambda l: l.split(b"\t", 1)[0])       # by key bytes, stable
                 data = b"".join(l + b"\n" for l in lines)
-                parts.append(_run_task(opts["reducer"], data, workdir, env, counters))
+                parts.append(_run_task(opts["reducer"], data, workdir, _task_env(env, i), counters))
         for i, data in enumerate(parts):
             name = os.path.join(out, "part-%05d" % i)
             if compress:

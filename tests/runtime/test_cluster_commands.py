@@ -18,6 +18,7 @@ from profiler.accel import fast
 from profiler.job.pipeline import job_args, run_profile, write_manifest
 from profiler.model.policy import load as load_policy
 from profiler.runtime.shipping import package_zip
+from profiler.testing import synthetic
 
 from helpers import fake_hadoop
 from helpers.pythons import python_without_profiler
@@ -158,6 +159,35 @@ def test_hadoop_streaming_steps_and_remote_inputs(fake_cluster, tmp_path):
     assert os.listdir(fake_hadoop.local("hdfs:///user/tester/tmp/archive-profiler")) == []   # cleaned up
 
 
+def test_hadoop_spreads_a_hot_digest_over_step_2(fake_cluster, tmp_path):
+    """A digest thousands of URI-Rs hold (the empty payload's): each step-1 reduce task salts its
+    records of it past the threshold, step 2 writes their shares, and the profile's data lines
+    are the inline runner's."""
+    hot = ["com,hot%04d)/ 2020%02d%02d120000 http://hot%04d.com/ text/html 200 %s - - 300 %d hot.warc.gz\n"
+           % (i, 1 + i % 12, 1 + i % 28, i, synthetic.EMPTY_DIGEST, i) for i in range(3000)]
+    local_file = tmp_path / "hot.cdx"
+    synthetic.write_lines(str(local_file), sorted(list(synthetic.cdx_lines(5000, seed=2)) + hot),
+                          synthetic.LEGEND + "\n")
+    _put(fake_cluster, "hdfs:///data/hot.cdx", local_file.read_bytes())
+    out = "hdfs:///profiles/hot.cdxj"
+    summary = run_profile(["hdfs:///data/hot.cdx"], out, runner="hadoop",
+                          conf_paths=[os.path.join(CONF, "mrjob-hadoop.conf")],
+                          extra_args=["--hadoop-bin", fake_cluster.hadoop, "--hadoop-streaming-jar", "/opt/streaming.jar",
+                                      "--python-bin", python_without_profiler(tmp_path),
+                                      "--jobconf", "mapreduce.job.reduces=3"])
+    local_out = tmp_path / "inline.cdxj"
+    run_profile([str(local_file)], str(local_out), runner="inline")
+    with open(fake_hadoop.local(out), "rb") as f:
+        remote_lines = f.read().splitlines()
+    expected = local_out.read_bytes().splitlines()
+    assert [l for l in remote_lines if not l.startswith(b"!")] == [l for l in expected if not l.startswith(b"!")]
+    step1, step2 = summary["counters"][0]["hot digests"], summary["counters"][1]["hot digests"]
+    assert step1["digests salted in a task"] == 3 and step1["records salted"] > 2000   # one digest, each task
+    assert step2["share records written"] > 0
+    jars = [c for c in fake_hadoop.read_log(fake_cluster.log) if c[0] == "jar"]
+    assert all("--hot-digests local" in streaming_opts(c[2:])["reducer"] for c in jars)
+
+
 def test_missing_remote_input_is_a_user_error(fake_cluster):
     from profiler.errors import UserError
     with pytest.raises(UserError, match="input not found: hdfs:///nowhere"):
@@ -191,6 +221,7 @@ def _assert_steps(step_args, bucket_prefix, conf):
         assert sorted(shipped) == ["mrjob.zip", "profile_job.py", "profiler.zip", "setup-wrapper.sh"]
         assert all(f.startswith(bucket_prefix) for f in shipped.values())
         assert "%s profile_job.py --step-num=%d --reducer" % (conf["python_bin"], step) in opts["reducer"]
+        assert "--hot-digests local" in opts["reducer"]      # the tasks choose hot digests themselves
         if step == 0:
             assert len(opts["input"]) == 2 and all(i.startswith(bucket_prefix) for i in opts["input"])
         if step == 2:

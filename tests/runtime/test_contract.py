@@ -10,7 +10,8 @@ from profiler.runtime import contract
 
 
 @pytest.mark.parametrize("values", [{}, {"resolve_revisits": False}, {"table_limit": 17},
-                                    {"policy_json": '{"name":"x"}', "resolve_revisits": False, "table_limit": 3}])
+                                    {"policy_json": '{"name":"x"}', "resolve_revisits": False, "table_limit": 3},
+                                    {"hot_digests": "local", "hot_digest_records": 3}])
 def test_option_args_parse_back(values):
     args = contract.option_args(**values)
     parsed, rest = contract.parse_options(args + ["--mapper"])
@@ -36,7 +37,14 @@ def test_every_option_is_declared_on_the_job():
         assert getattr(job.options, option.dest) == option.default
 
 
-@pytest.mark.parametrize("argv", [["--table-limit"], ["--table-limit", "x"], ["--no-resolve-revisits=1"]])
+@pytest.mark.parametrize("runner", ["inline", "local", "spark", "hadoop", "emr", "dataproc"])
+def test_the_streaming_runners_tasks_choose_hot_digests_themselves(runner):
+    job = ProfileJob(job_args(["m.json"], load_policy("default"), runner))
+    assert job.options.hot_digests == ("local" if runner in ("hadoop", "emr", "dataproc") else "none")
+
+
+@pytest.mark.parametrize("argv", [["--table-limit"], ["--table-limit", "x"], ["--no-resolve-revisits=1"],
+                                  ["--hot-digests", "all"]])
 def test_malformed_options_are_refused(argv):
     with pytest.raises(ValueError):
         contract.parse_options(argv)

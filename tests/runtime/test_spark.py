@@ -66,4 +66,4 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
         assert summary["counters"][0]["digest filter"]["digest records not written (one map record)"] > 0
     # digests held by two or more sampled records were hot: their records spread, their shares added up
     assert summary["counters"][0]["spark"]["hot digests (records spread over partitions)"] > 0
-    assert summary["counters"][1]["spark"]["hot digest shares (profile key, digest, partition)"] > 0
+    assert summary["counters"][1]["hot digests"]["share records written"] > 0

@@ -13,15 +13,13 @@ from hypothesis import given, settings, strategies as st
 
 from profiler import jsonnum
 from profiler.accel import fast
-from profiler.formats import inputs as inputs_mod
-from profiler.job.bigsums import MAX_TOTAL
-from profiler.job.pipeline import encoded_path
 from profiler.model.policy import load as load_policy
 from profiler.runtime import digestfilter, sparksteps
 
 from helpers.exactness import generate_lines, write_files
 from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits
 from helpers.random_archives import random_policy
+from helpers.streaming import manifest_lines
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "40"))
 
@@ -79,15 +77,6 @@ def test_sorted_chunks_spill_runs_and_merge():
             _pure(False)
 
 
-def test_split_at_the_first_line_of_a_prefix():
-    chunks = [b"D a\t1\nK b\t2\n", b"K c\t3\nS 0 x\t4\n", b"S 1 y\t5\n"]
-    split = sparksteps.Split(chunks, b"S ")
-    assert b"".join(split.before()) == b"D a\t1\nK b\t2\nK c\t3\n"
-    assert list(split.after()) == [b"S 0 x\t4", b"S 1 y\t5"]
-    split = sparksteps.Split([b"K a\t1\n"], b"T ")
-    assert list(split.before()) == [b"K a\t1\n"] and list(split.after()) == []
-
-
 def test_a_task_run_again_is_counted_once():
     by_task = {("map", 0, 0): sparksteps.MapReport({"profile": {"captures": 5}}, None, {}, 0, 0, []),
                ("reduce", 0, 1): {"tasks": {"step-1 reducers (compiled)": 1}}}
@@ -127,12 +116,6 @@ def test_hot_digests_from_samples():
     assert sparksteps.hot_digests([report], 10 ** 6) == set()
 
 
-def _manifest_lines(paths, split_size):
-    infos = [inputs_mod.sniff(p) for p in paths]
-    splits = inputs_mod.plan_splits(infos, split_size, 1)
-    return [orjson.dumps(dict(encoded_path(s), max_bytes=MAX_TOTAL // len(splits))) for s in splits]
-
-
 def _profile_of(parts, ranged=False):
     """{key: oracle tuple} of the job's output parts, each checked to be sorted by key (and to
     follow the one before when ranged)."""
@@ -162,7 +145,7 @@ def check_in_process(seed):
     policy = random_policy(rng) if rng.random() < 0.6 else load_policy("default")
     with tempfile.TemporaryDirectory() as folder:
         paths = write_files(folder, lines, n_files=rng.randint(1, 3), seed=seed, shuffle=rng.random() < 0.3)
-        manifest = _manifest_lines(paths, rng.choice([300, 2000, 1 << 20]))
+        manifest = manifest_lines(paths, rng.choice([300, 2000, 1 << 20]))
         digests = sorted({line.split()[5].encode() for line in lines} - {b"-"})
         hot = set(rng.sample(digests, rng.randint(0, len(digests)))) if rng.random() < 0.7 else None
         job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, rng.choice([1, 2, 7, 200000]))
@@ -199,11 +182,12 @@ def test_every_digest_hot_one_partition_each():
     lines = generate_lines(11, n_urirs=200)
     with tempfile.TemporaryDirectory() as folder:
         paths = write_files(folder, lines, n_files=2, seed=11)
-        manifest = _manifest_lines(paths, 1000)
+        manifest = manifest_lines(paths, 1000)
         digests = {line.split()[5].encode() for line in lines} - {b"-"}
         policy = load_policy("default")
         job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, 3)
-        parts, _, hot = sparksteps.run_in_process(manifest, job, parts=7, hot=digests)
+        parts, counters, hot = sparksteps.run_in_process(manifest, job, parts=7, hot=digests)
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
-    assert hot == digests
+    assert hot == digests and counters[1]["hot digests"]["share records written"] > 0
+    assert "hot digests" not in counters[0]          # chosen by the driver, not by the tasks
     assert _profile_of(parts) == expected
