@@ -2,7 +2,7 @@
 """Benchmark the Spark runner against the local runner on a synthetic CDX index.
 
     python scripts/bench_spark.py [--lines 1000000] [--master local[2]] [--compare local]
-        [--local-cores 2] [--repeat 1] [--standalone 1,2] [--policy FILE] [--json FILE] [--keep DIR]
+        [--local-cores 2] [--repeat 1] [--floor] [--standalone 1,2] [--policy FILE] [--json FILE] [--keep DIR]
 
 Runs `archive-profiler profile -r spark` (pyspark from the `spark` extra), then, with --compare
 local, the same input with the local runner, and checks that the profiles are byte-identical
@@ -16,7 +16,10 @@ map to reduce (the text Hadoop Streaming would shuffle, raw and deflated; --clea
 --standalone 1,2 it starts a standalone cluster of 1, then 2 workers (--standalone-cores each;
 profiler.testing.spark_cluster) on this machine and runs the profile there; their CPU counts the
 cluster's daemons and executors during the run. Also times the client's merge of the profile cut
-into 64 sorted parts (Hadoop's and Spark's) and 64 unsorted ones, with its memory growth.
+into 64 sorted parts (Hadoop's and Spark's) and 64 unsorted ones, with its memory growth. With
+--floor it also times the least Spark program of the job's shape, started as the runner starts a
+local master's driver: a SparkContext and one job of one map task and 1, then 3, shuffles of
+empty blobs (no records), the fixed cost under any run on that master.
 """
 
 import argparse
@@ -92,7 +95,7 @@ def kind_of(cmdline):
         return "spark_jvm"
     if "pyspark.daemon" in cmdline or "pyspark/worker" in cmdline or "spark_daemon" in cmdline:
         return "spark_python_workers"
-    if "archive_profiler_spark.py" in cmdline or "harness.py" in cmdline:
+    if "archive_profiler_spark.py" in cmdline or "harness.py" in cmdline or "floor.py" in cmdline:
         return "spark_driver_python"
     return "client_and_tasks"
 
@@ -248,6 +251,60 @@ def _runs(label, cmd, env, cwd, scratch, repeat, lines, cluster=()):
                 runs=[{"wall_seconds": r["wall_seconds"], "cpu_seconds": r["cpu_seconds"]} for r in runs])
 
 
+#: the least a Spark program with the job's shape costs: a SparkContext and one job (one map task,
+#: `shuffles` shuffles of an empty blob over two partitions, results collected), no records
+FLOOR_PROGRAM = """import sys
+_late = [p for p in sys.path if p.endswith(("pyspark.zip", "-src.zip", ".jar"))]
+sys.path[:] = [p for p in sys.path if p not in _late] + _late
+sys.modules.setdefault("numpy", None)
+from pyspark import SparkContext
+sc = SparkContext()
+rdd = sc.parallelize([b"split"], 1).mapPartitions(lambda lines: [(0, b""), (1, b"")]).partitionBy(2, int)
+for _ in range(int(sys.argv[1]) - 1):
+    rdd = rdd.mapPartitions(lambda pairs: [(i, b"".join(b for _, b in pairs)) for i in (0, 1)]).partitionBy(2, int)
+print(rdd.mapPartitions(lambda pairs: [sum(len(b) for _, b in pairs)]).collect())
+sc.stop()
+"""
+
+
+def floor_runs(scratch, env, master, repeat):
+    """{"shuffles_N": figures} of FLOOR_PROGRAM with 1 and 3 shuffles, started as the Spark runner
+    starts a local master's driver (profiler.runtime.sparkrunner, profiler.runtime.sparklaunch:
+    its Java options, class archive, settings and Python daemon, without the launcher JVM)."""
+    from profiler.runtime import sparklaunch, sparkrunner
+    from profiler.runtime.startup import import_mrjob_bin
+    spark_submit = os.path.join(os.path.dirname(import_mrjob_bin().pyspark.__file__), "bin", "spark-submit")
+    program = os.path.join(scratch, "floor.py")
+    with open(program, "w") as f:
+        f.write(FLOOR_PROGRAM)
+    daemon = _fresh(scratch, "floor-daemon")
+    with open(os.path.join(daemon, sparkrunner.DAEMON_MODULE + ".py"), "w") as f:
+        f.write(sparkrunner.PRELUDE + "from pyspark import daemon\ndaemon.manager()\n")
+    options = sparkrunner.LOCAL_DRIVER_JAVA_OPTIONS
+    archive = sparklaunch.ClassArchive.for_spark(spark_submit)
+    if archive and not archive.writing:
+        options += " " + archive.option()
+    args = ["--driver-java-options", options, "--master", master, "--conf", "spark.ui.enabled=false",
+            "--conf", "spark.python.daemon.module=" + sparkrunner.DAEMON_MODULE,
+            "--conf", "spark.executorEnv.PYTHONPATH=" + daemon, "--conf", "spark.pyspark.python=" + sys.executable]
+    for key, value in sorted(sparkrunner.LOCAL_JOBCONF.items()):
+        args += ["--conf", "%s=%s" % (key, value)]
+    launch = sparklaunch.DriverCommand.for_spark(spark_submit)
+    figures = {}
+    for shuffles in (1, 3):
+        submit = args + [program, str(shuffles)]
+        cmd = launch.command(submit) if launch else None
+        cmd, run_env = (cmd, dict(env, **launch.env)) if cmd else ([spark_submit] + submit, env)
+        found = _runs("floor-%d" % shuffles, cmd, run_env, REPO, scratch, repeat, 1)
+        if isinstance(found, int):
+            return found
+        figures["shuffles_%d" % shuffles] = {k: found[k] for k in ("cpu_seconds", "cpu_by_process",
+                                                                     "least_wall_seconds", "runs")}
+    figures["class_archive"] = bool(archive and not archive.writing)
+    figures["without_launcher"] = launch is not None
+    return figures
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1000000)
@@ -267,6 +324,8 @@ def main(argv=None):
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--keep", metavar="DIR", help="keep outputs and logs in DIR")
     parser.add_argument("--no-merge", action="store_true", help="skip the client merge figures")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the least Spark program of the job's shape (no records) on --master")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
     parser.add_argument("--merge-parts", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -313,6 +372,12 @@ def main(argv=None):
     if not args.no_merge:
         figures["client_merge"] = merge_cost(spark_out, scratch)
 
+    if args.floor:
+        found = floor_runs(scratch, env, args.master, args.repeat)
+        if isinstance(found, int):
+            return found
+        figures["spark_floor"] = found
+
     if args.compare == "local":
         figures["local"] = {}
         for cores in [int(c) for c in args.local_cores.split(",")]:
@@ -323,6 +388,10 @@ def main(argv=None):
                 return found
             found["identical_to_spark_except_created"] = same_except_created(spark_out, local_out)
             found["spark_cpu_over_local_cpu"] = round(figures["spark"]["cpu_seconds"] / found["cpu_seconds"], 2)
+            if args.floor:
+                found["spark_floor_over_local_cpu"] = {
+                    n: round(figures["spark_floor"][n]["cpu_seconds"] / found["cpu_seconds"], 2)
+                    for n in ("shuffles_1", "shuffles_3")}
             if args.local_shuffle:
                 tmp = _fresh(scratch, "tmp-local")
                 status, _, _, _ = run(cmd + ["--", "--cleanup", "NONE"], dict(env, TMPDIR=tmp),

@@ -1,9 +1,8 @@
 """The Spark runner's own choices, without starting Spark (profiler.runtime.sparkrunner): file:///
 paths without a hadoop binary, where a spark:// master keeps its temp folder, what it removes,
-the local master's spark-submit settings and its driver's class archive."""
+the local master's spark-submit settings and its daemon."""
 
 import os
-import stat
 
 from jobs.profile_job import ProfileJob
 from profiler.runtime import sparklaunch, sparkrunner
@@ -57,38 +56,15 @@ def test_local_master_settings_unless_the_configuration_has_its_own(tmp_path, mo
         assert "--driver-java-options" not in args and not any("daemon.module" in a for a in args)
 
 
-def _fake_spark(tmp_path, java_version):
-    java_home = tmp_path / "jdk"
-    (java_home / "bin").mkdir(parents=True)
-    java = java_home / "bin" / "java"
-    java.write_text('#!/bin/sh\necho \'openjdk version "%s" 2025-04-15\' >&2\n' % java_version)
-    java.chmod(java.stat().st_mode | stat.S_IXUSR)
-    spark = tmp_path / "spark"
-    (spark / "bin").mkdir(parents=True)
-    (spark / "jars").mkdir()
-    (spark / "jars" / "spark-core.jar").write_bytes(b"jar")
-    return str(spark / "bin" / "spark-submit"), {"JAVA_HOME": str(java_home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-
-def test_class_archive_written_once_then_mapped(tmp_path):
-    spark_submit, env = _fake_spark(tmp_path, "17.0.15")
-    first = sparklaunch.ClassArchive.for_spark(spark_submit, env)
-    assert first.option() == "-XX:ArchiveClassesAtExit=" + first.writing
-    with open(first.writing, "wb") as f:         # what the JVM writes when it exits
-        f.write(b"archive")
-    first.finish(True)
-    assert os.path.isfile(first.path) and first.writing is None
-    later = sparklaunch.ClassArchive.for_spark(spark_submit, env)
-    assert later.option() == "-XX:SharedArchiveFile=" + first.path
-    failed = sparklaunch.ClassArchive(str(tmp_path / "other.jsa"))
-    with open(failed.writing, "wb") as f:
-        f.write(b"partial")
-    failed.finish(False)                          # a run that failed: its partial archive is removed
-    assert not os.path.exists(str(tmp_path / "other.jsa")) and os.listdir(str(tmp_path)).count("other.jsa") == 0
-
-
-def test_no_class_archive_before_java_13_or_when_turned_off(tmp_path):
-    spark_submit, env = _fake_spark(tmp_path, "11.0.2")
-    assert sparklaunch.ClassArchive.for_spark(spark_submit, env) is False
-    spark_submit, env = _fake_spark(tmp_path / "b", "17.0.15")
-    assert sparklaunch.ClassArchive.for_spark(spark_submit, dict(env, **{sparklaunch.CDS_ENV: "0"})) is False
+def test_local_master_daemon_preloads_the_shipped_package(tmp_path, monkeypatch):
+    monkeypatch.setenv(sparklaunch.CDS_ENV, "0")
+    zip_path = tmp_path / "profiler.zip"
+    zip_path.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    with _runner("--spark-master", "local[2]", "--py-files", str(zip_path), "--policy-json", '{"name":"x"}') as r:
+        args = r._spark_submit_args(0)
+        folder = next(a.split("=", 1)[1] for a in args if a.startswith("spark.executorEnv.PYTHONPATH="))
+        with open(os.path.join(folder, sparkrunner.DAEMON_MODULE + ".py")) as f:
+            daemon = f.read()
+    assert "sys.path[:0] = [%r]" % str(zip_path) in daemon      # the shipped zip, not the client's import path
+    assert "spark.preload(%r)" % '{"name":"x"}' in daemon
+    compile(daemon, "daemon", "exec")

@@ -1,0 +1,66 @@
+"""Parts of the job's Spark program (profiler.runtime.spark) that need no Spark: the archives a
+Python worker takes off its path, and the output parts its tasks write themselves."""
+
+import gzip
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from profiler.runtime import spark  # noqa: E402
+
+
+def test_spark_archives_leave_the_path_unless_an_import_came_from_them(tmp_path, monkeypatch):
+    jar, pyspark_zip, py4j_zip, own = (str(tmp_path / n) for n in ("spark-core_2.12.jar", "pyspark.zip",
+                                                                      "py4j-0.10.9.7-src.zip", "profiler.zip"))
+    monkeypatch.setattr(sys, "path", [own, "/usr/lib/python3", jar, pyspark_zip, py4j_zip])
+    cache = {jar: object(), jar + "/org": object(), pyspark_zip + "/pyspark": object(), own: object(),
+             own + "/profiler": object(), "/usr/lib/python3": None}
+    monkeypatch.setattr(sys, "path_importer_cache", dict(cache))
+    spark.forget_archives()                 # pyspark and py4j come from elsewhere (installed)
+    assert sys.path == [own, "/usr/lib/python3"]
+    assert set(sys.path_importer_cache) == {own, own + "/profiler", "/usr/lib/python3"}
+    # a pyspark imported from its zip keeps the zip
+    monkeypatch.setattr(sys, "path", [own, pyspark_zip, jar])
+    monkeypatch.setattr(sys, "path_importer_cache", dict(cache))
+    monkeypatch.setattr(sys.modules["pyspark"], "__file__", pyspark_zip + "/pyspark/__init__.py")
+    spark.forget_archives()
+    assert sys.path == [own, pyspark_zip] and pyspark_zip + "/pyspark" in sys.path_importer_cache
+
+
+def _records(n):
+    return [b"k%05d\t{}" % i + b"\n" + b"k%05d-b\t{}" % i for i in range(n)]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_task_writes_its_part_whole_under_the_final_name(tmp_path, gz):
+    folder = str(tmp_path / "out")
+    os.makedirs(folder)
+    assert spark._write_part(folder, gz, 3, iter(_records(1000))) == [3]
+    name = "part-00003" + (".gz" if gz else "")
+    assert os.listdir(folder) == [name]                         # no attempt's file left
+    with (gzip.open if gz else open)(os.path.join(folder, name), "rb") as f:
+        assert f.read() == b"".join(r + b"\n" for r in _records(1000))     # as saveAsTextFile writes records
+    spark._write_part(folder, gz, 3, iter(_records(2)))        # a task run again replaces its part
+    assert os.listdir(folder) == [name]
+
+
+def test_a_task_that_fails_leaves_no_part(tmp_path):
+    folder = str(tmp_path / "out")
+    os.makedirs(folder)
+
+    def failing():
+        yield b"k\t{}"
+        raise RuntimeError("executor lost")
+    with pytest.raises(RuntimeError):
+        spark._write_part(folder, False, 0, failing())
+    assert os.listdir(folder) == []
+
+
+def test_local_folders_of_output_uris():
+    assert spark.local_folder("file:///tmp/x/output") == "/tmp/x/output"
+    assert spark.local_folder("/tmp/x/output") == "/tmp/x/output"
+    assert spark.local_folder("hdfs:///user/me/output") is None
+    assert spark.local_folder("s3://bucket/output") is None
