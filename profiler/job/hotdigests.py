@@ -16,6 +16,7 @@ all the digest's records would make (``with_corrections``). A stats record's fir
 integer, a share's a string.
 """
 
+import collections
 import itertools
 import re
 
@@ -31,54 +32,63 @@ _DIGEST_RECORD = re.compile(rb"\nD ([^\t\n]*)\t")
 
 #: digests a TaskSalter counts at most (the least counted are forgotten past it), and salts at most
 COUNTED = 50000
-SALTED_MOST = 10000
+SALTED_MOST = 64
+#: a TaskSalter counts one digest record in threshold / SAMPLES (at least one in one)
+SAMPLES = 16
 
 
 class TaskSalter:
-    """A step-1 reduce task's writer that salts the later records of the digests it writes often.
+    """A step-1 reduce task's writer that salts the records of the digests it writes often.
 
-    ``write`` takes buffers of whole lines; the digest records in them (found by a regular
-    expression: no Python runs for a buffer without one) are counted per digest, in a table of
-    at most ``counted`` digests (when full, those counted least are forgotten: a digest then
-    reaches the threshold later, which changes only where its records go). A digest's first
-    threshold - 1 records keep their key; from its threshold-th on they are keyed ``S <task>
-    <digest>``, and one marker record goes to the digest's group. At most ``salted_most``
+    ``write`` takes buffers of whole lines. Their digest records are found, counted and salted by
+    the regular expression engine and collections.Counter, whose loops are C's: Python runs once
+    a buffer, and once for each record it counts, one in ``every`` (threshold // SAMPLES, at
+    least 1). Once a digest's count reaches the threshold (its counted records times ``every``),
+    one marker record goes to the digest's group and its records, from the buffer that made it
+    hot on, are keyed ``S <task> <digest>``: a task keeps about threshold of a digest's records
+    in the digest's own group, whatever it holds. The table holds at most
+    ``counted`` digests (when full, the most counted half stays: a digest then reaches the
+    threshold later, which changes only where its records go) and at most ``salted_most``
     digests are salted: memory is bounded whatever the input."""
 
     def __init__(self, write, task, threshold, counted=COUNTED, salted_most=SALTED_MOST):
-        self.out, self.prefix, self.threshold = write, SALTED + b"%d " % task, max(1, threshold)
+        self.out, self.salted_key = write, b"\n" + SALTED + b"%d " % task + b"\\1\t"
+        self.every = max(1, threshold // SAMPLES)
+        self.needed = max(1, -(-threshold // self.every))
         self.counted, self.salted_most = counted, salted_most
-        self.counts, self.hot, self.records_salted = {}, set(), 0
+        self.counts, self.hot, self.pattern = collections.Counter(), set(), None
+        self.records_salted = 0
+        self._skip = 0              # digest records before the next one counted
 
     def write(self, data):
-        if data.startswith(DIGEST):
-            self.out(_DIGEST_RECORD.sub(self._record, b"\n" + data)[1:])
-        else:
-            self.out(_DIGEST_RECORD.sub(self._record, data))
+        lead = data.startswith(DIGEST)
+        text = b"\n" + data if lead else data
+        digests = _DIGEST_RECORD.findall(text)
+        if digests:
+            markers = self._count(digests)
+            if self.pattern is not None:
+                text, n = self.pattern.subn(self.salted_key, text)
+                self.records_salted += n
+            text += markers
+            data = text[1:] if lead else text
+        self.out(data)
 
-    def _record(self, match):
-        """A digest record's key (after its newline) as this task writes it."""
-        digest = match.group(1)
-        if digest in self.hot:
-            self.records_salted += 1
-            return b"\n" + self.prefix + digest + b"\t"
-        n = self.counts.get(digest, 0) + 1
-        if n < self.threshold or len(self.hot) >= self.salted_most:
-            self.counts[digest] = n
-            if len(self.counts) >= self.counted:
-                self._forget()
-            return match.group(0)
-        self.counts.pop(digest, None)
-        self.hot.add(digest)
-        self.records_salted += 1
-        return b"\n" + marker(digest) + self.prefix + digest + b"\t"
-
-    def _forget(self):
-        """Forget the digests counted least (seen once, then twice, ...) until half are left."""
-        least = 1
-        while len(self.counts) > self.counted // 2:
-            self.counts = {d: n for d, n in self.counts.items() if n > least}
-            least += 1
+    def _count(self, digests):
+        """Marker lines of the digests this buffer's counted records make hot."""
+        counted = digests[self._skip::self.every]
+        self._skip = (self._skip - len(digests)) % self.every
+        if not counted:
+            return b""
+        self.counts.update(counted)
+        hot = [d for d in set(counted) if self.counts[d] >= self.needed and d not in self.hot]
+        hot = sorted(hot, key=self.counts.__getitem__, reverse=True)[:self.salted_most - len(self.hot)]
+        if len(self.counts) >= self.counted:
+            self.counts = collections.Counter(dict(self.counts.most_common(self.counted // 2)))
+        if not hot:
+            return b""
+        self.hot.update(hot)
+        self.pattern = re.compile(rb"\nD (" + b"|".join(re.escape(d) for d in sorted(self.hot)) + rb")\t")
+        return b"".join(marker(d) for d in hot)
 
     def count(self, count):
         """The task's counters: digests salted, records salted."""

@@ -71,6 +71,21 @@ def test_the_count_table_stays_bounded_and_keeps_the_frequent_digests():
     assert b"".join(out).count(b'\t"S"\n') == 2
 
 
+def test_a_large_threshold_counts_one_record_in_sixteen_and_keeps_about_that_many():
+    salter, out = _salter(256)
+    rng = random.Random(3)
+    for i in range(100):                         # buffers of 50 records of HOT among 50 others
+        records = [_record(b"HOT", length=j) for j in range(50)] + [_record(b"C%d-%d" % (i, j)) for j in range(50)]
+        rng.shuffle(records)
+        salter.write(b"".join(records))
+    assert salter.every == 16
+    lines = b"".join(out).splitlines()
+    kept = sum(1 for line in lines if line.startswith(b"D HOT\t["))
+    assert 100 <= kept <= 500                    # about the threshold stay in the digest's group
+    assert salter.records_salted == 5000 - kept and lines.count(b'D HOT\t"S"') == 1
+    assert not any(line.startswith(b"S ") and b" C" in line for line in lines)   # the others are not salted
+
+
 def test_step3_adds_the_shares_of_a_digest_and_corrects_once():
     record = [3, 1, 2, 3, 30, 3, 30, "2010", "2011"]
     shares = [["X", 1, 10, 10], ["X", 2, 12, 7], ["Y", 1, 4, 4], ["X", 0, 0, 0]]
