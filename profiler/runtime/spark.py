@@ -175,6 +175,7 @@ def _write_part(folder, gz, index, records):
     """A task's part-NNNNN: written under a name of its attempt, then renamed, so that a part is
     whole whichever attempt of the task wrote it (they write the same bytes)."""
     name = "part-%05d%s" % (index, ".gz" if gz else "")
+    os.makedirs(folder, exist_ok=True)      # on an executor that does not share it: check_parts says so
     tmp = os.path.join(folder, ".%s.%d-%d.tmp" % (name, os.getpid(), _attempt()))
     try:
         with open(tmp, "wb") as raw:

@@ -64,3 +64,14 @@ def test_local_folders_of_output_uris():
     assert spark.local_folder("/tmp/x/output") == "/tmp/x/output"
     assert spark.local_folder("hdfs:///user/me/output") is None
     assert spark.local_folder("s3://bucket/output") is None
+
+
+def test_parts_the_driver_does_not_see_fail_the_run(tmp_path):
+    """Executors whose output folder is not the driver's (a --spark-tmp-dir not every node shares)
+    write their parts where the driver cannot read them: the run fails with the reason."""
+    folder = str(tmp_path / "out")
+    spark._write_part(folder, False, 0, iter([b"k\t{}"]))         # the folder made where the task runs
+    spark.check_parts("file://" + folder, 1)
+    with pytest.raises(RuntimeError, match="1 of 2 output parts are not in .*every node shares"):
+        spark.check_parts("file://" + folder, 2)
+    spark.check_parts("hdfs:///user/me/out", 2)                     # not this machine's to check
