@@ -35,6 +35,9 @@ COUNTED = 50000
 SALTED_MOST = 64
 #: a TaskSalter counts one digest record in threshold / SAMPLES (at least one in one)
 SAMPLES = 16
+#: the longest digest a TaskSalter counts (a payload digest is 32 to 64 characters; a longer field
+#: is never hot, and the count table stays small whatever an index holds)
+LONGEST_DIGEST = 128
 
 
 class TaskSalter:
@@ -47,9 +50,9 @@ class TaskSalter:
     one marker record goes to the digest's group and its records, from the buffer that made it
     hot on, are keyed ``S <task> <digest>``: a task keeps about threshold of a digest's records
     in the digest's own group, whatever it holds. The table holds at most
-    ``counted`` digests (when full, the most counted half stays: a digest then reaches the
-    threshold later, which changes only where its records go) and at most ``salted_most``
-    digests are salted: memory is bounded whatever the input."""
+    ``counted`` digests of at most LONGEST_DIGEST bytes (when full, the most counted half stays: a
+    digest then reaches the threshold later, which changes only where its records go) and at
+    most ``salted_most`` digests are salted: memory is bounded whatever the input."""
 
     def __init__(self, write, task, threshold, counted=COUNTED, salted_most=SALTED_MOST):
         self.out, self.salted_key = write, b"\n" + SALTED + b"%d " % task + b"\\1\t"
@@ -75,7 +78,7 @@ class TaskSalter:
 
     def _count(self, digests):
         """Marker lines of the digests this buffer's counted records make hot."""
-        counted = digests[self._skip::self.every]
+        counted = [d for d in digests[self._skip::self.every] if len(d) <= LONGEST_DIGEST]
         self._skip = (self._skip - len(digests)) % self.every
         if not counted:
             return b""

@@ -39,6 +39,8 @@ LAUNCHER_ENV = ("JAVA_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPA
                 "SPARK_TESTING", "SPARK_SQL_TESTING", "SPARK_SCALA_VERSION", "SPARK_SUBMIT_OPTS", "SPARK_JAVA_OPTS",
                 "SPARK_DRIVER_MEMORY", "SPARK_MEM", "SPARK_LAUNCHER_OPTS", "SPARK_CLASSPATH", "HADOOP_CONF_DIR",
                 "YARN_CONF_DIR")
+#: bytes of a cached command at most (it is a few KB)
+MAX_CACHED = 1 << 20
 #: spark-submit options that change the driver's java command: with any, the launcher runs
 DRIVER_OPTIONS = ("--driver-memory", "--driver-class-path", "--driver-library-path", "--properties-file",
                   "--deploy-mode", "--proxy-user", "--kill", "--status", "--version")
@@ -116,6 +118,8 @@ class ClassArchive:
             return False
         path = os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
                             "archive-profiler", "spark-classes", install.key() + ".jsa")
+        if os.path.lexists(path) and not os.path.isfile(path):
+            return False                # something else holds its name: never replaced
         found = cls(path)
         if found.writing:
             if java_major(install.java) < 13 or cache_folder("spark-classes", environ) is None:
@@ -130,12 +134,16 @@ class ClassArchive:
         return _quoted("-XX:SharedArchiveFile=" + self.path)
 
     def finish(self, ok):
-        """The archive written by a run that ended well takes its place; a partial one is removed."""
+        """The archive written by a run that ended well takes its place, unless something that is
+        not a regular file holds it (a folder, a link: left as it is); else it is removed."""
         if not self.writing or not os.path.exists(self.writing):
             return
-        if ok and os.path.getsize(self.writing) > 0:
-            os.replace(self.writing, self.path)
-        else:
+        if ok and os.path.getsize(self.writing) > 0 and not os.path.lexists(self.path):
+            try:
+                os.replace(self.writing, self.path)
+            except OSError as e:
+                log.info("the Spark driver's class archive is not kept (%s)", e)
+        if os.path.exists(self.writing):
             os.unlink(self.writing)
         self.writing = None
 
@@ -164,19 +172,44 @@ class DriverCommand:
         folder = cache_folder("spark-launch", environ)
         key = install.key(tuple(environ.get(name) for name in LAUNCHER_ENV))
         path = os.path.join(folder, key + ".json") if folder else None
-        try:
-            with open(path) as f:
-                found = json.load(f)
-            return cls(found["words"], found["env"])
-        except (TypeError, OSError, ValueError, KeyError):
-            pass
-        found = ask_launcher(install, environ)
-        if found is not None and path:
-            tmp = "%s.%d.tmp" % (path, os.getpid())
-            with open(tmp, "w") as f:
-                json.dump({"words": found.words, "env": found.env}, f)
-            os.replace(tmp, path)
+        found = cls.read(path) if path else None
+        if found is None:
+            found = ask_launcher(install, environ)
+            if found is not None and path:
+                found.write(path)
         return found
+
+    @classmethod
+    def read(cls, path):
+        """The command cached in path, or None when there is none there that can be used (not a
+        regular file, too large, not JSON, not words with one marker before the class)."""
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) > MAX_CACHED:
+                return None
+            with open(path, encoding="utf-8") as f:
+                found = json.load(f)
+            words, env = found["words"], found["env"]
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):    # nesting past the parser's
+            return None
+        if (not isinstance(words, list) or not all(isinstance(w, str) for w in words) or words.count(MARKER) != 1
+                or not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in env.items())):
+            return None
+        return cls(words, env)
+
+    def write(self, path):
+        """Cache the command in path, atomically; a path it cannot be written to is left as it is."""
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"words": self.words, "env": self.env}, f)
+            if os.path.lexists(path) and not os.path.isfile(path):
+                raise OSError("not a regular file: %s" % path)
+            os.replace(tmp, path)
+        except OSError as e:
+            log.info("the Spark driver's command is not cached (%s)", e)
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
 
     def command(self, submit_args):
         """The java command of spark-submit's arguments submit_args (after the binary), or None

@@ -184,3 +184,14 @@ def test_the_option_writes_the_same_bytes(tmp_path, runner):
     assert without_created(a) == without_created(b)
     assert summary["counters"][0]["hot digests"]["records salted"] > 0
     assert summary["counters"][1]["hot digests"]["share records written"] > 0
+
+
+def test_digests_of_any_length_keep_the_table_small():
+    salter, out = _salter(2, counted=100)
+    huge = [b"%d" % i + b"X" * 100000 for i in range(300)]
+    for digest in huge + huge:
+        salter.write(_record(digest))
+    assert not salter.counts and not salter.hot                 # never counted, never salted
+    assert b"".join(out).count(b"\nD ") == 599 and salter.records_salted == 0
+    salter.write(_record(b"A" * hotdigests.LONGEST_DIGEST) * 2)  # a digest of the longest kind is
+    assert salter.hot == {b"A" * hotdigests.LONGEST_DIGEST}      # counted and salted

@@ -112,3 +112,53 @@ def test_a_launcher_that_fails_or_answers_otherwise_is_not_used(tmp_path):
     java.write_text("#!/bin/sh\nexit 1\n")
     assert sparklaunch.DriverCommand.for_spark(spark_submit, env) is None
     assert not os.listdir(str(tmp_path / "cache" / "archive-profiler" / "spark-launch"))
+
+
+def _cached(tmp_path):
+    folder = tmp_path / "cache" / "archive-profiler" / "spark-launch"
+    return [folder / n for n in os.listdir(str(folder))] if folder.is_dir() else []
+
+
+def test_a_damaged_cached_command_is_asked_again(tmp_path):
+    spark_submit, env = _fake_spark(tmp_path)
+    good = sparklaunch.DriverCommand.for_spark(spark_submit, env)
+    [path] = _cached(tmp_path)
+    for damaged in (b"", b"\xff\xfe not json", b"[1, 2]", b'{"words": "java", "env": {}}',
+                    b'{"words": ["java", "-cp", "x"], "env": {}}',                       # no marker
+                    json.dumps({"words": good.words, "env": {"A": 1}}).encode(),
+                    json.dumps({"words": good.words + [sparklaunch.MARKER], "env": {}}).encode(),
+                    b"[" * 100000 + b"]" * 100000, b" " * (sparklaunch.MAX_CACHED + 1)):
+        path.write_bytes(damaged)
+        found = sparklaunch.DriverCommand.for_spark(spark_submit, env)
+        assert found.words == good.words and found.command(["program.py"])[-1] == "program.py"
+        assert json.loads(path.read_text())["words"] == good.words        # written again, whole
+
+
+def test_a_cache_name_held_by_something_else_is_left_as_it_is(tmp_path):
+    spark_submit, env = _fake_spark(tmp_path)
+    sparklaunch.DriverCommand.for_spark(spark_submit, env)
+    [path] = _cached(tmp_path)
+    target = tmp_path / "precious"
+    target.write_text("mine")
+    for make in (lambda: path.mkdir(), lambda: path.symlink_to(target / "missing"), lambda: os.mkfifo(str(path))):
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        elif os.path.lexists(str(path)):
+            os.unlink(str(path))
+        make()
+        found = sparklaunch.DriverCommand.for_spark(spark_submit, env)      # asked again, used, not cached
+        assert found is not None and found.command(["program.py"])
+        assert os.path.lexists(str(path)) and not path.is_file()
+        assert [p.name for p in _cached(tmp_path)] == [path.name]          # no temporary file left
+    assert target.read_text() == "mine"
+
+
+def test_a_class_archive_name_held_by_something_else_is_never_replaced(tmp_path):
+    spark_submit, env = _fake_spark(tmp_path)
+    first = sparklaunch.ClassArchive.for_spark(spark_submit, env)
+    os.makedirs(first.path)                                      # a folder took its name meanwhile
+    with open(first.writing, "wb") as f:
+        f.write(b"archive")
+    first.finish(True)
+    assert os.path.isdir(first.path) and not os.path.exists(first.writing or first.path + ".x")
+    assert sparklaunch.ClassArchive.for_spark(spark_submit, env) is False      # and no archive is written
