@@ -39,13 +39,6 @@ def corrections(records, policy, suffixes, limit=None):
     yield from read(itertools.chain((first, second), records), policy, suffixes, limit).corrections()
 
 
-def key_stats(records, policy, suffixes, limit=None):
-    """(profile key, URI-Rs, sum of lengths, largest) of each key some of records (of one digest,
-    one per URI-R) touch, each key once; memory bounded as in corrections(). The stats of the
-    records of one digest cut into groups add up (URI-Rs and sums) and take the largest."""
-    yield from read(records, policy, suffixes, limit).key_stats()
-
-
 def compiled_corrections(records, expander, limit, write):
     """corrections() by the compiled Expander (profiler.accel.fast).
 
@@ -125,7 +118,8 @@ class KeyStats:
         return self.expander.take_digest_keys() if self.expander is not None else self.last
 
     def key_stats(self):
-        """(profile key, URI-Rs, sum of lengths, largest) of each key, each once."""
+        """(profile key, URI-Rs, sum of lengths, largest) of each key, each once. The stats of
+        the records of one digest cut into groups add up (URI-Rs and sums) and take the largest."""
         try:
             if not self.runs:
                 yield from ((full, n, total, largest) for full, (n, total, largest) in self._held().items())

@@ -88,10 +88,15 @@ def _pyspark_home(spark_submit):
     return None
 
 
+def cache_path(name, environ=os.environ):
+    """The user's cache folder for name (XDG_CACHE_HOME, else ~/.cache)."""
+    return os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                        "archive-profiler", name)
+
+
 def cache_folder(name, environ=os.environ):
-    """The user's cache folder for name, made when missing; None when it cannot be written."""
-    folder = os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                          "archive-profiler", name)
+    """cache_path(name), made when missing; None when it cannot be written."""
+    folder = cache_path(name, environ)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
@@ -116,8 +121,7 @@ class ClassArchive:
         install = SparkInstall.of(spark_submit, environ)
         if install is None:
             return False
-        path = os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                            "archive-profiler", "spark-classes", install.key() + ".jsa")
+        path = os.path.join(cache_path("spark-classes", environ), install.key() + ".jsa")
         if os.path.lexists(path) and not os.path.isfile(path):
             return False                # something else holds its name: never replaced
         found = cls(path)

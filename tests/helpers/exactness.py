@@ -1,9 +1,11 @@
 """Generated sorted CDX archives, and the check of a profile against the brute-force oracle."""
 
+import contextlib
 import os
 import random
 import subprocess
 
+from profiler.accel import fast
 from profiler.model.policy import load as load_policy
 
 from helpers.oracle import profile as oracle_profile, read_captures, read_profile, resolve_revisits
@@ -94,11 +96,30 @@ def check_against_oracle(paths, out, policy_name):
     policy = load_policy(policy_name)
     expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
     got = read_profile(out)
-    assert set(got) == set(expected), (sorted(set(got) ^ set(expected))[:10])
-    wrong = [k for k in expected if got[k] != expected[k]]
-    assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
+    assert_same_profile(got, expected, 10)
     subprocess.run(["sort", "-c", out], check=True, env=dict(os.environ, LC_ALL="C"))
     return len(got)
+
+
+def assert_same_profile(got, expected, shown=5):
+    """{key: oracle tuple} got equals expected: the same keys, the same tuple under each."""
+    assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:shown]
+    wrong = [k for k in expected if got[k] != expected[k]]
+    assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
+
+
+@contextlib.contextmanager
+def pure_python():
+    """The Python kernels, not the compiled ones, within the block (profiler.accel.fast.PURE_ENV)."""
+    old = os.environ.get(fast.PURE_ENV)
+    os.environ[fast.PURE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[fast.PURE_ENV]
+        else:
+            os.environ[fast.PURE_ENV] = old
 
 
 def without_created(path):

@@ -136,9 +136,14 @@ def read_profile(path):
                 continue
             parts = line.rstrip("\n").split(" ", n)
             key, v = " ".join(parts[:n]), json.loads(parts[n])
-            out[key] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
-                        v["digests"], v["dedup_bytes"], v["first"], v["last"])
+            out[key] = stats_tuple(v)
     return out
+
+
+def stats_tuple(v):
+    """The oracle's tuple of a profile line's JSON block (a dict)."""
+    return (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"], v["digests"],
+            v["dedup_bytes"], v["first"], v["last"])
 
 
 _PSL = []

@@ -7,7 +7,6 @@ import random
 import orjson
 from hypothesis import given, settings, strategies as st
 
-from profiler.accel import fast
 from profiler.job import digests
 from profiler.model import stats
 from profiler.model.keys import SuffixTable
@@ -15,6 +14,7 @@ from profiler.job.kernels import Kernels
 from profiler.job.mapside import CaptureAggregator
 from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, Policy
 
+from helpers.exactness import pure_python
 from helpers.oracle import profile as oracle_profile, resolve_revisits
 from helpers.random_archives import (HOSTS, PATHS, index_lines, oracle_captures, parse_line, random_captures,
                                      random_languages, random_policy)
@@ -76,15 +76,8 @@ def test_any_cut_equals_oracle(seed):
 @settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "60")), deadline=None)
 @given(st.integers(0, 2 ** 32))
 def test_any_cut_equals_oracle_pure_python(seed):
-    old = os.environ.get(fast.PURE_ENV)
-    os.environ[fast.PURE_ENV] = "1"
-    try:
+    with pure_python():
         check_against_oracle(seed)
-    finally:
-        if old is None:
-            del os.environ[fast.PURE_ENV]
-        else:
-            os.environ[fast.PURE_ENV] = old
 
 
 def check_against_oracle(seed):

@@ -11,15 +11,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from profiler import jsonnum
-from profiler.accel import fast
 from profiler.job import hotdigests
 from profiler.job.pipeline import run_profile
 from profiler.model import stats
 from profiler.model.policy import load as load_policy
 from profiler.runtime import contract, task
 
-from helpers.exactness import SHARED, generate_lines, without_created, write_files
-from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits
+from helpers.exactness import SHARED, assert_same_profile, generate_lines, pure_python, without_created, write_files
+from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits, stats_tuple
 from helpers.random_archives import random_policy
 from helpers.streaming import manifest_lines, run_streaming
 
@@ -111,22 +110,13 @@ def test_the_task_option_and_its_environment():
     assert task.task_number({"mapreduce_task_partition": "3", "mapred_task_partition": "12"}) == 3
 
 
-def _pure(on):
-    if on:
-        os.environ[fast.PURE_ENV] = "1"
-    else:
-        os.environ.pop(fast.PURE_ENV, None)
-
-
 def _profile_of(lines):
     """{key: oracle tuple} of profile lines."""
     out = {}
     for line in lines:
         key, _, value = line.partition(b"\t")
         if key != b"!meta":
-            v = jsonnum.loads(value)
-            out[key.decode()] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
-                                 v["digests"], v["dedup_bytes"], v["first"], v["last"])
+            out[key.decode()] = stats_tuple(jsonnum.loads(value))
     return out
 
 
@@ -142,10 +132,7 @@ def check_streaming(seed):
         got, counters = run_streaming(manifest, policy, rng, reducers=rng.randint(1, 5),
                                       salt_after=rng.choice([1, 2, 3]), table_limit=rng.choice([1, 2, 7, 200000]))
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
-    got = _profile_of(got)
-    assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:5]
-    wrong = [k for k in expected if got[k] != expected[k]]
-    assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
+    assert_same_profile(_profile_of(got), expected)
     return counters
 
 
@@ -158,11 +145,8 @@ def test_salted_in_some_tasks_equals_oracle(seed):
 @settings(max_examples=EXAMPLES // 2, deadline=None)
 @given(st.integers(0, 2 ** 32))
 def test_salted_in_some_tasks_equals_oracle_pure_python(seed):
-    _pure(True)
-    try:
+    with pure_python():
         check_streaming(seed)
-    finally:
-        _pure(False)
 
 
 def test_a_digest_most_uri_rs_hold_is_salted_and_shared():

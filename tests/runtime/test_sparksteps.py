@@ -3,6 +3,7 @@ pieces compiled and in Python, and the whole job with an in-process shuffle agai
 brute-force oracle, over random archives, policies, partitions, table limits, digest filters
 and hot digests (whose records are spread over partitions and their shares added up)."""
 
+import contextlib
 import os
 import random
 import tempfile
@@ -16,19 +17,12 @@ from profiler.accel import fast
 from profiler.model.policy import load as load_policy
 from profiler.runtime import digestfilter, sparksteps
 
-from helpers.exactness import generate_lines, write_files
-from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits
+from helpers.exactness import assert_same_profile, generate_lines, pure_python, write_files
+from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits, stats_tuple
 from helpers.random_archives import random_policy
 from helpers.streaming import manifest_lines
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "40"))
-
-
-def _pure(on):
-    if on:
-        os.environ[fast.PURE_ENV] = "1"
-    else:
-        os.environ.pop(fast.PURE_ENV, None)
 
 
 def _random_lines(rng):
@@ -44,37 +38,30 @@ def test_compiled_buckets_and_sort_equal_python():
     if module is None:
         return
     rng = random.Random(7)
-    try:
-        for _ in range(300):
-            lines = _random_lines(rng)
-            data = b"".join(line + b"\n" for line in lines)
-            parts = rng.randint(1, 6)
-            got = sparksteps.bucketed([data], parts)
-            _pure(True)
+    for _ in range(300):
+        lines = _random_lines(rng)
+        data = b"".join(line + b"\n" for line in lines)
+        parts = rng.randint(1, 6)
+        got = sparksteps.bucketed([data], parts)
+        with pure_python():
             assert sparksteps.bucketed([data], parts) == got
             assert sparksteps._sorted_blob([data, data[:len(data) // 2]]) == \
                 module.sort_lines([data, data[:len(data) // 2]])
-            _pure(False)
-            for part, blob in got:          # a key's lines in one part, in their order, the part its crc32's
-                for line in blob.split(b"\n")[:-1]:
-                    assert zlib.crc32(line.partition(b"\t")[0]) % parts == part
-            assert sorted(l for _, b in got for l in b.split(b"\n")[:-1]) == sorted(lines)
-    finally:
-        _pure(False)
+        for part, blob in got:          # a key's lines in one part, in their order, the part its crc32's
+            for line in blob.split(b"\n")[:-1]:
+                assert zlib.crc32(line.partition(b"\t")[0]) % parts == part
+        assert sorted(l for _, b in got for l in b.split(b"\n")[:-1]) == sorted(lines)
 
 
 def test_sorted_chunks_spill_runs_and_merge():
     rng = random.Random(3)
     for pure in (False, True):
-        _pure(pure)
-        try:
+        with pure_python() if pure else contextlib.nullcontext():
             blobs = [b"".join(line + b"\n" for line in _random_lines(rng)) for _ in range(30)]
             expected = sorted(line for blob in blobs for line in blob.split(b"\n")[:-1])
             for run_bytes in (1, 50, 1 << 20):
                 got = b"".join(sparksteps.sorted_chunks(iter(blobs), run_bytes))
                 assert got.split(b"\n")[:-1] == expected
-        finally:
-            _pure(False)
 
 
 def test_a_task_run_again_is_counted_once():
@@ -129,9 +116,7 @@ def _profile_of(parts, ranged=False):
                 keys.append(key)
                 if key == b"!meta":
                     continue
-                v = jsonnum.loads(value)
-                out[key.decode()] = (v["urim"]["total"], v["urim"]["min"], v["urim"]["max"], v["urir"], v["bytes"],
-                                     v["digests"], v["dedup_bytes"], v["first"], v["last"])
+                out[key.decode()] = stats_tuple(jsonnum.loads(value))
         assert keys == sorted(keys)
         if ranged and keys and keys != [b""]:
             assert previous is None or previous < keys[0]
@@ -154,10 +139,7 @@ def check_in_process(seed):
             manifest, job, parts=rng.randint(1, 5), digest_filter=rng.random() < 0.7, hot=hot,
             hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]), ranged=ranged)
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
-    got = _profile_of(parts, ranged)
-    assert set(got) == set(expected), sorted(set(got) ^ set(expected))[:5]
-    wrong = [k for k in expected if got[k] != expected[k]]
-    assert not wrong, [(k, got[k], expected[k]) for k in wrong[:5]]
+    assert_same_profile(_profile_of(parts, ranged), expected)
     assert counters[0]["profile"]["captures"] == len(lines)
 
 
@@ -170,11 +152,8 @@ def test_spark_steps_equal_oracle(seed):
 @settings(max_examples=EXAMPLES // 2, deadline=None)
 @given(st.integers(0, 2 ** 32))
 def test_spark_steps_equal_oracle_pure_python(seed):
-    _pure(True)
-    try:
+    with pure_python():
         check_in_process(seed)
-    finally:
-        _pure(False)
 
 
 def test_every_digest_hot_one_partition_each():
