@@ -220,7 +220,7 @@ class Night:
     def _profile(self, files, out, runner=None):
         """Profile files into out with the config's runner and its mrjob settings, or with another
         runner (then without them: they belong to the configured runner)."""
-        from profiler.job.pipeline import run_profile
+        from profiler.run.profile import run_profile
         c = self.config
         own = runner in (None, c.runner)
         with self._phase("profile"):

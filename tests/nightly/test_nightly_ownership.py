@@ -7,7 +7,7 @@ import os
 import orjson
 import pytest
 
-from profiler import cli
+from profiler.cli import main as cli
 
 from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host, run_meta
 
