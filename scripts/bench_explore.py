@@ -27,17 +27,34 @@ import urllib.parse
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start(profile):
+def start(profile, nice=0):
     command = [sys.executable, "-m", "profiler.cli", "explore", profile, "--port", "0"]
     env = dict(os.environ, PYTHONPATH=ROOT)
     started = time.monotonic()
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=(lambda: os.nice(nice)) if nice else None)
     line = proc.stderr.readline()
     if "http://" not in line:
         proc.kill()
         raise SystemExit("the explorer did not start: %s" % line)
     url = line.strip().rsplit(" ", 1)[-1]
     return proc, urllib.parse.urlsplit(url), time.monotonic() - started, line.strip()
+
+
+def process_figures(pid):
+    """(VmRSS MiB, VmHWM MiB, CPU seconds) of a process, from /proc."""
+    out = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out["cpu_seconds"] = round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
+    except OSError:
+        pass
+    return out
 
 
 def percentile(values, p):
@@ -95,12 +112,17 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default=None, help="write the figures here")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="the explorer's niceness (negative, as root: it gets its core on a machine busy "
+                             "with other work, as on a machine of its own)")
     args = parser.parse_args(argv)
 
-    proc, url, startup, banner = start(args.profile)
+    proc, url, startup, banner = start(args.profile, args.nice)
+    at_start = process_figures(proc.pid)
     rng = random.Random(args.seed)
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
     walls, cpus, cold_walls, cold_cpus, statuses, slowest = [], [], [], [], {}, []
+    cold_server_walls = []
     params, history = {}, []
     load_before = os.getloadavg()
     try:
@@ -120,10 +142,11 @@ def main(argv=None):
             walls.append(wall)
             cpus.append(answer["cpu_milliseconds"])
             kept = answer.get("kept", False)
-            slowest.append((answer["cpu_milliseconds"], round(wall, 1), query))
+            slowest.append((round(wall, 1), answer["milliseconds"], answer["cpu_milliseconds"], query))
             if not kept:
                 cold_walls.append(wall)
                 cold_cpus.append(answer["cpu_milliseconds"])
+                cold_server_walls.append(answer["milliseconds"])
             nxt = next_question(rng, params, answer, history)
             if nxt == "back":
                 params = history.pop()
@@ -132,13 +155,15 @@ def main(argv=None):
                 params = nxt
     finally:
         conn.close()
+        at_end = process_figures(proc.pid)
         proc.terminate()
         proc.wait(timeout=30)
-    figures = {"profile": args.profile, "steps": args.steps, "startup_seconds": round(startup, 2), "banner": banner,
+    figures = {"profile": args.profile, "steps": args.steps, "nice": args.nice, "startup_seconds": round(startup, 2), "banner": banner,
                "load_average_before": [round(x, 2) for x in load_before],
-               "load_average_after": [round(x, 2) for x in os.getloadavg()], "answers": statuses}
+               "load_average_after": [round(x, 2) for x in os.getloadavg()], "answers": statuses,
+               "server_at_start": at_start, "server_at_end": at_end}
     for name, values in (("wall_ms", walls), ("server_cpu_ms", cpus), ("cold_wall_ms", cold_walls),
-                         ("cold_server_cpu_ms", cold_cpus)):
+                         ("cold_server_wall_ms", cold_server_walls), ("cold_server_cpu_ms", cold_cpus)):
         figures[name] = {"n": len(values), "p50": round(percentile(values, 50), 1),
                          "p95": round(percentile(values, 95), 1), "p99": round(percentile(values, 99), 1),
                          "max": round(max(values), 1) if values else None}

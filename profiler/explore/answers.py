@@ -161,7 +161,8 @@ class Explorer:
         """Why a breakdown has no row, for a person."""
         shown = " ".join(fields[1:]) if q.range is None else " ".join([q.range.text] + fields[2:])
         if b["field"] == "surt":
-            return "no key below %s has a line for '%s'" % (fields[0], shown)
+            return ("no key below %s has a line for '%s': this profile does not break %s down by SURT for "
+                    "this question" % (fields[0], shown, tree.label(fields[0])))
         i = self.layout.fields.index(b["field"])
         c = self.layout.criteria[i - 1]
         if self.policy is not None:
@@ -212,7 +213,7 @@ class Explorer:
 
     def _surt_breakdown(self, q, fields):
         node = fields[0]
-        out = {"field": "surt", "title": "SURT", "level": "children", "levels": ["children"], "rows": [],
+        out = {"field": "surt", "level": "children", "levels": ["children"], "rows": [],
                "total": 0, "complete": True, "note": None}
         if not node.endswith("*"):
             out["note"] = "%s is one URL: it has no SURT below it" % node
@@ -372,7 +373,7 @@ class Explorer:
     def _breakdown(self, q, fields, i, c):
         if c.name == criteria.DATETIME.name:
             return self._by_datetime(q, fields, i, c)
-        out = {"field": c.name, "title": c.name, "level": None, "levels": [], "rows": [], "total": 0,
+        out = {"field": c.name, "level": None, "levels": [], "rows": [], "total": 0,
                "complete": True, "note": None}
         current = fields[i]
         base = list(fields)
@@ -421,7 +422,7 @@ class Explorer:
         return out
 
     def _by_datetime(self, q, fields, i, c):
-        out = {"field": c.name, "title": c.name, "level": None, "levels": [], "rows": [], "total": 0,
+        out = {"field": c.name, "level": None, "levels": [], "rows": [], "total": 0,
                "complete": True, "note": None}
         lines = ranges.Lines(self.profile, BUDGET, self.levels)
         probe = list(fields)

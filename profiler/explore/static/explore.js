@@ -17,7 +17,7 @@ const FEATURES = {
 const COLUMNS = ["urim.total", "urir", "bytes", "dedup_bytes", "avg_size", "digests", "first", "last"];
 const CARDS = ["urim.total", "urir", "bytes", "dedup_bytes", "avg_size", "digests", "urim.min", "urim.max", "first", "last"];
 const OWN = ["profile", "surt", "from", "to", "sort", "limit", "levels"];
-const TITLES = {surt: "Inside", datetime: "By time", mime: "By MIME type", status: "By HTTP status",
+const TITLES = {datetime: "By time", mime: "By MIME type", status: "By HTTP status",
                 lang: "By language", size: "By size class", collection: "By collection", depth: "By crawl depth"};
 const SVG = "http://www.w3.org/2000/svg";
 let profiles = null;
@@ -70,10 +70,11 @@ function link(text, href, attrs) {
 // ------------------------------------------------------------------ numbers
 
 const GROUP = new Intl.NumberFormat("en-US");
+const DECIMALS = new Intl.NumberFormat("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
 
-function number(value) {
+function number(value, decimals) {
   if (value === null || value === undefined) return "-";
-  if (typeof value === "number" && !Number.isInteger(value)) return GROUP.format(Math.round(value * 100) / 100);
+  if (decimals) return DECIMALS.format(value);
   return GROUP.format(value);
 }
 
@@ -101,17 +102,25 @@ function periodText(p) {
 
 function featureText(name, value) {
   if (name === "first" || name === "last") return timeText(value);
-  return number(value);
+  return number(value, name === "avg_size");
+}
+
+function dayText(ts) {
+  return ts ? ts.slice(0, 4) + "-" + ts.slice(4, 6) + "-" + ts.slice(6, 8) : "-";
 }
 
 function valueCell(name, row) {
   const value = row.features[name];
   const bound = row.bounds[name];
   const td = el("td", {class: "n", "data-feature": name, "data-value": value === null ? "" : String(value)});
+  const decimals = name === "avg_size";
   if (bound) {
     td.classList.add("bounded");
-    td.setAttribute("title", "between " + number(bound[0]) + " and " + (bound[1] === null ? "no known ceiling" : number(bound[1])));
-    td.append(el("span", {class: "lowhigh", text: number(bound[0]) + "–" + (bound[1] === null ? "?" : number(bound[1]))}));
+    td.setAttribute("title", "between " + number(bound[0], decimals) + " and " + (bound[1] === null ? "no known ceiling" : number(bound[1], decimals)));
+    td.append(el("span", {class: "lowhigh", text: number(bound[0], decimals) + "–" + (bound[1] === null ? "?" : number(bound[1], decimals))}));
+  } else if (name === "first" || name === "last") {
+    td.textContent = dayText(value);
+    td.setAttribute("title", timeText(value));
   } else {
     td.textContent = featureText(name, value);
   }
@@ -223,9 +232,9 @@ function drawCards(a) {
                             "data-value": value === null ? "" : String(value)});
     card.append(el("div", {class: "card-name", text: FEATURES[name][0], title: FEATURES[name][1]}));
     if (bound) {
-      card.append(el("div", {class: "card-value", text: number(bound[0]) + " – " + (bound[1] === null ? "?" : number(bound[1]))}));
-      card.append(el("div", {class: "card-sub"}, el("span", {class: "badge bound", text: "bounds"}),
-                     " the true value lies in this range"));
+      const decimals = name === "avg_size";
+      card.append(el("div", {class: "card-value", text: number(bound[0], decimals) + " – " + (bound[1] === null ? "?" : number(bound[1], decimals))}));
+      card.append(el("div", {class: "card-sub"}, el("span", {class: "badge bound", text: "bounds"}), " lies between"));
     } else {
       card.append(el("div", {class: "card-value", text: featureText(name, value)}));
       const sub = el("div", {class: "card-sub"}, el("span", {class: "badge exact", text: "exact"}));
@@ -257,7 +266,7 @@ function levelsWithout(field) {
 
 function drawBreakdown(b, a, q) {
   const section = el("section", {class: "breakdown", id: "by-" + b.field, "data-field": b.field});
-  const title = TITLES[b.field] || "By " + b.field;
+  const title = b.field === "surt" ? "Inside " + (a.surt_label || q.surt) : (TITLES[b.field] || "By " + b.field);
   const head = el("div", {class: "breakdown-head"}, el("h2", {text: title}));
   if (b.levels.length > 1) {
     const tabs = el("div", {class: "levels", role: "group", "aria-label": "level"});
@@ -282,7 +291,11 @@ function drawBreakdown(b, a, q) {
   section.append(chart(b, sort));
   section.append(table(b, sort));
   const shown = b.rows.length;
-  if (b.total > shown) section.append(el("p", {class: "quiet-text", text: "The " + shown + " largest by " + FEATURES[sort][0].toLowerCase() + " of " + number(b.total) + "."}));
+  if (b.total > shown) {
+    const more = el("p", {class: "quiet-text", text: "The " + shown + " largest by " + FEATURES[b.sort || sort][0].toLowerCase() + " of " + number(b.total) + ". "});
+    if (q.limit < 100) more.append(link("Show 100", hrefWith({limit: "100"})));
+    section.append(more);
+  }
   return section;
 }
 
@@ -346,7 +359,8 @@ function chart(b, sort) {
     bar.append(svg("title", {text: label + ": " + number(r.features[sort])}));
     s.append(bar);
     whisker(s, r, sort, top, (v) => labelWidth + (v / top) * (width - labelWidth - 120), y + rowHeight / 2 - 0.5, false);
-    s.append(svg("text", {x: labelWidth + Math.max(w, 1) + 6, y: y + 15, class: "value", text: r.bounds[sort] ? "≈ " + number(r.features[sort]) : number(r.features[sort])}));
+    const shownValue = sort.includes("bytes") || sort === "avg_size" ? bytesText(r.features[sort]) : number(r.features[sort]);
+    s.append(svg("text", {x: labelWidth + Math.max(w, 1) + 6, y: y + 15, class: "value", text: (r.bounds[sort] ? "≈ " : "") + shownValue}));
   });
   wrap.append(s);
   return wrap;
