@@ -67,6 +67,7 @@ class Explorer:
         self.lock = threading.Lock()
         self._cache = OrderedDict()
         self.levels = {}            # datetime levels of a key, by the policy: shared by every question
+        self.seen = {}              # lines read, by key: shared by every question (bounded)
         self._reader = open(path, "rb")
         if self.policy is not None:
             # a first question would otherwise wait for the Public Suffix List to load
@@ -75,6 +76,11 @@ class Explorer:
     def close(self):
         self.profile.close()
         self._reader.close()
+        self.index.close()
+
+    def _lines(self):
+        """A ranges.Lines for one part of an answer: its own budget, the explorer's caches."""
+        return ranges.Lines(self.profile, BUDGET, self.levels, self.seen, self.index.find, self.policy)
 
     def _present(self, surt):
         return bool(self.profile.sorted.group(surt + b" "))
@@ -114,7 +120,7 @@ class Explorer:
         fields = q.fields(self.layout)
         out = {"profile": self.name, "question": q.as_dict(self.layout), "key": None, "status": None,
                "note": None, "features": None, "bounds": {}, "exact": [], "periods": None}
-        lines = ranges.Lines(self.profile, BUDGET, self.levels)
+        lines = self._lines()
         shown = list(fields)
         if q.range is not None:
             shown[self.layout.fields.index(criteria.DATETIME.name)] = q.range.text
@@ -219,7 +225,7 @@ class Explorer:
             out["note"] = "%s is one URL: it has no SURT below it" % node
             return out
         suffix = fields[1:]
-        lines = ranges.Lines(self.profile, BUDGET, self.levels)
+        lines = self._lines()
         indexed = self.index.node(node)
         rows = []
         if q.range is not None:
@@ -235,6 +241,8 @@ class Explorer:
                 rows = [self._row([c] + fields[1:], flatten(by_child[c]), c) for c in children if c in by_child]
             else:
                 candidates = [(c, [c] + suffix) for c in children if c in by_child]
+                for c, f in candidates:
+                    lines.know(f, by_child[c])
                 rows, notes = self._range_rows(q, candidates, lines)
                 out["note"] = _joined(out["note"], notes)
             out["total"] = len(rows) if q.range is not None else len([c for c in children if c in by_child])
@@ -414,7 +422,9 @@ class Explorer:
         if q.range is None:
             rows = [self._row(found[v][0], _flat(found[v][1], self.path, found[v][0]), v) for v in values]
         else:
-            lines = ranges.Lines(self.profile, BUDGET, self.levels)
+            lines = self._lines()
+            for v in values:
+                lines.know(found[v][0], _load(found[v][1], self.path, found[v][0]))
             rows, notes = self._range_rows(q, [(v, found[v][0]) for v in values], lines)
             out["note"] = _joined(out["note"], notes)
         out["total"] = len(rows)
@@ -424,7 +434,7 @@ class Explorer:
     def _by_datetime(self, q, fields, i, c):
         out = {"field": c.name, "level": None, "levels": [], "rows": [], "total": 0,
                "complete": True, "note": None}
-        lines = ranges.Lines(self.profile, BUDGET, self.levels)
+        lines = self._lines()
         probe = list(fields)
         probe[i] = ANY_FIELD
         whole = self._value(lines, probe)

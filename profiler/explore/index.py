@@ -17,6 +17,7 @@ profile line (profiler.files.sortedfile.UnsortedFile, ProfileFormatError): exit 
 """
 
 import array
+import bisect
 import heapq
 import os
 
@@ -29,6 +30,9 @@ from profiler.files.profilefile import ProfileFormatError
 from profiler.files.sortedfile import UnsortedFile
 
 SCAN_BYTES = 1 << 18
+#: the block keys noted: one a BLOCK bytes, at most MAX_BLOCKS of them (larger blocks past that)
+BLOCK = 1 << 12
+MAX_BLOCKS = 1 << 16
 LIST_MAX = 512
 TOP = 100
 MAX_COMBOS = 32
@@ -65,7 +69,8 @@ class _Open:
 
 
 class Index:
-    """The indexed nodes of one profile file, by key (str)."""
+    """The indexed nodes of one profile file, by key (str), and the first key of each block of
+    the file (``find``: a line by its key in one read)."""
 
     def __init__(self, path, start, probe):
         """``start``: the first data line's offset; ``probe(key bytes)``: whether the file has
@@ -76,10 +81,37 @@ class Index:
         self.entries = 0
         self._probe = probe
         self._probed = {}
+        self.size = file_size(path)
+        self.block = max(BLOCK, -(-self.size // MAX_BLOCKS))
+        self._keys, self._offsets = [], array.array("q")
         self._build(start)
+        self._offsets.append(self.size)
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def close(self):
+        os.close(self._fd)
 
     def node(self, key):
         return self.nodes.get(key)
+
+    def find(self, key):
+        """The line (without its newline) whose key is ``key`` (bytes), or None: one read of the
+        block holding it, located by the block keys the pass noted. A read that comes back short
+        (the file cut since) is a ProfileFormatError."""
+        i = bisect.bisect_right(self._keys, key) - 1
+        if i < 0:
+            return None
+        at, end = self._offsets[i], self._offsets[i + 1]
+        data = os.pread(self._fd, end - at, at)
+        if len(data) != end - at:
+            raise ProfileFormatError("%s changed while it was read: ask again" % self.path)
+        wanted = key + b" {"
+        j = 0 if data.startswith(wanted) else data.find(b"\n" + wanted)
+        if j < 0:
+            return None
+        if j or not data.startswith(wanted):
+            j += 1
+        return data[j:data.find(b"\n", j)]
 
     # ------------------------------------------------------------ the pass
 
@@ -88,6 +120,7 @@ class Index:
         previous_key = None
         current_surt, parent = None, None
         at = start
+        mark = start
         for block in _blocks(self.path, start):
             self.lines += len(block)
             for line in block:
@@ -102,6 +135,10 @@ class Index:
                     raise UnsortedFile("%s %s near byte %d: sort it (LC_ALL=C sort) or make it again"
                                        % (self.path, what, at))
                 previous_key = key
+                if at >= mark:
+                    self._keys.append(key)
+                    self._offsets.append(at)
+                    mark = at + self.block
                 j = key.find(b" ")
                 raw_surt = key if j < 0 else key[:j]
                 if raw_surt != current_surt:

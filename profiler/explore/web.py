@@ -21,8 +21,8 @@ log = logging.getLogger("archive-profiler")
 
 #: the longest request target (path and query) answered; longer: 414
 MAX_TARGET = 8192
-#: seconds between two checks of whether a profile's path names a changed file
-CHECK_EVERY = 1.0
+#: seconds between two checks of whether a profile's path names a changed file (0: every answer)
+CHECK_EVERY = 0.0
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),

@@ -149,16 +149,28 @@ class Lines:
     """Exact keys read from one SortedProfile (profiler.toolkit.query), each once, at most
     ``budget`` of them (a question's bounded work)."""
 
-    def __init__(self, profile, budget=MAX_PROBES, levels=None):
-        """``levels``: a dict to keep the policy's levels of keys in, shared by several Lines of
-        one profile (it is emptied past MAX_KEPT keys)."""
+    def __init__(self, profile, budget=MAX_PROBES, levels=None, seen=None, find=None, policy=False):
+        """``levels`` and ``seen``: dicts to keep the policy's levels of keys and the lines read
+        in, shared by several Lines of one profile (each emptied past MAX_KEPT keys); ``find``:
+        key bytes -> its line or None, in place of the profile's binary search; ``policy``: the
+        profile's, when already read (None: it has none)."""
         self.profile = profile
+        self._find = find
         self.layout = profile.layout
         self.budget = budget
         self.reads = 0
-        self._seen = {}
+        self._seen = {} if seen is None else seen
         self._levels = {} if levels is None else levels
-        self._policy = False
+        self._policy = policy
+
+    def know(self, fields, value):
+        """Keep a line read otherwise (a scan's) as the value of its key fields."""
+        self._remember(" ".join(fields).encode("utf-8", "surrogateescape"), value)
+
+    def _remember(self, key, value):
+        if len(self._seen) > MAX_KEPT:
+            self._seen.clear()
+        self._seen[key] = value
 
     @property
     def policy(self):
@@ -176,14 +188,19 @@ class Lines:
             raise RangeError("this question reads more than %d lines of the profile: ask a shorter range, "
                              "a coarser series or a narrower key" % self.budget)
         found = None
-        for line in self.profile.sorted.group(key + b" {"):
+        if self._find is not None:
+            line = self._find(key)
+            matched = [] if line is None else [line]
+        else:
+            matched = self.profile.sorted.group(key + b" {")
+        for line in matched:
             try:
                 found = jsonnum.loads(line[len(key) + 1:])
             except jsonnum.JSONDecodeError:
                 self.bad(key)
             if not isinstance(found, dict) or not complete(found):
                 self.bad(key)
-        self._seen[key] = found
+        self._remember(key, found)
         return found
 
     def bad(self, key):

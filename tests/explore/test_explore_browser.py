@@ -196,3 +196,15 @@ def test_hostile_urls_are_shown_as_text(browser, site):
     browser.get(site + "?surt=" + urllib.parse.quote("</script><script>window.pwned=1</script>"))
     time.sleep(0.5)
     assert browser.execute_script("return window.pwned") is None
+
+
+def test_go_to_a_site_by_its_name(browser, site, sample):
+    browser.get(site)
+    settle(browser)
+    for typed, surt in [("http://www.cnn.com/world/index.html", "com,cnn)/world/*"), ("cnn.com", "com,cnn)/*")]:
+        box = browser.find_element("id", "goto-text")
+        box.clear()
+        box.send_keys(typed)
+        browser.find_element("css selector", "#goto button").click()
+        settle(browser, "surt=" + surt)
+    assert_cards(browser, sample, "com,cnn)/* - - -")

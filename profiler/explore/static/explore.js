@@ -332,7 +332,7 @@ function chart(b, sort) {
   const value = (r) => (r.bounds[sort] && r.bounds[sort][1] !== null ? r.bounds[sort][1] : r.features[sort]);
   const top = Math.max(...rows.map(value), 1);
   if (b.order === "time") {
-    const height = 170, left = 8, bottom = 22, w = (width - left * 2) / rows.length;
+    const height = 140, left = 8, bottom = 22, w = (width - left * 2) / rows.length;
     const s = svg("svg", {viewBox: "0 0 " + width + " " + height, class: "columns", role: "img"});
     rows.forEach((r, i) => {
       const h = (r.features[sort] / top) * (height - bottom - 8);
@@ -375,6 +375,21 @@ function whisker(s, r, sort, top, scale, at, vertical) {
   s.append(line);
 }
 
+// A host name or URL as the SURT key of its host or deepest directory ("cnn.com" ->
+// "com,cnn)/*", "www.cnn.com/world/asia/x.html" -> "com,cnn)/world/asia/*"); a SURT as it is.
+function surtOf(text) {
+  text = text.trim();
+  if (!text || text === "*" || /[,)]/.test(text) || text.endsWith("*")) return text;
+  let rest = text.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  const slash = rest.search(/[/?#]/);
+  const host = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase().replace(/^www\d*\./, "").replace(/:(80|443)$/, "");
+  const path = slash < 0 ? "/" : rest.slice(slash).replace(/[?#].*$/, "");
+  const name = host.replace(/:\d+$/, ""), port = host.slice(name.length);
+  const surt = name.split(".").reverse().join(",") + port + ")";
+  const dir = path.slice(0, path.lastIndexOf("/") + 1);
+  return surt + (dir || "/") + "*";
+}
+
 // ------------------------------------------------------------------ start
 
 document.getElementById("range").addEventListener("submit", (event) => {
@@ -384,5 +399,10 @@ document.getElementById("range").addEventListener("submit", (event) => {
   go(hrefWith({from: from, to: to, datetime: null, levels: levelsWithout("datetime")}));
 });
 document.getElementById("range-clear").addEventListener("click", () => go(hrefWith({from: null, to: null})));
+document.getElementById("goto").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const surt = surtOf(document.getElementById("goto-text").value);
+  if (surt) go(hrefWith({surt: surt === "*" ? null : surt, levels: null}));
+});
 window.addEventListener("popstate", load);
 load();
