@@ -208,3 +208,22 @@ def test_go_to_a_site_by_its_name(browser, site, sample):
         browser.find_element("css selector", "#goto button").click()
         settle(browser, "surt=" + surt)
     assert_cards(browser, sample, "com,cnn)/* - - -")
+
+
+def test_the_profile_picker(browser, sample, tmp_path_factory):
+    other = make_profile(tmp_path_factory.mktemp("explore-hosts"), policy="hosts")
+    with serving("default=" + sample, "hosts=" + other) as (url, _):
+        browser.get(url)
+        settle(browser)
+        assert browser.find_element("id", "picker-label").is_displayed()
+        assert browser.find_element("id", "archive").text == "default"
+        from selenium.webdriver.support.ui import Select
+        Select(browser.find_element("id", "picker")).select_by_value("hosts")
+        settle(browser, "profile=hosts")
+        assert browser.find_element("id", "archive").text == "hosts"
+        found, _, _ = query(other, {"surt": "*"})
+        assert cards(browser)["urim.total"][0] == str(found[0][1]["urim.total"])
+        assert table(browser, "surt")
+        browser.back()
+        settle(browser)
+        assert browser.find_element("id", "archive").text == "default"
