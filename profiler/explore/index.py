@@ -116,7 +116,8 @@ class Index:
     # ------------------------------------------------------------ the pass
 
     def _build(self, start):
-        entries, stack = {}, []
+        # the root holds every key, whether the file has a line of its own or not
+        entries, stack = {"*": _Open("*", start)}, ["*"]
         previous_key = None
         current_surt, parent = None, None
         at = start
@@ -151,7 +152,7 @@ class Index:
                         parent.count += 1
                         if len(parent.children) <= LIST_MAX:
                             parent.children.append(surt)
-                    if surt.endswith("*"):
+                    if surt.endswith("*") and surt != "*":
                         if surt not in entries:
                             entries[surt] = _Open(surt, at)
                         elif entries[surt].start is None:
