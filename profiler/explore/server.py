@@ -10,6 +10,7 @@ a time per profile (profiler.explore.answers: bounded work a question).
 
 import http.server
 import logging
+import os
 import socket
 import socketserver
 import sys
@@ -202,7 +203,6 @@ def bind(host, port):
 
 def open_profiles(specs):
     """Profiles from 'NAME=FILE' or 'FILE' specs; names must differ."""
-    import os
     profiles = []
     for spec in specs:
         name, sep, path = spec.partition("=")

@@ -13,7 +13,8 @@ The periods hold different captures, so their lines combine as merge combines in
 share URI-Rs and payloads (profiler.toolkit.merge.combine): urim.total and bytes add up, first
 and last are the smallest and largest, all exact; urir, digests, dedup_bytes, urim.min and
 urim.max get ``bounds`` (urir, digests, dedup_bytes: at least the largest period's, at most
-their sum), each high end also at most the all-time line's value. One period is exact.
+their sum), the high ends of urir, digests, dedup_bytes and urim.max also at most the value of
+the coarser period that holds the finer ones and of the all-time line. One period is exact.
 """
 
 import calendar
@@ -47,10 +48,6 @@ class RangeError(QueryError):
 def prefix_levels():
     """The datetime criterion's levels that are prefixes of the timestamp, coarse to fine."""
     return [lv for lv in DATETIME.coarse_to_fine if lv.kind == PREFIX and lv.n in _ENDS]
-
-
-def _component(text, end):
-    return int(text[end - 2:end]) if end > 4 else int(text[:4])
 
 
 def valid_period(text):

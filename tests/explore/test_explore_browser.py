@@ -11,7 +11,6 @@ import urllib.parse
 
 import pytest
 
-from profiler.files.profilefile import flatten
 from profiler.toolkit import ranges
 from profiler.toolkit.query import SortedProfile, feature_value, query
 
