@@ -55,9 +55,9 @@ def under(node, key):
 def label(key):
     """A SURT key as a person reads it: 'com,*' -> '*.com', 'com,cnn,*' -> '*.cnn.com',
     'com,cnn)/*' -> 'cnn.com', 'com,cnn)/world/*' -> 'cnn.com/world/*',
-    'com,cnn)/a.html' -> 'cnn.com/a.html'; the root is 'everything'."""
+    'com,cnn)/a.html' -> 'cnn.com/a.html'; the root is 'the whole archive'."""
     if key == "*":
-        return "everything"
+        return "the whole archive"
     text = prefix(key)
     if ")" not in text:
         if key.endswith(",*"):
