@@ -2,8 +2,7 @@ import os
 
 import pytest
 
-from profiler.errors import RunError
-from profiler.nightly.state import State, compare_inputs, fingerprint
+from profiler.nightly.state import State, StateError, compare_inputs, fingerprint
 
 
 def test_fingerprints_and_what_changed(tmp_path):
@@ -27,13 +26,29 @@ def test_fingerprints_and_what_changed(tmp_path):
 def test_commit_is_atomic_and_checked_on_load(tmp_path):
     state = State(str(tmp_path)).load()
     assert state.data is None and state.current is None and state.inputs == {}
-    current = {"stamp": "x", "profile": "p.cdxj", "urirs": "u.gz", "digests": "d.gz"}
-    state.commit({"current": current, "inputs": {}, "versions": ["x"]})
+    current = {"stamp": "20261122T030000Z", "profile": "p.cdxj", "urirs": "u.gz", "digests": "d.gz"}
+    state.commit({"current": current, "inputs": {}, "versions": ["20261122T030000Z"]})
     assert State(str(tmp_path)).load().current == current
     assert [n for n in os.listdir(tmp_path) if n != "tmp"] == ["state.json"]   # no temp file left
     (tmp_path / "state.json").write_text("{broken")
-    with pytest.raises(RunError, match="unreadable"):
+    with pytest.raises(StateError, match="unreadable"):
         State(str(tmp_path)).load()
     (tmp_path / "state.json").write_text('{"format": 99}')
-    with pytest.raises(RunError, match="format 99"):
+    with pytest.raises(StateError, match="format 99"):
         State(str(tmp_path)).load()
+
+
+def test_a_fifo_input_is_never_read_for_its_checksum(tmp_path):
+    """A FIFO among the inputs (the profile job skips it) once blocked the checksum forever."""
+    import threading
+    fifo = str(tmp_path / "in.cdx")
+    os.mkfifo(fifo)
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(fp=fingerprint(fifo, checksum=True)), daemon=True)
+    worker.start()
+    worker.join(30)
+    blocked = worker.is_alive()
+    if blocked:                                 # let the blocked open() return
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+    assert not blocked and "sha256" not in done["fp"] and done["fp"]["size"] == 0
