@@ -1,6 +1,8 @@
 import os
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.nightly.state import State, StateError, compare_inputs, fingerprint
 
@@ -52,3 +54,30 @@ def test_a_fifo_input_is_never_read_for_its_checksum(tmp_path):
         fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
     assert not blocked and "sha256" not in done["fp"] and done["fp"]["size"] == 0
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.floats(allow_nan=False) |
+                    st.text(max_size=10) | st.sampled_from(["20261122T030000Z", "../x", "a/b", "p.cdxj", ""]),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["format", "inputs", "current", "versions", "nights", "stamp", "profile",
+                                         "urirs", "digests", "map", "exact", "approximate_nights", "mode", "size",
+                                         "mtime_ns", "sha256", "/in/a.cdx"]), inner, max_size=6),
+                    max_leaves=16)
+STATES = st.one_of(JSON.map(lambda v: orjson.dumps({"format": 1, **v} if isinstance(v, dict) else v)),
+                   JSON.map(orjson.dumps), st.binary(max_size=100))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=STATES)
+def test_a_state_file_of_any_shape_loads_or_is_a_one_line_state_error(tmp_path, data):
+    (tmp_path / "state.json").write_bytes(data)
+    try:
+        state = State(str(tmp_path)).load()
+    except StateError as e:
+        assert "\n" not in str(e)
+        return
+    current = state.current
+    if current:                                 # what loads names plain files of its own folders
+        for key in ("profile", "urirs", "digests"):
+            assert "/" not in current[key] and current[key] not in ("", ".", "..")
+    assert all(isinstance(v, str) for v in state.versions)
