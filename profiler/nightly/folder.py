@@ -126,7 +126,17 @@ class Folder:
         return os.listdir(self.fd)
 
     def device(self):
-        return os.fstat(self.fd).st_dev
+        """(device, mount id): link(2) and rename(2) work between folders only when both are equal
+        (two mounts of one filesystem give EXDEV too). The mount id is Linux's (/proc), else None."""
+        mount = None
+        try:
+            with open("/proc/self/fdinfo/%d" % self.fd, "rb") as f:
+                for line in f:
+                    if line.startswith(b"mnt_id:"):
+                        mount = int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+        return os.fstat(self.fd).st_dev, mount
 
     def check(self, name, st, in_place=False):
         """UnsafeFile unless st (of name) is a regular file nightly may use (written in place:

@@ -156,6 +156,7 @@ class Night:
         self.outputs.scratch = self.sets_ledger.scratch = self.work
         self.state = State(self.state_folder).load()
         self.adopted = self._adopt()
+        ownership.claim_output(self.out, c.name, c.state_dir, create=False)     # another config's output
         for suffix in (".cdxj",) + ((".ukvs",) if c.mementomap else ()):     # refused before anything is made
             publish.check_latest(self.out, self.outputs, c.name, suffix)
         ownership.claim_output(self.out, c.name, c.state_dir)

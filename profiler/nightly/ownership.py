@@ -171,13 +171,16 @@ def owner_marker(name):
     return ".%s.owner" % name
 
 
-def claim_output(out, name, state_dir):
-    """Write or check the owner marker in the output folder out (a Folder): UserError when another
-    config publishes NAME there, or when the marker is not one this tool wrote."""
+def claim_output(out, name, state_dir, create=True):
+    """Check the owner marker in the output folder out (a Folder), and write it when missing and
+    create: UserError when another config publishes NAME there, or when the marker is not one
+    this tool wrote."""
     marker = owner_marker(name)
     me = os.path.realpath(state_dir)
     data = out.read(marker, MARKER_LIMIT)
     if data is None:
+        if not create:
+            return
         try:
             out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
         except FileExistsError:

@@ -86,7 +86,7 @@ def test_a_damaged_published_profile_is_rebuilt_from_the_inputs(tmp_path, capsys
     assert status == 0 and "nothing new" in line, line
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(how=st.sampled_from(HOW), seed=st.integers(0, 2 ** 32), new_input=st.booleans())
 def test_random_damage_is_rebuilt(capsys, how, seed, new_input):
     import tempfile

@@ -75,7 +75,9 @@ def run_night(archive, capsys, monkeypatch, night):
     return archive.night(capsys)
 
 
-def check_night(archive, status, line, plants, victim, victim_before):
+def check_night(archive, status, line, plants, victim, victim_before, compare=True):
+    """Nothing planted changed, nothing written through; a refusal names a plant; a published
+    profile (compare: checked) equals a full run's."""
     assert snapshot(victim) == victim_before, "wrote through a link to the victim: %s" % line
     for path, before in plants.items():
         assert snapshot(path) == before, "%s was changed or removed: %s" % (path, line)
@@ -84,7 +86,8 @@ def check_night(archive, status, line, plants, victim, victim_before):
         assert any(p in line for p in plants), line
     else:
         assert status == 0, line
-        assert_same_profile(archive.latest, archive.scratch())
+        if compare:
+            assert_same_profile(archive.latest, archive.scratch())
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -115,7 +118,7 @@ def test_the_sets_name_held_by_something_else_is_refused(tmp_path, capsys, monke
     check_night(a, status, line, plants, victim, victim_before)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=st.lists(st.tuples(st.sampled_from(names_in_the_way("STAMP")), st.sampled_from(KINDS)),
                       min_size=1, max_size=5, unique_by=lambda p: p[0]),
        when=st.sampled_from([0, 1, 2]), keep=st.sampled_from([1, 2]))
@@ -131,7 +134,7 @@ def test_random_objects_in_the_way_survive(capsys, monkeypatch, items, when, kee
         if night == when:
             plants = plant_all(a, items, stamp_of(night), victim)
         status, line = run_night(a, capsys, monkeypatch, night)
-        check_night(a, status, line, plants, victim, victim_before)
+        check_night(a, status, line, plants, victim, victim_before, compare=night == 2)
         if status == 2:
             break
 
