@@ -9,7 +9,7 @@ import shutil
 from profiler import GENERATOR, jsonnum
 from profiler.accel import fast
 from profiler.files import outfiles
-from profiler.formats.readers import whole_lines
+from profiler.io.readers import whole_lines
 from profiler.model import criteria
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/archiveprofiles"]
@@ -176,7 +176,7 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
     """The '!' lines, in byte order (so ``LC_ALL=C sort -c`` passes on the whole file).
     ``duplicate_inputs``: [{'path', 'same_as'}] of the paths dropped as another's same file;
     ``language_detection``: the detector of --detect-language (profiler.model.detect.meta)."""
-    from profiler.formats.inputs import display_name
+    from profiler.io.names import display_name
     created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = meta or {}
     skipped = dict(meta.get("skipped", {}))

@@ -9,7 +9,8 @@ import zlib
 from profiler.accel import fast
 from profiler.errors import UserError
 from profiler.formats import cdx, registry
-from profiler.formats.readers import compression_of, iter_lines
+from profiler.io.names import display_name
+from profiler.io.readers import compression_of, iter_lines
 
 DEFAULT_SPLIT_SIZE = 64 << 20
 #: the smallest --split-size (and nightly split_size) a user may ask for: smaller splits only
@@ -22,17 +23,6 @@ SNIFF_LINES = 50
 
 class InputError(UserError):
     """A user mistake in the input arguments (one-line message)."""
-
-
-def display_name(path):
-    """A path as valid UTF-8 text (bytes that are not UTF-8 as \\xNN), for messages and !meta."""
-    if isinstance(path, str):
-        try:
-            path.encode("utf-8")
-            return path
-        except UnicodeEncodeError:
-            return os.fsencode(path).decode("utf-8", "backslashreplace")
-    return str(path)
 
 
 def resolve(args, manifests=()):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from profiler.errors import UserError
 from profiler.formats import cdx
-from profiler.formats.readers import iter_lines
+from profiler.io.readers import iter_lines
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import zlib
 import orjson
 
 from profiler.formats import cdx, cdxj, registry
-from profiler.formats.readers import iter_chunks
+from profiler.io.readers import iter_chunks
 from profiler.job import bigsums
 from profiler.job.cells import BYTES, CellKeys, FIRST, LAST, MAXLEN, cell_items
 from profiler.job.progress import TaskProgress
@@ -91,7 +91,7 @@ class CaptureAggregator:
 
 def decode_split(manifest_line):
     """A manifest line's split; a file name that is not UTF-8 comes as hex in 'path_hex'
-    (profiler.job.pipeline.encoded_path)."""
+    (profiler.run.profile.encoded_path)."""
     split = orjson.loads(manifest_line)
     if "path_hex" in split:
         split["path"] = os.fsdecode(bytes.fromhex(split.pop("path_hex")))

@@ -68,7 +68,7 @@ class Night:
 
     def __init__(self, config, progress=False):
         self.config = config
-        self.progress = progress    # a progress bar on stderr while profiling (profiler.job.progress)
+        self.progress = progress    # a progress bar on stderr while profiling (profiler.run.progress)
         self.state = None           # made by run(): the state folder's state.json
         self.work = None            # made by run(): the night's work folder (a Folder)
         self.out = self.state_folder = self.sets_folder = None
@@ -324,7 +324,7 @@ class Night:
     def _profile(self, files, out, runner=None):
         """Profile files into out with the config's runner and its mrjob settings, or with another
         runner (then without them: they belong to the configured runner)."""
-        from profiler.job.pipeline import run_profile
+        from profiler.run.profile import run_profile
         c = self.config
         own = runner in (None, c.runner)
         with self._phase("profile"):

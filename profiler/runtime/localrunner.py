@@ -8,7 +8,7 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking; each
 reduce task reads its part of the sorted file in place (its byte range in its environment,
-profiler.runtime.contract.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
+profiler.contract.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
 runs (those of a sorted index; step 1's output), nothing is sorted at all: each reduce task reads
 its part of every run merged (profiler.runtime.presorted; contract.MERGE_ENV). Step 1's map tasks set
 filters of their records' digests, which the runner merges for step 1's reducers: they write
@@ -32,7 +32,8 @@ from os.path import dirname
 import orjson
 
 from profiler.job.lines import key_of
-from profiler.runtime import contract, digestfilter, forkserver, presorted, task
+from profiler import contract
+from profiler.runtime import digestfilter, forkserver, presorted, task
 from profiler.runtime.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit

@@ -4,7 +4,7 @@ mrjob's local and Hadoop runners start a task as ``profile_job.py --step-num=N -
 --policy-json ...``; ``main`` runs it without importing mrjob.job (its import and argument
 parser were most of a task's start). What the runner tells a task beyond its command line (the
 byte range or merge plan of its input, the digest filters) comes through the environment
-(profiler.runtime.contract); this module turns it into plain arguments of the job's steps
+(profiler.contract); this module turns it into plain arguments of the job's steps
 (profiler.job.steps). A command line ``main`` does not know is left to mrjob. Counters are
 written to stderr as mrjob's increment_counter writes them (Hadoop streaming's
 ``reporter:counter:`` lines).
@@ -20,7 +20,8 @@ from profiler.accel import fast
 from profiler.job import hotdigests, steps
 from profiler.job.kernels import Kernels
 from profiler.model.policy import Policy
-from profiler.runtime import contract, digestfilter, remote
+from profiler import contract
+from profiler.runtime import digestfilter, remote
 
 
 def run_mapper(manifest_lines, policy, resolve_revisits, write, count, environ=os.environ):
@@ -49,7 +50,7 @@ def run_reducer(step_num, chunks, policy, table_limit, write, count, environ=os.
 
 def salt_after(opts):
     """The records of one digest a step-1 reduce task writes before it salts the rest, of the
-    job's options ({dest: value}, profiler.runtime.contract); 0: it salts none."""
+    job's options ({dest: value}, profiler.contract); 0: it salts none."""
     if opts["hot_digests"] != "local":
         return 0
     return opts["hot_digest_records"] or contract.TASK_HOT_DIGEST_RECORDS

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.accel import fast
-from profiler.formats import cdxj, readers
+from profiler.formats import cdxj
+from profiler.io import readers
 from profiler.job import bigsums, lines as job_lines, mapside
 from profiler.job.kernels import Kernels
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.testing import synthetic_cc
 

@@ -14,7 +14,7 @@ from profiler.model import stats
 from profiler.job.expand import Expander
 from profiler.job.kernels import Kernels
 from profiler.job.mapside import CaptureAggregator
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 
 from helpers.oracle import profile as oracle_profile, resolve_revisits

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from profiler import __version__, cli
+from profiler import __version__
+from profiler.cli import main as cli
 from profiler.files.output import write_atomic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

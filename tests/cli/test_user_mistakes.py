@@ -82,7 +82,7 @@ def test_manifest_alone_is_enough(tmp_path):
 @pytest.mark.parametrize("runner, package", [("emr", "boto3"), ("dataproc", "google-cloud-storage")])
 def test_cloud_runner_without_its_library(tmp_path, monkeypatch, capsys, runner, package):
     """Whether or not the library is installed here, its absence is one line naming it."""
-    from profiler import cli
+    from profiler.cli import main as cli
     monkeypatch.setattr(preflight, "_importable", lambda module: False)
     code = cli.main(["profile", SAMPLE, "-o", str(tmp_path / "o.cdxj"), "-r", runner])
     err = capsys.readouterr().err

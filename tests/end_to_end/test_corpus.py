@@ -7,7 +7,7 @@ import os
 import pytest
 
 from profiler.formats.inputs import InputError
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 from helpers.paths import SHARED_DATA, shared_data
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from profiler.nightly import fold as nightly_fold
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

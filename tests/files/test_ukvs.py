@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from profiler.files import ukvs
-from profiler.cli import main
-from profiler.job.pipeline import run_profile
+from profiler.cli.main import main
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 from profiler.testing.synthetic import write_cdx
 from profiler.files.ukvs import (Frequency, MapFormatError, datetime_span, format_frequency,

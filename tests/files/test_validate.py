@@ -10,7 +10,7 @@ import pytest
 from profiler.testing import synthetic
 from profiler.toolkit.compact import compact_file
 from profiler.toolkit.merge import merge
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import available
 from profiler.toolkit.split import split
 from profiler.files.ukvs import profile_to_map

@@ -14,7 +14,7 @@ import zlib
 import pytest
 
 from profiler.formats import ache, inputs, warc
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 MS = 1577934245000              # 2020-01-02T03:04:05Z in milliseconds
 TS = "20200102030405"

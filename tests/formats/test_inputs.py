@@ -277,7 +277,7 @@ def test_plan_splits_skips_refused_files():
 
 
 def test_plan_splits_then_read_covers_every_line(tmp_path):
-    from profiler.formats.readers import iter_lines
+    from profiler.io.readers import iter_lines
     lines = [CDX7.rstrip(b"\n").replace(b"19970427191925", b"199704271919%02d" % i) for i in range(50)]
     path = make(tmp_path, "a.cdx", b"\n".join(lines) + b"\n")
     splits = plan_splits([sniff(path)], split_size=333)

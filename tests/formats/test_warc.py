@@ -15,7 +15,7 @@ from warcio.warcwriter import WARCWriter
 
 from profiler.formats import inputs, warc
 from profiler.formats import registry
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 from helpers.paths import SHARED_DATA, shared_data
 

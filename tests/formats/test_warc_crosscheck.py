@@ -23,7 +23,7 @@ cdxj_indexer = pytest.importorskip("cdxj_indexer.main")
 from helpers.paths import SHARED_DATA, shared_data   # noqa: E402
 from profiler.formats import cdxj, warc  # noqa: E402
 from profiler.testing import synthetic_warc
-from profiler.job.pipeline import run_profile        # noqa: E402
+from profiler.run.profile import run_profile        # noqa: E402
 
 
 class ReferenceIndexer(cdxj_indexer.CDXJIndexer):

@@ -9,7 +9,7 @@ import pytest
 from profiler.formats import registry, warc, warc_fast
 from profiler.testing import synthetic_warc
 from profiler.errors import UserError
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 from helpers.paths import SHARED_DATA, shared_data
 
@@ -69,7 +69,7 @@ def test_unknown_reader_is_a_user_error():
 
 
 def test_cli_warc_reader_option(tmp_path):
-    from profiler.cli import main
+    from profiler.cli.main import main
     path = str(tmp_path / "c.warc.gz")
     synthetic_warc.write_warc(path, 200, seed=11)
     outs = []

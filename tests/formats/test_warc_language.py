@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.formats import payload, warc, warc_fast
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.testing import sample_texts, synthetic_warc
 
@@ -514,7 +514,7 @@ def test_detection_with_a_policy_without_languages_warns_and_detects_nothing(tmp
 def test_detection_without_the_extra_is_a_one_line_error(tmp_path, missing):
     path = tmp_path / "a.warc.gz"
     synthetic_warc.write_language_warc(str(path), 10, seed=1)
-    code = ("import sys; sys.modules[%r] = None; from profiler.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = ("import sys; sys.modules[%r] = None; from profiler.cli.main import main; sys.exit(main(sys.argv[1:]))"
             % missing)
     out = tmp_path / "p.cdxj"
     out.write_bytes(b"an earlier profile\n")

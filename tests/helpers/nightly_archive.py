@@ -11,10 +11,10 @@ import sys
 
 import yaml
 
-from profiler import cli
+from profiler.cli import main as cli
 from profiler.nightly import fold as nightly_fold
 from profiler.testing import synthetic, synthetic_warc
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import FEATURES, flatten, iter_data
 
 ARCHIVE_URI = "https://archive.example.org/"

@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from profiler import cli                            # noqa: E402
+from profiler.cli import main as cli               # noqa: E402
 from profiler.nightly import night, state          # noqa: E402
 
 STAGES = ("profiled", "placed", "committed")

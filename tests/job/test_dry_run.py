@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from profiler.job import dryrun
+from profiler.run import dryrun
 from profiler.testing import synthetic, synthetic_warc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 
-from profiler.job import progress
+from profiler.job import progress as task_progress
+from profiler.run import progress
 from profiler.testing import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -105,13 +106,13 @@ def test_profile_unchanged_by_the_bar(index, tmp_path):
 
 def test_task_reports(tmp_path):
     """A map task's reports: bytes read of its range, captures, and done; nothing without ENV."""
-    assert not progress.TaskProgress({"path": "x", "start": 0, "end": 10}, environ={})
+    assert not task_progress.TaskProgress({"path": "x", "start": 0, "end": 10}, environ={})
     folder = tmp_path / "reports"
     folder.mkdir()
     data = tmp_path / "d"
     data.write_bytes(b"x" * 1000)
     split = {"path": str(data), "start": 100, "end": 600}
-    task = progress.TaskProgress(split, environ={progress.ENV: str(folder)})
+    task = task_progress.TaskProgress(split, environ={task_progress.ENV: str(folder)})
     with task.opener(open)(str(data)) as f:
         f.seek(400)
         task.update(7)

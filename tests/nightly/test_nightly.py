@@ -353,7 +353,7 @@ def test_settling_inputs_wait_for_the_next_run(tmp_path, capsys):
     ("inputs: [\n", "not YAML"),
 ])
 def test_config_mistakes_are_one_line(tmp_path, capsys, text, message):
-    from profiler import cli
+    from profiler.cli import main as cli
     config = tmp_path / "n.yaml"
     config.write_text(text)
     assert cli.main(["nightly", "--config", str(config)]) == 2

@@ -104,7 +104,7 @@ def test_file_mode_and_trust_folders_parse(tmp_path):
 
 def test_absurd_cores_in_a_nightly_run_is_refused_at_once(tmp_path, capsys):
     """cores: 10**9 made the legend scan cut a file into 10**9 ranges (100 % CPU until killed)."""
-    from profiler import cli
+    from profiler.cli import main as cli
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.cdx").write_text(" CDX N b a m s k r M S V g\n")
     (tmp_path / "n.yaml").write_text("inputs: in\noutput_dir: out\nrunner: local\ncores: 1000000000\n")

@@ -10,7 +10,7 @@ import time
 import orjson
 import yaml
 
-from profiler import cli
+from profiler.cli import main as cli
 
 from helpers.nightly_archive import ROOT, Archive, assert_same_profile, captures_by_host
 
@@ -45,7 +45,7 @@ def test_the_example_config_run_at_once_publishes(tmp_path, capsys):
     latest = str(tmp_path / "profiles" / "archive-latest.cdxj")
     assert os.path.isfile(str(tmp_path / "profiles" / "archive-latest.ukvs"))
     scratch = str(tmp_path / "scratch.cdxj")
-    from profiler.job.pipeline import run_profile
+    from profiler.run.profile import run_profile
     run_profile([str(tmp_path / "cdx")], scratch, archive_uri="https://archive.example.org/")
     assert_same_profile(latest, scratch)
     status = cli.main(["nightly", "--config", config, "-q"])

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler import cli
+from profiler.cli import main as cli
 
 from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host, run_meta
 

@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from profiler import cli, report
+from profiler.report import holdings as report
+from profiler.cli import main as cli
 
 from helpers.reports import CHART_IDS, make_profile, data_lines, matching, is_year, num, parse_page
 

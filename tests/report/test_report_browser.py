@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from profiler import report
+from profiler.report import holdings as report
 from helpers.reports import CHART_IDS, data_lines, is_year, make_profile, matching, num
 
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

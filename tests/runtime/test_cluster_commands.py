@@ -15,7 +15,7 @@ import pytest
 from mrjob.conf import load_opts_from_mrjob_conf
 
 from profiler.accel import fast
-from profiler.job.pipeline import job_args, run_profile, write_manifest
+from profiler.run.profile import job_args, run_profile, write_manifest
 from profiler.model.policy import load as load_policy
 from profiler.runtime.shipping import package_zip
 from profiler.testing import synthetic
@@ -198,7 +198,7 @@ def test_missing_remote_input_is_a_user_error(fake_cluster):
 # -- EMR and Dataproc, built offline ---------------------------------------------------------------
 
 def _runner(tmp_path, runner, conf, scheme):
-    from jobs.profile_job import ProfileJob
+    from profiler.runtime.profile_job import ProfileJob
     split = {"path": scheme + "://archive-bucket/cdx/a.cdx.gz", "compression": "gzip", "format": "cdx",
              "fields": "NbamskrMSVg", "start": 0, "end": None}
     manifests = write_manifest([split, split], str(tmp_path / "manifest"))
@@ -286,7 +286,7 @@ def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
 def test_local_runner_sort_has_a_bounded_buffer():
     """GNU sort's default buffer grows with the input; the local runner's is capped (-S)."""
     from mrjob.job import MRJob  # noqa: F401  (mrjob parses the option below)
-    from jobs.profile_job import ProfileJob
+    from profiler.runtime.profile_job import ProfileJob
     args = job_args(["m.json"], load_policy("default"), "local")
     job = ProfileJob(args)
     with job.make_runner() as runner:

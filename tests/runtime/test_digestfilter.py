@@ -14,7 +14,7 @@ from profiler.job.cells import CellKeys
 from profiler.runtime import task as tasks
 from profiler.runtime import digestfilter
 from profiler.runtime.localrunner import LocalRunner
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from helpers.exactness import check_against_oracle, without_created, generate_lines, write_files
 

@@ -10,7 +10,7 @@ from mrjob.fs.hadoop import HadoopFilesystem
 from profiler.formats import inputs
 from profiler.runtime import remote
 from profiler.errors import UserError
-from profiler.formats.readers import iter_lines
+from profiler.io.readers import iter_lines
 
 from helpers import fake_hadoop
 

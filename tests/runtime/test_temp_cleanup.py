@@ -13,7 +13,7 @@ import pytest
 
 from profiler.runtime import leftovers as runner_leftovers
 from profiler.testing import synthetic
-from profiler.job.pipeline import JobFailed, run_profile
+from profiler.run.profile import JobFailed, run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

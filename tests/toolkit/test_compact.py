@@ -2,10 +2,10 @@ import os
 
 import pytest
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.toolkit.compact import _sum, compact_file, parents
 from profiler.toolkit.lookup import HELD, NOT_HELD, Lookup
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 from profiler.testing.synthetic import write_cdx
 from profiler.files.ukvs import Frequency, profile_to_map, read_map

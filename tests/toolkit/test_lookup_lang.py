@@ -6,7 +6,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.errors import UserError
 from profiler.files.ukvs import profile_to_map
 from profiler.toolkit.lookup import HELD, NOT_HELD, Lookup, canonical, language_query

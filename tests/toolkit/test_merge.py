@@ -14,7 +14,7 @@ from profiler.model import stats
 from profiler.testing import synthetic
 from profiler.toolkit.merge import MergeError, combine, combine_frequencies, combine_marks, merge
 from profiler.files.output import header_lines, write_atomic
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.files.profilefile import FEATURES, flatten, iter_data, read_header
 from profiler.files.ukvs import Frequency, profile_to_map, read_map

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.testing import synthetic
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.files.profilefile import flatten, iter_data
 from profiler.toolkit.query import QueryError, SortedProfile, not_emitted, query, surt_level

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.toolkit.merge import merge
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.toolkit.split import SplitError, split
 from profiler.files.ukvs import profile_to_map
 from profiler.files.validate import validate

@@ -25,7 +25,7 @@ def run(args):
     from profiler.nightly.config import load
     from profiler.nightly.lock import LockHeld
 
-    from profiler.job.progress import wanted
+    from profiler.run.progress import wanted
     night = Night(load(args.config), progress=wanted(args.quiet))
     status = 0
     try:

@@ -4,7 +4,7 @@ import argparse
 import os
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
-from profiler.job.progress import wanted
+from profiler.run.progress import wanted
 from profiler.cli.arguments import positive_int
 
 NAME = "profile"
@@ -76,7 +76,7 @@ def run(args):
         from profiler.errors import UserError
         raise UserError("profile: give INPUT files or --manifest FILE")
     if args.dry_run:
-        from profiler.job import dryrun
+        from profiler.run import dryrun
         if "-" in args.inputs:
             from profiler.errors import UserError
             raise UserError("--dry-run reads files, not standard input")
@@ -90,7 +90,7 @@ def run(args):
     if args.format != "cdxj":
         return _run_to_map(args)
     import time
-    from profiler.job.pipeline import run_profile
+    from profiler.run.profile import run_profile
     wall, cpu = time.monotonic(), _cpu()
     run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                 args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
@@ -112,7 +112,7 @@ def _cpu():
 def summary_lines(path, wall, cpu):
     """The end-of-run summary, the same on every runner: read back from the profile written."""
     from profiler import jsonnum
-    from profiler.formats.inputs import display_name
+    from profiler.io.names import display_name
     from profiler.files import layout as layouts
     from profiler.files.profilefile import read_header
     header = read_header(path)
@@ -162,7 +162,7 @@ def _run_to_map(args):
     import shutil
     import tempfile
     from profiler.files import outfiles
-    from profiler.job.pipeline import run_profile
+    from profiler.run.profile import run_profile
     from profiler.files.ukvs import KEY_CHOICES, profile_to_map
     from profiler.formats import inputs as inputs_mod
     inputs = list(args.inputs)

@@ -2,7 +2,7 @@
 
 import sys
 
-from profiler.report import DEFAULT_TOP
+from profiler.report.holdings import DEFAULT_TOP
 from profiler.cli.arguments import positive_int
 
 NAME = "report"
@@ -25,7 +25,7 @@ def add_arguments(p):
 def run(args):
     from profiler.files import outfiles
     outfiles.refuse_inputs(args.output, [args.profile])
-    from profiler.report import write_report
+    from profiler.report.holdings import write_report
     summary = write_report(args.profile, args.output, args.png, args.top, args.title)
     if not args.quiet:
         missing = " (not drawn, keys absent: %s)" % ", ".join(summary["missing"]) if summary["missing"] else ""

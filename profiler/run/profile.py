@@ -13,10 +13,12 @@ from profiler.errors import RunError
 from profiler.files import outfiles, output
 from profiler.formats import inputs as inputs_mod, registry
 from profiler.job import bigsums
-from profiler.job.progress import RunProgress
+from profiler.io.names import display_name
+from profiler.run.progress import RunProgress
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
-from profiler.runtime import contract, leftovers as runner_leftovers, preflight, remote, taskenv
+from profiler import contract
+from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -52,7 +54,7 @@ def encoded_path(split):
         split["path"].encode("utf-8")
         return split
     except UnicodeEncodeError:
-        return dict(split, path=inputs_mod.display_name(split["path"]),
+        return dict(split, path=display_name(split["path"]),
                     path_hex=os.fsencode(split["path"]).hex())
 
 
@@ -114,7 +116,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
                  detect_language=False):
-    from jobs.profile_job import ProfileJob
+    from profiler.runtime.profile_job import ProfileJob
 
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
@@ -132,8 +134,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
-        log.warning("skipping %s: the same file as %s", inputs_mod.display_name(item["path"]),
-                    inputs_mod.display_name(item["same_as"]))
+        log.warning("skipping %s: the same file as %s", display_name(item["path"]),
+                    display_name(item["same_as"]))
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
     if not out_remote:
@@ -141,7 +143,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
-        log.warning("skipping %s: %s", inputs_mod.display_name(item["path"]), item["reason"])
+        log.warning("skipping %s: %s", display_name(item["path"]), item["reason"])
     workers = 1
     if runner == "local":
         workers = cores or os.cpu_count() or 1
@@ -315,7 +317,7 @@ def _check_output(out_path):
 
 def _runner_fs(runner, pol, conf_paths, extra_args):
     """The filesystem (mrjob ``runner.fs``) of a runner with these options, for remote paths."""
-    from jobs.profile_job import ProfileJob
+    from profiler.runtime.profile_job import ProfileJob
 
     job = ProfileJob(job_args([], pol, runner, conf_paths, extra=extra_args))
     return preflight.make_runner(job).fs

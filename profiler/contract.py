@@ -1,7 +1,7 @@
 """What the client and the job's tasks agree on: the job's own options and the environment.
 
-The client writes these options on the job's command line (profiler.job.pipeline), mrjob's job
-class declares them (jobs/profile_job.py) and a task's command line is parsed by them
+The client writes these options on the job's command line (profiler.run.profile), mrjob's job
+class declares them (profiler/runtime/profile_job.py) and a task's command line is parsed by them
 (profiler.runtime.task); every variable the client or a runner sets for the tasks is named here.
 """
 

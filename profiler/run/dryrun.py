@@ -27,8 +27,8 @@ _READ = 64 << 10
 
 
 def plan(input_args, manifests, runner, split_size, cores):
-    """(infos, duplicates, splits) of a run, as profiler.job.pipeline makes them (local inputs)."""
-    from profiler.job import pipeline
+    """(infos, duplicates, splits) of a run, as profiler.run.profile makes them (local inputs)."""
+    from profiler.run import profile as pipeline
     from profiler.runtime import remote
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     if any(remote.is_remote(f) for f in files):
@@ -124,7 +124,7 @@ def sample_windows(path, size, limit, windows=WINDOWS):
 def _profile_seconds(paths, out, policy, resolve_revisits, warc_reader, detect_language=False):
     """Profile a sample inline (in this process: its CPU time is exact)."""
     import logging
-    from profiler.job.pipeline import run_profile
+    from profiler.run.profile import run_profile
     t = time.process_time()
     log = logging.getLogger("archive-profiler")
     level = log.level
@@ -233,7 +233,7 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     """Print the dry run: the inputs and their formats, the splits, the estimate."""
     import sys
     out = out or sys.stdout
-    from profiler.formats.inputs import display_name
+    from profiler.io.names import display_name
     infos, duplicates, splits, size, workers = plan(input_args, manifests, runner, split_size, cores)
     usable = [i for i in infos if i["format"]]
     per_file = {}

@@ -24,7 +24,8 @@ from mrjob.step import MRStep  # noqa: E402
 
 from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
 from profiler.model.policy import Policy  # noqa: E402
-from profiler.runtime import contract, task  # noqa: E402
+from profiler import contract
+from profiler.runtime import task  # noqa: E402
 
 
 class ProfileJob(MRJob):
