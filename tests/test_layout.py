@@ -20,7 +20,7 @@ ORDER = (
     ("runtime",),
     ("run",),
     ("toolkit", "report"),
-    ("nightly", "serve"),
+    ("nightly", "serve", "explore"),
     ("cli",),
     ("testing",),
 )

@@ -22,6 +22,8 @@ LANG = criteria.LANG.name
 YEAR = re.compile(rb"^[0-9]{4}$")
 STATUS_CLASS = re.compile(rb"^([1-5]xx|unk)$")
 DEFAULT_TOP = 10
+#: the column and row name of the average size
+AVG = "average size (bytes after deduplication per unique URL)"
 
 
 @dataclasses.dataclass
@@ -154,6 +156,12 @@ def _dedup(v):
     return v["dedup_bytes"]
 
 
+def avg_size(v):
+    """FacetRedux's sixth feature, the average document size: bytes after deduplication per
+    unique URL (spec section 3), as query and the explorer derive it; '-' without a URL."""
+    return round(v["dedup_bytes"] / v["urir"], 2) if v["urir"] else "-"
+
+
 def _lines(holdings, surt, **values):
     """The quoted pattern of the lines a chart reads, in the profile's key layout: '* YYYY - -'."""
     return "'%s'" % layouts.key(holdings["layout"], surt, **values)
@@ -165,7 +173,7 @@ def _missing(what, holdings, thing="this chart is not drawn"):
 
 def year_chart(h):
     c = Chart("captures-per-year", "Captures and unique URLs per year", "columns", "count",
-              columns=["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"])
+              columns=["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG])
     if not h["years"]:
         c.missing = _missing(_lines(h, "*", datetime="YYYY"), h)
         return c
@@ -173,7 +181,8 @@ def year_chart(h):
     c.labels = years
     c.series = [("captures (URI-Ms)", [_urim(h["years"][y]) for y in years]),
                 ("unique URLs (URI-Rs)", [_urir(h["years"][y]) for y in years])]
-    c.rows = [[y, _urim(h["years"][y]), _urir(h["years"][y]), _bytes(h["years"][y])] for y in years]
+    c.rows = [[y, _urim(h["years"][y]), _urir(h["years"][y]), _bytes(h["years"][y]), avg_size(h["years"][y])]
+              for y in years]
     c.note = ("A URL captured in several years counts once in each of them, so the yearly unique "
               "URLs add up to more than the archive's total.")
     return c
@@ -289,9 +298,9 @@ def ranking_charts(h, table_name, top):
     for metric_id, metric_name, metric, unit in METRICS:
         c = Chart("%s-by-%s" % (table_name, metric_id), "Top %s by %s" % (what, metric_name), "bars", unit)
         if table_name == "tlds":
-            c.columns = ["TLD", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
+            c.columns = ["TLD", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG]
         else:
-            c.columns = ["host", "SURT key", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
+            c.columns = ["host", "SURT key", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG]
         if not table:
             c.missing = _missing(_lines(h, "TLD,*" if table_name == "tlds" else "HOST)/*"), h)
             charts.append(c)
@@ -300,7 +309,7 @@ def ranking_charts(h, table_name, top):
         names = [name if table_name == "tlds" else host_name(name) for name, _ in ranked]
         c.labels = names
         c.series = [(metric_name, [metric(v) for _, v in ranked])]
-        c.rows = [[label] + ([] if table_name == "tlds" else [name]) + [_urim(v), _urir(v), _bytes(v)]
+        c.rows = [[label] + ([] if table_name == "tlds" else [name]) + [_urim(v), _urir(v), _bytes(v), avg_size(v)]
                   for label, (name, v) in zip(names, ranked)]
         c.note = "%d of %d %s." % (len(ranked), len(table), what)
         charts.append(c)
@@ -333,6 +342,7 @@ def summary_rows(h):
         return []
     return [["captures (URI-Ms)", _urim(t)], ["unique URLs (URI-Rs)", _urir(t)], ["bytes", _bytes(t)],
             ["distinct payload digests", t["digests"]], ["bytes after deduplication", _dedup(t)],
+            [AVG, avg_size(t)],
             ["first capture", _datetime(t["first"])], ["last capture", _datetime(t["last"])],
             ["captures of one URL, fewest", t["urim"]["min"]], ["captures of one URL, most", t["urim"]["max"]],
             ["TLDs", len(h["tlds"])], ["hosts with a host line", len(h["hosts"])]] + (
@@ -403,6 +413,8 @@ def _cell(value):
         return jsonnum.dumps(value).decode()
     if isinstance(value, int):
         return "{:,}".format(value)
+    if isinstance(value, float):
+        return "{:,.2f}".format(value)
     if isinstance(value, (dict, list)):
         return jsonnum.dumps(value).decode()
     if isinstance(value, bytes):

@@ -10,6 +10,7 @@ Rankings keep the N best lines in a heap.
 import heapq
 import itertools
 import logging
+import math
 import os
 
 from profiler import jsonnum
@@ -31,6 +32,8 @@ DERIVED = {
     "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
     "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
     "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+    # FacetRedux's sixth feature, the average document size (spec section 3); None when no URI-R
+    "avg_size": lambda f: round(f["dedup_bytes"] / f["urir"], 2) if f["urir"] else None,
 }
 ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
 FEATURE_NAMES = FEATURES + tuple(DERIVED)
@@ -50,6 +53,55 @@ def feature_name(name):
 
 def feature_value(flat, name):
     return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+
+
+def rank_value(flat, name):
+    """A feature's value as a ranking key: a value that is not there (a derived one divided by
+    zero) ranks last."""
+    value = feature_value(flat, name)
+    return (value is not None, value if value is not None else 0)
+
+
+#: a derived feature as a ratio: (numerator, denominator, decimals, whether it is 1 - the ratio)
+RATIOS = {"avg_bytes": ("bytes", "urim.total", 2, False), "avg_dedup_bytes": ("dedup_bytes", "urim.total", 2, False),
+          "dedup_saving": ("dedup_bytes", "bytes", 4, True), "urim_per_urir": ("urim.total", "urir", 2, False),
+          "avg_size": ("dedup_bytes", "urir", 2, False)}
+
+
+def derived_bounds(flat, name):
+    """[low, high] of a derived feature whose parts have bounds (a merged profile's, a range's),
+    rounded outwards so that it still holds the true value (high None: no ceiling); None when
+    the derived value is exact."""
+    bounds = flat.get("bounds") or {}
+    num, den, digits, complement = RATIOS.get(name, (None, None, 0, False))
+    if num is None or not (num in bounds or den in bounds):
+        return None
+    n0, n1 = bounds.get(num, (flat[num], flat[num]))
+    d0, d1 = bounds.get(den, (flat[den], flat[den]))
+    if not d1:
+        return None                                 # no capture: the value is not there
+    scale = 10 ** digits
+    low = n0 / d1
+    high = n1 / d0 if d0 else None
+    if complement:
+        low, high = (1 - high if high is not None else None), 1 - low
+        low = 0 if low is None else low
+    return [math.floor(low * scale) / scale, None if high is None else math.ceil(high * scale) / scale]
+
+
+def selected(flat, features):
+    """The named features of a line's flat features, as query prints them: each value, and a
+    "bounds" object for those that are not exact (derived ones included)."""
+    value = {f: feature_value(flat, f) for f in features}
+    have = flat.get("bounds") or {}
+    bounds = {}
+    for f in features:
+        found = have.get(f) or derived_bounds(flat, f)
+        if found is not None:
+            bounds[f] = list(found)
+    if bounds:
+        value["bounds"] = bounds
+    return value
 
 
 def surt_level(surt, policy=None):
@@ -173,6 +225,13 @@ def _values(profile, fixed, group):
     return values
 
 
+def key_values(profile, fixed):
+    """{key field: value} of one key of an open SortedProfile: ``fixed``'s values, '-' (and '*'
+    for the surt) for the others; a QueryError for a field the file does not have or a value
+    that does not fit its criterion."""
+    return _values(profile, fixed, ())
+
+
 def _query(profile, fixed, group, under, level, top, by):
     path, fields_of = profile.path, profile.layout.fields
     values = _values(profile, fixed, group)
@@ -219,10 +278,10 @@ def _query(profile, fixed, group, under, level, top, by):
     if top:
         if not by:
             raise QueryError("--top needs --by FEATURE")
-        found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
+        found = heapq.nlargest(top, matches(), key=lambda kv: rank_value(kv[1], by))
     else:
         found = list(matches()) if by is None else sorted(
-            matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
+            matches(), key=lambda kv: rank_value(kv[1], by), reverse=True)
     note = None
     if not found and None in values.values() and values["surt"] is not None:
         policy = profile.policy()

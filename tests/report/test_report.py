@@ -76,13 +76,17 @@ def test_page_tables_match_the_profile(sample_profile, tmp_path):
     assert num(glance["bytes"]) == total["bytes"]
     assert num(glance["bytes after deduplication"]) == total["dedup_bytes"]
     assert glance["first capture"] == "1996-01-08 23:03:06"
+    # the sixth feature, as query derives it (dedup_bytes / urir), two decimals
+    assert glance[report.AVG] == "{:,.2f}".format(round(total["dedup_bytes"] / total["urir"], 2)) == "61,329.07"
 
     years = matching(lines, ["*", None, "-", "-"], is_year)
     rows = page.tables["table-captures-per-year"][1:]
     assert [r[0] for r in rows] == sorted(years)
-    for year, urim, urir, size in rows:
+    assert page.tables["table-captures-per-year"][0][-1] == report.AVG
+    for year, urim, urir, size, avg in rows:
         v = years[year]
         assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+        assert float(avg.replace(",", "")) == round(v["dedup_bytes"] / v["urir"], 2)
 
     mimes = {m: v for m, v in matching(lines, ["*", "-", None, "-"]).items() if not m.endswith("/*")}
     rows = page.tables["table-mime-by-bytes"][1:]
@@ -100,10 +104,11 @@ def test_page_tables_match_the_profile(sample_profile, tmp_path):
     rows = page.tables["table-hosts-by-urir"][1:]
     assert len(rows) == 10
     assert [num(r[3]) for r in rows] == sorted((v["urir"] for v in hosts.values()), reverse=True)[:10]
-    for name, surt, urim, urir, size in rows:
+    for name, surt, urim, urir, size, avg in rows:
         v = hosts[surt]
         assert name == report.host_name(surt)
         assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+        assert float(avg.replace(",", "")) == round(v["dedup_bytes"] / v["urir"], 2)
 
     dedup = dict((r[0], r[1]) for r in page.tables["table-dedup"][1:])
     assert num(dedup["saved by deduplication"]) == total["bytes"] - total["dedup_bytes"] == 13876996

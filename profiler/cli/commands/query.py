@@ -35,6 +35,13 @@ def add_arguments(p):
                    help="print only these features (%s; repeatable)" % ", ".join(FEATURE_NAMES))
     p.add_argument("--top", type=int, default=None, metavar="N", help="the N lines with the largest --by")
     p.add_argument("--by", default=None, metavar="FEATURE", help="rank by this feature, largest first")
+    p.add_argument("--from", dest="range_from", default=None, metavar="PERIOD",
+                   help="a datetime range from this period (YYYY, YYYYMM or YYYYMMDD; with --to, inclusive): "
+                        "exact features, and bounds for the others")
+    p.add_argument("--to", dest="range_to", default=None, metavar="PERIOD", help="a datetime range to this period")
+    from profiler.toolkit.ranges import prefix_levels
+    p.add_argument("--series", default=None, choices=[lv.name for lv in prefix_levels()],
+                   help="one line per period of this level (over the range, or over all time)")
 
 
 def run(args):
@@ -42,7 +49,7 @@ def run(args):
     from profiler.files.profilefile import unflatten
     from profiler.model.criteria import CRITERIA, LANG
     from profiler.toolkit.lookup import language_query
-    from profiler.toolkit.query import feature_name, feature_value, query
+    from profiler.toolkit.query import feature_name, query, selected
     from profiler.errors import UserError
 
     features = [feature_name(f) for f in args.feature]
@@ -55,16 +62,16 @@ def run(args):
     fixed.update((c.name, getattr(args, c.name)) for c in CRITERIA)
     if fixed[LANG.name] not in (None, "-"):
         fixed[LANG.name] = language_query(fixed[LANG.name])
-    found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by)
+    if args.range_from is not None or args.range_to is not None or args.series:
+        found, note = _over_time(args, fixed, group)
+    else:
+        found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by)
     out = sys.stdout.buffer
     for key, flat in found:
-        bounds = flat.get("bounds") or {}
         if features:
-            value = {f: feature_value(flat, f) for f in features}
-            if any(f in bounds for f in features):
-                value["bounds"] = {f: bounds[f] for f in features if f in bounds}
+            value = selected(flat, features)
         else:
-            value = unflatten(flat, bounds, flat.get("extras"))
+            value = unflatten(flat, flat.get("bounds") or {}, flat.get("extras"))
         out.write(key.encode("utf-8") + b" " + jsonnum.dumps(value) + b"\n")
     out.flush()
     if note:
@@ -72,3 +79,29 @@ def run(args):
             print("%s: %s" % (args.profile, note), file=sys.stderr)
         return 1
     return 0
+
+
+def _over_time(args, fixed, group):
+    """(key, flat) answers of a range (--from, --to) or a series (--series), and a note when
+    nothing is held."""
+    from profiler.toolkit import ranges
+    from profiler.toolkit.query import SortedProfile, key_values
+    rng = None
+    if args.range_from is not None or args.range_to is not None:
+        rng = ranges.parse_range(args.range_from, args.range_to)
+    if args.series:
+        if group or args.top or args.by:
+            raise ranges.RangeError("--series answers one key: it takes no --group, --under, --level, --top or --by")
+        with SortedProfile(args.profile) as profile:
+            values = key_values(profile, fixed)
+            found = ranges.series(ranges.Lines(profile, budget=float("inf")), values, args.series, rng)
+        return [(a.key, a.flat) for a in found], None if found else "no captures in that time"
+    if group:
+        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by)
+        return [(a.key, a.flat) for a in found], note or (None if found else "no captures in %s" % rng.text)
+    with SortedProfile(args.profile) as profile:
+        values = key_values(profile, fixed)
+        found = ranges.answer(ranges.Lines(profile, budget=float("inf")), values, rng)
+    if not found.flat["urim.total"]:
+        return [], "no captures in %s" % rng.text
+    return [(found.key, found.flat)], None
