@@ -120,8 +120,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
     preflight.check_libraries(runner)
     preflight.check_conf_paths(runner, conf_paths)
-    if cores is not None and cores < 1:
-        raise inputs_mod.InputError("--cores must be at least 1, not %d" % cores)
+    if cores is not None:
+        preflight.check_cores(cores)
     out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
     if not out_remote:
         _check_output(out_path)

@@ -93,9 +93,10 @@ class NightlyConfig:
         from profiler.formats.inputs import MIN_SPLIT_SIZE
         if self.split_size < MIN_SPLIT_SIZE:
             bad("split_size", "must be at least %d (1M)" % MIN_SPLIT_SIZE)
+        from profiler.runtime.preflight import MAX_CORES
         if self.cores is not None and (isinstance(self.cores, bool) or not isinstance(self.cores, int)
-                                       or self.cores < 1):
-            bad("cores", "must be a whole number >= 1")
+                                       or not 1 <= self.cores <= MAX_CORES):
+            bad("cores", "must be a whole number from 1 to %d" % MAX_CORES)
         for key in ("resolve_revisits", "report", "detect_language"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "must be true or false")

@@ -17,6 +17,10 @@ RUNNER_LIBRARIES = {
                  ("google.api_core", "google-api-core")],
 }
 
+#: the most processes a local run may be asked for (--cores, --num-cores): more only adds tasks
+#: that wait, and a number far past it kept a local run busy planning them
+MAX_CORES = 1024
+
 #: the command each cluster runner starts, and the option that names another one
 RUNNER_BINARIES = {"hadoop": ("hadoop", "--hadoop-bin"), "spark": ("spark-submit", "--spark-submit-bin")}
 
@@ -78,9 +82,17 @@ def check_job_args(make_job, args):
     except Exception as e:
         raise UserError("bad arguments after '--': %s" % _one_line(e))
     cores = getattr(job.options, "num_cores", None)
-    if cores is not None and cores < 1:
-        raise UserError("--num-cores must be at least 1, not %d" % cores)
+    if cores is not None:
+        check_cores(cores, "--num-cores")
     return job
+
+
+def check_cores(cores, option="--cores"):
+    """UserError for a number of processes below 1 or above MAX_CORES."""
+    if cores < 1:
+        raise UserError("%s must be at least 1, not %d" % (option, cores))
+    if cores > MAX_CORES:
+        raise UserError("%s must be at most %d, not %d" % (option, MAX_CORES, cores))
 
 
 def missing_binary(runner, error):

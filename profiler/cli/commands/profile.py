@@ -5,7 +5,8 @@ import os
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.job.progress import wanted
-from profiler.cli.arguments import positive_int
+from profiler.cli.arguments import cores
+from profiler.runtime.preflight import MAX_CORES
 
 NAME = "profile"
 HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
@@ -56,7 +57,8 @@ def add_arguments(p):
     p.add_argument("--split-size", type=split_size, default=DEFAULT_SPLIT_SIZE,
                    help="bytes of uncompressed input per map task (default 64M, at least 1M; the local runner "
                         "rounds the number of map tasks to a multiple of --cores)")
-    p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
+    p.add_argument("--cores", type=cores, default=None, help="processes for the local runner (1 to %d)"
+                   % MAX_CORES)
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
     p.add_argument("--format", default="cdxj", choices=["cdxj", "ukvs", "ukvs:surt,datetime"],
                    help="cdxj: an archive profile (default); ukvs: a MementoMap keyed by surt "
