@@ -8,6 +8,7 @@ import tempfile
 
 import orjson
 
+from profiler import jsonnum
 from profiler.accel import fast
 from profiler.errors import RunError
 from profiler.files import outfiles, output
@@ -91,9 +92,12 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio", progress=False, detect_language=False):
-    """Profile the inputs into out_path. Returns a summary dict. detect_language: HTML in
-    WARC/ARC inputs that declares no language gets the detected one (the detect extra).
+                warc_reader="warcio", progress=False, detect_language=False, input_names=None):
+    """Profile the inputs into out_path. Returns a dict: what was run, and its "summary" (the
+    figures of what was written: lines, bytes, the run's !meta, the '*' line's values; see
+    _run_job). detect_language: HTML in WARC/ARC inputs that declares no language gets the
+    detected one (the detect extra). input_names: {path: the name !meta gives it} ('-' for
+    the copy of standard input).
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
@@ -106,14 +110,14 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language)
+                            progress, detect_language, input_names)
     finally:
         forkserver.close_prestarted()
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False):
+                 detect_language=False, input_names=None):
     from jobs.profile_job import ProfileJob
 
     if runner not in RUNNERS:
@@ -141,7 +145,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
-        log.warning("skipping %s: %s", inputs_mod.display_name(item["path"]), item["reason"])
+        log.warning("skipping %s: %s", inputs_mod.display_name((input_names or {}).get(item["path"], item["path"])),
+                    item["reason"])
     workers = 1
     if runner == "local":
         workers = cores or os.cpu_count() or 1
@@ -171,10 +176,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         os.makedirs(signals)
         for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
             try:
-                n_lines, size, parts, counters = _run_job(
+                n_lines, size, parts, counters, summary = _run_job(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                    archive_uri, created, skipped_files, duplicates, detect_language)
+                    archive_uri, created, skipped_files, duplicates, detect_language, input_names)
                 break
             except JobFailed as e:
                 if pure or not bigsums.signalled(signals, e):
@@ -184,16 +189,17 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         if size is not None:
             log.debug("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
         return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
-                "counters": counters, "skipped_files": skipped_files}
+                "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
              manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-             archive_uri, created, skipped_files, duplicates, detect_language=False):
-    """One run of the job and the writing of its profile: (lines, size, parts, counters).
-    pure: the pure-Python kernels in every task (profiler.job.bigsums)."""
+             archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None):
+    """One run of the job and the writing of its profile: (lines, size, parts, counters, summary).
+    pure: the pure-Python kernels in every task (profiler.job.bigsums). summary: what was
+    written, counted as it was (lines, bytes, the run's !meta, the '*' line's values)."""
     task_env = {bigsums.ENV: signals}
     if pure:
         task_env[fast.PURE_ENV] = "1"
@@ -226,18 +232,31 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
             from profiler.model.detect import meta as detection_meta
             detection = detection_meta()
 
+        written = []
+
         def headers(meta):
-            return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                       resolve_revisits, created, duplicates, detection)
+            lines = output.header_lines(archive_uri, pol.to_dict(), shown(used), meta, shown_items(skipped_files),
+                                        resolve_revisits, created, shown_items(duplicates), detection)
+            written[:] = lines
+            return lines
+
+        def shown(paths):
+            return sorted(input_names.get(p, p) for p in paths) if input_names else paths
+
+        def shown_items(items):
+            return [dict(i, path=input_names.get(i["path"], i["path"])) for i in items] if input_names else items
         bar.writing()
         local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
-        n_lines = output.write_profile(local_out, readers, headers, local_parts)
-        size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
+        tally = output.Tally(b" ".join([b"*"] + [b"-"] * (len(output.keys_of(pol.to_dict())) - 1)))
+        n_lines = output.write_profile(local_out, readers, headers, local_parts, tally)
+        size = tally.bytes
         if out_remote:
             remote.publish(mr.fs, local_out, out_path)
         counters = mr.counters()
-    return n_lines, size, len(parts), counters
+    run_meta = next((jsonnum.loads(line[6:]) for line in written if line.startswith(b'!meta {"inputs"')), {})
+    summary = {"lines": tally.lines, "bytes": tally.bytes, "run": run_meta, "root": tally.root or {}}
+    return n_lines, size, len(parts), counters, summary
 
 
 @contextlib.contextmanager
