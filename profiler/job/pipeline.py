@@ -3,6 +3,7 @@
 import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 
@@ -133,7 +134,9 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         registry.require_detection()
     pol = load_policy(policy) if isinstance(policy, str) else policy
     detect_language = detect_language and uses_language(pol, "--detect-language")
-    preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+    job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+    if runner == "spark":
+        preflight.check_spark(job)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", inputs_mod.display_name(item["path"]),
@@ -219,8 +222,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
             user_error = preflight.missing_binary(runner, e)
             if user_error:
                 raise user_error
-            raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__)) \
-                from e
+            raise JobFailed("the %s job failed: %s" % (runner, failure_line(e))) from e
         out_uri = mr.get_output_dir()
         parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
         from mrjob.util import to_lines
@@ -257,6 +259,21 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     run_meta = next((jsonnum.loads(line[6:]) for line in written if line.startswith(b'!meta {"inputs"')), {})
     summary = {"lines": tally.lines, "bytes": tally.bytes, "run": run_meta, "root": tally.root or {}}
     return n_lines, size, len(parts), counters, summary
+
+
+#: mrjob's words for a command that failed (subprocess.CalledProcessError), the whole command line
+_FAILED_COMMAND = re.compile(r"Command '\[('[^']*'|\"[^\"]*\").*?\]' returned non-zero exit status (-?[0-9]+)\.?", re.S)
+#: the longest failure line printed
+FAILURE_LINE = 300
+
+
+def failure_line(error):
+    """A job's failure in one short line: a failed command by its program's name and exit
+    status (mrjob's message holds the whole command line, kilobytes of it)."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    text = _FAILED_COMMAND.sub(lambda m: "%s exited with status %s (its log is above)"
+                               % (os.path.basename(m.group(1)[1:-1]), m.group(2)), text)
+    return text if len(text) <= FAILURE_LINE else text[:FAILURE_LINE - 3] + "..."
 
 
 @contextlib.contextmanager
