@@ -12,3 +12,12 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError("must be a positive whole number, not %d" % value)
     return value
+
+
+def cores(text):
+    """A number of processes: a count of at least 1 and at most MAX_CORES."""
+    from profiler.runtime.preflight import MAX_CORES
+    value = positive_int(text)
+    if value > MAX_CORES:
+        raise argparse.ArgumentTypeError("must be at most %d, not %d" % (MAX_CORES, value))
+    return value

@@ -102,18 +102,6 @@ def _module(name):
     return importlib.import_module(name)
 
 
-def _inflating(opener):
-    """An opener whose files read the gzip-decompressed bytes of the file opener opens."""
-    import contextlib
-    import gzip
-
-    @contextlib.contextmanager
-    def open_inflated(path, mode="rb"):
-        with opener(path, mode) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as f:
-            yield f
-    return open_inflated
-
-
 def captures(split, opener=open):
     """Yield captures or skip-reason strs for one split (profiler.formats.inputs.plan_splits).
 
@@ -127,7 +115,7 @@ def captures(split, opener=open):
             options["languages"] = False
         if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
             yield "not_chunked"
-            yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], _inflating(opener), **options)
+            yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], opener, inflate=True, **options)
             return
         module = WARC_READERS[split["reader"]] if split.get("reader") else fmt.module
         yield from _module(module).iter_captures(split["path"], opener, **options)

@@ -39,8 +39,6 @@ DEFAULTS = {
     "file_mode": 0o644,
     "trust_folders": False,
 }
-#: processes of the local runner a config may ask for (more only spins: splits of a few bytes)
-MAX_CORES = 1024
 #: bytes of a config file read (a config is a few kilobytes)
 MAX_CONFIG_BYTES = 1 << 20
 _OCTAL_MODE = re.compile(r"\A0?[oO]?([0-7]{3,4})\Z")
@@ -114,6 +112,7 @@ class NightlyConfig:
         from profiler.formats.inputs import MIN_SPLIT_SIZE
         if self.split_size < MIN_SPLIT_SIZE:
             bad("split_size", "must be at least %d (1M)" % MIN_SPLIT_SIZE)
+        from profiler.runtime.preflight import MAX_CORES
         if self.cores is not None and (isinstance(self.cores, bool) or not isinstance(self.cores, int)
                                        or not 1 <= self.cores <= MAX_CORES):
             bad("cores", "must be a whole number from 1 to %d (processes of the local runner), or null "

@@ -29,7 +29,9 @@ _READ = 64 << 10
 def plan(input_args, manifests, runner, split_size, cores):
     """(infos, duplicates, splits) of a run, as profiler.run.profile makes them (local inputs)."""
     from profiler.run import profile as pipeline
-    from profiler.runtime import remote
+    from profiler.runtime import preflight, remote
+    if cores is not None:
+        preflight.check_cores(cores)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     if any(remote.is_remote(f) for f in files):
         raise UserError("--dry-run reads local inputs only")
