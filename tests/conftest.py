@@ -17,3 +17,35 @@ def _tmpdir_env(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp))
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_left_at_the_end():
+    """The whole run adopts the orphans of the processes it starts (helpers.processes); those
+    still running when it ends (a leak no test's own check caught) are ended, and named."""
+    from helpers import processes
+    adopted = processes.adopt_orphans()
+    yield
+    if not adopted:
+        return
+    left = processes.settle(processes.descendants(), 5)
+    if left:
+        names = [processes.describe(p) for p in sorted(left)]
+        processes.end(left)
+        pytest.fail("processes started by the tests were still running at the end (now ended):\n  %s"
+                    % "\n  ".join(names), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_by_the_test(_no_process_left_at_the_end):
+    """A test (with its function-scoped fixtures) stops every process it started: fake hadoop,
+    Spark, servers, tmux, task processes. One still running after it fails that test, and is
+    ended. Processes of module- and session-scoped fixtures were running before it: not its."""
+    from helpers import processes
+    before = processes.descendants()
+    yield
+    leaked = processes.settle(processes.descendants() - before, 10)
+    if leaked:
+        names = [processes.describe(p) for p in sorted(leaked)]
+        processes.end(leaked)
+        pytest.fail("the test left processes running (now ended):\n  %s" % "\n  ".join(names), pytrace=False)
