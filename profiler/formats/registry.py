@@ -9,7 +9,8 @@ import importlib
 import zlib
 from dataclasses import dataclass
 
-from profiler.errors import UserError, missing_extra
+from profiler import extras
+from profiler.errors import UserError
 from profiler.formats import cdx
 from profiler.io.readers import iter_lines
 
@@ -68,7 +69,7 @@ def choose_warc_reader(splits, name):
     try:
         import fastwarc.warc  # noqa: F401
     except ImportError:
-        raise missing_extra("--warc-reader fastwarc", "fastwarc", "fastwarc")
+        raise extras.missing("--warc-reader fastwarc", "fastwarc", "fastwarc")
     return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]
 
 
@@ -76,7 +77,7 @@ def require_detection():
     """A UserError when the detect extra (--detect-language) is not installed."""
     from profiler.model import detect
     if not detect.available():
-        raise missing_extra("--detect-language", "detect", "Resiliparse, pycld2")
+        raise extras.missing("--detect-language", "detect", "Resiliparse, pycld2")
 
 
 def detect_languages(splits):

@@ -12,7 +12,8 @@ import os
 import re
 
 from profiler import GENERATOR, jsonnum
-from profiler.errors import UserError, missing_extra
+from profiler import extras
+from profiler.errors import UserError
 from profiler.files import layout as layouts
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.profilefile import ProfileFormatError, iter_raw, load_value, read_header
@@ -444,7 +445,7 @@ def _needs_report_extra():
         import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as e:
-        raise missing_extra("the report command", "report", "Jinja2, matplotlib: %s" % e)
+        raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
 
 
 def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None):

@@ -1,4 +1,4 @@
-"""Install hints: one helper (profiler.errors.install_command) says how to add an extra to this
+"""Install hints: one helper (profiler.extras.install_command) says how to add an extra to this
 installation, a command that works (the package is not on a package index): from the folder,
 sdist, wheel or repository it was installed from, -e for an editable install."""
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from profiler import errors
+from profiler import extras
 
 from helpers.paths import ROOT
 
@@ -30,19 +30,19 @@ class FakeDist:
      "pip install 'archive-profiler[serve] @ git+https://example.org/ap.git'"),
 ])
 def test_the_command_for_each_kind_of_installation(monkeypatch, direct_url, expected):
-    monkeypatch.setattr(errors, "_checkout", lambda: None)
+    monkeypatch.setattr(extras, "_checkout", lambda: None)
     from importlib import metadata
     monkeypatch.setattr(metadata, "distributions", lambda name=None: [FakeDist(None), FakeDist(direct_url)])
-    assert errors.install_command("serve") == expected
+    assert extras.install_command("serve") == expected
 
 
 def test_without_a_known_source(monkeypatch):
     from importlib import metadata
     monkeypatch.setattr(metadata, "distributions", lambda name=None: [])
-    monkeypatch.setattr(errors, "_checkout", lambda: None)
-    assert errors.install_command("report") == "in an archive-profiler checkout, pip install '.[report]'"
-    monkeypatch.setattr(errors, "_checkout", lambda: ROOT)
-    assert errors.install_command("report") == "pip install '%s[report]'" % ROOT
+    monkeypatch.setattr(extras, "_checkout", lambda: None)
+    assert extras.install_command("report") == "in an archive-profiler checkout, pip install '.[report]'"
+    monkeypatch.setattr(extras, "_checkout", lambda: ROOT)
+    assert extras.install_command("report") == "pip install '%s[report]'" % ROOT
 
 
 def test_no_hint_names_the_package_index():
@@ -72,4 +72,4 @@ def test_every_missing_extra_says_the_same_command(tmp_path, blocked, argv, extr
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "needs the %s extra" % extra in r.stderr
-    assert r.stderr.rstrip().endswith(errors.install_command(extra)), r.stderr
+    assert r.stderr.rstrip().endswith(extras.install_command(extra)), r.stderr

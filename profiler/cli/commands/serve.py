@@ -22,11 +22,12 @@ def add_arguments(p):
 
 
 def run(args):
-    from profiler.errors import UserError, missing_extra
+    from profiler import extras
+    from profiler.errors import UserError
     try:
         import uvicorn  # noqa: F401
     except ImportError:
-        raise missing_extra("serve", "serve", "uvicorn, httptools, uvloop")
+        raise extras.missing("serve", "serve", "uvicorn, httptools, uvloop")
     if not 0 <= args.port <= 65535:
         raise UserError("--port must be 0 to 65535")
     if args.workers < 1:
