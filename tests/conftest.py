@@ -9,6 +9,21 @@ for path in (ROOT, os.path.dirname(os.path.abspath(__file__))):     # the projec
         sys.path.insert(0, path)
 
 
+def _slow_tests():
+    """The node ids (without parameters) tests/slow.txt lists."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow.txt"), encoding="utf-8") as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The tests slow.txt lists get the slow marker (before -m chooses)."""
+    slow = _slow_tests()
+    for item in items:
+        if item.nodeid.split("[", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _tmpdir_env(tmp_path, monkeypatch):
     """mrjob runs leave temp dirs in the system temp folder: keep them in the test's own."""
