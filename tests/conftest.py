@@ -36,14 +36,12 @@ def _tmpdir_env(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_process_left_at_the_end():
-    """The whole run adopts the orphans of the processes it starts (helpers.processes); those
-    still running when it ends (a leak no test's own check caught) are ended, and named."""
+    """Every process the run starts inherits a mark of the run (helpers.processes); those still
+    running when it ends (a leak no test's own check caught) are ended, and named."""
     from helpers import processes
-    adopted = processes.adopt_orphans()
+    processes.mark_this_run()
     yield
-    if not adopted:
-        return
-    left = processes.settle(processes.descendants(), 5)
+    left = processes.settle(processes.started_by_this_run(), 5)
     if left:
         names = [processes.describe(p) for p in sorted(left)]
         processes.end(left)
@@ -57,9 +55,9 @@ def _no_process_left_by_the_test(_no_process_left_at_the_end):
     Spark, servers, tmux, task processes. One still running after it fails that test, and is
     ended. Processes of module- and session-scoped fixtures were running before it: not its."""
     from helpers import processes
-    before = processes.descendants()
+    before = processes.pids()
     yield
-    leaked = processes.settle(processes.descendants() - before, 10)
+    leaked = processes.settle(processes.started_by_this_run(processes.pids() - before), 10)
     if leaked:
         names = [processes.describe(p) for p in sorted(leaked)]
         processes.end(leaked)

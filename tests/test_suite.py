@@ -1,6 +1,6 @@
 """The suite's own rules (tests/conftest.py): a daemon a test starts and does not stop is found,
-though it left its parent (the run adopts orphans), and ended; tests/slow.txt names tests that
-exist."""
+though it left its parent (it carries the run's mark), and ended; tests/slow.txt names tests
+that exist."""
 
 import ast
 import os
@@ -30,7 +30,7 @@ def test_slow_list_names_existing_tests():
 
 
 def test_an_orphaned_daemon_is_found_and_ended(tmp_path):
-    before = processes.descendants()
+    before = processes.pids()
     marker = "600.%06d" % (time.monotonic_ns() % 1000000)        # seconds: this test's sleep alone
     # a double fork into a session of its own: the daemon's parent exits at once
     subprocess.run(["bash", "-c", "setsid sleep %s >/dev/null 2>&1 < /dev/null &" % marker], check=True,
@@ -38,8 +38,9 @@ def test_an_orphaned_daemon_is_found_and_ended(tmp_path):
     deadline = time.monotonic() + 10
     found = set()
     while not found and time.monotonic() < deadline:
-        found = {p for p in processes.descendants() - before if marker in processes.describe(p)}
+        found = {p for p in processes.started_by_this_run(processes.pids() - before)
+                 if marker in processes.describe(p)}
         time.sleep(0.05)
-    assert len(found) == 1, "the orphaned daemon was not found among the run's descendants"
+    assert len(found) == 1, "the orphaned daemon was not found among the run's processes"
     processes.end(found)
     assert not processes.settle(found, 5)

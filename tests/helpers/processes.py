@@ -1,39 +1,44 @@
 """The processes a test run starts (fake hadoop, Spark's JVMs and workers, servers, tmux, task
-processes): found as the descendants of the pytest process, which adopts the orphans of its
-descendants (a child subreaper, Linux), so that a daemon a test started and did not stop is
-found, named and ended."""
+processes), found by a variable of this run's environment that every process it starts
+inherits (MARK), also a daemon that left its parent: so that one a test did not stop is found,
+named and ended."""
 
-import ctypes
 import os
 import signal
 import time
+import uuid
 
-#: prctl(2) option: orphaned descendants are reparented to this process instead of init
-PR_SET_CHILD_SUBREAPER = 36
+#: the variable whose value names this test run in the environment of every process it starts
+MARK = "ARCHIVE_PROFILER_TEST_RUN"
 
 
-def adopt_orphans():
-    """Make this process the subreaper of its descendants; False where the system cannot."""
+def mark_this_run():
+    """Set MARK for this process (and so for every process it starts); its value."""
+    os.environ[MARK] = os.environ.get(MARK) or uuid.uuid4().hex
+    return os.environ[MARK]
+
+
+def pids():
+    """{pid} of every process of this machine (that this user may see)."""
+    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+
+def _marked(pid, token):
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return ("%s=%s" % (MARK, token)).encode() in f.read().split(b"\0")
+    except OSError:
         return False
 
 
-def _children(pid):
-    out = []
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            continue
-    return out
+def started_by_this_run(candidates=None):
+    """{pid} of the running processes (among candidates) this run started, but itself."""
+    token = os.environ.get(MARK)
+    if not token:
+        return set()
+    me = os.getpid()
+    return {p for p in (pids() if candidates is None else candidates)
+            if p != me and _alive(p) and _marked(p, token)}
 
 
 def _alive(pid):
@@ -54,18 +59,6 @@ def describe(pid):
     except OSError:
         text = "?"
     return "%d %s" % (pid, text[:160])
-
-
-def descendants(root=None):
-    """{pid} of the running descendants of root (this process)."""
-    root = os.getpid() if root is None else root
-    found, todo = set(), [root]
-    while todo:
-        for child in _children(todo.pop()):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return {pid for pid in found if _alive(pid)}
 
 
 def settle(pids, seconds):
