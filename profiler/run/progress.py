@@ -86,6 +86,7 @@ class RunProgress:
         self.phase = MAP
         self.fraction = 0.0                 # of the phase
         self.span = None                    # (first, last) step a runner runs as one (Spark's 1-3)
+        self.cluster = None                 # a cluster runner's own percentages of its step
         self._bar = None
         self._stop = threading.Event()
         self._thread = None
@@ -163,6 +164,7 @@ class RunProgress:
         with self._lock:
             if self._bar is None:
                 return
+            self.cluster = "map %d%% reduce %d%%" % (map_pct, reduce_pct)
             if self.phase == MAP and map_pct < 100:
                 self.fraction = max(self.fraction, map_pct / 100.0)
             else:
@@ -197,7 +199,10 @@ class RunProgress:
         units = int(UNITS * done / sum(WEIGHTS))
         self._bar.n = max(self._bar.n, min(units, UNITS if label == "done" else UNITS - 6))   # 100 % when done
         elapsed = self._bar.format_dict["elapsed"] or 1e-9
-        self._bar.stats = "%s captures %s/s" % ("{:,}".format(self.captures), _short(self.captures / elapsed))
+        if self.captures or not self.cluster:
+            self._bar.stats = "%s captures %s/s" % ("{:,}".format(self.captures), _short(self.captures / elapsed))
+        else:                               # a cluster's tasks report nothing to this machine
+            self._bar.stats = self.cluster
         self._bar.set_description_str(label or self._label(), refresh=False)
         self._bar.refresh()
 
