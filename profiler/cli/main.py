@@ -13,6 +13,13 @@ from profiler.errors import RunError, Terminated, UserError
 PROG = "archive-profiler"
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line with a hint (not the usage block)."""
+
+    def error(self, message):
+        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, " ".join(message.split()), self.prog))
+
+
 def _commands(names=SUBCOMMANDS):
     return [importlib.import_module("profiler.cli.commands." + name) for name in names]
 
@@ -20,10 +27,11 @@ def _commands(names=SUBCOMMANDS):
 def build_parser(argv=None):
     """The parser of every subcommand; of only the one argv names first, when it names one (the
     command modules and what they import are a good part of a run's start)."""
-    parser = argparse.ArgumentParser(prog=PROG, description="Exact archive profiles (CDXJ) and "
+    parser = _Parser(prog=PROG, description="Exact archive profiles (CDXJ) and "
                                      "MementoMaps of web archive holdings, and the tools to use them.")
     parser.add_argument("--version", action="version", version="%s %s" % (PROG, __version__))
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.subcommands = sub.choices
     names = [argv[0]] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
     for module in _commands(names):
         p = sub.add_parser(module.NAME, help=module.HELP,
@@ -33,6 +41,16 @@ def build_parser(argv=None):
         p.add_argument("-v", "--verbose", action="store_true", help="also debug output")
         p.set_defaults(module=module)
     return parser
+
+
+def parse(parser, argv):
+    """The arguments of argv: a subcommand's options may come before, between or after its
+    positionals (argparse's intermixed parsing; the top-level parser only knows the command)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        args = parser.subcommands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
 
 
 def split_extra(argv):
@@ -49,7 +67,7 @@ def main(argv=None):
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not args.command:
         parser.print_help()
         return 2

@@ -9,6 +9,7 @@ import importlib
 import zlib
 from dataclasses import dataclass
 
+from profiler import extras
 from profiler.errors import UserError
 from profiler.formats import cdx
 from profiler.io.readers import iter_lines
@@ -68,7 +69,7 @@ def choose_warc_reader(splits, name):
     try:
         import fastwarc.warc  # noqa: F401
     except ImportError:
-        raise UserError("--warc-reader fastwarc needs fastwarc: pip install 'archive-profiler[fastwarc]'")
+        raise extras.missing("--warc-reader fastwarc", "fastwarc", "fastwarc")
     return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]
 
 
@@ -76,8 +77,7 @@ def require_detection():
     """A UserError when the detect extra (--detect-language) is not installed."""
     from profiler.model import detect
     if not detect.available():
-        raise UserError("--detect-language needs the detect extra (Resiliparse, pycld2): "
-                        "pip install 'archive-profiler[detect]'")
+        raise extras.missing("--detect-language", "detect", "Resiliparse, pycld2")
 
 
 def detect_languages(splits):

@@ -1,6 +1,6 @@
 """The optional fastwarc reader: WARC records -> the captures profiler.formats.warc gives, faster.
 
-``pip install 'archive-profiler[fastwarc]'`` and ``profile --warc-reader fastwarc``. fastwarc
+The fastwarc extra (``pip install '.[fastwarc]'`` in the checkout) and ``profile --warc-reader fastwarc``. fastwarc
 frames the records and reads WARC headers (several times faster than warcio); the
 HTTP head is parsed as warcio parses it, so captures and profile bytes are the same.
 ARC files, and WARCs fastwarc cannot open, are read with warcio. Known differences on

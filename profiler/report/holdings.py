@@ -12,6 +12,7 @@ import os
 import re
 
 from profiler import GENERATOR, jsonnum
+from profiler import extras
 from profiler.errors import UserError
 from profiler.files import layout as layouts
 from profiler.files.output import write_atomic, write_bytes_atomic
@@ -377,13 +378,27 @@ def header_rows(h):
     return rows
 
 
+def hosts_note(pol):
+    """Which hosts have a host line under the profile's policy (its !meta object), so which the
+    hosts charts can list."""
+    text = "Hosts are the profile's full-host lines ('cnn.com' is 'com,cnn)/*')"
+    if not isinstance(pol, dict):
+        return text + "."
+    depth = pol.get("host_depth") if isinstance(pol.get("host_depth"), int) else None
+    if pol.get("registered_domains"):
+        return text + (": the policy writes one for every host under a registered domain (by the Public Suffix "
+                       "List), whatever its number of labels%s." % (
+                           ", and for other hosts (IP addresses, unknown TLDs) of at most %d labels; those "
+                           "deeper are counted in their TLD but not listed here" % depth if depth else ""))
+    if depth:
+        return text + (": the policy writes them for hosts of at most %d labels, so deeper hosts are counted in "
+                       "their domain and TLD but not listed here." % depth)
+    return text + "."
+
+
 def build_sections(h, top=DEFAULT_TOP):
     """The report's sections, in page order."""
-    pol = meta(h).get("policy")
-    depth = pol.get("host_depth") if isinstance(pol, dict) else None
-    host_text = "Hosts are the profile's full-host lines ('cnn.com' is 'com,cnn)/*')"
-    host_text += (": the policy writes them for hosts of at most %d labels, so deeper hosts are counted "
-                  "in their domain and TLD but not listed here." % depth if depth else ".")
+    host_text = hosts_note(meta(h).get("policy"))
     total_missing = "" if h["total"] else _missing(_lines(h, "*"), h, "the whole-archive figures are not shown")
     return [
         Section("summary", "At a glance", table=(["", "value"], summary_rows(h)), missing=total_missing),
@@ -442,8 +457,7 @@ def _needs_report_extra():
         import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as e:
-        raise UserError("the report command needs the 'report' extra (%s): "
-                        "pip install 'archive-profiler[report]'" % e)
+        raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
 
 
 def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None):

@@ -16,6 +16,7 @@ import zlib
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from profiler import extras
 from profiler.formats import payload, warc, warc_fast
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
@@ -522,5 +523,5 @@ def test_detection_without_the_extra_is_a_one_line_error(tmp_path, missing):
                         "--detect-language"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]
-    assert "--detect-language needs the detect extra" in r.stderr and "archive-profiler[detect]" in r.stderr
+    assert "--detect-language needs the detect extra" in r.stderr and extras.install_command("detect") in r.stderr
     assert out.read_bytes() == b"an earlier profile\n"

@@ -235,3 +235,26 @@ def test_chart_labels_are_plain_text():
     assert svg.startswith("<svg role=\"img\" aria-labelledby=\"odd-title\"")
     assert "text/$x" in svg and "a&lt;b&gt;&amp;c" in svg and "MB" in svg
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _labels(surt_host):
+    return len(surt_host[:surt_host.index(")")].split(","))
+
+
+def test_hosts_note_agrees_with_the_chart(sample_profile, tmp_path):
+    """The hosts section says which hosts it can list, and its chart lists exactly those: with
+    registered domains every host under one (deeper than host_depth too); by label count, none
+    deeper than host_depth."""
+    h = report.read_holdings(sample_profile)
+    [section] = [s for s in report.build_sections(h, top=100000) if s.id == "hosts"]
+    listed = [row[1] for row in section.charts[0].rows]
+    assert max(_labels(k) for k in listed) > 3          # uk,co,bbc,news)/*: four labels, listed
+    assert "every host under a registered domain" in section.text and "at most 3 labels" in section.text
+    policy = tmp_path / "by-labels.yaml"
+    policy.write_text("name: by-labels\nhost_depth: 2\nregistered_domains: false\n"
+                      "levels: {datetime: [year]}\nemit: {root: {datetime: [any, year]}}\n")
+    h = report.read_holdings(make_profile(tmp_path, str(policy)))
+    [section] = [s for s in report.build_sections(h, top=100000) if s.id == "hosts"]
+    listed = [row[1] for row in section.charts[0].rows]
+    assert listed and max(_labels(k) for k in listed) == 2
+    assert "at most 2 labels, so deeper hosts" in section.text and "registered" not in section.text

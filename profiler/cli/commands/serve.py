@@ -7,7 +7,7 @@ DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D][&lang=CODE], /route?url=
                "and /health with JSON, from each archive's sorted UKVS map or CDXJ profile (its !id uri "
                "names the archive; NAME=FILE names it). Files are memory-mapped and searched, never loaded; "
                "a new version at the same path (a NAME-latest link moved by nightly) is picked up without "
-               "a restart. Needs the serve extra (pip install 'archive-profiler[serve]').")
+               "a restart. Needs the serve extra (uvicorn): in the checkout, pip install '.[serve]'.")
 
 
 def add_arguments(p):
@@ -22,11 +22,12 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler import extras
     from profiler.errors import UserError
     try:
         import uvicorn  # noqa: F401
     except ImportError:
-        raise UserError("serve needs uvicorn: pip install 'archive-profiler[serve]'")
+        raise extras.missing("serve", "serve", "uvicorn, httptools, uvloop")
     if not 0 <= args.port <= 65535:
         raise UserError("--port must be 0 to 65535")
     if args.workers < 1:
