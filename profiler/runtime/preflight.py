@@ -105,7 +105,6 @@ SPARK_MASTER = re.compile(
     r"|spark://[^\s,/]+:[0-9]+(?:,[^\s,/]+:[0-9]+)*/?|yarn|(?:k8s|mesos)://\S+)\Z")
 #: seconds to wait for a standalone master to take a connection
 SPARK_CONNECT_TIMEOUT = 10
-SPARK_HINT = "pip install 'archive-profiler[spark]' (from a checkout: pip install '.[spark]')"
 
 
 def check_spark(job):
@@ -114,7 +113,8 @@ def check_spark(job):
     refuses, or with a standalone master (spark://) that nothing listens at."""
     runner = make_runner(job)
     if not _importable("pyspark") and not runner._opts.get("spark_submit_bin") and not os.environ.get("SPARK_HOME"):
-        raise UserError("the spark runner needs pyspark: " + SPARK_HINT)
+        from profiler import extras
+        raise extras.missing("the spark runner", "spark", "pyspark")
     master = runner._spark_master()
     if not SPARK_MASTER.match(master):
         raise UserError("Spark refuses master %r: give local[N], spark://HOST:PORT, yarn, k8s://URL or mesos://URL "

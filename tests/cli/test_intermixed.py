@@ -51,10 +51,14 @@ def _commands(folder, profile, other, umap):
 
 
 def test_every_subcommand_is_in_the_table(files):
-    assert sorted(list(_commands(*files)) + ["serve"]) == sorted(SUBCOMMANDS)
+    assert sorted(list(_commands(*files)) + sorted(SERVERS)) == sorted(SUBCOMMANDS)
 
 
-@pytest.mark.parametrize("command", sorted(set(SUBCOMMANDS) - {"serve"}))
+#: the commands that run until stopped: only their parse is tried
+SERVERS = {"serve", "explore"}
+
+
+@pytest.mark.parametrize("command", sorted(set(SUBCOMMANDS) - SERVERS))
 def test_options_after_positionals(files, command, capsys):
     args = _commands(*files)[command]
     code = cli.main([command] + args)
@@ -69,6 +73,13 @@ def test_serve_parses_options_after_its_files(files):
     parser = cli.build_parser(["serve"])
     args = cli.parse(parser, ["serve", "A=" + profile, "--port", "0", "B=" + other, "--workers", "1"])
     assert args.files == ["A=" + profile, "B=" + other] and args.port == 0 and args.workers == 1
+
+
+def test_explore_parses_options_after_its_files(files):
+    _, profile, other, _ = files
+    parser = cli.build_parser(["explore"])
+    args = cli.parse(parser, ["explore", profile, "--port", "0", other, "--host", "::1"])
+    assert args.files == [profile, other] and args.port == 0 and args.host == "::1"
 
 
 def test_positionals_in_any_order_with_options():

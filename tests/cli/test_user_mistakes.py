@@ -162,7 +162,7 @@ def test_the_spark_runner_without_pyspark(tmp_path):
     for path in (os.environ["PATH"], os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]):
         env.update(PYTHONPATH=os.pathsep.join([str(hide), ROOT]), PATH=path)
         r, out = profile(tmp_path, "-r", "spark", env=env)
-        assert_one_line_error(r, "needs pyspark", "pip install '.[spark]'")
+        assert_one_line_error(r, "needs the spark extra (pyspark)", "pip install")
         assert len(r.stderr) < 1000 and not out.exists()
 
 
