@@ -35,6 +35,7 @@ NOT_RUN = [
     (r"^30 2 \* \* \* ", "cron: a crontab line", False),
     (r"^(cp conf/systemd/|systemctl )", "systemd: installs units on this machine", False),
     (r"^archive-profiler serve ", "serves until stopped (tests/serve/test_serve.py runs the server)", False),
+    (r"^archive-profiler explore ", "serves until stopped (tests/explore/ runs the explorer, in a browser too)", False),
     (r"^curl ", "asks a running serve", False),
     (r"scripts/(bench|compare_|eval_)", "a benchmark or a measurement: minutes of CPU (its figures are in "
      "the docs)", False),
