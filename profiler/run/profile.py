@@ -151,8 +151,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
-        raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
-                                    "or ACHE crawl output" % len(files))
+        raise inputs_mod.InputError("none of the %d input file(s) is %s" % (len(files), registry.listing()))
     splits = registry.choose_warc_reader(splits, warc_reader)
     if detect_language:
         splits = registry.detect_languages(splits)
@@ -301,7 +300,7 @@ def balanced_split_size(infos, split_size, cores):
     multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
     leave one core idle while the last runs)."""
     total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
-                and not registry.FORMATS[i["format"]].whole_file and not remote.is_remote(i["path"]))
+                and registry.FORMATS[i["format"]].lines and not remote.is_remote(i["path"]))
     if cores <= 1 or total <= split_size:
         return split_size
     n = max(cores, int(round(total / split_size / cores)) * cores)

@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""What a criterion costs: the readers' captures, and whole runs with the compiled and the Python kernels.
+
+    python scripts/bench_criteria.py [--lines 200000] [--repeat 3] [--checkout DIR]
+        [--policy FILE ...] [--plugins MODULE,...] [--runner local] [--readers-only]
+
+On a generated CDX (profiler.testing.synthetic, cached in --workdir) it prints, per policy:
+the CPU of ``archive-profiler profile -r RUNNER --cores 2`` summed over every process, with the
+compiled kernels and with ARCHIVE_PROFILER_PURE_PYTHON=1 (the least of --repeat runs), which code
+each run's step 1 used, and the seconds the CDX reader takes to turn the lines into captures in
+this process. --checkout runs another checkout's package (its extension built in place), so two
+versions compare on one input; --plugins names modules the runs load (ARCHIVE_PROFILER_PLUGINS),
+for a policy of a criterion they register.
+"""
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def generated(workdir, lines, checkout):
+    os.makedirs(workdir, exist_ok=True)
+    path = os.path.join(workdir, "criteria-%d.cdx" % lines)
+    if not os.path.exists(path):
+        subprocess.check_call([sys.executable, "-c", "import sys; from profiler.testing import synthetic; "
+                               "synthetic.write_cdx(sys.argv[1], int(sys.argv[2]), 1)", path + ".partial",
+                               str(lines)], env=environment(checkout))
+        os.replace(path + ".partial", path)
+    return path
+
+
+def environment(checkout, pure=False, plugins=None):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p))
+    env.pop("ARCHIVE_PROFILER_PURE_PYTHON", None)
+    if pure:
+        env["ARCHIVE_PROFILER_PURE_PYTHON"] = "1"
+    if plugins:
+        env["ARCHIVE_PROFILER_PLUGINS"] = plugins
+    return env
+
+
+def run(path, policy, checkout, pure, plugins, runner, folder):
+    out = os.path.join(folder, "out.cdxj")
+    cmd = [sys.executable, "-m", "profiler.cli", "profile", path, "-o", out, "-r", runner, "--cores", "2", "-v"]
+    if policy:
+        cmd += ["--policy", policy]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, env=dict(environment(checkout, pure, plugins), TMPDIR=folder), cwd=folder,
+                          capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit("profile failed:\n" + done.stderr[-2000:])
+    kinds = sorted(set(re.findall(r"step-1 reducers \(([a-zA-Z ]+)\)", done.stderr)))
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    with open(out, "rb") as f:
+        data = f.read()
+    os.remove(out)
+    return cpu, "/".join(kinds) or "?", data
+
+
+def readers(path, checkout, repeat):
+    code = ("import sys, time; from profiler.formats import cdx\n"
+            "lines = open(sys.argv[1], 'rb').read().split(b'\\n')[:-1]\n"
+            "parse = cdx.make_parser('N b a m s k r M S V g'); best = None\n"
+            "for _ in range(int(sys.argv[2])):\n"
+            "    t = time.process_time(); n = sum(1 for c in map(parse, lines) if c.__class__ is not str)\n"
+            "    best = min(best or 1e9, time.process_time() - t)\n"
+            "print(best, n)")
+    out = subprocess.check_output([sys.executable, "-c", code, path, str(repeat)], env=environment(checkout))
+    seconds, n = out.split()
+    return float(seconds), int(n)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=200000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--checkout", default=REPO, help="the package to run (default: this checkout)")
+    parser.add_argument("--policy", action="append", help="policy files or names (default: the default policy)")
+    parser.add_argument("--plugins", help="modules to load in every process (ARCHIVE_PROFILER_PLUGINS)")
+    parser.add_argument("--runner", default="local")
+    parser.add_argument("--readers-only", action="store_true")
+    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
+    args = parser.parse_args(argv)
+    checkout = os.path.abspath(args.checkout)
+    path = generated(args.workdir, args.lines, checkout)
+    seconds, n = readers(path, checkout, args.repeat)
+    print("checkout %s, %d lines, load %.1f" % (checkout, args.lines, os.getloadavg()[0]))
+    print("CDX reader: %d captures in %.3f CPU-s (%.2f us a capture)" % (n, seconds, seconds / n * 1e6))
+    if args.readers_only:
+        return 0
+    for policy in args.policy or [None]:
+        outputs = {}
+        for pure in (False, True):
+            best, kind = None, "?"
+            with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
+                for _ in range(args.repeat):
+                    cpu, kind, data = run(path, policy, checkout, pure, args.plugins, args.runner, folder)
+                    best = cpu if best is None else min(best, cpu)
+            outputs[pure] = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"!meta"))
+            print("%-28s %-22s %6.2f CPU-s  (step 1: %s)" % (os.path.basename(policy or "default"),
+                                                            "ARCHIVE_PROFILER_PURE_PYTHON=1" if pure else "compiled",
+                                                            best, kind))
+        if outputs[False] != outputs[True]:
+            print("  the two profiles differ!")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
