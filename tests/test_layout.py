@@ -25,7 +25,7 @@ ORDER = (
     ("testing",),
 )
 RANK = {package: rank for rank, row in enumerate(ORDER) for package in row}
-TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract"}
+TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract", "profiler.plugins"}
 
 
 def modules():

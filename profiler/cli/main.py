@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 
-from profiler import __version__
+from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import RunError, Terminated, UserError
 
@@ -48,6 +48,11 @@ def main(argv=None):
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
+    try:
+        plugins.load()                    # before the options: a plugin's criterion has its own
+    except UserError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not args.command:

@@ -17,7 +17,7 @@ from profiler.io.names import display_name
 from profiler.run.progress import RunProgress
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
@@ -198,6 +198,8 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     task_env = {bigsums.ENV: signals}
     if pure:
         task_env[fast.PURE_ENV] = "1"
+    if plugins.names():                 # the client's plugins, in every task (profiler.plugins)
+        task_env[contract.PLUGINS_ENV] = ",".join(plugins.names())
     bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
                       os.path.join(work, "progress"), runner, enabled=progress)
     task_env.update(bar.env())
