@@ -2,15 +2,15 @@
 """What a criterion costs: the readers' captures, and whole runs with the compiled and the Python kernels.
 
     python scripts/bench_criteria.py [--lines 200000] [--repeat 3] [--checkout DIR]
-        [--policy FILE ...] [--plugins MODULE,...] [--runner local] [--readers-only]
+        [--policy FILE ...] [--plugins MODULE,... [--plugin-path DIR]] [--runner local] [--map-side-only]
 
 On a generated CDX (profiler.testing.synthetic, cached in --workdir) it prints, per policy:
 the CPU of ``archive-profiler profile -r RUNNER --cores 2`` summed over every process, with the
 compiled kernels and with ARCHIVE_PROFILER_PURE_PYTHON=1 (the least of --repeat runs), which code
-each run's step 1 used, and the seconds the CDX reader takes to turn the lines into captures in
-this process. --checkout runs another checkout's package (its extension built in place), so two
+each run's step 1 used, and the CPU of the Python map side over the whole file in one process
+(profiler.job.mapside.map_split with the Python kernels: the CDX reader's captures, aggregated). --checkout runs another checkout's package (its extension built in place), so two
 versions compare on one input; --plugins names modules the runs load (ARCHIVE_PROFILER_PLUGINS),
-for a policy of a criterion they register.
+for a policy of a criterion they register, found in --plugin-path (e.g. tests: helpers.throwaway).
 """
 
 import argparse
@@ -36,8 +36,9 @@ def generated(workdir, lines, checkout):
     return path
 
 
-def environment(checkout, pure=False, plugins=None):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p))
+def environment(checkout, pure=False, plugins=None, plugin_path=None):
+    path = (checkout, plugin_path if plugins else None, os.environ.get("PYTHONPATH"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
     env.pop("ARCHIVE_PROFILER_PURE_PYTHON", None)
     if pure:
         env["ARCHIVE_PROFILER_PURE_PYTHON"] = "1"
@@ -46,13 +47,13 @@ def environment(checkout, pure=False, plugins=None):
     return env
 
 
-def run(path, policy, checkout, pure, plugins, runner, folder):
+def run(path, policy, checkout, pure, plugins, plugin_path, runner, folder):
     out = os.path.join(folder, "out.cdxj")
     cmd = [sys.executable, "-m", "profiler.cli", "profile", path, "-o", out, "-r", runner, "--cores", "2", "-v"]
     if policy:
         cmd += ["--policy", policy]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, env=dict(environment(checkout, pure, plugins), TMPDIR=folder), cwd=folder,
+    done = subprocess.run(cmd, env=dict(environment(checkout, pure, plugins, plugin_path), TMPDIR=folder), cwd=folder,
                           capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
@@ -65,14 +66,18 @@ def run(path, policy, checkout, pure, plugins, runner, folder):
     return cpu, "/".join(kinds) or "?", data
 
 
-def readers(path, checkout, repeat):
-    code = ("import sys, time; from profiler.formats import cdx\n"
-            "lines = open(sys.argv[1], 'rb').read().split(b'\\n')[:-1]\n"
-            "parse = cdx.make_parser('N b a m s k r M S V g'); best = None\n"
+def map_side(path, checkout, repeat):
+    code = ("import sys, time, orjson\n"
+            "from profiler.job.kernels import Kernels\n"
+            "from profiler.job.mapside import map_split\n"
+            "from profiler.model.policy import load\n"
+            "policy = load('default'); kernels = Kernels(policy, pure=True); best = None\n"
+            "split = orjson.dumps({'path': sys.argv[1], 'format': 'cdx', 'fields': 'N b a m s k r M S V g'})\n"
             "for _ in range(int(sys.argv[2])):\n"
-            "    t = time.process_time(); n = sum(1 for c in map(parse, lines) if c.__class__ is not str)\n"
+            "    t = time.process_time()\n"
+            "    for record in map_split(split, policy, kernels): pass\n"
             "    best = min(best or 1e9, time.process_time() - t)\n"
-            "print(best, n)")
+            "print(best, record[1]['captures'])")
     out = subprocess.check_output([sys.executable, "-c", code, path, str(repeat)], env=environment(checkout))
     seconds, n = out.split()
     return float(seconds), int(n)
@@ -85,16 +90,17 @@ def main(argv=None):
     parser.add_argument("--checkout", default=REPO, help="the package to run (default: this checkout)")
     parser.add_argument("--policy", action="append", help="policy files or names (default: the default policy)")
     parser.add_argument("--plugins", help="modules to load in every process (ARCHIVE_PROFILER_PLUGINS)")
+    parser.add_argument("--plugin-path", default=os.path.join(REPO, "tests"), help="where they are (default tests/)")
     parser.add_argument("--runner", default="local")
-    parser.add_argument("--readers-only", action="store_true")
+    parser.add_argument("--map-side-only", action="store_true")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
     args = parser.parse_args(argv)
     checkout = os.path.abspath(args.checkout)
     path = generated(args.workdir, args.lines, checkout)
-    seconds, n = readers(path, checkout, args.repeat)
+    seconds, n = map_side(path, checkout, args.repeat)
     print("checkout %s, %d lines, load %.1f" % (checkout, args.lines, os.getloadavg()[0]))
-    print("CDX reader: %d captures in %.3f CPU-s (%.2f us a capture)" % (n, seconds, seconds / n * 1e6))
-    if args.readers_only:
+    print("Python map side: %d captures in %.3f CPU-s (%.2f us a capture)" % (n, seconds, seconds / n * 1e6))
+    if args.map_side_only:
         return 0
     for policy in args.policy or [None]:
         outputs = {}
@@ -102,7 +108,8 @@ def main(argv=None):
             best, kind = None, "?"
             with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
                 for _ in range(args.repeat):
-                    cpu, kind, data = run(path, policy, checkout, pure, args.plugins, args.runner, folder)
+                    cpu, kind, data = run(path, policy, checkout, pure, args.plugins, args.plugin_path, args.runner,
+                                          folder)
                     best = cpu if best is None else min(best, cpu)
             outputs[pure] = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"!meta"))
             print("%-28s %-22s %6.2f CPU-s  (step 1: %s)" % (os.path.basename(policy or "default"),

@@ -26,13 +26,18 @@ def build_parser(argv=None):
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = [argv[0]] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
     for module in _commands(names):
-        p = sub.add_parser(module.NAME, help=module.HELP,
-                           description=getattr(module, "DESCRIPTION", module.HELP))
+        p = sub.add_parser(module.NAME, help=_text(module.HELP),
+                           description=_text(getattr(module, "DESCRIPTION", module.HELP)))
         module.add_arguments(p)
         p.add_argument("-q", "--quiet", action="store_true", help="only errors")
         p.add_argument("-v", "--verbose", action="store_true", help="also debug output")
         p.set_defaults(module=module)
     return parser
+
+
+def _text(text):
+    """A help text, or a function giving it (one that reads a registry when the parser is built)."""
+    return text() if callable(text) else text
 
 
 def split_extra(argv):

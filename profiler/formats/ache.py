@@ -116,7 +116,7 @@ def parse(line):
     if key is None:
         return "bad_url"
     digest = base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
-    return capture.Capture(urlkey=key, timestamp=ts, mime=_content_type(page), digest=digest, length=len(line))
+    return capture.new(urlkey=key, timestamp=ts, mime=_content_type(page), digest=digest, length=len(line))
 
 
 def iter_captures(path, opener=open):

@@ -81,7 +81,7 @@ def make_parser(letters):
     i_mime, i_status, i_digest = pos.get("m"), pos.get("s"), pos.get("k")
     i_len = pos.get("S", pos.get("n"))
     dash = b"-"
-    new = capture.Capture
+    new = capture.new
 
     def parse(line):
         f = line.split()

@@ -57,10 +57,10 @@ def parse(line):
         if value is not None:
             lang = primary_language(value)
             break
-    return capture.Capture(urlkey=key, timestamp=ts, mime=mime,
-                           status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
-                           digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
-                           length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime,
+                       status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
+                       digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
+                       length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
 
 
 def captures_of_lines(lines, split=None):

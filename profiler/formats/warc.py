@@ -151,8 +151,8 @@ def capture_of(record, it, detect=None, languages=True):
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
-    return capture.Capture(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
-                           length=length, revisit=rec_type == "revisit", lang=lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
+                       length=length, revisit=rec_type == "revisit", lang=lang)
 
 
 #: media types whose payload may declare its language in HTML

@@ -149,9 +149,9 @@ def capture_of(record, head_length=None, detect=None, languages=True):
     if key is None:
         return "bad_url"
     length = head_length + content_length if head_length is not None else None
-    return capture.Capture(urlkey=key, timestamp=ts, mime=mime, status=status,
-                           digest=normalise.digest(warc._text(digest)), length=length,
-                           revisit=rec_type == "revisit", lang=lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status,
+                       digest=normalise.digest(warc._text(digest)), length=length,
+                       revisit=rec_type == "revisit", lang=lang)
 
 
 def _member_starts_record(raw, pos):

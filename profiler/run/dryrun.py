@@ -269,7 +269,7 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     print("  captures  about %s" % _round(e["captures"]), file=out)
     low, mid, high = e["lines"]
     print("  profile   about %s lines, %s (at least %s lines, at most %s)" % (
-        _round(mid), _mb(e["size"][1]), "{:,}".format(int(low)), _round(high)), file=out)
+        _round(mid), _mb(e["size"][1]), "{:,}".format(int(low)), _round(max(high, low), up=True)), file=out)
     cpu = e["cpu_seconds"]
     on = ", which the local runner spreads over %d cores" % workers if workers > 1 else ""
     print("  time      about %s of CPU as the sample ran (inline runner)%s, besides the runner's start"
@@ -281,11 +281,14 @@ def _mb(n):
     return "%.1f MB" % (n / 1e6)
 
 
-def _round(x):
-    """Two significant digits, with thousands separators."""
+def _round(x, up=False):
+    """Two significant digits, with thousands separators; up: rounded up (an upper bound)."""
     if x < 100:
-        return "%d" % round(x)
+        return "%d" % (math.ceil(x) if up else round(x))
     digits = int(math.floor(math.log10(x))) - 1
+    if up:
+        step = 10 ** digits
+        return "{:,}".format(int(math.ceil(x / step) * step))
     return "{:,}".format(int(round(x, -digits)))
 
 

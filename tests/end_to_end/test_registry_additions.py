@@ -138,6 +138,20 @@ def test_profile_cut_into_byte_ranges(made, profiles):
     assert summary["splits"] > 10 and data_lines(out) == data_lines(profiles["ab"])
 
 
+def test_dry_run_samples_the_format_as_lines(made, capfd):
+    """The dry run samples a line format's lines (the registry says which are), not the whole file."""
+    big = made["folder"] / "big.txt"
+    lines, caps = url_lines(30000, 9)
+    big.write_text("\n".join(lines) + "\n")
+    assert run("profile", big, "--dry-run", "--policy", made["policy"]) == 0
+    out = capfd.readouterr().out
+    assert "  urllist  " in out
+    low, high = (int(n.replace(",", "")) for n in re.search(r"at least ([0-9,]+) lines, at most ([0-9,]+)", out).groups())
+    assert low <= high
+    captures = int(re.search(r"captures  about ([0-9,]+)", out).group(1).replace(",", ""))
+    assert len(caps) / 2 < captures < len(caps) * 2
+
+
 def test_local_tasks_run_the_compiled_reduce_side_over_the_python_map_side(made, capsys):
     """The compiled kernels do not parse the format nor find the criterion's values; its values
     come from the Python reader and the compiled reduce side expands them."""

@@ -16,3 +16,17 @@ def shared_data(*parts):
             pytest.fail("shared corpus missing in CI: %s" % path)
         pytest.skip("shared corpus not found at %s" % path)
     return path
+
+
+SHARED_SPEC = os.path.join(os.path.dirname(ROOT), "shared", "spec")
+
+
+def shared_spec(*parts):
+    """Path in ../shared/spec (the output contract's master copy); as shared_data, a missing
+    folder fails under CI=true and skips elsewhere."""
+    path = os.path.join(SHARED_SPEC, *parts)
+    if not os.path.exists(path):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("shared spec missing in CI: %s" % path)
+        pytest.skip("shared spec not found at %s" % path)
+    return path

@@ -54,7 +54,7 @@ def parse(line):
     key = urlkey(None, fields[1])
     if key is None:
         return "bad_url"
-    return capture.Capture(urlkey=key, timestamp=ts, scheme=scheme_of(fields[1]))
+    return capture.new(urlkey=key, timestamp=ts, scheme=scheme_of(fields[1]))
 
 
 def captures_of_lines(lines, split=None):
