@@ -6,10 +6,10 @@ imports each once per process and calls its ``register()``, which adds what it b
 profiler.model.capture.add_field, profiler.model.criteria.register and
 profiler.formats.registry.register. The console script loads them before it builds its options
 (profiler.cli.main), a task before it reads the job's policy (profiler.runtime.task, the job
-script, the Spark program), so the client and every task see the same criteria and formats: a
-task is another process, started from the client's environment by the inline, local and Spark
-(local master) runners. A plugin module must be importable where tasks run (the client's import
-path on this machine; on a cluster, installed on the nodes, with the variable passed on).
+script, the Spark program), so the client and every task see the same criteria and formats: the
+client passes the variable on to its tasks (profiler.run.profile). A plugin module must be
+importable where tasks run: the inline and local runners' tasks have the client's import path;
+Spark's workers and a cluster's nodes need it installed.
 """
 
 import importlib

@@ -10,19 +10,17 @@ import pytest
 from profiler import contract, plugins
 from profiler.errors import UserError
 from profiler.formats import registry
-from profiler.model import capture, criteria
+from profiler.model import criteria
 
 from helpers.paths import ROOT
+from helpers.registries import keep
 
 TESTS = os.path.join(ROOT, "tests")
 
 
 @pytest.fixture
 def fresh(monkeypatch):
-    monkeypatch.setattr(capture, "Capture", capture.Capture)
-    monkeypatch.setattr(criteria, "CRITERIA", criteria.CRITERIA)
-    monkeypatch.setattr(registry, "FORMATS", registry.FORMATS)
-    monkeypatch.setattr(plugins, "_loaded", [])
+    keep(monkeypatch)
 
 
 def test_names_and_loading_once(fresh):

@@ -49,27 +49,30 @@ def parse(raw):
         return "bad_json"
     if not isinstance(record, dict):
         return "bad_json"
-    new = capture.Capture
-    fields = new._fields
+    fields, defaults = capture.Capture._fields, capture.Capture._field_defaults
     if any(name not in fields for name in record):
         return "unknown_field"
     if any(name not in record for name in capture.REQUIRED):
         return "bad_field"
-    defaults = new._field_defaults
     for name, value in record.items():
         if not _valid(name, value, defaults.get(name, "")):
             return "bad_field"
-    return new(**record)
+    return capture.new(**record)
 
 
-#: the fields a reader normalises, and how: a value is valid when it is its own normal form
+#: the fields a reader normalises, and how: a value is valid when it is its own normal form (a
+#: urlkey never starts a special line: readers escape '!' and '@')
 _NORMAL = {
-    "urlkey": lambda v: None if v.startswith(("!", "@")) else normalise.key_field(v.encode("utf-8", "surrogateescape")),
+    "urlkey": lambda v: None if v.startswith(("!", "@")) else _key_field(v),
     "timestamp": lambda v: normalise.timestamp(v.encode("ascii", "replace")),
     "mime": lambda v: normalise.mime(v.encode("utf-8", "surrogateescape")),
     "status": lambda v: normalise.status(v.encode("ascii", "replace")),
     "digest": lambda v: normalise.digest(v.encode("utf-8", "surrogateescape")),
 }
+
+
+def _key_field(value):
+    return normalise.key_field(value.encode("utf-8", "surrogateescape"))
 
 
 def _valid(name, value, default):
@@ -86,7 +89,7 @@ def _valid(name, value, default):
     if normal is not None:
         if normal(value) != value:
             return False
-    elif normalise.key_field(value.encode("utf-8", "surrogateescape")) != value:
+    elif _key_field(value) != value:
         return False
     patterns = criteria.FIELD_PATTERNS
     return all(patterns[c.name].match(level.field(value).encode("utf-8", "surrogateescape"))

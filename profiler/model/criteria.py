@@ -74,7 +74,7 @@ class Criterion:
     revisit: Optional[str] = None          # a revisit's value when its original is not found;
                                            # None: a revisit keeps its own value (its time)
     optional: bool = False                 # in the key only when the policy uses it
-    example: str = ""                      # what a person gives for it (options' help); '' describe's
+    example: str = ""                      # what a person gives for it, for options' help ('': describe)
     asked: Optional[Callable[[str], str]] = None   # a value a person gives -> its field (ValueError
                                            # when it is none); None: the field as given
 
@@ -184,7 +184,6 @@ CORE = tuple(c for c in CRITERIA if not c.optional)
 
 for _c in CRITERIA:
     assert _c.source in capture.Capture._fields, _c
-
 
 
 def derived(compute):

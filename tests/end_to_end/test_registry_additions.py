@@ -27,12 +27,13 @@ from profiler import contract, plugins
 from profiler.accel import fast
 from profiler.cli import main as cli
 from profiler.files.validate import validate
-from profiler.formats import inputs, registry
+from profiler.formats import inputs
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, criteria
 from profiler.testing import synthetic
 
 from helpers import throwaway
+from helpers.registries import keep
 from helpers.nightly_archive import check_within_bounds
 from helpers.oracle import profile as oracle_profile, read_profile, resolve_revisits
 
@@ -46,10 +47,7 @@ def added():
     """The registries with the plugin's criterion and format, for this module's tests; the
     environment names the plugin for every process a command starts."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(capture, "Capture", capture.Capture)
-        mp.setattr(criteria, "CRITERIA", criteria.CRITERIA)
-        mp.setattr(registry, "FORMATS", registry.FORMATS)
-        mp.setattr(plugins, "_loaded", [])
+        keep(mp)
         mp.setenv(contract.PLUGINS_ENV, "helpers.throwaway")
         mp.setenv("PYTHONPATH", os.pathsep.join([TESTS, ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
         assert plugins.load() == ["helpers.throwaway"]

@@ -6,13 +6,13 @@ import pytest
 
 from profiler.accel import fast
 from profiler.job.kernels import Kernels, finds_values, supports
-from profiler.formats import registry
 from profiler.model import capture, criteria
 from profiler.model.criteria import IDENTITY, PREFIX, Criterion, Level
 from profiler.model.policy import Policy
 from profiler.run.profile import run_profile
 
 from helpers import throwaway
+from helpers.registries import keep
 from helpers.oracle import profile as oracle_profile, read_profile, resolve_revisits
 
 MODULE = fast.load()
@@ -29,9 +29,7 @@ def added(name, levels):
 @pytest.fixture
 def registries(monkeypatch):
     """The registries as they are, restored after the test."""
-    monkeypatch.setattr(capture, "Capture", capture.Capture)
-    monkeypatch.setattr(criteria, "CRITERIA", criteria.CRITERIA)
-    monkeypatch.setattr(registry, "FORMATS", registry.FORMATS)
+    keep(monkeypatch)
 
 
 def policy_of(levels, emit="all"):

@@ -11,6 +11,7 @@ from profiler.job.cells import CellKeys
 from profiler.model import capture
 from profiler.model.capture import Capture
 
+from helpers import registries
 from helpers.policies import by_period
 
 
@@ -63,7 +64,7 @@ def test_a_field_a_reader_does_not_give_takes_its_default():
 def test_a_new_field_reaches_the_readers_and_the_map_side_by_name(monkeypatch):
     """add_field gives readers made after it captures with the field at its default, which the
     cells read by name: fields before it keep their names and values."""
-    monkeypatch.setattr(capture, "Capture", capture.Capture)
+    registries.keep(monkeypatch)
     line = b"com,example)/ 20130101000000 http://example.com/ text/html 200 ABC - - 100 0 a.warc.gz"
     before = cdx.make_parser("N b a m s k r M S V g")(line)
     capture.add_field("scheme", "unk")

@@ -7,6 +7,8 @@ from profiler.testing import synthetic, synthetic_warc
 from profiler.formats.registry import captures as iter_parsed
 from profiler.formats.inputs import plan_splits, sniff
 
+from helpers import registries
+
 
 def test_sorted_set_spills_and_merges_to_the_same_items(tmp_path):
     rng = random.Random(3)
@@ -62,7 +64,7 @@ def test_a_capture_field_added_survives_the_captures_file(tmp_path, monkeypatch)
     """Every field a capture has goes into the night's captures file and comes back from it, one
     added after these lines were written too (it was read back as a CDXJ line: every capture's
     new field came back at its default)."""
-    monkeypatch.setattr(capture, "Capture", capture.Capture)
+    registries.keep(monkeypatch)
     capture.add_field("scheme", "unk")
     made = [capture.Capture(urlkey="com,example)/%d" % i, timestamp="2020010100000%d" % i, mime="text/html",
                             status="200", digest="D%d" % (i % 3), length=10 * i, revisit=i == 4,
