@@ -1,16 +1,18 @@
 #!/usr/bin/env python
-"""What a criterion costs: the readers' captures, and whole runs with the compiled and the Python kernels.
+"""What a criterion costs: the Python map side, and whole runs with the compiled and the Python kernels.
 
     python scripts/bench_criteria.py [--lines 200000] [--repeat 3] [--checkout DIR]
         [--policy FILE ...] [--plugins MODULE,... [--plugin-path DIR]] [--runner local] [--map-side-only]
 
-On a generated CDX (profiler.testing.synthetic, cached in --workdir) it prints, per policy:
-the CPU of ``archive-profiler profile -r RUNNER --cores 2`` summed over every process, with the
-compiled kernels and with ARCHIVE_PROFILER_PURE_PYTHON=1 (the least of --repeat runs), which code
-each run's step 1 used, and the CPU of the Python map side over the whole file in one process
-(profiler.job.mapside.map_split with the Python kernels: the CDX reader's captures, aggregated). --checkout runs another checkout's package (its extension built in place), so two
-versions compare on one input; --plugins names modules the runs load (ARCHIVE_PROFILER_PLUGINS),
-for a policy of a criterion they register, found in --plugin-path (e.g. tests: helpers.throwaway).
+On a generated CDX (profiler.testing.synthetic, cached in --workdir) it prints the CPU of the
+Python map side over the whole file in one process (profiler.job.mapside.map_split with the
+Python kernels: the CDX reader's captures, aggregated), then per policy the CPU of
+``archive-profiler profile -r RUNNER --cores 2`` summed over every process, with the compiled
+kernels and with ARCHIVE_PROFILER_PURE_PYTHON=1 (the least of --repeat runs), and which code each
+run's step 1 used. --checkout runs another checkout's package (its extension built in place), so
+two versions compare on one input; --plugins names modules the runs load
+(ARCHIVE_PROFILER_PLUGINS), for a policy of a criterion they register, found in --plugin-path
+(default tests/, whose helpers.throwaway adds the criterion scheme).
 """
 
 import argparse

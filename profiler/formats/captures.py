@@ -46,7 +46,7 @@ def parse(raw):
     try:
         record = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return "bad_json"
+        record = None
     if not isinstance(record, dict):
         return "bad_json"
     fields, defaults = capture.Capture._fields, capture.Capture._field_defaults
