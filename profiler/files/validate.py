@@ -242,9 +242,9 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
 
 
 #: breakdowns of a map line by an optional criterion (profiler.files.ukvs: {"lang": {"ara": "12/3"}})
-BREAKDOWNS = {c.name: c for c in criteria.CRITERIA if c.optional}
+optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.optional})
 #: per-line attributes of a map this tool reads (the rest is kept and noted)
-KNOWN_BLOCK_NAMES = {"datetime", "rollup"} | set(BREAKDOWNS)
+known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen if c.optional})
 
 
 def _check_block(report, lineno, raw, freq=None):
@@ -266,10 +266,10 @@ def _check_block(report, lineno, raw, freq=None):
         report.add(lineno, "the JSON block is not an object")
         return
     for name in block:
-        if name not in KNOWN_BLOCK_NAMES:
+        if name not in known_block_names():
             report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
                         once=("attr", name[:40]))
-    for name, criterion in BREAKDOWNS.items():
+    for name, criterion in optional_breakdowns().items():
         if name in block:
             _check_breakdown(report, lineno, name, criterion, block[name], freq)
     breakdown = block.get("datetime")

@@ -194,8 +194,8 @@ def _breakdown_key(name):
 
 
 #: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
-BREAKDOWN_FIELDS = {name: _breakdown_key(name)
-                    for name in ("datetime",) + tuple(c.name for c in criteria.CRITERIA if c.optional)}
+breakdown_fields = criteria.derived(lambda chosen: {name: _breakdown_key(name) for name in
+                                                    ("datetime",) + tuple(c.name for c in chosen if c.optional)})
 
 
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
@@ -220,8 +220,8 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
         if name == "rollup":
             if any(v is True for v in values):
                 out[name] = True
-        elif name in BREAKDOWN_FIELDS:
-            merged = _merge_breakdowns(values, freqs, disjoint, BREAKDOWN_FIELDS[name])
+        elif name in breakdown_fields():
+            merged = _merge_breakdowns(values, freqs, disjoint, breakdown_fields()[name])
             if merged is None:
                 dropped = True
             else:
@@ -235,7 +235,7 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
     return jsonnum.dumps(out) if out else None
 
 
-def _merge_breakdowns(values, freqs, disjoint, valid=BREAKDOWN_FIELDS["datetime"]):
+def _merge_breakdowns(values, freqs, disjoint, valid=_breakdown_key("datetime")):
     """Breakdowns ({datetime or criterion field: frequency}) of one key added up, or None.
     ``valid`` tests a breakdown key."""
     parsed = []

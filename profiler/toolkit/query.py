@@ -24,8 +24,6 @@ from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
 
 log = logging.getLogger("archive-profiler")
 
-#: every key field a profile may have (a file's own are its !keys)
-FIELDS = ("surt",) + criteria.NAMES
 LEVELS = LEVEL_TYPES
 DERIVED = {
     "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
@@ -115,9 +113,10 @@ def field_levels(field, value):
     return list(criteria.BY_NAME[field].field_levels(value))
 
 
-
+#: every key field a profile may have (a file's own are its !keys)
+key_fields = criteria.derived(lambda chosen: ("surt",) + tuple(c.name for c in chosen))
 #: representative values of each level of a field, to ask the policy about a grouped field
-GROUP_SAMPLES = {c.name: list(c.samples) for c in criteria.CRITERIA}
+group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c in chosen})
 
 
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
@@ -211,7 +210,7 @@ def _values(profile, fixed, group):
     """{key field: value, or None when it varies} of a query on one profile (its !keys)."""
     layout = profile.layout
     for f in list(group) + [f for f, v in fixed.items() if v is not None]:
-        if f not in FIELDS:
+        if f not in key_fields():
             raise QueryError("cannot %s %r (choose from %s)" % ("group by" if f in group else "fix", f,
                                                                ", ".join(layout.fields)))
         if f not in layout.fields:
@@ -288,7 +287,7 @@ def _query(profile, fixed, group, under, level, top, by):
         if policy is not None:
             reasons = [not_emitted(policy, [values["surt"]] + list(combo), profile.layout)
                        for combo in itertools.product(
-                           *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in fields_of[1:]])]
+                           *[group_samples()[f] if values[f] is None else [values[f]] for f in fields_of[1:]])]
             if all(reasons):
                 raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
                                  "emit such keys (%s)" % (values["surt"], ", ".join(

@@ -1,4 +1,4 @@
-"""`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
+"""`archive-profiler profile`: indexes and crawl files in, a sorted CDXJ archive profile out."""
 
 import argparse
 import os
@@ -9,10 +9,19 @@ from profiler.cli.arguments import cores
 from profiler.runtime.preflight import MAX_CORES
 
 NAME = "profile"
-HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
-DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
-               "manifests of paths), or WARC/ARC files and ACHE crawl output, into a sorted CDXJ "
-               "archive profile. Arguments after '--' go to mrjob unchanged.")
+
+
+def HELP():
+    from profiler.formats import registry
+    return "profile indexes and crawl files (%s) into a CDXJ archive profile" % ", ".join(
+        name for name, f in registry.FORMATS.items() if not f.internal)
+
+
+def DESCRIPTION():
+    from profiler.formats import registry
+    return ("Profile input files (%s; plain, .gz or .bz2; files, folders, glob patterns or manifests "
+            "of paths) into a sorted CDXJ archive profile. Arguments after '--' go to mrjob unchanged."
+            % registry.listing(conjunction="and"))
 TAKES_EXTRA = True
 
 

@@ -13,20 +13,14 @@ DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a 
                "Arabic captures under com: --surt 'com,*' --lang ara; languages by captures: "
                "--group lang --by urim.")
 
-#: examples of each criterion's option, for its help
-EXAMPLES = {"datetime": "YYYY, YYYYMM or YYYYMMDD", "mime": "e.g. text/html or text/*", "status": "e.g. 2xx or 404",
-            "lang": "a language, ISO 639-3 (ara) or a tag (ar-EG), or unk; needs a profile whose keys have lang"}
-
 
 def add_arguments(p):
-    from profiler.toolkit.query import FEATURE_NAMES, FIELDS, LEVELS
+    from profiler.cli.arguments import add_criteria_options, needs_keys
+    from profiler.toolkit.query import FEATURE_NAMES, LEVELS, key_fields
     p.add_argument("profile", metavar="PROFILE.cdxj")
     p.add_argument("--surt", default=None, help="SURT key, e.g. '*', 'com,*', 'com,cnn)/*' (default '*')")
-    from profiler.model.criteria import CRITERIA
-    for c in CRITERIA:
-        p.add_argument("--" + c.name, default=None, metavar=c.name.upper(),
-                       help="%s (default '-': any)" % EXAMPLES.get(c.name, c.describe))
-    p.add_argument("--group", action="append", default=[], choices=FIELDS,
+    add_criteria_options(p, lambda c: "%s%s (default '-': any)" % (c.example or c.describe, needs_keys(c)))
+    p.add_argument("--group", action="append", default=[], choices=key_fields(),
                    help="let this key field vary over its values (repeatable)")
     p.add_argument("--under", default=None, metavar="PREFIX",
                    help="SURT prefix the varying surt must start with ('com,', 'com,cnn)/')")
@@ -47,8 +41,7 @@ def add_arguments(p):
 def run(args):
     from profiler import jsonnum
     from profiler.files.profilefile import unflatten
-    from profiler.model.criteria import CRITERIA, LANG
-    from profiler.toolkit.lookup import language_query
+    from profiler.cli.arguments import criteria_values
     from profiler.toolkit.query import feature_name, query, selected
     from profiler.errors import UserError
 
@@ -59,9 +52,7 @@ def run(args):
     if (args.under is not None or args.level is not None) and "surt" not in group:
         group.append("surt")
     fixed = {"surt": args.surt}
-    fixed.update((c.name, getattr(args, c.name)) for c in CRITERIA)
-    if fixed[LANG.name] not in (None, "-"):
-        fixed[LANG.name] = language_query(fixed[LANG.name])
+    fixed.update(criteria_values(args))
     if args.range_from is not None or args.range_to is not None or args.series:
         found, note = _over_time(args, fixed, group)
     else:
