@@ -515,6 +515,31 @@ class DataFile:
         return self
 
 
+class WithoutDamaged:
+    """The lines of a searched file whose damaged lines a tolerant check counted (a SortedLines
+    or PagedLines): what its searches find, without the damaged lines."""
+
+    def __init__(self, lines, check):
+        self._lines = lines
+        self._check = check
+
+    def _whole(self, line):
+        try:
+            self._check(line[:-1] if line[-1:] == b"\r" else line)
+        except Bad:
+            return False
+        return True
+
+    def group(self, prefix, forward=False):
+        return [line for line in self._lines.group(prefix, forward) if self._whole(line)]
+
+    def iter_from(self, prefix):
+        return (line for line in self._lines.iter_from(prefix) if self._whole(line))
+
+    def __getattr__(self, name):
+        return getattr(self._lines, name)
+
+
 #: the version of the checks: a file found clean by other checks is checked again
 CHECK_VERSION = "checks-1"
 

@@ -31,7 +31,7 @@ import re
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, layout as layouts
-from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped
+from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped, WithoutDamaged
 from profiler.files.infiles import open_regular
 from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
@@ -239,7 +239,7 @@ class Lookup:
         self.lines = PagedLines(pages, key, mapped, ends) if pages else \
             SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0])
         if any(s is not None and s.count for s in self.skipped):
-            self.lines = _WithoutDamaged(self.lines, self.checker)
+            self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}
 
     def close(self):
@@ -750,28 +750,6 @@ def _check_pages(files, metas):
         if before is not None and not before < found.first_key:
             raise UnsortedFile("%s: its first key does not sort after the page before's last" % found.path)
         before = found.last_key
-
-
-class _WithoutDamaged:
-    """The lines of a file with damaged lines (skipped by --skip-bad-lines): a search's lines
-    without the damaged ones."""
-
-    def __init__(self, lines, check):
-        self._lines = lines
-        self._check = check
-
-    def _whole(self, line):
-        try:
-            self._check(line[:-1] if line[-1:] == b"\r" else line)
-        except Bad:
-            return False
-        return True
-
-    def group(self, prefix, forward=False):
-        return [line for line in self._lines.group(prefix, forward) if self._whole(line)]
-
-    def __getattr__(self, name):
-        return getattr(self._lines, name)
 
 
 #: what a matched key's SURT covers, most specific first

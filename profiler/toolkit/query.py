@@ -14,7 +14,7 @@ import os
 
 from profiler.errors import UserError
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import Bad, DamagedFile, DataFile
+from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
 from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
@@ -157,7 +157,8 @@ class SortedProfile:
         if infiles.identity(os.fstat(self.sorted.f.fileno())) != found.identity:
             self.sorted.close()
             raise DamagedFile("%s changed while it was read: ask again when it is written" % path)
-        self.skipped = skipped
+        if skipped is not None and skipped.count:
+            self.sorted = WithoutDamaged(self.sorted, self.check)
 
     @property
     def seeks(self):
@@ -184,14 +185,12 @@ class SortedProfile:
     def lines(self, prefix=b""):
         """(key fields, parsed value) of the data lines starting with prefix, in file order, each
         checked: a damaged one was counted when the file was opened and is left out (with
-        ``skipped``), or is a DamagedFile."""
+        ``skipped``), or (the file changed since) is a DamagedFile."""
         for line in self.sorted.iter_from(prefix):
             body = line[:-1] if line[-1:] == b"\r" else line
             try:
                 key, _, value = self.check(body)
             except Bad as e:
-                if self.skipped is not None:
-                    continue
                 raise DamagedFile("%s: a damaged line (%s): %r; run 'archive-profiler validate %s'"
                                   % (self.path, e, body[:80], self.path))
             yield key.decode("utf-8", "replace").split(" "), value

@@ -46,7 +46,6 @@ def run(args):
     from profiler.files.profilefile import unflatten
     from profiler.cli.arguments import criteria_values
     from profiler.toolkit.query import feature_name, query, selected
-    from profiler.errors import UserError
     from profiler.files.datalines import Skipped
 
     features = [feature_name(f) for f in args.feature]
@@ -87,14 +86,15 @@ def _over_time(args, fixed, group, skipped=None):
     if args.series:
         if group or args.top or args.by:
             raise ranges.RangeError("--series answers one key: it takes no --group, --under, --level, --top or --by")
-        with SortedProfile(args.profile) as profile:
+        with SortedProfile(args.profile, skipped) as profile:
             values = key_values(profile, fixed)
             found = ranges.series(ranges.Lines(profile, budget=float("inf")), values, args.series, rng)
         return [(a.key, a.flat) for a in found], None if found else "no captures in that time"
     if group:
-        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by)
+        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by,
+                                     skipped)
         return [(a.key, a.flat) for a in found], note or (None if found else "no captures in %s" % rng.text)
-    with SortedProfile(args.profile) as profile:
+    with SortedProfile(args.profile, skipped) as profile:
         values = key_values(profile, fixed)
         found = ranges.answer(ranges.Lines(profile, budget=float("inf")), values, rng)
     if not found.flat["urim.total"]:
