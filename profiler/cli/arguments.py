@@ -1,17 +1,38 @@
-"""Arguments shared by the subcommands: argparse types, and one option per criterion."""
+"""Arguments shared by the subcommands: argparse types, one option per criterion, and the
+tolerant option of the readers of profiles and maps.
+
+Numbers are ASCII digits only: Python's int() and str.isdigit() also take other scripts'
+digits (Arabic-Indic, fullwidth, superscripts), which would reach the files as other bytes.
+"""
 
 import argparse
+import re
+import sys
 
 from profiler.errors import UserError
 from profiler.model import criteria
 
+_DIGITS = re.compile(r"[0-9]+")
+
+#: the tolerant option of every command that reads profiles and maps (profiler.files.datalines)
+SKIP_BAD_LINES = "--skip-bad-lines"
+
+
+def ascii_digits(text):
+    """Whether text is one or more ASCII digits (nothing else, no sign, no blank)."""
+    return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
+
+
+def whole_number(text):
+    """A count of 0 or more, in ASCII digits."""
+    if not ascii_digits(text):
+        raise argparse.ArgumentTypeError("not a whole number (ASCII digits 0-9): %r" % text[:40])
+    return int(text)
+
 
 def positive_int(text):
-    """A count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a whole number: %r" % text)
+    """A count of at least 1, in ASCII digits."""
+    value = whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be a positive whole number, not %d" % value)
     return value
@@ -60,3 +81,18 @@ def asked(c, text):
         return c.query(text)
     except ValueError as e:
         raise UserError("--%s: %s" % (c.name, e))
+
+
+def add_skip_bad_lines(parser):
+    """The --skip-bad-lines option of a command that reads profiles or maps."""
+    parser.add_argument(SKIP_BAD_LINES, action="store_true",
+                        help="skip damaged lines (cut, malformed, of another layout), counted and reported, "
+                             "instead of refusing the file; lines out of order are refused either way")
+
+
+def report_skipped(skipped):
+    """One warning line on stderr per file whose damaged lines were skipped (also under -q:
+    what an answer leaves out is never silent)."""
+    for s in skipped:
+        if s is not None and s.count:
+            print("archive-profiler: warning: %s" % s.message(), file=sys.stderr)

@@ -21,8 +21,9 @@ import collections
 import re
 
 from profiler import jsonnum
-from profiler.files import layout as layouts
-from profiler.files.profilefile import FEATURES, flatten, sniff_kind
+from profiler.files import infiles, layout as layouts
+from profiler.files.datalines import MAX_HEADER, MAX_LINE, physical_lines
+from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
@@ -69,8 +70,12 @@ class Report:
 
 
 def validate(path, kind=None, max_problems=100):
-    """Check a profile ('cdxj') or map ('ukvs') file; kind is sniffed when None. Returns a Report."""
-    kind = kind or sniff_kind(path)
+    """Check a profile ('cdxj') or map ('ukvs') file; kind is sniffed when None. Returns a Report.
+    A file that is not a regular file, or is something else than a profile or map (an empty file,
+    a compressed one, a CDX or CDXJ index, a WARC or ARC file) is an InputError (one line):
+    listing its lines' problems would not say what it is."""
+    found = infiles.recognise(path)
+    kind = kind or found
     report = Report(path, kind, max_problems)
     nkeys = None
     layout = None               # a profile's KeyLayout, when its !keys names known criteria
@@ -79,11 +84,15 @@ def validate(path, kind=None, max_problems=100):
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
-    line = b""
-    with open(path, "rb") as f:
-        for lineno, line in enumerate(f, 1):
+    whole = True
+    with infiles.open_regular(path) as f:
+        for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
             report.lines = lineno
-            body = line[:-1] if line.endswith(b"\n") else line
+            header = body[:1] in (b"!", b"@")
+            if long or (not header and len(body) > MAX_LINE):
+                report.add(lineno, "a line longer than %d MiB (not read further)"
+                           % ((MAX_HEADER if header else MAX_LINE) >> 20))
+                continue
             if body.endswith(b"\r"):
                 report.add(lineno, "CR before the line end (CRLF line ends are not allowed)")
                 body = body[:-1]
@@ -126,7 +135,7 @@ def validate(path, kind=None, max_problems=100):
                     report.add(lineno, "not in byte order: key sorts before line %d's key: %s"
                                % (previous_key_line, _show(key)))
             previous_key, previous_key_line = key, lineno
-    if line and not line.endswith(b"\n"):
+    if not whole:
         report.add(report.lines, "no newline at the end of the last line")
     return report
 

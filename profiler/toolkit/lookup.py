@@ -31,14 +31,18 @@ import re
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, layout as layouts
-from profiler.files.sortedfile import SortedLines, profile_key
+from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped, WithoutDamaged
+from profiler.files.infiles import open_regular
+from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
-from profiler.model.criteria import ANY_FIELD, CORE_LAYOUT, DATETIME, LANG, PREFIX
+from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
-from profiler.files.ukvs import (Frequency, breakdowns, datetime_span, format_frequency, key_count,
-                                 parse_frequency, read_headers)
+from profiler.files.ukvs import Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
+
+_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+_DATETIME = re.compile(r"[0-9]+")
 
 #: one answer: the canonical query, status, the matched key (bytes) and Frequency or None, and
 #: for a datetime query how the date was answered: 'period' (a line for that month or year, or
@@ -142,11 +146,12 @@ def surt_candidates(urlkey):
 
 
 def datetime_query(text):
-    """'2013', '201305', '20130512083000' -> the digits (4 to 14); a UserError otherwise."""
+    """'2013', '201305', '20130512083000' -> the digits (4 to 14, ASCII: str.isdigit() also takes
+    other scripts' digits); a UserError otherwise."""
     if text is None:
         return None
     text = text.strip()
-    if not (text.isdigit() and 4 <= len(text) <= 14):
+    if not (_DATETIME.fullmatch(text) and 4 <= len(text) <= 14):
         raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
     return text
 
@@ -190,29 +195,51 @@ NONE = Frequency(0, "", 0, "")
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
-    def __init__(self, path, mapped=False):
+    def __init__(self, path, mapped=False, verify=False, tolerant=False):
         """path: a profile or map, one of the pages `split` wrote (its pages are found by their
-        links) or the folder of the pages."""
+        links) or the folder of the pages. ``verify``: read every file whole first, checked
+        (profiler.files.datalines: cut, malformed or unsorted, it is refused; remembered per
+        version of the file), so that no answer rests on a damaged line the search does not
+        read; ``tolerant`` (with verify): damaged lines are skipped instead, counted in
+        ``skipped``. Without verify every line an answer reads is checked."""
         from profiler.files.pages import PagedLines, find_pages
-        if not os.path.isfile(path) and not os.path.isdir(path):
-            raise UserError("no such file: %s" % path)
-        pages = find_pages(path)
-        if pages:
-            path, headers, start, _ = pages[0]
-        else:
-            headers, start = read_headers(path)
-        self.path = path
-        self.headers = headers
-        self.kind, self.nkeys = file_kind(path, headers, start)
+        pages = find_pages(path)                # (a file: a regular one holding a profile or map)
+        files = [DataFile(p[0]) for p in pages] if pages else [DataFile(path)]
+        found = files[0]
+        self.path = found.path
+        self.headers = found.headers
+        self.kind, self.nkeys = found.kind, found.nkeys
+        if self.kind == "ukvs" and (self.nkeys not in (1, 2) or found.names not in (None, MAP_FIELDS[self.nkeys])):
+            raise UserError("%s: lookup needs a map keyed by surt or surt,datetime, not %s" % (
+                self.path, " ".join(found.names) if found.names else "%d key fields" % self.nkeys))
+        for other in files[1:]:
+            if (other.kind, other.nkeys, other.names) != (found.kind, found.nkeys, found.names):
+                raise UserError("%s and %s are pages of files of other key fields" % (self.path, other.path))
+        self.checker = found.checker
         #: a profile's key layout (its !keys); a map's optional criteria its lines break down by
-        self.layout = layouts.of_headers(headers, path) if self.kind == "cdxj" else None
-        self.breakdowns = breakdowns(headers) if self.kind == "ukvs" else []
+        self.layout = found.layout
+        self.breakdowns = breakdowns(self.headers) if self.kind == "ukvs" else []
         if self.layout is not None:
             self._dt_at = layouts.index(self.layout, DATETIME.name)
         self._asking(LANG.name)         # the optional criterion a lookup asks a value of
-        self.coverage = coverage.of_headers(headers, self.kind)
+        self.coverage = coverage.of_headers(self.headers, self.kind)
+        self.skipped = []
+        ends = [None] * len(files)
+        if verify:
+            self.skipped = [Skipped(f.path) if tolerant else None for f in files]
+            for f, skipped in zip(files, self.skipped):
+                f.check(skipped, searched=True)
+            ends = [f.end for f in files]
+            if pages:
+                _check_pages(files, [p[3] for p in pages])
+        else:
+            for f in files:
+                _require_whole(f)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
-        self.lines = PagedLines(pages, key, mapped) if pages else SortedLines(path, start, key=key, mapped=mapped)
+        self.lines = PagedLines(pages, key, mapped, ends) if pages else \
+            SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0])
+        if any(s is not None and s.count for s in self.skipped):
+            self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}
 
     def close(self):
@@ -299,7 +326,7 @@ class Lookup:
             field = line[len(probe.prefix):].split(None, 1)[0]
             span = datetime_span(field)
             if span is None:
-                continue
+                raise self._damaged(line, Bad("key", "datetime field %r" % field[:40]))
             if dt == "":
                 if span[0] != "00000000000000" or span[1] != "99999999999999":
                     continue
@@ -319,8 +346,9 @@ class Lookup:
             first_any, listed = None, False
             for line in lines:
                 fields = line[:line.find(b" {")].split(b" ")
-                if len(fields) != len(self.layout.fields) or not layouts.is_any(
-                        fields, self.layout, (DATETIME.name, self._by)):
+                if len(fields) != len(self.layout.fields):
+                    raise self._damaged(line, Bad("key", "%d key fields" % len(fields)))
+                if not layouts.is_any(fields, self.layout, (DATETIME.name, self._by)):
                     continue
                 field = fields[self._by_at]
                 if field == probe.value:
@@ -387,7 +415,10 @@ class Lookup:
             return answer._replace(date="period")
         if pick.none:
             return answer        # no capture of that value at all: whatever the date
-        value = jsonnum.loads(line[line.find(b" {") + 1:])
+        try:
+            value = self.checker(line.rstrip(b"\r"))[2]
+        except Bad as e:
+            raise self._damaged(line, e)
         first, last = value.get("first"), value.get("last")
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
@@ -431,7 +462,7 @@ class Lookup:
         for line in self.lines.group(surt + b" "):
             fields = line[:line.find(b" {")].split(b" ")
             if len(fields) != len(self.layout.fields):
-                continue
+                raise self._damaged(line, Bad("key", "%d key fields" % len(fields)))
             field = fields[self._dt_at]
             if len(field) != 4 or not field.isdigit() or not layouts.is_any(
                     fields, self.layout, (DATETIME.name, self._by)):
@@ -446,28 +477,36 @@ class Lookup:
         return has_year_value or (has_year and not this_year)
 
     def parse(self, line):
-        """A data line -> (key bytes, Frequency)."""
-        line = line.rstrip(b"\r")
-        i = line.find(b" {")
+        """A data line -> (key bytes, Frequency), the line checked (profiler.files.datalines):
+        a damaged one is a DamagedFile."""
+        body = line[:-1] if line[-1:] == b"\r" else line
         if self.kind == "cdxj":
-            value = jsonnum.loads(line[i + 1:])
-            urim = value.get("urim")
-            urim = urim.get("total") if isinstance(urim, dict) else urim
+            try:
+                key, _, value = self.checker(body)
+            except Bad as e:
+                raise self._damaged(body, e)
             # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
             urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
-            return line[:i], Frequency(urim, "", value.get("urir"), urir_mark)
-        if i < 0 and b"  " not in line and b"\t" not in line:
-            key, _, freq = line.rpartition(b" ")
-        else:
-            fields = (line[:i] if i >= 0 else line).split()
-            key, freq = b" ".join(fields[:-1]), fields[-1]
-        found = self._freqs.get(freq)
-        if found is None:
-            found = parse_frequency(freq)
-            if len(self._freqs) > 10000:
-                self._freqs.clear()
-            self._freqs[freq] = found
+            return key, Frequency(value["urim"]["total"], "", value["urir"], urir_mark)
+        i = body.find(b" {")
+        if i < 0 and b"  " not in body and b"\t" not in body:
+            key, _, freq = body.rpartition(b" ")
+            found = self._freqs.get(freq)
+            if found is not None and key.count(b" ") == self.nkeys - 1 and not _CONTROL.search(key):
+                return key, found
+        try:
+            key, _, found = self.checker(body)
+        except Bad as e:
+            raise self._damaged(body, e)
+        freq = body[:i].split()[-1] if i >= 0 else body.split()[-1]
+        if len(self._freqs) > 10000:
+            self._freqs.clear()
+        self._freqs[freq] = found
         return key, found
+
+    def _damaged(self, line, bad):
+        return DamagedFile("%s: a damaged line (%s): %r; run 'archive-profiler validate %s' for its line number"
+                           % (self.path, bad, line[:80].decode("utf-8", "replace"), self.path))
 
     # ------------------------------------------------------------ lookups
 
@@ -679,29 +718,38 @@ def is_held(freq):
     return freq.urim > 0
 
 
-def file_kind(path, headers, start):
-    """('cdxj', number of key fields) for a profile (its !keys: profiler.files.layout),
-    ('ukvs', number of key fields) for a map."""
-    names = [n for n, _ in headers]
-    n = key_count(headers)
-    if n is not None:
-        if n not in (1, 2):
-            raise UserError("%s: lookup needs a map keyed by surt or surt,datetime, not %d key fields" % (path, n))
-        return "ukvs", n
-    with open(path, "rb") as f:
-        f.seek(start)
-        first = f.readline().rstrip(b"\r\n")
-    if "!keys" in names or "@keys" in names:
-        return "cdxj", len(layouts.of_headers(headers, path).fields)
-    if b" {" in first and len(first[:first.find(b" {")].split()) == len(CORE_LAYOUT.fields):
-        return "cdxj", len(CORE_LAYOUT.fields)
-    if not first:
-        return "ukvs", 1
-    i = first.find(b" {")
-    fields = (first[:i] if i >= 0 else first).split()
-    if len(fields) not in (2, 3):
-        raise UserError("%s: neither a CDXJ profile nor a UKVS map (first line %r)" % (path, first[:80]))
-    return "ukvs", len(fields) - 1
+#: the key fields of a map lookup reads, by their number
+MAP_FIELDS = {1: ("surt",), 2: ("surt", "datetime")}
+
+
+def _require_whole(found):
+    """A DamagedFile when a file's last line has no newline (a file cut short: the lines a
+    search would not read are gone). One byte read, for files not checked whole."""
+    with open_regular(found.path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > found.data_offset:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":
+                raise DamagedFile("%s was cut short: its last line has no newline (a copy interrupted, a "
+                                  "full disk?); make it again, or check it with --skip-bad-lines" % found.path)
+
+
+def _check_pages(files, metas):
+    """Pages checked whole: each one's first and last keys are those its !meta says (the search
+    skips pages by them), and they follow each other in byte order."""
+    before = None
+    for found, meta in zip(files, metas):
+        keys = meta.get("keys") or []
+        if found.first_key is None:
+            continue
+        said = [k for k in keys] if isinstance(keys, list) else None
+        have = [found.first_key.decode("utf-8", "replace"), found.last_key.decode("utf-8", "replace")]
+        if said != have:
+            raise DamagedFile("%s: its !meta says its keys run %s, its lines run %s" % (
+                found.path, " .. ".join(map(repr, said or [])) or "(nothing)", " .. ".join(map(repr, have))))
+        if before is not None and not before < found.first_key:
+            raise UnsortedFile("%s: its first key does not sort after the page before's last" % found.path)
+        before = found.last_key
 
 
 #: what a matched key's SURT covers, most specific first

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+
 NAME = "lookup"
 HELP = "look URIs up in a CDXJ profile or UKVS map (binary search)"
 DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/MementoMap: the most "
@@ -12,7 +14,8 @@ DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/Memento
                "tab-separated, one line per query in input order; with --lang (or the option of another "
                "optional criterion), the most specific key that tells languages (its values) answers, "
                "and a last column names the value answered for ('-': no key tells them, the answer is "
-               "for any).")
+               "for any). The file is checked whole when it is first used (cut, malformed or unsorted, it is "
+               "refused), remembered for that version of it.")
 
 
 def _takes(c):
@@ -30,6 +33,7 @@ def add_arguments(p):
     p.add_argument("file", metavar="FILE")
     p.add_argument("uri", nargs="?", metavar="URI", help="URI or SURT (- or none: read URIs from stdin, one a line)")
     add_criteria_options(p, _help, _takes)
+    add_skip_bad_lines(p)
 
 
 def run(args):
@@ -44,7 +48,8 @@ def run(args):
         raise UserError("ask a value of one criterion at a time, not --%s" % " and --".join(by for by, _ in asked))
     by, value = asked[0] if asked else (criteria.LANG.name, None)
     out = sys.stdout
-    with Lookup(args.file) as index:
+    with Lookup(args.file, verify=True, tolerant=args.skip_bad_lines) as index:
+        report_skipped(index.skipped)
         if value is not None:
             index.check(by)
         if args.uri is not None and args.uri != "-":

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+
 NAME = "overlap"
 HELP = "how two profiles' (or maps') holdings overlap, per SURT level"
 DESCRIPTION = ("Walk two sorted profiles (or UKVS maps) together and count, per SURT level (root, "
@@ -20,6 +22,7 @@ def add_arguments(p):
     add_criteria_options(p, _help)
     p.add_argument("--lines", action="store_true",
                    help="also print KEY {\"in\":\"a\"|\"b\"|\"both\",\"a\":..,\"b\":..} per compared key")
+    add_skip_bad_lines(p)
 
 
 def _help(c):
@@ -34,8 +37,11 @@ def run(args):
     from profiler.cli.arguments import criteria_values
     from profiler.toolkit.diff import overlap, overlap_summary
 
+    from profiler.files.datalines import Skipped
     where = criteria_values(args)
-    pairs, levels = overlap(args.a, args.b, where)
+    skipped = [Skipped(args.a), Skipped(args.b)] if args.skip_bad_lines else None
+    pairs, levels = overlap(args.a, args.b, where, skipped)
+    report_skipped(skipped or [])
     out = sys.stdout.buffer
     for key, where, a, b in pairs:
         if args.lines:

@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import re
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.run.progress import wanted
@@ -31,10 +32,9 @@ def size(text):
     text = text.strip().lower().rstrip("b")
     mult = units.get(text[-1:], 1)
     number = text[:-1] if text[-1:] in units else text
-    try:
-        value = int(float(number) * mult)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):          # ASCII digits: float() takes others too
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text[:40])
+    value = int(float(number) * mult)
     if value <= 0:
         raise argparse.ArgumentTypeError("size must be positive")
     return value

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+
 NAME = "query"
 HELP = "answer questions from a profile: one key, a group of keys, top-N rankings"
 DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a binary search on "
@@ -27,7 +29,7 @@ def add_arguments(p):
     p.add_argument("--level", default=None, choices=LEVELS, help="keep keys of one SURT level")
     p.add_argument("--feature", action="append", default=[], metavar="NAME",
                    help="print only these features (%s; repeatable)" % ", ".join(FEATURE_NAMES))
-    p.add_argument("--top", type=int, default=None, metavar="N", help="the N lines with the largest --by")
+    p.add_argument("--top", type=positive_int, default=None, metavar="N", help="the N lines with the largest --by")
     p.add_argument("--by", default=None, metavar="FEATURE", help="rank by this feature, largest first")
     p.add_argument("--from", dest="range_from", default=None, metavar="PERIOD",
                    help="a datetime range from this period (YYYY, YYYYMM or YYYYMMDD; with --to, inclusive): "
@@ -36,6 +38,7 @@ def add_arguments(p):
     from profiler.toolkit.ranges import prefix_levels
     p.add_argument("--series", default=None, choices=[lv.name for lv in prefix_levels()],
                    help="one line per period of this level (over the range, or over all time)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
@@ -43,20 +46,20 @@ def run(args):
     from profiler.files.profilefile import unflatten
     from profiler.cli.arguments import criteria_values
     from profiler.toolkit.query import feature_name, query, selected
-    from profiler.errors import UserError
+    from profiler.files.datalines import Skipped
 
     features = [feature_name(f) for f in args.feature]
-    if args.top is not None and args.top < 1:
-        raise UserError("--top must be at least 1")
     group = list(args.group)
     if (args.under is not None or args.level is not None) and "surt" not in group:
         group.append("surt")
     fixed = {"surt": args.surt}
     fixed.update(criteria_values(args))
+    skipped = Skipped(args.profile) if args.skip_bad_lines else None
     if args.range_from is not None or args.range_to is not None or args.series:
-        found, note = _over_time(args, fixed, group)
+        found, note = _over_time(args, fixed, group, skipped)
     else:
-        found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by)
+        found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by, skipped)
+    report_skipped([skipped])
     out = sys.stdout.buffer
     for key, flat in found:
         if features:
@@ -72,7 +75,7 @@ def run(args):
     return 0
 
 
-def _over_time(args, fixed, group):
+def _over_time(args, fixed, group, skipped=None):
     """(key, flat) answers of a range (--from, --to) or a series (--series), and a note when
     nothing is held."""
     from profiler.toolkit import ranges
@@ -83,14 +86,15 @@ def _over_time(args, fixed, group):
     if args.series:
         if group or args.top or args.by:
             raise ranges.RangeError("--series answers one key: it takes no --group, --under, --level, --top or --by")
-        with SortedProfile(args.profile) as profile:
+        with SortedProfile(args.profile, skipped) as profile:
             values = key_values(profile, fixed)
             found = ranges.series(ranges.Lines(profile, budget=float("inf")), values, args.series, rng)
         return [(a.key, a.flat) for a in found], None if found else "no captures in that time"
     if group:
-        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by)
+        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by,
+                                     skipped)
         return [(a.key, a.flat) for a in found], note or (None if found else "no captures in %s" % rng.text)
-    with SortedProfile(args.profile) as profile:
+    with SortedProfile(args.profile, skipped) as profile:
         values = key_values(profile, fixed)
         found = ranges.answer(ranges.Lines(profile, budget=float("inf")), values, rng)
     if not found.flat["urim.total"]:
