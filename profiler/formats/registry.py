@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import captures as captures_format, cdx, cdxj
+from profiler.formats import captures as captures_format, cdx, cdxj, crawllog
 from profiler.io.readers import iter_lines
 
 
@@ -151,6 +151,8 @@ FORMATS = _entries(
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
            _warc_read, payloads=True),
+    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3)",
+           True, crawllog.sniff, crawllog.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
            cdx.captures_of_lines),

@@ -40,8 +40,10 @@ def policy_of(levels, emit="all"):
 @compiled
 def test_the_extension_declares_its_bounds():
     assert (MODULE.MAX_CRITERIA, MODULE.MAX_LEVELS, MODULE.MAX_COMBINATIONS, MODULE.MAX_PREFIX) == (8, 6, 256, 255)
-    every = {c.name: list(c.level_names) for c in criteria.CRITERIA}
-    assert supports(MODULE, policy_of(every)) and finds_values(MODULE, policy_of(every))
+    every = Policy({"host_depth": 2, "levels": {c.name: list(c.level_names) for c in criteria.CRITERIA},
+                    "emit": {"root": [{c.name: ["any"] + list(c.level_names)} for c in criteria.CRITERIA],
+                             "tld": "none", "domain": "none", "host": "none", "path": "none"}})
+    assert supports(MODULE, every) and finds_values(MODULE, every)
 
 
 def past_bounds():
