@@ -15,6 +15,7 @@ from profiler import extras
 from profiler.errors import UserError
 from profiler.formats import captures as captures_format, cdx, cdxj, crawllog
 from profiler.io.readers import iter_lines
+from profiler.model import capture as capture_model
 
 
 class Sample:
@@ -244,20 +245,33 @@ def captures(split, opener=open):
     the lines read so far.
     """
     fmt = FORMATS[split["format"]]
-    if not fmt.lines:
-        options = {}
-        if fmt.payloads:
-            if split.get("detect_language"):
-                options["detect_language"] = True
-            if split.get("read_languages") is False:
-                options["languages"] = False
-        if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
-            yield "not_chunked"
-            yield from fmt.read(split["path"], opener, inflate=True, **options)
-            return
-        read = WARC_READERS[split["reader"]] if split.get("reader") else fmt.read
-        yield from read(split["path"], opener, **options)
+    if not fmt.lines and split.get("collection") is not None:
+        # a file read whole is of one collection, named in the client (profiler.model.collection)
+        label = split["collection"].get("label") or capture_model.DEFAULTS["collection"]
+        for found in _whole_file_captures(fmt, split, opener):
+            yield found if found.__class__ is str else found._replace(collection=label)
         return
+    yield from _whole_file_captures(fmt, split, opener) if not fmt.lines else _line_captures(fmt, split, opener)
+
+
+def _whole_file_captures(fmt, split, opener):
+    """Captures or skip reasons of a file one task reads whole (WARC, ARC, ACHE)."""
+    options = {}
+    if fmt.payloads:
+        if split.get("detect_language"):
+            options["detect_language"] = True
+        if split.get("read_languages") is False:
+            options["languages"] = False
+    if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
+        yield "not_chunked"
+        yield from fmt.read(split["path"], opener, inflate=True, **options)
+        return
+    read = WARC_READERS[split["reader"]] if split.get("reader") else fmt.read
+    yield from read(split["path"], opener, **options)
+
+
+def _line_captures(fmt, split, opener):
+    """Captures or skip reasons of a split of a line format's file."""
     counts = {}
     lines = iter_lines(split["path"], split.get("start", 0), split.get("end"), split.get("compression"), opener,
                        counts)

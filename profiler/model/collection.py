@@ -46,8 +46,8 @@ def label_field(text, where="--collection"):
 
 def options(pattern=None, label=None):
     """What a split carries for its reader: the run's pattern and its input's label (a key field,
-    or None)."""
-    return {"pattern": pattern, "label": label}
+    or None: 'unk')."""
+    return {"pattern": pattern, "label": None if label == UNKNOWN else label}
 
 
 class Collections:
@@ -88,3 +88,40 @@ def of_split(split):
 def file_name(path):
     """An archive file's own name (bytes), the name a pattern reads for WARC, ARC and ACHE input."""
     return os.fsencode(path.rstrip("/").rsplit("/", 1)[-1])
+
+
+def _under(path, given):
+    """Whether an input path is the path given, or inside the folder given."""
+    if "://" in path or "://" in given:
+        return path == given or path.startswith(given.rstrip("/") + "/")
+    real, top = os.path.realpath(path), os.path.realpath(given)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def parse_input_label(text):
+    """'LABEL=PATH' (profile --input-collection) -> (label field, path); a CollectionError otherwise."""
+    label, sep, path = text.partition("=")
+    if not sep or not path:
+        raise CollectionError("--input-collection %r: give LABEL=PATH" % text[:80])
+    return label_field(label, "--input-collection"), path
+
+
+def for_splits(splits, line_formats, pattern=None, label=None, input_labels=()):
+    """The splits, each carrying its reader's collection options (``split["collection"]``).
+
+    pattern: the run's regular expression (its first group is the collection); label: the run's
+    label; input_labels: (label field, path) pairs, the label of the inputs at or under path (the
+    first that holds one). Line formats read each line's file name (CDX ``g``, CDXJ ``filename``)
+    in their tasks; a file read whole (WARC, ARC, ACHE) is named here by its own file name.
+    """
+    if pattern:
+        check_pattern(pattern)
+    run_label = label_field(label) if label is not None else None
+    out = []
+    for split in splits:
+        own = next((lab for lab, path in input_labels if _under(split["path"], path)), run_label)
+        opts = options(pattern or None, own)
+        if split["format"] not in line_formats:
+            opts = options(None, Collections(opts)(file_name(split["path"])))
+        out.append(dict(split, collection=opts))
+    return out
