@@ -86,3 +86,35 @@ def test_the_levels_and_size_equal_the_oracle(made, runner, pure):
     fields = {k.split()[1] for k in got} | {k.split()[2] for k in got} | {k.split()[4] for k in got}
     assert {"html", "image", "media", "document", "code", "other", "1g+", "0-1k"} <= fields
     assert any(len(k.split()[1]) == 10 for k in got)
+
+
+def test_the_facetredux_policy_runs_compiled_and_equals_the_oracle(tmp_path):
+    """The bundled facetredux policy: every criterion found by the compiled map side, and a profile
+    of generated CDX with a collection pattern equal to the oracle's."""
+    import re
+    from profiler.accel import fast
+    from profiler.job.kernels import finds_values, supports
+    policy = load_policy("facetredux")
+    assert policy.names == ("datetime", "mime", "status", "size", "collection", "depth")
+    module = fast.load()
+    if module is not None:
+        assert supports(module, policy) and finds_values(module, policy)
+    status = policy.names.index("status")
+    assert all(combo[status] == "any" or set(combo) - {combo[status]} == {"any"}
+               for combos in policy.emit.values() for combo in combos)
+    rng = random.Random(2)
+    lines = []
+    for line in generate_lines(13, n_urirs=250):
+        f = line.split()
+        f[10] = "crawl-%s-%05d.warc.gz" % (f[1][:4], rng.randrange(1000))
+        lines.append(" ".join(f))
+    path = tmp_path / "g.cdx"
+    path.write_text(" CDX N b a m s k r M S V g\n" + "\n".join(sorted(lines)) + "\n")
+    out = str(tmp_path / "g.cdxj")
+    pattern = r"^crawl-\d{4}-\d{4}(\d)"
+    run_profile([str(path)], out, policy="facetredux", runner="local", cores=2,
+                collections={"pattern": pattern})
+    caps = read_captures([str(path)])
+    for cap, line in zip(caps, sorted(lines)):
+        cap.append({"collection": re.search(pattern, line.split()[10]).group(1)})
+    assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(caps), policy))
