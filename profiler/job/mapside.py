@@ -165,8 +165,10 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
             return ((None, agg.flush_raw(keep_last)),)
     else:
         flush = agg.flush
-    parse = functools.partial(cdxj.parse, collection=collection) if letters is None \
-        else cdx.make_parser(letters, collection)
+    if letters is not None:
+        parse = cdx.make_parser(letters, collection)
+    else:
+        parse = cdxj.parse if collection is None else functools.partial(cdxj.parse, collection=collection)
     skipped = {}
     try:
         for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),

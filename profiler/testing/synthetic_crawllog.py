@@ -11,6 +11,7 @@ on some lines), with the lines a crawl log also holds that are not captures: DNS
 """
 
 import base64
+import bisect
 import datetime
 import hashlib
 import json
@@ -45,7 +46,7 @@ def crawl_log(seed=0, pages=300):
     hosts = ["www.example.fr", "example.com", "news.example.org", "blog.example.fr"]
     lines, by_depth, skipped = [], {}, {}
     revisits = 0
-    fetched = {}
+    fetched, fetched_urls = {}, []          # fetched_urls: sorted
     depths = [0] * len(hosts) + [rng.choice(range(1, 15)) for _ in range(pages - len(hosts))] + [52]
     for n, depth in enumerate(depths):
         host = hosts[n % len(hosts)]
@@ -68,7 +69,7 @@ def crawl_log(seed=0, pages=300):
         url = "http://%s/" % host if depth == 0 else "http://%s/p%d.html" % (host, n)
         annotations = []
         if fetched and rng.random() < 0.15:                               # fetched again, unchanged
-            url, digest, mime = rng.choice(sorted(fetched.items()))[0], None, None
+            url = rng.choice(fetched_urls)
             digest, mime = fetched[url]
             annotations.append(rng.choice(["duplicate:digest", "warcRevisit:digest"]))
             revisits += 1
@@ -78,6 +79,7 @@ def crawl_log(seed=0, pages=300):
             status = rng.choice(STATUSES)
             digest = _digest(url + str(n))
             fetched[url] = (digest, mime)
+            bisect.insort(fetched_urls, url)
         size = rng.choice([0, rng.randint(100, 999), rng.randint(1000, 90000), rng.randint(10 ** 5, 3 * 10 ** 6)])
         if rng.random() < 0.3:
             annotations.append("%dt" % rng.randint(2, 4))

@@ -58,18 +58,20 @@ def _random_policy(rng, optional):
                    "emit": emit})
 
 
-def random_captures(rng):
+def random_captures(rng, wide=False):
+    """Random captures (urlkey, timestamp, mime, status, digest, length); wide: of more hours, media
+    types (of every content class) and lengths (of every size class)."""
     caps = []
     digests_pool = ["D%d" % i for i in range(12)]
     for _ in range(rng.randint(1, 120)):
         urlkey = rng.choice(HOSTS) + rng.choice(PATHS) if rng.random() > 0.05 else "dns:z.example"
-        ts = "%d%02d%02d%02d0000" % (rng.randint(2010, 2012), rng.randint(1, 12), rng.randint(1, 28),
-                                     rng.choice([0, 9, 12, 23]))
+        hour = rng.choice([0, 9, 12, 23]) if wide else 12
+        ts = "%d%02d%02d%02d0000" % (rng.randint(2010, 2012), rng.randint(1, 12), rng.randint(1, 28), hour)
         revisit = rng.random() < 0.25
-        mime = "warc/revisit" if revisit else rng.choice(MIMES)
+        mime = "warc/revisit" if revisit else rng.choice(MIMES if wide else MIMES[:4])
         status = "-" if revisit else rng.choice(["200", "404", "301", "-"])
         digest = rng.choice(digests_pool + ["-"])
-        length = rng.randint(0, 999) if rng.random() < 0.7 else rng.choice(LENGTHS)
+        length = rng.randint(0, 999) if not wide or rng.random() < 0.7 else rng.choice(LENGTHS)
         caps.append((urlkey, ts, mime, status, digest, length))
     return caps
 
