@@ -232,6 +232,12 @@ def detect_languages(splits):
     return [dict(s, detect_language=True) if FORMATS[s["format"]].payloads else s for s in splits]
 
 
+def with_depths(splits):
+    """Mark the splits of formats that read payloads to read Heritrix metadata records' hop paths
+    (a policy with the depth criterion; profiler.formats.hops)."""
+    return [dict(s, read_depths=True) if FORMATS[s["format"]].payloads else s for s in splits]
+
+
 def without_languages(splits):
     """Mark the splits of formats that read payloads not to read languages (a policy without lang
     levels: their payloads are then only hashed, and every capture's lang is unk)."""
@@ -262,6 +268,8 @@ def _whole_file_captures(fmt, split, opener):
             options["detect_language"] = True
         if split.get("read_languages") is False:
             options["languages"] = False
+        if split.get("read_depths"):
+            options["depths"] = True
     if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
         yield "not_chunked"
         yield from fmt.read(split["path"], opener, inflate=True, **options)

@@ -14,7 +14,7 @@ import re
 
 from warcio.timeutils import iso_date_to_timestamp
 
-from profiler.formats import payload, warc_records
+from profiler.formats import hops, payload, warc_records
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, normalise
 from profiler.model.language import html_language
@@ -89,11 +89,15 @@ def _no_header(name):
     return None
 
 
-def capture_of(record, it, detect=None, languages=True):
+def capture_of(record, it, detect=None, languages=True, depths=False):
     """The Capture of one warcio record, or a skip-reason str. Consumes the record.
     detect: the language detector for HTML that declares none (language_detector);
-    languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
+    languages=False: no language is read (lang 'unk'; a policy without lang levels); depths: a
+    metadata record gives its hop path (profiler.formats.hops)."""
     rec_type = record.rec_type
+    if depths and rec_type == "metadata":
+        url = record.rec_headers.get_header("WARC-Target-URI")
+        return hops.note(_text(url) if url else None, record.raw_stream.read(hops.BODY_BYTES))
     if rec_type not in CAPTURE_TYPES:
         return SKIPPED_TYPES.get(rec_type, "other_record")
     headers = record.rec_headers
@@ -186,19 +190,27 @@ def _ache_mime(http):
     return _mime(http.get_header("Content-Type"))
 
 
-def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False):
+def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False, depths=False,
+                  wrapped=False):
     """Yield Captures or skip-reason strs for every record of one WARC/ARC file
     (from byte offset start, where a record or gzip member begins). detect_language: HTML
     that declares no language gets the detected one (--detect-language; the detect extra);
     languages=False: no language is read, every lang is 'unk' (a policy without lang levels);
     inflate: the file is one gzip stream over its records (profiler.formats.inputs.sniff):
-    it is read as it inflates, and its lengths are the uncompressed records'. How damage is
-    read around and counted: profiler.formats.warc_records.
+    it is read as it inflates, and its lengths are the uncompressed records'; depths: captures get
+    the hop path of the Heritrix metadata record that follows them (profiler.formats.hops). How
+    damage is read around and counted: profiler.formats.warc_records; wrapped: the caller applies
+    hops.with_depths (its notes come out as they are).
     """
+    found = _iter_captures(path, opener, start, detect_language, languages, inflate, depths)
+    yield from hops.with_depths(found) if depths and not wrapped else found
+
+
+def _iter_captures(path, opener, start, detect_language, languages, inflate, depths):
     detect = language_detector(detect_language)
 
     def capture(record, it):
-        return capture_of(record, it, detect, languages)
+        return capture_of(record, it, detect, languages, depths)
     try:
         with opener(path, "rb") as f:
             if start:

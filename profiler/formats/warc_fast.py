@@ -12,7 +12,7 @@ import hashlib
 import os
 import zlib
 
-from profiler.formats import members, warc
+from profiler.formats import hops, members, warc
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, normalise
 
@@ -88,7 +88,7 @@ def _header_length(raw, pos):
     return min(ends) if ends else None
 
 
-def capture_of(record, head_length=None, detect=None, languages=True):
+def capture_of(record, head_length=None, detect=None, languages=True, depths=False):
     """The capture of one fastwarc record (or a skip reason). Its length: the WARC header's
     head_length plus Content-Length for plain files; None for gzip files (set by the caller).
     detect, languages: as for profiler.formats.warc.capture_of."""
@@ -98,23 +98,26 @@ def capture_of(record, head_length=None, detect=None, languages=True):
         if "\n" in value:
             return "bad_record"                  # a line end without CR: warcio splits the lines
         if "\ufffd" in value:                    # not UTF-8: decoded as warcio decodes it
-            return _with_raw_headers(record, head_length, detect, languages)
+            return _with_raw_headers(record, head_length, detect, languages, depths)
         headers.setdefault(name.lower(), value)
-    return _capture(record, rec_type, headers, head_length, detect, languages)
+    return _capture(record, rec_type, headers, head_length, detect, languages, depths)
 
 
-def _with_raw_headers(record, head_length, detect, languages):
+def _with_raw_headers(record, head_length, detect, languages, depths=False):
     headers = {}
     for name, value in record.headers.items_bytes():
         if b"\n" in value:
             return "bad_record"
         headers.setdefault(_decode(name).lower(), _decode(value))
-    return _capture(record, str(record.record_type), headers, head_length, detect, languages)
+    return _capture(record, str(record.record_type), headers, head_length, detect, languages, depths)
 
 
-def _capture(record, rec_type, headers, head_length, detect, languages):
+def _capture(record, rec_type, headers, head_length, detect, languages, depths=False):
     if rec_type in _HTTP_RECORDS and "warc-target-uri" not in headers and headers.get("content-length") != "0":
         return "bad_record"                      # warcio cannot read it: it decides what follows
+    if depths and rec_type == "metadata":
+        url = headers.get("warc-target-uri")
+        return hops.note(warc._text(url) if url else None, record.reader.read(hops.BODY_BYTES))
     if rec_type not in warc.CAPTURE_TYPES:
         return warc.SKIPPED_TYPES.get(rec_type, "other_record")
     if headers.get("content-type") == warc.WARC_FIELDS and rec_type == "resource":
@@ -230,7 +233,14 @@ def _is_warc(path, opener):
 _HAND_OVER = ("other_record", "truncated_record", "header_only_record", "bad_record")
 
 
-def iter_captures(path, opener=open, detect_language=False, languages=True):
+def iter_captures(path, opener=open, detect_language=False, languages=True, depths=False):
+    """What profiler.formats.warc.iter_captures yields for the same file, read with fastwarc
+    (_iter_captures); depths: as there (profiler.formats.hops)."""
+    found = _iter_captures(path, opener, detect_language, languages, depths)
+    yield from hops.with_depths(found) if depths else found
+
+
+def _iter_captures(path, opener, detect_language, languages, depths):
     """Yield what profiler.formats.warc.iter_captures yields for the same file, read with fastwarc.
 
     A record is given out only once the next one starts where warcio would look for it
@@ -243,10 +253,12 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
     try:
         from fastwarc.warc import ArchiveIterator
     except ImportError:                  # not installed: the same captures, read with warcio
-        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages,
+                                      depths=depths, wrapped=True)
         return
     if not _is_warc(path, opener):
-        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages,
+                                      depths=depths, wrapped=True)
         return
     detect = warc.language_detector(detect_language)
     hand_over = 0
@@ -275,7 +287,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
                     if head is None:
                         break
                     expected = pos + head + record.content_length + 4
-                result = capture_of(record, head, detect, languages)
+                result = capture_of(record, head, detect, languages, depths)
                 if isinstance(result, str) and result in _HAND_OVER:
                     break
                 pending = (result, pos, expected, record.content_length)
@@ -289,7 +301,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
             raw.close()
     if hand_over is not None:
         yield from warc.iter_captures(path, opener, start=hand_over, detect_language=detect_language,
-                                      languages=languages)
+                                      languages=languages, depths=depths, wrapped=True)
 
 
 def _finish(pending, next_pos):

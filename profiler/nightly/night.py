@@ -340,6 +340,11 @@ class Night:
         from profiler.model import criteria
         return self.config.collections() if criteria.COLLECTION.name in self.policy.names else None
 
+    def _depths(self):
+        """Whether the night's scans read WARC metadata records' hop paths (a policy with depth)."""
+        from profiler.model import criteria
+        return criteria.DEPTH.name in self.policy.names
+
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]
         return [i["path"] for i in infos if i["format"]], \
@@ -355,7 +360,8 @@ class Night:
         if night is None:
             with self._phase("scan"):
                 scan = sets.Scan(self.work.path).run(files, self.config.split_size, progress=self._progress("scanning"),
-                                                detect_language=self._detecting(), collections=self._collections())
+                                                detect_language=self._detecting(), collections=self._collections(),
+                                                depths=self._depths())
             urirs, digests = self._write_sets(None, scan)
         else:
             scan, (urirs, digests) = night
@@ -369,7 +375,7 @@ class Night:
         with self._phase("scan"):
             scan = sets.Scan(self.work.path, captures_path, pairs=True).run(
                 new, c.split_size, progress=self._progress("scanning"), detect_language=self._detecting(),
-                collections=self._collections())
+                collections=self._collections(), depths=self._depths())
         seen_urirs, seen_digests = set(), set()
         night_sets = self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",

@@ -166,6 +166,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         splits = registry.detect_languages(splits)
     elif criteria.LANG.name not in pol.names:
         splits = registry.without_languages(splits)
+    if criteria.DEPTH.name in pol.names:
+        splits = registry.with_depths(splits)
     if criteria.COLLECTION.name in pol.names:
         splits = collection_mod.for_splits(splits, registry.line_formats(), **(collections or {}))
     elif collections and any(collections.values()):
