@@ -25,7 +25,8 @@ ORDER = (
     ("testing",),
 )
 RANK = {package: rank for rank, row in enumerate(ORDER) for package in row}
-TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract", "profiler.extras"}
+TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract", "profiler.extras",
+             "profiler.plugins"}
 
 
 def modules():

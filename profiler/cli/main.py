@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 
-from profiler import __version__
+from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import RunError, Terminated, UserError
 
@@ -34,8 +34,8 @@ def build_parser(argv=None):
     parser.subcommands = sub.choices
     names = [argv[0]] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
     for module in _commands(names):
-        p = sub.add_parser(module.NAME, help=module.HELP,
-                           description=getattr(module, "DESCRIPTION", module.HELP))
+        p = sub.add_parser(module.NAME, help=_text(module.HELP),
+                           description=_text(getattr(module, "DESCRIPTION", module.HELP)))
         module.add_arguments(p)
         p.add_argument("-q", "--quiet", action="store_true", help="only errors")
         p.add_argument("-v", "--verbose", action="store_true", help="also debug output")
@@ -53,6 +53,11 @@ def parse(parser, argv):
     return parser.parse_args(argv)
 
 
+def _text(text):
+    """A help text, or a function giving it (one that reads a registry when the parser is built)."""
+    return text() if callable(text) else text
+
+
 def split_extra(argv):
     """(arguments, arguments after '--'): the ones after '--' are passed on unchanged."""
     if "--" in argv:
@@ -66,6 +71,11 @@ def main(argv=None):
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
+    try:
+        plugins.load()                    # before the options: a plugin's criterion has its own
+    except UserError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
     parser = build_parser(argv)
     args = parse(parser, argv)
     if not args.command:

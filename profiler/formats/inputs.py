@@ -6,7 +6,6 @@ import itertools
 import os
 import re
 import stat
-import zlib
 
 from profiler.accel import fast
 from profiler.errors import UserError
@@ -282,29 +281,25 @@ def sniff(path):
     except OSError as e:
         return {"path": path, "size": 0, "compression": None, "format": None,
                 "reason": "unreadable: %s" % (e.strerror or e)}
-    from profiler.formats import ache, warc     # not at import: tasks import this module (profiler.runtime.remote)
     info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
-    if info["compression"] is None and ache.is_zlib(head) and ache.sniff(path):
-        info.update(format="ache", compression="deflate")
-        return info
-    sample = []
-    seen = 0
-    try:
-        for line in iter_lines(path, compression=info["compression"]):
-            seen += 1
-            if len(sample) >= SNIFF_LINES or seen > _SNIFF_MAX_LINES:
-                break                       # (a bomb of blank lines is not read to its end)
+
+    def first_lines():
+        """The first SNIFF_LINES lines that are not blank (a bomb of blank lines is not read to its end)."""
+        found = 0
+        for seen, line in enumerate(iter_lines(path, compression=info["compression"]), 1):
+            if found >= SNIFF_LINES or seen > _SNIFF_MAX_LINES:
+                return
             if line.strip():
-                sample.append(line)
-    except (OSError, EOFError, ValueError, zlib.error) as e:
-        if not sample and info["compression"] == "gzip":
-            sample = _damaged_archive_start(path)
-        if not sample:
-            info.update(format=None, reason="unreadable: %s" % e)
-            return info
-    info.update(registry.format_of(sample))
-    if info["format"] == "warc" and info["compression"] == "gzip" and warc.gzip_problem(path):
-        info["whole_gzip"] = True       # one gzip stream: read sequentially (profiler.job.mapside)
+                found += 1
+                yield line
+
+    sample = registry.Sample(head=head, path=path, compression=info["compression"], read_lines=first_lines)
+    found = registry.format_of(sample)
+    if found["format"] is None and not sample.lines and sample.error is not None and info["compression"] == "gzip":
+        damaged = _damaged_archive_start(path)      # a gzip WARC/ARC damaged in its first chunk
+        if damaged:
+            found = registry.format_of(registry.Sample(damaged, head=head, path=path, compression="gzip"))
+    info.update(found)
     return info
 
 
@@ -332,7 +327,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]
-        if info["compression"] or size <= split_size or registry.FORMATS[base["format"]].whole_file:
+        if info["compression"] or size <= split_size or not registry.FORMATS[base["format"]].lines:
             splits.append(dict(base, start=0, end=None))
             continue
         segments = legend_segments(info["path"], size, base.get("fields"), workers=workers) \

@@ -16,7 +16,7 @@ from warcio.timeutils import iso_date_to_timestamp
 
 from profiler.formats import payload, warc_records
 from profiler.formats.cdx import urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 from profiler.model.language import html_language
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
@@ -90,7 +90,7 @@ def _no_header(name):
 
 
 def capture_of(record, it, detect=None, languages=True):
-    """The capture tuple of one warcio record, or a skip-reason str. Consumes the record.
+    """The Capture of one warcio record, or a skip-reason str. Consumes the record.
     detect: the language detector for HTML that declares none (language_detector);
     languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
     rec_type = record.rec_type
@@ -141,7 +141,8 @@ def capture_of(record, it, detect=None, languages=True):
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
-    return (key, ts, mime, status, normalise.digest(_text(digest)), length, rec_type == "revisit", lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
+                       length=length, revisit=rec_type == "revisit", lang=lang)
 
 
 #: media types whose payload may declare its language in HTML
@@ -186,7 +187,7 @@ def _ache_mime(http):
 
 
 def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False):
-    """Yield capture tuples or skip-reason strs for every record of one WARC/ARC file
+    """Yield Captures or skip-reason strs for every record of one WARC/ARC file
     (from byte offset start, where a record or gzip member begins). detect_language: HTML
     that declares no language gets the detected one (--detect-language; the detect extra);
     languages=False: no language is read, every lang is 'unk' (a policy without lang levels);

@@ -14,7 +14,7 @@ import zlib
 
 from profiler.formats import members, warc
 from profiler.formats.cdx import urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 
 _BUF = 1 << 16
 _HTTP_SCHEMES = ("http:", "https:")
@@ -172,7 +172,9 @@ def _capture(record, rec_type, headers, head_length, detect, languages):
     if key is None:
         return "bad_url"
     length = head_length + content_length if head_length is not None else None
-    return (key, ts, mime, status, normalise.digest(warc._text(digest)), length, rec_type == "revisit", lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status,
+                       digest=normalise.digest(warc._text(digest)), length=length,
+                       revisit=rec_type == "revisit", lang=lang)
 
 
 #: raw bytes before a member searched for a member that fastwarc passed over
@@ -292,6 +294,6 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
 
 def _finish(pending, next_pos):
     result, pos = pending[:2]
-    if isinstance(result, tuple) and result[5] is None:       # gzip: the member's length
-        result = result[:5] + (next_pos - pos,) + result[6:]
+    if not isinstance(result, str) and result.length is None:       # gzip: the member's length
+        result = result._replace(length=next_pos - pos)
     return result

@@ -16,7 +16,7 @@ from profiler import extras
 from profiler.errors import UserError
 from profiler.files import layout as layouts
 from profiler.files.output import write_atomic, write_bytes_atomic
-from profiler.files.profilefile import ProfileFormatError, iter_raw, load_value, read_header
+from profiler.files.datalines import DataFile
 from profiler.model import criteria
 
 LANG = criteria.LANG.name
@@ -86,25 +86,24 @@ def _wanted(level, key):
     return None
 
 
-def read_holdings(path):
-    """The lines of a profile the report uses, as dicts of parsed values, plus its header."""
-    header = read_header(path)
-    layout = layouts.of_headers(header, path)
+def read_holdings(path, skipped=None):
+    """The lines of a profile the report uses, as dicts of parsed values, plus its header. Every
+    line is checked (profiler.files.datalines); ``skipped``: damaged lines are counted there and
+    left out, else they are refused."""
+    found = DataFile(path, "cdxj")
+    header = found.headers
+    layout = found.layout
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
          "layout": layout, "has_languages": layouts.has(layout, LANG)}
-    for lineno, key, value in iter_raw(path, tolerant=True):
+    for record in found.records(skipped):
         h["lines"] += 1
-        k = criteria.split_key(key, layout)
-        if k is None:
-            raise ProfileFormatError("line %d of %s: the key has %d fields, expected %d (%s)"
-                                     % (lineno, path, len(key.split(b" ")), len(layout.fields),
-                                        layouts.describe(layout)))
+        k = criteria.split_key(record.key, layout)
         surt, mime = k.surt, k.mime
         table = _wanted(surt_level(surt), k)
         if table is None:
             continue
-        v = load_value(value, lineno, path)
+        v = record.value
         if table == "total":
             h["total"] = v
             continue
@@ -460,21 +459,20 @@ def _needs_report_extra():
         raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
 
 
-def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None):
+def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, skipped=None):
     """Read a profile and write the HTML report (atomically) and, with png_dir, one PNG per chart.
+    ``skipped`` (a profiler.files.datalines.Skipped): damaged lines are left out and counted.
 
     Returns a summary dict: charts drawn, charts missing, PNG paths.
     """
     _needs_report_extra()
     from profiler.report import charts as charts_mod
-    if not os.path.isfile(profile):
-        raise UserError("profile not found: %s" % profile)
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         raise UserError("output folder does not exist: %s" % out_dir)
     if png_dir is not None and os.path.exists(png_dir) and not os.path.isdir(png_dir):
         raise UserError("--png: not a folder: %s" % png_dir)
-    holdings = read_holdings(profile)
+    holdings = read_holdings(profile, skipped)
     sections = build_sections(holdings, top)
     svgs, pngs = {}, []
     drawn = [c for c in charts_of(sections) if not c.missing]

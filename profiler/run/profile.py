@@ -19,7 +19,7 @@ from profiler.io.names import display_name
 from profiler.run.progress import RunProgress
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
@@ -159,8 +159,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
-        raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
-                                    "or ACHE crawl output" % len(files))
+        raise inputs_mod.InputError("none of the %d input file(s) is %s" % (len(files), registry.listing()))
     splits = registry.choose_warc_reader(splits, warc_reader)
     if detect_language:
         splits = registry.detect_languages(splits)
@@ -208,6 +207,8 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     task_env = {bigsums.ENV: signals}
     if pure:
         task_env[fast.PURE_ENV] = "1"
+    if plugins.names():                 # the client's plugins, in every task (profiler.plugins)
+        task_env[contract.PLUGINS_ENV] = ",".join(plugins.names())
     bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
                       os.path.join(work, "progress"), runner, enabled=progress)
     task_env.update(bar.env())
@@ -337,7 +338,7 @@ def balanced_split_size(infos, split_size, cores):
     multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
     leave one core idle while the last runs)."""
     total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
-                and not registry.FORMATS[i["format"]].whole_file and not remote.is_remote(i["path"]))
+                and registry.FORMATS[i["format"]].lines and not remote.is_remote(i["path"]))
     if cores <= 1 or total <= split_size:
         return split_size
     n = max(cores, int(round(total / split_size / cores)) * cores)

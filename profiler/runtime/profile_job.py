@@ -26,7 +26,7 @@ from mrjob.step import MRStep  # noqa: E402
 from profiler.job.progress import ReduceProgress  # noqa: E402
 from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
 from profiler.model.policy import Policy  # noqa: E402
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import task  # noqa: E402
 
 
@@ -82,6 +82,7 @@ class ProfileJob(MRJob):
     @property
     def policy(self):
         if not hasattr(self, "_policy"):
+            plugins.load()
             self._policy = Policy.from_dict(jsonnum.loads(self.options.policy_json), "--policy-json")
         return self._policy
 

@@ -22,7 +22,7 @@ from profiler.job import hotdigests, steps
 from profiler.job.progress import ReduceProgress
 from profiler.job.kernels import Kernels
 from profiler.model.policy import Policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import digestfilter, remote
 
 
@@ -159,6 +159,7 @@ def main(argv, stdin=None, stdout=None, stderr=None):
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     count = counter_writer(stderr or sys.stderr.buffer)
+    plugins.load()
     policy = Policy.from_dict(orjson.loads(opts["policy_json"]), "--policy-json")
     if opts["task"] == "mapper":
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)

@@ -388,9 +388,10 @@ def series(lines, values, level, rng=None):
     return out
 
 
-def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, by=None):
+def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, by=None, skipped=None):
     """query() over a range: the keys the question groups (their all-time lines), each answered
-    over the range; with ``top`` and ``by`` the largest by that feature's written value."""
+    over the range; with ``top`` and ``by`` the largest by that feature's written value.
+    ``skipped``: as query's (damaged lines left out, counted there)."""
     import heapq
     from profiler.toolkit.query import SortedProfile, feature_name, query, rank_value
     if DATETIME.name in group:
@@ -400,8 +401,8 @@ def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, b
         raise RangeError("give a datetime or a range, not both")
     fixed[DATETIME.name] = ANY_FIELD
     by = feature_name(by) if by else None
-    found, note, _ = query(path, fixed, group, under, level)
-    with SortedProfile(path) as profile:
+    found, note, _ = query(path, fixed, group, under, level, skipped=skipped)
+    with SortedProfile(path, None if skipped is None else type(skipped)(path)) as profile:
         lines = Lines(profile, budget=float("inf"))
         answers = [answer(lines, dict(zip(profile.layout.fields, key.split(" "))), rng) for key, _ in found]
     answers = [a for a in answers if a.flat["urim.total"]]

@@ -98,7 +98,7 @@ def test_property_answers_and_breakdowns_equal_query(tmp_path, small_index, seed
     rng = random.Random(seed)
     small_index(rng)
     languages = rng.random() < 0.3
-    policy = random_policy(rng, languages=languages)
+    policy = random_policy(rng, optional=("lang",) if languages else ())
     caps = random_caps(rng, languages)
     path = write_profile(tmp_path / "p.cdxj", caps, policy)
     lines = lines_of(path)
@@ -170,7 +170,7 @@ def test_datetime_breakdown_lists_the_periods(tmp_path):
 def test_property_range_answers_equal_query_and_hold(tmp_path, small_index, seed):
     rng = random.Random(seed)
     small_index(rng)
-    policy = random_policy(rng, languages=False)
+    policy = random_policy(rng, optional=())
     caps = random_caps(rng)
     path = write_profile(tmp_path / "p.cdxj", caps, policy)
     lines = lines_of(path)
@@ -253,7 +253,7 @@ def test_criteria_come_from_the_registry_and_the_file(tmp_path):
     policy = load("lang")
     caps = random_caps(rng, languages=True)
     path = write_profile(tmp_path / "l.cdxj", caps, policy)
-    plain = write_profile(tmp_path / "p.cdxj", caps, random_policy(random.Random(6), languages=False))
+    plain = write_profile(tmp_path / "p.cdxj", caps, random_policy(random.Random(6), optional=()))
     from helpers.explore import get
     import orjson
     with serving("L=" + path, "P=" + plain) as (url, _):

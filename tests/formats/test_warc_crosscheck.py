@@ -49,7 +49,7 @@ def index(path):
 
 def multiset(captures):
     """The captures but their language (cdxj-indexer's CDXJ has none)."""
-    return collections.Counter(c[:7] for c in captures if not isinstance(c, str))
+    return collections.Counter(c._replace(lang="unk") for c in captures if not isinstance(c, str))
 
 
 ARCHIVES = sorted(

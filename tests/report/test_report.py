@@ -177,9 +177,9 @@ def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, cap
     assert (tmp_path / "charts" / "captures-per-year.png").exists()
     (tmp_path / "not-a-profile.txt").write_text("hello world\n")
     for args, message in [
-        (["no.cdxj", "-o", "r.html"], "profile not found: no.cdxj"),
+        (["no.cdxj", "-o", "r.html"], "no such file: no.cdxj"),
         ([sample_profile, "-o", "/no/such/folder/r.html"], "output folder does not exist"),
-        (["not-a-profile.txt", "-o", "r.html"], "no profile lines"),     # its line skipped, warned
+        (["not-a-profile.txt", "-o", "r.html"], "not a profile or map"),
         ([sample_profile, "-o", "r.html", "--png", "r.html"], "--png: not a folder"),
     ]:
         assert cli.main(["report"] + args) == 2, args

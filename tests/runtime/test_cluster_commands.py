@@ -193,10 +193,10 @@ def test_hadoop_spreads_a_hot_digest_over_step_2(fake_cluster, tmp_path):
 def test_the_summary_of_a_profile_written_to_a_cluster_filesystem(fake_cluster, tmp_path, capsys, out):
     """The command's end summary comes from what was written, not from the output path, which
     is no local file here: exit 0, and the figures are those of the uploaded profile."""
-    from profiler import cli
+    from profiler.cli.main import main as cli_main
     index = tmp_path / "small.cdx"
     synthetic.write_lines(str(index), sorted(synthetic.cdx_lines(300, seed=5)), synthetic.LEGEND + "\n")
-    code = cli.main(["profile", str(index), "-o", out, "-r", "hadoop", "-c", os.path.join(CONF, "mrjob-hadoop.conf"),
+    code = cli_main(["profile", str(index), "-o", out, "-r", "hadoop", "-c", os.path.join(CONF, "mrjob-hadoop.conf"),
                      "--", "--hadoop-bin", fake_cluster.hadoop, "--hadoop-streaming-jar", "/opt/streaming.jar",
                      "--python-bin", python_without_profiler(tmp_path), "--jobconf", "mapreduce.job.reduces=2"])
     err = capsys.readouterr().err

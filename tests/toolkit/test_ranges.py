@@ -81,7 +81,7 @@ def answerable(policy, fields, at, rng_from, rng_to):
 @given(seed=st.integers(0, 10 ** 6))
 def test_property_ranges_hold_against_the_oracle(tmp_path, seed):
     rng = random.Random(seed)
-    policy = random_policy(rng, languages=False)
+    policy = random_policy(rng, optional=())
     caps = random_caps(rng)
     path = write_profile(tmp_path / "p.cdxj", caps, policy)
     keys = [k.decode().split(" ") for k, _ in iter_data(path)]

@@ -1,7 +1,8 @@
-"""`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
+"""`archive-profiler profile`: indexes and crawl files in, a sorted CDXJ archive profile out."""
 
 import argparse
 import os
+import re
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.run.progress import wanted
@@ -9,10 +10,19 @@ from profiler.cli.arguments import cores
 from profiler.runtime.preflight import MAX_CORES
 
 NAME = "profile"
-HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
-DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
-               "manifests of paths), or WARC/ARC files and ACHE crawl output, into a sorted CDXJ "
-               "archive profile. Arguments after '--' go to mrjob unchanged.")
+
+
+def HELP():
+    from profiler.formats import registry
+    return "profile indexes and crawl files (%s) into a CDXJ archive profile" % ", ".join(
+        name for name, f in registry.FORMATS.items() if not f.internal)
+
+
+def DESCRIPTION():
+    from profiler.formats import registry
+    return ("Profile input files (%s; plain, .gz or .bz2; files, folders, glob patterns or manifests "
+            "of paths) into a sorted CDXJ archive profile. Arguments after '--' go to mrjob unchanged."
+            % registry.listing(conjunction="and"))
 TAKES_EXTRA = True
 
 
@@ -22,10 +32,9 @@ def size(text):
     text = text.strip().lower().rstrip("b")
     mult = units.get(text[-1:], 1)
     number = text[:-1] if text[-1:] in units else text
-    try:
-        value = int(float(number) * mult)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):          # ASCII digits: float() takes others too
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text[:40])
+    value = int(float(number) * mult)
     if value <= 0:
         raise argparse.ArgumentTypeError("size must be positive")
     return value
