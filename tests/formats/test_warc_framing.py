@@ -14,7 +14,9 @@ import base64
 import glob
 import gzip
 import hashlib
+import json
 import os
+import re
 import zlib
 from typing import NamedTuple
 
@@ -23,6 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
 from profiler.formats import inputs, registry
+from profiler.formats.warc_records import UNSEPARATED
 from profiler.run.profile import run_profile
 
 from helpers.exactness import assert_same_profile, pure_python
@@ -37,52 +40,71 @@ class Framed(NamedTuple):
     offset: int        # of its header (gzip: of its member)
     length: int        # stored bytes: header and block; a member that holds only it: the member
     kind: str          # the WARC-Type; 'filedesc' or 'arc' for an ARC file's records
+    followed: bool     # the next record's header starts right after its block (no separator)
 
 
-class FramingError(Exception):
-    pass
+_BLANK_TO_END = re.compile(rb"\s*\Z")
 
 
-def _lines(data, pos):
+def _line(data, pos):
     """(line, offset after it) from pos of data."""
     end = data.find(b"\n", pos)
     end = len(data) if end < 0 else end + 1
     return data[pos:end], end
 
 
+def _warc_header(data, pos, after):
+    """(WARC-Type, Content-Length, offset of the block) of the WARC header whose first line ends
+    at after, or a str saying why it is none (WARC 1.1 section 4: named fields, CRLF, a blank line;
+    a line that starts with white space continues the field before it)."""
+    kind = length = None
+    at = after
+    while True:
+        field, at = _line(data, at)
+        if not field.endswith(b"\n"):
+            return "a WARC header without its end at %d" % pos
+        if not field.rstrip(b"\r\n"):
+            break
+        if field[:1] in (b" ", b"\t"):
+            continue                                       # a continuation line
+        name, colon, value = field.partition(b":")
+        if not colon:
+            return "a WARC header line that is no field at %d" % pos
+        name, value = name.strip().lower(), value.strip()
+        if name == b"content-length" and length is None:
+            if not value.isdigit():
+                return "a Content-Length that is no length at %d" % pos
+            length = int(value)
+        elif name == b"warc-type" and kind is None:
+            kind = value.decode("latin-1")
+    if length is None:
+        return "no Content-Length at %d" % pos
+    return kind, length, at
+
+
 def frame_plain(data, base=0):
     """The records of plain bytes, and where framing fails (a str) or None. Between records and
     after the last only blank lines may stand (or nothing)."""
-    records, pos = [], 0
+    records, pos, previous = [], 0, None
     while True:
-        line, after = _lines(data, pos)
+        line, after = _line(data, pos)
         while line and not line.strip():                 # blank lines between records
+            previous = None
             pos = after
-            line, after = _lines(data, pos)
+            line, after = _line(data, pos)
         if not line:
             return records, None
+        if previous is not None:                         # the record before ends right here
+            records[previous] = records[previous]._replace(followed=True)
         if not line.endswith(b"\n"):
             return records, "a header line cut at %d" % (base + pos)
         if line.startswith(b"WARC/"):
-            kind, length, at = None, None, after
-            while True:
-                field, at = _lines(data, at)
-                if not field.endswith(b"\n"):
-                    return records, "a WARC header without its end at %d" % (base + pos)
-                if not field.rstrip(b"\r\n"):
-                    break
-                name, _, value = field.partition(b":")
-                name, value = name.strip().lower(), value.strip()
-                if name == b"content-length" and length is None:
-                    if not value.isdigit():
-                        return records, "a Content-Length that is no length at %d" % (base + pos)
-                    length = int(value)
-                elif name == b"warc-type" and kind is None:
-                    kind = value.decode("latin-1")
-            if length is None:
-                return records, "no Content-Length at %d" % (base + pos)
-            block = at
+            header = _warc_header(data, base + pos, after)
+            if isinstance(header, str):
+                return records, header
+            kind, length, block = header
         else:
+            # ARC (v1 and v2): 'URL IP-address Archive-date Content-type [...] Archive-length'
             fields = line.rstrip(b"\r\n").split(b" ")
             if len(fields) < 5 or b":" not in fields[0] or not fields[-1].isdigit():
                 return records, "no record header at %d: %r" % (base + pos, line[:60])
@@ -90,7 +112,8 @@ def frame_plain(data, base=0):
             length, block = int(fields[-1]), after
         if block + length > len(data):
             return records, "a record cut at %d (%d of %d bytes)" % (base + pos, len(data) - block, length)
-        records.append(Framed(base + pos, block + length - pos, kind))
+        records.append(Framed(base + pos, block + length - pos, kind, False))
+        previous = len(records) - 1
         pos = block + length
 
 
@@ -100,13 +123,13 @@ def frame(data):
     holds several (one gzip stream) is framed in its inflated bytes."""
     if not data.startswith(b"\x1f\x8b"):
         return frame_plain(data)
-    records, pos = [], 0
-    while data[pos:].strip():
+    records, pos, view = [], 0, memoryview(data)
+    while not _BLANK_TO_END.match(data, pos):
         if not data.startswith(b"\x1f\x8b", pos):
             return records, "no gzip member at %d" % pos
         inflater = zlib.decompressobj(31)
         try:
-            inflated = inflater.decompress(data[pos:])
+            inflated = inflater.decompress(view[pos:])
         except zlib.error:
             return records, "a gzip member that does not inflate at %d" % pos
         if not inflater.eof:
@@ -116,7 +139,7 @@ def frame(data):
         if fault:
             return records, "in the member at %d: %s" % (pos, fault)
         if len(found) == 1:
-            found = [Framed(pos, end - pos, found[0].kind)]
+            found = [Framed(pos, end - pos, found[0].kind, False)]
         records += found
         pos = end
     return records, None
@@ -132,12 +155,25 @@ NOT_CAPTURES = {"request": "request_record", "metadata": "metadata_record", "war
 RECORD_REASONS = {"bad_timestamp", "bad_url", "warc_fields_record", "header_only_record", "other_record"}
 
 
-def read(path, reader="warcio"):
-    """What the reader gives for a file, through sniffing and splitting as `profile` does,
-    without the note that a file is one gzip stream."""
+#: the reasons that note how a file was read, and lose no record
+NOTES = ("not_chunked", UNSEPARATED)
+
+
+def read_all(path, reader="warcio"):
+    """All the reader gives for a file, through sniffing and splitting as `profile` does."""
     info = inputs.sniff(str(path))
     splits = registry.choose_warc_reader(inputs.plan_splits([info]), reader)
-    return [c for s in splits for c in registry.captures(s) if c != "not_chunked"]
+    return [c for s in splits for c in registry.captures(s)]
+
+
+def read(path, reader="warcio"):
+    """What the reader gives for a file's records: without the notes (NOTES)."""
+    return [c for c in read_all(path, reader) if c not in NOTES]
+
+
+def unseparated(path, reader="warcio"):
+    """How many records the reader noted were followed straight by the next record's header."""
+    return read_all(path, reader).count(UNSEPARATED)
 
 
 def agrees(result, record):
@@ -220,11 +256,14 @@ def test_every_corpus_archive_gives_the_records_the_framer_finds():
     wrong, warcio_wrong = {}, {}
     for name in ARCHIVES:
         path = os.path.join(SHARED_DATA, name)
-        records, fault = frame(open(path, "rb").read())
+        with open(path, "rb") as f:
+            records, fault = frame(f.read())
         for reader in ("warcio", "fastwarc"):
-            got = read(path, reader)
+            everything = read_all(path, reader)
+            got = [r for r in everything if r not in NOTES]
             if fault is None:
-                ok = len(got) == len(records) and all(map(agrees, got, records))
+                ok = len(got) == len(records) and all(map(agrees, got, records)) and \
+                    everything.count(UNSEPARATED) == sum(r.followed for r in records)
             else:
                 before, expected = FRAMING_FAULTS.get(name, (None, None))
                 ok = before == len(records) and kinds(got) == expected and \
@@ -237,6 +276,9 @@ def test_every_corpus_archive_gives_the_records_the_framer_finds():
                 warcio_wrong[name] = (n, len(records))
     assert wrong == {}
     assert sorted(name for name in FRAMING_FAULTS if name in ARCHIVES) == sorted(FRAMING_FAULTS)
+    unseparated_files = sorted(name for name in ARCHIVES if name not in FRAMING_FAULTS and
+                               any(r.followed for r in frame(open(os.path.join(SHARED_DATA, name), "rb").read())[0]))
+    assert unseparated_files == ["netarchivesuite/2-metadata-1.arc"]
     assert {name: n for name, (n, _) in warcio_wrong.items()} == {n: c for n, (c, _) in WARCIO_WRONG.items()}
 
 
@@ -245,6 +287,7 @@ def test_the_netarchivesuite_metadata_arc_is_one_capture():
     record of 17,620 bytes: one capture, with either reader and either kernels."""
     path = shared_data("netarchivesuite", "2-metadata-1.arc")
     for reader in ("warcio", "fastwarc"):
+        assert kinds(read_all(path, reader)) == ["warcinfo_record", UNSEPARATED, "capture"]
         got = read(path, reader)
         assert kinds(got) == ["warcinfo_record", "capture"]
         capture = got[1]
@@ -271,6 +314,8 @@ def test_the_netarchivesuite_metadata_arc_profiles_one_capture(tmp_path):
     assert len(set(outs)) == 1
     total = read_profile(str(tmp_path / "warcio-False.cdxj"))["* - - -"]
     assert total[0] == 1 and total[4] == 17805 and total[7] == total[8] == "26050908173821"
+    meta = json.loads(outs[0].decode().split("\n!meta ", 1)[1].split("\n", 1)[0])
+    assert meta["skipped"] == {"warcinfo_record": 1, UNSEPARATED: 1}
 
 
 # ---------------------------------------------------------------- NetarchiveSuite-style files, by hand
@@ -362,12 +407,15 @@ def write(tmp_path, records, separators, layout, kind):
     return path
 
 
-def check(path, expected):
-    """Both readers give the expected record after record, lengths as the framer frames them."""
+def check(path, expected, unseparated_records=None):
+    """Both readers give the expected record after record, lengths as the framer frames them,
+    and note the records followed straight by another (when unseparated_records is given)."""
     records, fault = frame(path.read_bytes())
     assert fault is None and len(records) == len(expected)
     got = read(path)
     assert got == read(path, "fastwarc")
+    if unseparated_records is not None:
+        assert unseparated(path) == unseparated(path, "fastwarc") == unseparated_records
     assert len(got) == len(expected)
     for result, record, want in zip(got, records, expected):
         if isinstance(want, str):
@@ -381,7 +429,9 @@ def check(path, expected):
 @pytest.mark.parametrize("kind", ["arc", "warc"])
 def test_records_followed_by_no_blank_line(tmp_path, kind, layout):
     records, expected = arc_file() if kind == "arc" else warc_file()
-    check(write(tmp_path, records, [b""] * len(records), layout, kind), expected)
+    # a record at the end of its gzip member is followed by the member's end, not by the next record
+    noted = 0 if layout == "records" else len(records) - 1
+    check(write(tmp_path, records, [b""] * len(records), layout, kind), expected, noted)
 
 
 #: what may follow a record: blank lines (CRLF, LF, white space) or nothing
@@ -395,8 +445,9 @@ def test_whatever_blank_lines_follow_each_record(tmp_path, kind, layout, data):
     chosen = data.draw(st.permutations(range(len(records))).map(lambda order: [0] + [i for i in order if i]))
     records, expected = [records[i] for i in chosen], [expected[i] for i in chosen]
     separators = data.draw(st.lists(blank_lines, min_size=len(records), max_size=len(records)))
-    got = check(write(tmp_path, records, separators, layout, kind), expected)
-    canonical = check(write(tmp_path, records, [SEPARATORS[kind]] * len(records), layout, kind), expected)
+    noted = 0 if layout == "records" else separators[:-1].count(b"")
+    got = check(write(tmp_path, records, separators, layout, kind), expected, noted)
+    canonical = check(write(tmp_path, records, [SEPARATORS[kind]] * len(records), layout, kind), expected, 0)
     if layout == "plain":                        # a record's length leaves out what follows it
         assert got == canonical
 
