@@ -218,7 +218,7 @@ FRAMING_FAULTS = {
     # of that line is taken for the end of its block (warcio's rule for a line after a record
     # that starts none), and the records after it are read
     "ipwb/warcs/HTTP204.warc": (1, ["warcinfo_record", "capture", "capture"]),
-    # the same, 1 byte short ("m")
+    # a request record 1 byte short ("m" of its last line is left)
     "pywb/warcs/example.warc": (5, ["warcinfo_record", "capture", "request_record", "capture", "request_record",
                                     "capture"]),
     # a response 2 bytes short ("\0\0" of its last line)
