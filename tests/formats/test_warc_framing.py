@@ -474,3 +474,34 @@ def test_profiles_of_files_without_blank_lines_are_the_oracles(tmp_path, kind, l
             else:
                 run_profile([str(path)], str(out), warc_reader=reader, created="2026-01-01T00:00:00Z")
             assert_same_profile(read_profile(str(out)), want)
+
+
+def test_corpus_files_without_their_separators_give_the_same_records(tmp_path):
+    """Every plain WARC/ARC of the corpus that frames whole, rewritten with its records straight
+    after each other (the blank lines between them taken out), gives the records it gave, lengths
+    included (a plain file's record length leaves out what follows it), and notes each record
+    followed straight by another."""
+    shared_data()
+    rewritten = 0
+    for name in ARCHIVES:
+        path = os.path.join(SHARED_DATA, name)
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.startswith(b"\x1f\x8b"):
+            continue
+        records, fault = frame(data)
+        if fault or len(records) < 2 or not any(
+                data[r.offset + r.length:n.offset] for r, n in zip(records, records[1:])):
+            continue
+        # an ARC filedesc's two lines are read as lines (warcio's rule), so one whose block ends
+        # inside a line keeps what followed it
+        ends = [n.offset for n in records[1:]] + [len(data)]
+        kept = [r.kind == "filedesc" and not data[:r.offset + r.length].endswith(b"\n") for r in records]
+        joined = tmp_path / os.path.basename(name)
+        joined.write_bytes(b"".join(data[r.offset:end if keep else r.offset + r.length]
+                                    for r, end, keep in zip(records, ends, kept)))
+        for reader in ("warcio", "fastwarc"):
+            assert read(joined, reader) == read(path, reader), (name, reader)
+            assert unseparated(joined, reader) == len(records) - 1 - sum(kept[:-1]), (name, reader)
+        rewritten += 1
+    assert rewritten >= 25, rewritten
