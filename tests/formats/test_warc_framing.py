@@ -4,10 +4,14 @@ A record may be followed by the next record's header with no blank line between 
 writes ARC files so), by one CRLF or LF, by several blank lines, or at the end of the file by
 nothing. warcio takes whatever line follows a record for its separator, so it loses the next
 record's header and reads the lines of that record's block as records. The reader reads the
-record. An independent strict framer (below: an ARC header line and its length, a WARC header
-and its Content-Length; plain, or each gzip member on its own) counts every file's records: the
-reader agrees with it on every WARC/ARC file of the shared corpus, or the difference is listed
-and explained; warcio's own count is checked against it too, and listed where it is wrong.
+record, and notes it (`unseparated_record`, counted with the skip reasons; no record is lost).
+An independent strict framer (below, from the WARC 1.1 and ARC specifications, without warcio:
+an ARC header line and its length, a WARC header and its Content-Length; plain, or each gzip
+member on its own) counts every file's records and the records followed straight by another:
+both readers agree with it, record by record and note by note, on every WARC/ARC file of the
+shared corpus, or the framer fails on the file and what the readers give there is listed and
+explained (the damage reasons they count); warcio's own count is checked against it too, and
+listed where it is wrong.
 """
 
 import base64
