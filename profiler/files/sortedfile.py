@@ -33,15 +33,18 @@ def profile_key(line):
 class SortedLines:
     """Lines of a byte-wise sorted file from byte offset ``start``, found by prefix without
     reading the file whole: seek-based bisection to a block, then bisection inside the block.
-    ``key`` gives a line's key, which must increase strictly from line to line."""
+    ``key`` gives a line's key, which must increase strictly from line to line. ``reader``: an
+    open file object to read instead of opening path (seek, tell, read, readline, close, and the
+    fixed ``size`` it reads: profiler.serve.reader.PreadFile)."""
 
-    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False):
+    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False,
+                 reader=None):
         self.path = path
         self.key = key
         self._probes = []           # (line start offset, key) of bisection probes, by offset
-        self.f = open(path, "rb")
-        self.size = os.fstat(self.f.fileno()).st_size
-        if mapped and self.size:
+        self.f = open(path, "rb") if reader is None else reader
+        self.size = os.fstat(self.f.fileno()).st_size if reader is None else reader.size
+        if mapped and self.size and reader is None:
             # memory-mapped: the pages read stay in the page cache, shared by every process
             # that maps the file (a server's workers), and the file handle is not needed
             import mmap

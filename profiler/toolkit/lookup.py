@@ -144,7 +144,7 @@ def datetime_query(text):
     if text is None:
         return None
     text = text.strip()
-    if not (text.isdigit() and 4 <= len(text) <= 14):
+    if not (text.isascii() and text.isdigit() and 4 <= len(text) <= 14):
         raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
     return text
 
@@ -185,9 +185,10 @@ NONE = Frequency(0, "", 0, "")
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
-    def __init__(self, path, mapped=False):
+    def __init__(self, path, mapped=False, opener=None):
         """path: a profile or map, one of the pages `split` wrote (its pages are found by their
-        links) or the folder of the pages."""
+        links) or the folder of the pages. ``opener``: path -> the reader its lines are read
+        with (profiler.files.sortedfile.SortedLines), instead of opening the file."""
         from profiler.files.pages import PagedLines, find_pages
         if not os.path.isfile(path) and not os.path.isdir(path):
             raise UserError("no such file: %s" % path)
@@ -207,7 +208,8 @@ class Lookup:
             self._lang_at = layouts.index(self.layout, LANG.name) if layouts.has(self.layout, LANG.name) else None
         self.coverage = coverage.of_headers(headers, self.kind)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
-        self.lines = PagedLines(pages, key, mapped) if pages else SortedLines(path, start, key=key, mapped=mapped)
+        self.lines = PagedLines(pages, key, mapped, opener) if pages else SortedLines(
+            path, start, key=key, mapped=mapped, reader=opener(path) if opener else None)
         self._freqs = {}
 
     def close(self):
