@@ -78,7 +78,7 @@ class Archive:
     def current(self):
         """This thread's lookup of the version served (profiler.toolkit.lookup.Lookup);
         Unavailable when there is none, or the file served changed in place."""
-        self._check()
+        self.check()
         version = self.version
         if version is None:
             raise Unavailable("%s: %s" % (self.name, self.problem["problem"] if self.problem else "no version"))
@@ -120,9 +120,9 @@ class Archive:
         """Look at the path at the next request (SIGHUP)."""
         self._checked = 0.0
 
-    def _check(self):
-        """At most every CHECK_EVERY seconds: when the path names a file other than the one
-        served (or last found bad), check it in the background."""
+    def check(self):
+        """At most every CHECK_EVERY seconds (asked by every request): when the path names a
+        file other than the one served (or last found bad), check it in the background."""
         now = time.monotonic()
         if now - self._checked < CHECK_EVERY or self._checking:
             return
@@ -153,7 +153,9 @@ class Archive:
             self._rejected = e.identity
             served = "serving the version checked at %s" % _when(self.version.checked) if self.version \
                 else "no version served"
-            self._report("a new version cannot be served (%s): %s" % (served, e))
+            real = os.path.realpath(self.path)
+            found = "" if real == os.path.abspath(self.path) else " (%s)" % real
+            self._report("a new version%s cannot be served (%s): %s" % (found, served, e))
         except Exception as e:                  # never lose the checking thread silently
             self._report("checking a new version failed: %s" % e, e)
         else:

@@ -18,8 +18,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from profiler.serve.limits import Limits
 
-#: bytes of a request's head read at most; more: 431, and the connection closed
+#: bytes of a request's head read at most (give or take SLICE); more: 431, and the connection closed
 MAX_HEAD = 64 * 1024
+#: bytes parsed at a time: the head's bound is checked, and the requests read ahead counted, after each
+SLICE = 16 * 1024
 
 
 def client_key(client):
@@ -107,8 +109,7 @@ def guard_of(loop):
 class BoundedHttpTools(HttpToolsProtocol):
     """HttpToolsProtocol with the bounds of Limits and MAX_HEAD (see the module's text)."""
 
-    _head = 0
-    _in_body = False
+    _head = 0                     # bytes read of the head being read (counted by SLICE)
     _in_head = False              # a request's first byte read, its head not yet whole
     _closing = False              # reading stopped: the requests read are answered, then closed
     _write_paused_at = None
@@ -180,27 +181,33 @@ class BoundedHttpTools(HttpToolsProtocol):
     def data_received(self, data):
         if self._closing or self.transport.is_closing():
             return
-        if not self._in_body:
-            self._head += len(data)
-            if self._head > MAX_HEAD:
-                if self.busy():
-                    self._stop_reading()
-                else:
-                    self._answer_and_close(431, "request head longer than %d bytes" % MAX_HEAD)
-                return
         self._unset_keepalive_if_required()
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError:
-            if self.busy() or self._closing:
-                self._stop_reading()    # answers are owed first, in order: no 400 ahead of them
-            else:
-                self.send_400_response("Invalid HTTP request received.")
-        except httptools.HttpParserUpgrade:
-            self._stop_reading()        # no protocol but HTTP/1.1 is served
+        for at in range(0, len(data), SLICE):
+            piece = data[at:at + SLICE]
+            try:
+                self.parser.feed_data(piece)
+            except httptools.HttpParserError:
+                if self.busy() or self._closing:
+                    self._stop_reading()    # answers are owed first, in order: no 400 ahead of them
+                else:
+                    self.send_400_response("Invalid HTTP request received.")
+                return
+            except httptools.HttpParserUpgrade:
+                self._stop_reading()        # no protocol but HTTP/1.1 is served
+                return
+            if self._in_head:
+                self._head += len(piece)
+                if self._head > MAX_HEAD:
+                    if self.busy():
+                        self._stop_reading()
+                    else:
+                        self._answer_and_close(431, "request head longer than %d bytes" % MAX_HEAD)
+                    return
+            if self._closing:
+                return
 
     def on_message_begin(self):
-        self._in_head, self.since = True, time.monotonic()
+        self._in_head, self._head, self.since = True, 0, time.monotonic()
         super().on_message_begin()
 
     def on_headers_complete(self):
@@ -210,7 +217,6 @@ class BoundedHttpTools(HttpToolsProtocol):
         if len(self.pipeline) >= Limits.max_pipeline:
             self._stop_reading()
             return
-        self._in_body = True
         super().on_headers_complete()
         if any(name == b"transfer-encoding" or name == b"content-length" and value.strip() != b"0"
                for name, value in self.headers):
@@ -221,7 +227,6 @@ class BoundedHttpTools(HttpToolsProtocol):
             super().on_body(body)
 
     def on_message_complete(self):
-        self._head, self._in_body = 0, False
         if not self._closing:
             super().on_message_complete()
 

@@ -1,6 +1,7 @@
-"""One version of an archive's file, checked whole before it is served: a regular file, its
-header block at most MAX_HEAD_BLOCK bytes, every data line at most MAX_LINE bytes, readable as
-lookups read it and in strictly increasing key order, the last one ending with a newline.
+"""One version of an archive's file, checked whole before it is served: a regular file, not
+empty, its header block at most MAX_HEAD_BLOCK bytes, every data line at most MAX_LINE bytes, readable as
+lookups read it (a map's also as the map format reads it: profiler.files.ukvs.parse_record) and
+in strictly increasing key order, the last one ending with a newline.
 
 A version is read through the descriptor it was checked through (profiler.serve.reader): it
 answers from that file whatever the path names later (a NAME-latest link moved, the file
@@ -10,12 +11,14 @@ reads, and is served again only once checked again.
 
 import collections
 import copy
+import itertools
 import operator
 import os
 import time
 
 from profiler.errors import UserError
 from profiler.files.sortedfile import SortedLines, UnsortedFile
+from profiler.files.ukvs import MapFormatError, parse_record
 from profiler.serve.reader import MAX_LINE, FileChanged, FileReader, open_regular
 from profiler.toolkit.lookup import Lookup
 
@@ -97,6 +100,8 @@ def open_version(path, trusted=None):
         else:
             fd, st = open_regular(path)
             ident, first = identity(st), FileReader(fd, path, st.st_size)
+            if not st.st_size:
+                raise BadVersion("%s is empty" % path, ident)
             _check_head(first)
 
             def opener(p):
@@ -168,10 +173,14 @@ def check_lines(lookup):
                     keys.insert(0, previous)
                 if not all(map(operator.lt, keys, keys[1:])):
                     _unsorted(part, keys, count - (previous is not None))
-                for line in _distinct(lookup, data, lines):
+                for line in _to_parse(lookup, data[:cut], lines):
                     try:
+                        if lookup.kind == "ukvs":
+                            if line[:1].isspace() or line.rstrip(b"\r")[-1:].isspace():
+                                raise MapFormatError("a field is empty")
+                            parse_record(line, lookup.nkeys)
                         parse(line)
-                    except Exception as e:          # whatever a damaged line makes the parser raise
+                    except Exception as e:          # whatever a damaged line makes a parser raise
                         raise BadVersion("%s: data line %d cannot be read (%s): %r"
                                          % (part.path, count + lines.index(line) + 1, e, line[:80]))
                 count += len(lines)
@@ -184,14 +193,15 @@ def check_lines(lookup):
 
 
 #: what makes a map line other than 'KEY... FREQUENCY' with single spaces
-_NOT_PLAIN = (b" {", b"  ", b"\t", b"\r", b"\x0b", b"\x0c")
+_NOT_PLAIN = (b" {", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"\n ", b" \n")
 
 
-def _distinct(lookup, data, lines):
-    """The lines whose parse tells whether every line of a block parses: all of them, but of a
-    map's block of plain lines only the first with each frequency field (parse reads nothing
-    else of such a line)."""
-    if lookup.kind != "ukvs" or any(mark in data for mark in _NOT_PLAIN):
+def _to_parse(lookup, block, lines):
+    """The lines whose parses tell whether every line of a block parses: all of them, but of a
+    map's block of plain lines (single spaces, as many as key fields) only the first with each
+    frequency field (the parsers read nothing else of such a line)."""
+    if lookup.kind != "ukvs" or block[:1] == b" " or any(mark in block for mark in _NOT_PLAIN) \
+            or set(map(bytes.count, lines, itertools.repeat(b" "))) != {lookup.nkeys}:
         return lines
     first = {}
     for line in lines:

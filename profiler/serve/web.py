@@ -70,9 +70,13 @@ class Service:
         return found
 
     def describe(self, params):
+        for a in self.archives:
+            a.check()
         return {"archives": [a.describe() for a in self.archives]}
 
     def health(self, params):
+        for a in self.archives:
+            a.check()
         problems = [dict(archive=a.name, file=a.path, serving=a.version is not None, **a.problem)
                     for a in self.archives if a.problem is not None]
         if not problems:

@@ -79,8 +79,9 @@ class Server:
             time.sleep(0.1)
 
     def workers(self):
-        """The pids of the worker processes (the server's process group, but the server)."""
-        out = subprocess.run(["pgrep", "-g", str(self.proc.pid)], capture_output=True, text=True).stdout
+        """The pids of the worker processes (in the server's process group, started by spawn)."""
+        out = subprocess.run(["pgrep", "-g", str(self.proc.pid), "-f", "spawn_main"], capture_output=True,
+                             text=True).stdout
         return [int(p) for p in out.split() if int(p) != self.proc.pid]
 
     def stop(self):
