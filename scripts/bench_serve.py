@@ -1,11 +1,14 @@
 """The routing service under load: ten 1M-line maps, startup time and memory, and lookups per
 second with latency percentiles from a keep-alive load generator (loopback, fixed seconds), for
-uvicorn (ASGI, httptools, uvloop) and gunicorn's threaded workers (WSGI) side by side, and
-uvicorn with --max-mapped 64 (uvicorn-64: a bounded RSS).
+uvicorn (ASGI, httptools, uvloop) and gunicorn's threaded workers (WSGI); with --idle N, the same
+load while N idle connections are held open from other addresses (each reopened as soon as the
+server closes it, as a flood would), and the service's peak RSS (all its processes, sampled).
 
     python scripts/bench_serve.py [--maps 10] [--lines 1000000] [--seconds 10] [--workdir DIR]
+                                  [--idle 2000] [--checkout DIR]
 
-The maps are generated once into --workdir (sorted by construction) and reused.
+The maps are generated once into --workdir (sorted by construction) and reused. --checkout runs
+another checkout's server (the same load against the code before a change).
 """
 
 import argparse
@@ -13,6 +16,7 @@ import asyncio
 import os
 import random
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -89,20 +93,19 @@ def free_port():
     return port
 
 
-def start(stack, paths, workers, env, max_mapped=None):
+def start(stack, paths, workers, env, root=ROOT):
     port = free_port()
     if stack == "uvicorn":
         args = [sys.executable, "-m", "profiler.cli", "serve"] + paths + ["--port", str(port),
                                                                          "--workers", str(workers)]
-        if max_mapped:
-            args += ["--max-mapped", str(max_mapped)]
     else:
         import orjson
         env = dict(env, ARCHIVE_PROFILER_SERVE=orjson.dumps({"files": paths}).decode())
         args = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8",
                 "-b", "127.0.0.1:%d" % port, "--log-level", "warning", "profiler.serve.server:wsgi_from_env()"]
     t = time.monotonic()
-    proc = subprocess.Popen(args, env=env, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(args, env=dict(env, PYTHONPATH=root), cwd=root, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     while True:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
@@ -138,37 +141,104 @@ def memory(proc):
 
 
 async def _client(port, urls, deadline, latencies, errors):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    """Requests one after another on a keep-alive connection (a new one when the server closes
+    it: an error, counted)."""
+    writer = None
     i = random.randrange(len(urls))
     while time.monotonic() < deadline:
         target = "/route?url=" + urllib.parse.quote(urls[i % len(urls)], safe="")
         i += 1
         t = time.perf_counter()
-        writer.write(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % target.encode())
-        head = await reader.readuntil(b"\r\n\r\n")
-        m = re.search(rb"(?i)content-length: *(\d+)", head)
-        await reader.readexactly(int(m.group(1)))
+        try:
+            if writer is None:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % target.encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            m = re.search(rb"(?i)content-length: *(\d+)", head)
+            await reader.readexactly(int(m.group(1)))
+        except (OSError, asyncio.IncompleteReadError) as e:
+            errors.append(repr(e))
+            if writer is not None:
+                writer.close()
+            writer = None
+            await asyncio.sleep(0.01)
+            continue
         latencies.append(time.perf_counter() - t)
         if not head.startswith(b"HTTP/1.1 200"):
             errors.append(head.split(b"\r\n")[0])
-    writer.close()
+            if b"connection: close" in head.lower():
+                writer.close()
+                writer = None
+    if writer is not None:
+        writer.close()
 
 
-def load(port, urls, seconds, connections):
+class Flood:
+    """Idle connections from other loopback addresses (127.0.1.x, `per_address` each), each
+    opened again as soon as the server closes it (or answers it 503)."""
+
+    def __init__(self, port, connections, per_address=50):
+        self.port, self.connections, self.per_address = port, connections, per_address
+        self.open = self.opened = self.failed = 0
+
+    async def _one(self, source):
+        while True:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(source, 0))
+            except OSError:
+                self.failed += 1
+                await asyncio.sleep(0.5)
+                continue
+            self.open += 1
+            self.opened += 1
+            try:
+                await reader.read()
+            except OSError:
+                pass
+            finally:
+                self.open -= 1
+                writer.close()
+            await asyncio.sleep(0.05)
+
+    def tasks(self):
+        return [asyncio.ensure_future(self._one("127.0.1.%d" % (1 + n // self.per_address)))
+                for n in range(self.connections)]
+
+
+def load(port, urls, seconds, connections, idle=0, sample=None):
     try:
         import uvloop
         uvloop.install()
     except ImportError:
         pass
     latencies, errors = [], []
+    flood = Flood(port, idle)
+    held = []
 
     async def main():
+        flooding = flood.tasks()
+        if idle:
+            while flood.opened < idle and flood.failed < idle:
+                await asyncio.sleep(0.1)
         deadline = time.monotonic() + seconds
-        await asyncio.gather(*[_client(port, urls, deadline, latencies, errors) for _ in range(connections)])
+
+        async def watch():
+            while time.monotonic() < deadline:
+                held.append(flood.open)
+                if sample:
+                    sample()
+                await asyncio.sleep(0.25)
+        await asyncio.gather(watch(), *[_client(port, urls, deadline, latencies, errors)
+                                        for _ in range(connections)])
+        for task in flooding:
+            task.cancel()
+        await asyncio.gather(*flooding, return_exceptions=True)
     t, cpu = time.monotonic(), time.process_time()
     asyncio.run(main())
     elapsed = time.monotonic() - t
     load.client_cpu = (time.process_time() - cpu) / elapsed
+    load.held = (min(held), max(held)) if held else (0, 0)
+    load.flood = flood
     latencies.sort()
     pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
     return len(latencies) / elapsed, pct(0.5), pct(0.99), len(errors)
@@ -181,15 +251,19 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--idle", type=int, default=0, help="idle connections held during the load")
     ap.add_argument("--workdir", default=os.path.join(ROOT, ".bench-serve"))
-    ap.add_argument("--stacks", default="uvicorn,gunicorn,uvicorn-64")
+    ap.add_argument("--stacks", default="uvicorn,gunicorn")
+    ap.add_argument("--checkout", default=ROOT, help="the checkout whose server runs (default: this one)")
     opts = ap.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
     paths, hosts = make_maps(opts.workdir, opts.maps, opts.lines)
     urls = sample_urls(20000, hosts)
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    print("%d maps of %d lines (%.0f MB in all); %d connections, %.0f s, /route, %d workers"
+    env = dict(os.environ)
+    print("%d maps of %d lines (%.0f MB in all); %d connections%s, %.0f s, /route, %d workers, %s"
           % (opts.maps, opts.lines, sum(os.path.getsize(p) for p in paths) / 1e6, opts.connections,
-             opts.seconds, opts.workers))
+             " and %d idle ones" % opts.idle if opts.idle else "", opts.seconds, opts.workers, opts.checkout))
     for stack in opts.stacks.split(","):
         if stack == "gunicorn":
             try:
@@ -197,11 +271,15 @@ def main():
             except ImportError:
                 print("  gunicorn: not installed, skipped")
                 continue
-        proc, port, started = start(stack.split("-")[0], paths, opts.workers, env,
-                                    int(stack.split("-")[1]) if "-" in stack else None)
+        proc, port, started = start(stack, paths, opts.workers, env, opts.checkout)
+        peak = [0.0, 0.0]
+
+        def sample():
+            rss, anonymous, _, _ = memory(proc)
+            peak[:] = max(peak[0], rss), max(peak[1], anonymous)
         try:
             before = memory(proc)
-            rate, p50, p99, errors = load(port, urls, opts.seconds, opts.connections)
+            rate, p50, p99, errors = load(port, urls, opts.seconds, opts.connections, opts.idle, sample)
             after = memory(proc)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -209,9 +287,13 @@ def main():
         print("  %-8s start %.2f s | %6.0f lookups/s (x%d archives) | p50 %.1f ms p99 %.1f ms | errors %d | "
               "the load generator took %.2f of the %d cores" % (stack, started, rate, opts.maps, p50, p99, errors,
                                                                 load.client_cpu, os.cpu_count()))
+        if opts.idle:
+            print("    idle connections held %d to %d of %d (opened %d times, %d refused)"
+                  % (load.held + (opts.idle, load.flood.opened, load.flood.failed)))
         for when, m in (("started", before), ("after load", after)):
             print("    %-10s RSS %4.0f MB = anonymous %4.0f + mapped file pages %4.0f; PSS %4.0f MB"
                   % ((when,) + m))
+        print("    peak       RSS %4.0f MB, anonymous %4.0f MB (sampled every 0.25 s)" % tuple(peak))
 
 
 if __name__ == "__main__":

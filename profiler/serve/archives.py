@@ -20,6 +20,9 @@ log = logging.getLogger("archive-profiler")
 
 #: seconds between two checks of whether an archive's path names a new file
 CHECK_EVERY = 1.0
+#: one new version checked at a time in a process (ten links moved at once are ten whole-file
+#: checks, each holding the GIL most of the time: together they would starve the serving thread)
+_ONE_CHECK = threading.Lock()
 
 
 class Unavailable(UserError):
@@ -146,7 +149,8 @@ class Archive:
 
     def _reload(self):
         try:
-            version = open_version(self.path)
+            with _ONE_CHECK:
+                version = open_version(self.path)
         except Changing:
             pass                                # still being written: looked at again later
         except BadVersion as e:

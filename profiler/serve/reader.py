@@ -57,8 +57,31 @@ class FileReader:
         return cls(fd, path, st.st_size)
 
     def dup(self):
-        """Another reader of the same open file, with a position of its own (another thread's)."""
-        return FileReader(os.dup(self.fd), self.path, self.size)
+        """Another reader of the same file, with a position of its own (another thread's): the
+        file opened again (os.dup would share the position), through /proc/self/fd where there
+        is one (the file may be deleted, or another at its path), else by its path; FileChanged
+        when that names another file now."""
+        st = os.fstat(self.fd)
+        for name in ("/proc/self/fd/%d" % self.fd, self.path):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue
+            again = os.fstat(fd)
+            if (again.st_dev, again.st_ino) == (st.st_dev, st.st_ino):
+                return FileReader(fd, self.path, self.size)
+            os.close(fd)
+        raise FileChanged("%s cannot be opened again: its path names another file" % self.path)
+
+    def pread(self, n, at):
+        """n bytes at offset at (cut at the size), whatever the position; FileChanged when the
+        file has fewer now."""
+        n = max(0, min(n, self.size - at))
+        data = os.pread(self.fd, n, at)
+        if len(data) < n:
+            raise FileChanged("%s changed while read: %d bytes at offset %d, it had %d"
+                              % (self.path, len(data), at, self.size))
+        return data
 
     @property
     def closed(self):

@@ -24,8 +24,10 @@ from profiler.toolkit.lookup import Lookup
 
 #: bytes of header lines (!context, !fields, !meta ...) read at most before the data
 MAX_HEAD_BLOCK = 1 << 20
-#: bytes read at a time by the check
+#: bytes read at a time by the check, and the seconds it sleeps after each (a check runs beside
+#: the serving thread, in the same process: this lets that thread have the GIL at once)
 CHECK_BLOCK = 1 << 20
+YIELD = 0.001
 
 #: what tells a file's version apart: a new file at the path, or the same one changed
 Identity = collections.namedtuple("Identity", "dev ino size mtime_ns")
@@ -48,12 +50,14 @@ class Changing(UserError):
 
 
 class Version:
-    """A checked version: its lookup, identity, data lines, when it was checked."""
+    """A checked version: its lookup, identity, data lines, when it was checked; ``watched``:
+    the descriptor of the file at path (the first page of a folder's) and the size and time it
+    had when it was opened."""
 
-    def __init__(self, path, lookup, ident, lines):
+    def __init__(self, path, lookup, ident, lines, watched):
         self.path, self.lookup, self.identity, self.lines = path, lookup, ident, lines
         self.checked = time.time()
-        self._fd = _readers(lookup)[0].fd
+        self._fd, self._watched = watched
 
     def changed(self):
         """Whether the file read is no longer the one checked (its size or time moved)."""
@@ -61,7 +65,7 @@ class Version:
             st = os.fstat(self._fd)
         except OSError:
             return True
-        return st.st_size != self.identity.size or st.st_mtime_ns != self.identity.mtime_ns
+        return (st.st_size, st.st_mtime_ns) != self._watched
 
     def clone(self):
         """A lookup of the same version for another thread (a lookup keeps its place in the
@@ -119,9 +123,16 @@ def open_version(path, trusted=None):
     try:
         if identity(os.stat(path)) != ident:
             raise Changing("%s changed while it was opened" % path)
+        readers = _readers(lookup)
+        mine = [r for r in readers if r.path == path] if first is not None else []
+        if mine:
+            watched = mine[0].fd, (ident.size, ident.mtime_ns)
+        else:
+            st = os.fstat(readers[0].fd)
+            watched = readers[0].fd, (st.st_size, st.st_mtime_ns)
         if trusted is not None and tuple(trusted[0]) == ident:
-            return Version(path, lookup, ident, trusted[1])
-        return Version(path, lookup, ident, check_lines(lookup))
+            return Version(path, lookup, ident, trusted[1], watched)
+        return Version(path, lookup, ident, check_lines(lookup), watched)
     except BaseException as e:
         lookup.close()
         if isinstance(e, (Changing, FileChanged)):
@@ -147,49 +158,52 @@ def _check_head(reader):
 
 def check_lines(lookup):
     """The number of data lines, after checking every one: at most MAX_LINE bytes, read by the
-    lookup's parse, keys in strictly increasing order (across split pages too), the last line
-    ending with a newline. UnsortedFile or BadVersion otherwise."""
+    parsers, keys in strictly increasing order (across split pages too), the last line ending
+    with a newline. UnsortedFile or BadVersion otherwise. Read with pread: the lookup's own
+    reads keep their place."""
     count = 0
     previous = None
     for part in _parts(lookup):
-        reader, key, parse = part.f.dup(), part.key, lookup.parse
-        try:
-            at, rest = part.start, b""
-            while at < part.size:
-                reader.seek(at)
-                data = rest + reader.read(CHECK_BLOCK)
-                at = reader.tell()
-                cut = data.rfind(b"\n") + 1
-                rest = data[cut:]
-                if len(rest) > MAX_LINE:
-                    raise BadVersion("%s has a line longer than %d bytes near byte %d" % (part.path, MAX_LINE, at))
-                if not cut:
-                    continue
-                lines = data[:cut - 1].split(b"\n")
-                if max(map(len, lines)) > MAX_LINE:
-                    raise BadVersion("%s has a line longer than %d bytes before byte %d" % (part.path, MAX_LINE, at))
-                keys = list(map(key, lines))
-                if previous is not None:
-                    keys.insert(0, previous)
-                if not all(map(operator.lt, keys, keys[1:])):
-                    _unsorted(part, keys, count - (previous is not None))
-                for line in _to_parse(lookup, data[:cut], lines):
-                    try:
-                        if lookup.kind == "ukvs":
-                            if line[:1].isspace() or line.rstrip(b"\r")[-1:].isspace():
-                                raise MapFormatError("a field is empty")
-                            parse_record(line, lookup.nkeys)
-                        parse(line)
-                    except Exception as e:          # whatever a damaged line makes a parser raise
-                        raise BadVersion("%s: data line %d cannot be read (%s): %r"
-                                         % (part.path, count + lines.index(line) + 1, e, line[:80]))
-                count += len(lines)
-                previous = keys[-1]
-            if rest:
-                raise BadVersion("%s is cut: its last line has no newline" % part.path)
-        finally:
-            reader.close()
+        at, rest = part.start, b""
+        while at < part.size:
+            block = part.f.pread(CHECK_BLOCK, at)
+            at += len(block)
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if len(rest) > MAX_LINE:
+                raise BadVersion("%s has a line longer than %d bytes near byte %d" % (part.path, MAX_LINE, at))
+            if not cut:
+                continue
+            lines = data[:cut - 1].split(b"\n")
+            if max(map(len, lines)) > MAX_LINE:
+                raise BadVersion("%s has a line longer than %d bytes before byte %d" % (part.path, MAX_LINE, at))
+            keys = list(map(part.key, lines))
+            if previous is not None:
+                keys.insert(0, previous)
+            if not all(map(operator.lt, keys, keys[1:])):
+                _unsorted(part, keys, count - (previous is not None))
+            _check_records(lookup, part, data[:cut], lines, count)
+            count += len(lines)
+            previous = keys[-1]
+            time.sleep(YIELD)               # the serving thread waits for the GIL no longer than this
+        if rest:
+            raise BadVersion("%s is cut: its last line has no newline" % part.path)
     return count
+
+
+def _check_records(lookup, part, block, lines, before):
+    """Every line of a block read by the lookup's parse (and a map's by the map format's)."""
+    for line in _to_parse(lookup, block, lines):
+        try:
+            if lookup.kind == "ukvs":
+                if line[:1].isspace() or line.rstrip(b"\r")[-1:].isspace():
+                    raise MapFormatError("a field is empty")
+                parse_record(line, lookup.nkeys)
+            lookup.parse(line)
+        except Exception as e:              # whatever a damaged line makes a parser raise
+            raise BadVersion("%s: data line %d cannot be read (%s): %r"
+                             % (part.path, before + lines.index(line) + 1, e, line[:80]))
 
 
 #: what makes a map line other than 'KEY... FREQUENCY' with single spaces

@@ -121,10 +121,11 @@ def canonical(uri):
     return cdx.urlkey(raw, raw)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=64)
 def surt_candidates(urlkey):
     """SURT keys that can hold a urlkey, most specific first (exact, path dirs, host, labels, '*'):
-    a tuple (a router asks many files about one URI)."""
+    a tuple (a router asks many files about one URI; a few kept: a long URI's candidates are
+    many long prefixes of it)."""
     out = [exact_key(urlkey)]
     host = host_part(urlkey)
     if host is not None:

@@ -5,15 +5,12 @@ version swapped under load, hostile requests, and a clean shutdown."""
 import http.client
 import os
 import random
-import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
 
-import orjson
 import pytest
 
 pytest.importorskip("uvicorn")

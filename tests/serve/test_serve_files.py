@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from profiler.errors import UserError
 from profiler.files.ukvs import MapFormatError, parse_record, read_headers
 from profiler.serve import archives as served
-from profiler.serve.reader import FileReader
 from profiler.serve.web import Service
 from profiler.toolkit.lookup import Lookup
 
@@ -97,6 +96,7 @@ def test_a_file_truncated_and_rewritten_in_place_never_kills_the_server(tmp_path
 def test_lookups_over_a_file_cut_or_grown_under_them_answer_or_raise(tmp_path_factory, lines, cut, grow, seed):
     """A lookup reading through FileReader a file cut anywhere or grown after it was opened
     answers or raises a UserError (the reader never faults, and no search loops)."""
+    from profiler.serve.reader import FileReader
     path = tmp_path_factory.mktemp("cut") / "m.ukvs"
     write_map(path, lines, seed=seed)
     lookup = Lookup(str(path), opener=FileReader.open)

@@ -2,6 +2,7 @@
 among them) get 200 or a JSON 400, never a 500; a query's work is bounded whatever its URL (the
 file probes and reads of a request counted, never timed)."""
 
+import os
 import urllib.parse
 
 import orjson
@@ -151,3 +152,42 @@ def test_a_deep_url_within_the_bounds_is_answered_as_lookup_answers(counted, tmp
     assert status == 200 and body["archives"][0]["key"] == want.key.decode()
     status, body = get(service, "/lookup", {"url": url.replace("/x", "/a/x")})
     assert status == 400 and "directories" in body["error"]
+
+
+def test_long_queries_leave_little_behind(service):
+    """The candidate keys kept between requests are those of a few queries, however many long
+    ones are asked (a long URI's candidates are dozens of long prefixes of it)."""
+    from profiler.toolkit.lookup import surt_candidates
+    for n in range(600):
+        url = "http://h%05d.com/%s/" % (n, "/".join(["d%d" % n + "x" * 200] * answers.MAX_SEGMENTS))
+        assert get(service, "/lookup", {"url": url})[0] == 200
+    kept = surt_candidates.cache_info().currsize
+    assert kept <= 100
+
+
+def test_split_pages_are_served_as_their_file(tmp_path):
+    """An archive given as one of its split pages, or their folder, answers as the whole map."""
+    from profiler.toolkit.split import split
+    whole = write_map(tmp_path / "whole.ukvs", 3000)
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    split(whole, 700, str(folder / "p"))
+    page = sorted(p for p in os.listdir(folder))[1]
+    service = Service(open_archives(["WHOLE=%s" % whole, "FOLDER=%s" % folder, "PAGE=%s" % (folder / page)]))
+    for i in range(0, 3000, 41):
+        status, body = get(service, "/lookup", {"url": "http://h%05d.com/" % i})
+        assert status == 200
+        assert len({(a["answer"], a["key"], a["frequency"]) for a in body["archives"]}) == 1, body
+    health = get(service, "/health", {})[1]
+    assert health == {"status": "ok", "archives": 3}
+
+
+def test_threads_answer_as_the_main_thread(service, tmp_path):
+    """A threaded server's threads read the version served with lookups of their own (a lookup
+    keeps its place in the file), and answer as the main thread does."""
+    import concurrent.futures
+    urls = ["http://h%05d.com/x" % i for i in range(0, 6000, 7)]
+    want = [get(service, "/lookup", {"url": u}) for u in urls]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda u: get(service, "/lookup", {"url": u}), urls)) == want
