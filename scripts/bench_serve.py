@@ -121,7 +121,8 @@ def start(stack, paths, workers, env, root=ROOT):
 
 def memory(proc):
     """MB of the server and its workers: (RSS, of it anonymous memory, of it file pages, PSS).
-    The file pages are the maps' mapped pages: the page cache, shared by the workers (PSS
+    The file pages are mapped files: the libraries (and, for a server that maps its maps, their
+    pages read: the page cache, shared by the workers; PSS
     counts each shared page once across them)."""
     pids = [proc.pid] + [int(p) for p in subprocess.run(["pgrep", "-g", str(os.getpgid(proc.pid))],
                                                          capture_output=True, text=True).stdout.split()
@@ -291,7 +292,7 @@ def main():
             print("    idle connections held %d to %d of %d (opened %d times, %d refused)"
                   % (load.held + (opts.idle, load.flood.opened, load.flood.failed)))
         for when, m in (("started", before), ("after load", after)):
-            print("    %-10s RSS %4.0f MB = anonymous %4.0f + mapped file pages %4.0f; PSS %4.0f MB"
+            print("    %-10s RSS %4.0f MB = anonymous %4.0f + file pages %4.0f; PSS %4.0f MB"
                   % ((when,) + m))
         print("    peak       RSS %4.0f MB, anonymous %4.0f MB (sampled every 0.25 s)" % tuple(peak))
 

@@ -45,7 +45,7 @@ class Guard:
 
     def __init__(self, loop):
         self.loop = loop
-        self.clients = {}          # client key -> {connection: None}, oldest first
+        self.clients = {}          # client key -> {connection: None}
         self.count = 0
         self.evicted = self.refused = self.timed_out = 0
         self._schedule()

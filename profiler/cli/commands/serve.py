@@ -5,9 +5,10 @@ HELP = "serve lookups and routing over many archives' MementoMaps or profiles (H
 DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D][&lang=CODE], /route?url=URL[&datetime=D][&lang=CODE]"
                "[&limit=N], /archives "
                "and /health with JSON, from each archive's sorted UKVS map or CDXJ profile (its !id uri "
-               "names the archive; NAME=FILE names it). Files are memory-mapped and searched, never loaded; "
-               "a new version at the same path (a NAME-latest link moved by nightly) is picked up without "
-               "a restart. Needs the serve extra (pip install 'archive-profiler[serve]').")
+               "names the archive; NAME=FILE names it). Files are checked whole, then searched, never loaded; "
+               "a new version at the same path (a NAME-latest link moved by nightly) is checked in the "
+               "background and served once found good, a bad one leaving the last good one serving. Needs "
+               "the serve extra (pip install 'archive-profiler[serve]').")
 
 
 def add_arguments(p):
