@@ -195,18 +195,51 @@ class Archive:
         return None if self.version is None else (list(self.version.identity), self.version.lines)
 
 
-def open_archives(specs, strict=True, trusted=None):
+def open_archives(specs, strict=True, trusted=None, processes=1):
     """Archives from 'NAME=FILE' or 'FILE' specs; names must differ. ``trusted``: per spec,
-    the name and (Identity, lines) of a version checked already (see Archive)."""
+    the name and (Identity, lines) of a version checked already (see Archive). ``processes``:
+    check the files in that many child processes at once (forked: only from a process without
+    threads, the server before it starts)."""
+    checked_here = check_in_parallel([parse_spec(s)[1] for s in specs], processes) if not trusted else {}
     archives = []
     for n, spec in enumerate(specs):
         name, path = parse_spec(spec)
-        checked = trusted[n] if trusted else None
-        if checked is not None:
+        checked = trusted[n] if trusted else {"version": checked_here.get(path)}
+        if checked.get("name") is not None:
             name = checked["name"]
-        archives.append(Archive(path, name, strict, checked and checked.get("version")))
+        archives.append(Archive(path, name, strict, checked.get("version")))
     names = [a.name for a in archives]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UserError("two files name the archive %s: name them with NAME=FILE" % twice[0])
     return archives
+
+
+#: bytes of files worth checking in child processes (below it, starting them costs more)
+PARALLEL_FROM = 32 << 20
+
+
+def check_in_parallel(paths, processes):
+    """{path: (Identity, lines)} of the files found good by a check in child processes, one per
+    core; the others (and all when there is one process, or little to read) are left to check
+    here, which also says why one is bad."""
+    processes = min(processes, len(paths))
+    try:
+        size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    except OSError:
+        return {}
+    if processes < 2 or size < PARALLEL_FROM:
+        return {}
+    import concurrent.futures
+    import multiprocessing
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        found = dict(zip(paths, pool.map(_checked, paths)))
+    return {p: v for p, v in found.items() if v is not None}
+
+
+def _checked(path):
+    try:
+        version = open_version(path)
+    except Exception:                   # checked again by the caller, which says why
+        return None
+    return list(version.identity), version.lines

@@ -129,7 +129,8 @@ def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", li
     import uvicorn
     Limits.configure(**(limits or {}))
     fit_connections_to_files(len(specs))
-    archives = open_archives(specs)                  # a mistake is a one-line error, before listening
+    # a mistake is a one-line error, before listening; no thread runs yet: the checks may fork
+    archives = open_archives(specs, processes=os.cpu_count() or 1)
     http = _http()
     sock = bind(host, port)
     real_port = sock.getsockname()[1]

@@ -26,8 +26,8 @@ from profiler.toolkit.lookup import Lookup
 MAX_HEAD_BLOCK = 1 << 20
 #: bytes read at a time by the check, and the seconds it sleeps after each (a check runs beside
 #: the serving thread, in the same process: this lets that thread have the GIL at once)
-CHECK_BLOCK = 1 << 20
-YIELD = 0.001
+CHECK_BLOCK = 1 << 19
+YIELD = 0.0005
 
 #: what tells a file's version apart: a new file at the path, or the same one changed
 Identity = collections.namedtuple("Identity", "dev ino size mtime_ns")
@@ -176,14 +176,15 @@ def check_lines(lookup):
             if not cut:
                 continue
             lines = data[:cut - 1].split(b"\n")
-            if max(map(len, lines)) > MAX_LINE:
+            if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
                 raise BadVersion("%s has a line longer than %d bytes before byte %d" % (part.path, MAX_LINE, at))
-            keys = list(map(part.key, lines))
+            plain = _plain(lookup, data[:cut], lines)
+            keys = plain[0] if plain else list(map(part.key, lines))
             if previous is not None:
                 keys.insert(0, previous)
             if not all(map(operator.lt, keys, keys[1:])):
                 _unsorted(part, keys, count - (previous is not None))
-            _check_records(lookup, part, data[:cut], lines, count)
+            _check_records(lookup, part, plain[1] if plain else lines, lines, count)
             count += len(lines)
             previous = keys[-1]
             time.sleep(YIELD)               # the serving thread waits for the GIL no longer than this
@@ -192,9 +193,10 @@ def check_lines(lookup):
     return count
 
 
-def _check_records(lookup, part, block, lines, before):
-    """Every line of a block read by the lookup's parse (and a map's by the map format's)."""
-    for line in _to_parse(lookup, block, lines):
+def _check_records(lookup, part, chosen, lines, before):
+    """The chosen lines of a block (all, or those standing for all) read by the lookup's parse,
+    and a map's by the map format's (no field empty)."""
+    for line in chosen:
         try:
             if lookup.kind == "ukvs":
                 if line[:1].isspace() or line.rstrip(b"\r")[-1:].isspace():
@@ -210,17 +212,18 @@ def _check_records(lookup, part, block, lines, before):
 _NOT_PLAIN = (b" {", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"\n ", b" \n")
 
 
-def _to_parse(lookup, block, lines):
-    """The lines whose parses tell whether every line of a block parses: all of them, but of a
-    map's block of plain lines (single spaces, as many as key fields) only the first with each
-    frequency field (the parsers read nothing else of such a line)."""
-    if lookup.kind != "ukvs" or block[:1] == b" " or any(mark in block for mark in _NOT_PLAIN) \
-            or set(map(bytes.count, lines, itertools.repeat(b" "))) != {lookup.nkeys}:
-        return lines
-    first = {}
-    for line in lines:
-        first.setdefault(line.rpartition(b" ")[2], line)
-    return first.values()
+def _plain(lookup, block, lines):
+    """A map's block of plain lines (single spaces, as many as key fields: most maps' every
+    line), read whole in C: (the lines' keys, one line for each frequency field: the parsers
+    read nothing else of such a line); None for any other block."""
+    nkeys = lookup.kind == "ukvs" and lookup.nkeys
+    if not nkeys or block[:1] == b" " or any(mark in block for mark in _NOT_PLAIN) \
+            or set(map(bytes.count, lines, itertools.repeat(b" "))) != {nkeys}:
+        return None
+    fields = block.replace(b"\n", b" ").split(b" ")
+    n = nkeys + 1
+    keys = fields[0:-1:n] if nkeys == 1 else list(map(b" ".join, zip(*[fields[k:-1:n] for k in range(nkeys)])))
+    return keys, dict(zip(fields[nkeys:-1:n], lines)).values()
 
 
 def _unsorted(part, keys, before):
