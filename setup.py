@@ -12,5 +12,6 @@ from setuptools import Extension, setup
 PARTS = sorted(glob.glob("profiler/accel/*.h") + [p for p in glob.glob("profiler/accel/*.c")
                                                    if not p.endswith("_apfast.c")])
 
-setup(ext_modules=[Extension("profiler.accel._apfast", ["profiler/accel/_apfast.c"], depends=PARTS, optional=True,
+setup(data_files=[("share/archive-profiler/policies", sorted(glob.glob("conf/policies/*.yaml")))],
+      ext_modules=[Extension("profiler.accel._apfast", ["profiler/accel/_apfast.c"], depends=PARTS, optional=True,
                              extra_compile_args=["-O2"])])

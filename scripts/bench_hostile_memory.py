@@ -44,7 +44,7 @@ def bomb(path, mb, opener):
 def run(path, runner, out):
     # the run's own peak (VmHWM: ru_maxrss would keep this script's across fork and exec), and
     # its tasks'
-    code = ("import resource, sys; from profiler.cli import main; r = main(sys.argv[1:]); "
+    code = ("import resource, sys; from profiler.cli.main import main; r = main(sys.argv[1:]); "
             "print(max(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]), "
             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(r)")
     t = time.monotonic()

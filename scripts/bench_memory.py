@@ -38,7 +38,7 @@ sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, REPO)
 
 from bench_profile import BenchError, cached_input, git_commit, output_size, profiler_command  # noqa: E402
-from profiler.cli import split_extra  # noqa: E402
+from profiler.cli.main import split_extra  # noqa: E402
 
 KIND_ORDER = ["client", "pool worker"] + ["%s task, step %d" % (t, n) for n in range(1, 10)
                                           for t in ("map", "combine", "reduce")] \

@@ -19,7 +19,7 @@ sys.path.insert(0, ROOT)
 
 from profiler.testing import synthetic  # noqa: E402
 from profiler.toolkit.merge import merge  # noqa: E402
-from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.run.profile import run_profile  # noqa: E402
 from profiler.files.profilefile import FEATURES, flatten, iter_data  # noqa: E402
 
 

@@ -1,11 +1,13 @@
 """The routing service under load: ten 1M-line maps, startup time and memory, and lookups per
 second with latency percentiles from a keep-alive load generator (loopback, fixed seconds), for
 uvicorn (ASGI, httptools, uvloop) and gunicorn's threaded workers (WSGI); with --idle N, the same
-load while N idle connections are held open from other addresses (each reopened as soon as the
-server closes it, as a flood would), and the service's peak RSS (all its processes, sampled).
+load while N idle connections are held open by another client (one loopback address, or
+--idle-addresses K of them; each connection reopened as soon as the server closes it, as a flood
+would), and the service's peak RSS (all its processes, sampled). The load average before and
+after is printed: figures taken on a loaded machine say so.
 
     python scripts/bench_serve.py [--maps 10] [--lines 1000000] [--seconds 10] [--workdir DIR]
-                                  [--idle 2000] [--checkout DIR]
+                                  [--idle 2000 [--idle-addresses 1]] [--checkout DIR]
 
 The maps are generated once into --workdir (sorted by construction) and reused. --checkout runs
 another checkout's server (the same load against the code before a change).
@@ -175,11 +177,12 @@ async def _client(port, urls, deadline, latencies, errors):
 
 
 class Flood:
-    """Idle connections from other loopback addresses (127.0.1.x, `per_address` each), each
-    opened again as soon as the server closes it (or answers it 503)."""
+    """Idle connections from other loopback addresses than the load's (127.0.1.x, spread over
+    `addresses` of them), each opened again as soon as the server closes it (or answers it 503)."""
 
-    def __init__(self, port, connections, per_address=50):
-        self.port, self.connections, self.per_address = port, connections, per_address
+    def __init__(self, port, connections, addresses=1):
+        self.port, self.connections = port, connections
+        self.per_address = max(1, -(-connections // max(1, addresses)))
         self.open = self.opened = self.failed = 0
 
     async def _one(self, source):
@@ -206,14 +209,14 @@ class Flood:
                 for n in range(self.connections)]
 
 
-def load(port, urls, seconds, connections, idle=0, sample=None):
+def load(port, urls, seconds, connections, idle=0, sample=None, addresses=1):
     try:
         import uvloop
         uvloop.install()
     except ImportError:
         pass
     latencies, errors = [], []
-    flood = Flood(port, idle)
+    flood = Flood(port, idle, addresses)
     held = []
 
     async def main():
@@ -253,6 +256,8 @@ def main():
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--idle", type=int, default=0, help="idle connections held during the load")
+    ap.add_argument("--idle-addresses", type=int, default=1, help="loopback addresses the idle connections "
+                                                                  "come from (default 1: one client)")
     ap.add_argument("--workdir", default=os.path.join(ROOT, ".bench-serve"))
     ap.add_argument("--stacks", default="uvicorn,gunicorn")
     ap.add_argument("--checkout", default=ROOT, help="the checkout whose server runs (default: this one)")
@@ -280,7 +285,9 @@ def main():
             peak[:] = max(peak[0], rss), max(peak[1], anonymous)
         try:
             before = memory(proc)
-            rate, p50, p99, errors = load(port, urls, opts.seconds, opts.connections, opts.idle, sample)
+            loadavg = os.getloadavg()
+            rate, p50, p99, errors = load(port, urls, opts.seconds, opts.connections, opts.idle, sample,
+                                          opts.idle_addresses)
             after = memory(proc)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -289,8 +296,10 @@ def main():
               "the load generator took %.2f of the %d cores" % (stack, started, rate, opts.maps, p50, p99, errors,
                                                                 load.client_cpu, os.cpu_count()))
         if opts.idle:
-            print("    idle connections held %d to %d of %d (opened %d times, %d refused)"
-                  % (load.held + (opts.idle, load.flood.opened, load.flood.failed)))
+            print("    idle connections held %d to %d of %d from %d address(es) (opened %d times, %d refused)"
+                  % (load.held + (opts.idle, -(-opts.idle // load.flood.per_address), load.flood.opened,
+                                  load.flood.failed)))
+        print("    load average %.2f before, %.2f after (1 min)" % (loadavg[0], os.getloadavg()[0]))
         for when, m in (("started", before), ("after load", after)):
             print("    %-10s RSS %4.0f MB = anonymous %4.0f + file pages %4.0f; PSS %4.0f MB"
                   % ((when,) + m))

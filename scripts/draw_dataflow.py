@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (x, y, width, height, title, lines, colour)
 BOXES = [
     (0.2, 4.6, 2.6, 1.3, "inputs", ["CDX, CDXJ, WARC, ARC, ACHE", "files, folders, globs, manifests"], "#f2f2f2"),
-    (3.3, 4.6, 3.0, 1.3, "client: plan", ["formats/ sniff, split", "job/pipeline manifest", "runtime/ ship profiler.zip + C"], "#dbe9f6"),
+    (3.3, 4.6, 3.0, 1.3, "client: plan", ["formats/ sniff, split", "run/profile manifest", "runtime/ ship profiler.zip + C"], "#dbe9f6"),
     (0.2, 2.4, 2.6, 1.6, "map", ["formats/ parse lines, records", "model/ normalise fields", "job/mapside: cells per URI-R",
                                  "(accel: C parser, aggregator)"], "#e3f1df"),
     (3.3, 2.4, 3.0, 1.6, "step 1: reduce by URI-R", ["job/expand: resolve revisits,", "roll up SURT levels x policy",

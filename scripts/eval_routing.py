@@ -26,7 +26,7 @@ from profiler.toolkit.compact import compact_file  # noqa: E402
 from profiler.files.coverage import listed  # noqa: E402
 from profiler.toolkit.lookup import HELD, Lookup  # noqa: E402
 from profiler.formats.registry import captures as iter_parsed  # noqa: E402
-from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.run.profile import run_profile  # noqa: E402
 from profiler.files.ukvs import profile_to_map  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")

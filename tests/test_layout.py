@@ -1,6 +1,6 @@
-"""The package layout holds (docs/architecture.md): no import cycles between modules, no private
-name imported from another package, mrjob known only to the runtime and the job script, and the
-model and the formats depending on no package above them."""
+"""The package layout holds (docs/architecture.md): the packages in one order from the bottom up,
+each importing only those below it; no import cycle between modules or packages; no private name
+used across packages; mrjob known only to the runtime (and the client reading its output)."""
 
 import ast
 import os
@@ -9,16 +9,24 @@ from helpers.paths import ROOT
 
 PACKAGE = os.path.join(ROOT, "profiler")
 
-#: what each package may import from the project (besides itself and the shared top-level modules)
-ALLOWED = {
-    "model": set(),
-    "formats": {"model", "accel"},          # the compiled legend scan
-    "accel": {"model", "runtime"},          # runtime.contract: the variable that turns it off
-    "job": {"model", "formats", "accel", "files", "runtime"},
-    "files": {"model", "formats", "accel"},  # the compiled writer of ordered lines
-    "runtime": {"model", "formats", "accel", "job", "files"},
-}
-TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum"}
+#: the packages from the bottom up: each imports only packages before it (and the shared
+#: top-level modules); packages on one row are peers and import none of each other
+ORDER = (
+    ("model", "io"),
+    ("accel",),
+    ("formats",),
+    ("job",),
+    ("files",),
+    ("runtime",),
+    ("run",),
+    ("toolkit", "report"),
+    ("nightly", "serve", "explore"),
+    ("cli",),
+    ("testing",),
+)
+RANK = {package: rank for rank, row in enumerate(ORDER) for package in row}
+TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract", "profiler.extras",
+             "profiler.plugins"}
 
 
 def modules():
@@ -124,30 +132,63 @@ def test_no_private_attribute_of_another_package_is_used():
     assert not found
 
 
-def test_packages_import_only_the_packages_below_them():
+def package_imports():
+    """{(importer's package, imported package): [module importing, ...]} across packages."""
     known = modules()
-    found = []
+    found = {}
     for m, path in known.items():
         own = package_of(m)
-        if own not in ALLOWED:
+        if m in TOP_LEVEL:
             continue
-        for module, _ in imports(path, m, top_level_only=False):
+        for module, names in imports(path, m, top_level_only=False):
             if not module.startswith("profiler") or module in TOP_LEVEL:
                 continue
             other = package_of(module)
-            if other != own and other not in ALLOWED[own]:
-                found.append("%s imports %s" % (m, module))
+            if other is not None and other != own:
+                found.setdefault((own, other), []).append(m)
+    return found
+
+
+def test_every_package_has_a_place_in_the_order():
+    packages = {package_of(m) for m in modules() if m not in TOP_LEVEL}
+    assert packages == set(RANK), "packages without a place in ORDER, or gone: %s" % (packages ^ set(RANK))
+
+
+def test_packages_import_only_the_packages_below_them():
+    found = ["%s imports %s (%s)" % (own, other, ", ".join(sorted(set(users))))
+             for (own, other), users in sorted(package_imports().items()) if RANK[other] >= RANK[own]]
+    assert not found
+
+
+def test_no_import_cycle_between_packages():
+    graph = {}
+    for own, other in package_imports():
+        graph.setdefault(own, set()).add(other)
+
+    def reaches(start, goal, seen):
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and not seen.add(nxt) and reaches(nxt, goal, seen)):
+                return True
+        return False
+    assert not [p for p in graph if reaches(p, p, set())]
+
+
+def test_shared_top_level_modules_import_no_package():
+    known = modules()
+    found = ["%s imports %s" % (m, module) for m in TOP_LEVEL if m in known and m != "profiler"
+             for module, _ in imports(known[m], m, top_level_only=False)
+             if module.startswith("profiler.") and module not in TOP_LEVEL]
     assert not found
 
 
 def test_mrjob_is_known_only_to_the_runtime_and_the_job_script():
     known = modules()
-    found = [m for m, path in known.items() if package_of(m) not in ("runtime", "job")
+    found = [m for m, path in known.items() if package_of(m) not in ("runtime", "run")
              for module, _ in imports(path, m, top_level_only=False) if module.split(".")[0] == "mrjob"]
-    job_users = [m for m, path in known.items() if package_of(m) == "job"
-                 for module, _ in imports(path, m, top_level_only=False) if module.split(".")[0] == "mrjob"]
+    client_users = [m for m, path in known.items() if package_of(m) == "run"
+                    for module, _ in imports(path, m, top_level_only=False) if module.split(".")[0] == "mrjob"]
     assert not found
-    assert job_users in ([], ["profiler.job.pipeline"]), job_users   # the client reads the runner's output
+    assert client_users in ([], ["profiler.run.profile"]), client_users   # the client reads the runner's output
 
 
 def test_no_test_module_imports_another():

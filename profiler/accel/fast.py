@@ -14,7 +14,7 @@ import os
 import sys
 
 from profiler.model import criteria
-from profiler.runtime import contract
+from profiler import contract
 
 PURE_ENV = contract.PURE_ENV
 MODULE = "profiler.accel._apfast"

@@ -1,5 +1,5 @@
 """python -m profiler.cli: the archive-profiler command."""
 
-from profiler.cli import console_main
+from profiler.cli.main import console_main
 
 console_main()

@@ -12,7 +12,7 @@ budget. Profiles and job records hold such integers as plain JSON (profiler.json
 import os
 
 from profiler.accel import fast
-from profiler.runtime import contract
+from profiler import contract
 
 #: the environment variable naming the run's signal folder (tasks leave marks there)
 ENV = contract.SIGNALS_ENV

@@ -18,14 +18,12 @@ records. Which kernels run is chosen once (profiler.job.kernels).
 import itertools
 
 from profiler import jsonnum
-from profiler.formats.readers import lines_of_chunks
+from profiler.io.readers import lines_of_chunks
 from profiler.job import digests, hotdigests, mapside
 from profiler.job.kernels import Kernels
 from profiler.job.lines import (LONG_RUN, META, key_of, lines_of, map_records, meta_line, no_cycle_collection,
                                 runs_left, value_of)
 from profiler.model import stats
-from profiler.runtime.contract import TABLE_LIMIT  # noqa: F401 (the steps' default table limit)
-
 
 
 def counted(records, count):

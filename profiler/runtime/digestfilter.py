@@ -20,7 +20,7 @@ without it writes none, and without every map task's filter there is no bitmap.
 import os
 
 from profiler.accel import fast
-from profiler.runtime import contract
+from profiler import contract
 
 #: a map task's filter: "<bytes of one bitmap> <path to write it to>"
 FILTER_ENV = contract.FILTER_ENV

@@ -8,7 +8,7 @@ Here a step without a mapper or combiner takes the previous step's output files 
 (symlinks), and a sorted reducer input is cut into one reduce task per core where mrjob would
 cut it (the first key change at or after each multiple of the split size) by seeking; each
 reduce task reads its part of the sorted file in place (its byte range in its environment,
-profiler.runtime.contract.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
+profiler.contract.RANGE_ENV), so nothing is copied. When the map outputs are a few long sorted
 runs (those of a sorted index; step 1's output), nothing is sorted at all: each reduce task reads
 its part of every run merged (profiler.runtime.presorted; contract.MERGE_ENV). Step 1's map tasks set
 filters of their records' digests, which the runner merges for step 1's reducers: they write
@@ -32,7 +32,8 @@ from os.path import dirname
 import orjson
 
 from profiler.job.lines import key_of
-from profiler.runtime import contract, digestfilter, forkserver, presorted, task
+from profiler import contract
+from profiler.runtime import digestfilter, forkserver, presorted, task
 from profiler.runtime.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -57,6 +58,7 @@ class LocalRunner(LocalMRJobRunner):
         self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
         self._pool = self._deleter = self._forks = None
         self._forks_lock = threading.Lock()
+        self._ending = False        # interrupted or cleaned up: no task is forked any more
         self._merge_plans = {}      # step -> (presorted.Plan of its map outputs, those outputs)
         self.merged_steps = []      # steps whose reducer input is merged, not sorted (presorted)
         self._filter_bytes = None   # bytes of a bitmap of step 1's digest filters (digestfilter)
@@ -81,6 +83,7 @@ class LocalRunner(LocalMRJobRunner):
 
     def _kill_tasks(self):
         with self._forks_lock:
+            self._ending = True
             forks, self._forks = self._forks, None
         if forks is not None:
             forks.kill()
@@ -118,14 +121,18 @@ class LocalRunner(LocalMRJobRunner):
 
     def _fork_server(self):
         with self._forks_lock:
+            if self._ending:        # a pool thread after Ctrl-C or the cleanup: no new server, no new task
+                raise RuntimeError("the run is ending")
             if self._forks is None:
                 self._forks = forkserver.take_prestarted() or forkserver.ForkServer()
             return self._forks
 
     def cleanup(self, mode=None):
-        if self._forks is not None:
-            self._forks.close()
-            self._forks = None
+        with self._forks_lock:
+            self._ending = True
+            forks, self._forks = self._forks, None
+        if forks is not None:
+            forks.close()
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -25,7 +25,7 @@ import os
 import orjson
 
 from profiler.accel import fast
-from profiler.formats.readers import iter_chunks, lines_of_chunks
+from profiler.io.readers import iter_chunks, lines_of_chunks
 
 #: runs shorter than this are sorted in memory with the others' lines
 SHORT_RUN = 64 << 10

@@ -17,7 +17,7 @@ import profiler
 #: the zip's name
 ZIP_NAME = "profiler.zip"
 #: packages tasks never import: the client's commands and tools, and the test-data generators
-NOT_SHIPPED = ("cli", "nightly", "report", "serve", "testing", "toolkit")
+NOT_SHIPPED = ("cli", "nightly", "report", "run", "serve", "testing", "toolkit")
 #: pure-Python packages tasks import that a node's Python may lack (languages, registered
 #: domains): shipped in the zip with their data files, read through importlib.resources
 DEPENDENCIES = ("langcodes", "publicsuffixlist")

@@ -31,7 +31,8 @@ import orjson
 from pyspark.accumulators import AccumulatorParam
 
 from profiler.accel import fast
-from profiler.runtime import contract, digestfilter, sparksteps
+from profiler import contract
+from profiler.runtime import digestfilter, sparksteps
 
 log = logging.getLogger(__name__)
 

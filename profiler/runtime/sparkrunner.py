@@ -31,7 +31,8 @@ import posixpath
 import shutil
 from tempfile import gettempdir
 
-from profiler.runtime import contract, shipping
+from profiler import contract
+from profiler.runtime import shipping
 from profiler.runtime.sparklaunch import ClassArchive, DriverCommand
 from profiler.runtime.startup import import_mrjob_bin
 

@@ -45,7 +45,8 @@ from profiler import jsonnum
 from profiler.accel import fast
 from profiler.job import lines as job_lines
 from profiler.model.policy import Policy
-from profiler.runtime import contract, digestfilter, task
+from profiler import contract, plugins
+from profiler.runtime import digestfilter, task
 
 #: bytes of lines a reduce task sorts in memory at a time; past it they go to a sorted run on disk
 RUN_BYTES = 128 << 20
@@ -59,7 +60,7 @@ KEY_SAMPLES = 64
 #: the digest's place in a map record's cell (profiler.job.mapside: period, mime, status, digest, ...)
 CELL_DIGEST = 3
 
-#: the job's own options, as the client passed them (profiler.runtime.contract)
+#: the job's own options, as the client passed them (profiler.contract)
 JobOptions = collections.namedtuple("JobOptions", "policy_json resolve_revisits table_limit")
 
 _policies = {}
@@ -69,6 +70,7 @@ def policy_of(job):
     """The Policy of a JobOptions, parsed once per process."""
     found = _policies.get(job.policy_json)
     if found is None:
+        plugins.load()
         found = _policies[job.policy_json] = Policy.from_dict(jsonnum.loads(job.policy_json), "--policy-json")
     return found
 

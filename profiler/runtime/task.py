@@ -4,7 +4,7 @@ mrjob's local and Hadoop runners start a task as ``profile_job.py --step-num=N -
 --policy-json ...``; ``main`` runs it without importing mrjob.job (its import and argument
 parser were most of a task's start). What the runner tells a task beyond its command line (the
 byte range or merge plan of its input, the digest filters) comes through the environment
-(profiler.runtime.contract); this module turns it into plain arguments of the job's steps
+(profiler.contract); this module turns it into plain arguments of the job's steps
 (profiler.job.steps). A command line ``main`` does not know is left to mrjob. Counters are
 written to stderr as mrjob's increment_counter writes them (Hadoop streaming's
 ``reporter:counter:`` lines).
@@ -12,15 +12,18 @@ written to stderr as mrjob's increment_counter writes them (Hadoop streaming's
 
 import functools
 import os
+import stat
 import sys
 
 import orjson
 
 from profiler.accel import fast
 from profiler.job import hotdigests, steps
+from profiler.job.progress import ReduceProgress
 from profiler.job.kernels import Kernels
 from profiler.model.policy import Policy
-from profiler.runtime import contract, digestfilter, remote
+from profiler import contract, plugins
+from profiler.runtime import digestfilter, remote
 
 
 def run_mapper(manifest_lines, policy, resolve_revisits, write, count, environ=os.environ):
@@ -49,7 +52,7 @@ def run_reducer(step_num, chunks, policy, table_limit, write, count, environ=os.
 
 def salt_after(opts):
     """The records of one digest a step-1 reduce task writes before it salts the rest, of the
-    job's options ({dest: value}, profiler.runtime.contract); 0: it salts none."""
+    job's options ({dest: value}, profiler.contract); 0: it salts none."""
     if opts["hot_digests"] != "local":
         return 0
     return opts["hot_digest_records"] or contract.TASK_HOT_DIGEST_RECORDS
@@ -64,30 +67,43 @@ def task_number(environ):
     return 0
 
 
-def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, progress=None):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
     stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
     RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
-    MERGE_ENV is set."""
+    MERGE_ENV is set. progress (a profiler.job.progress.ReduceProgress) reports the bytes read
+    where their total is known."""
+    report = progress.chunks if progress is not None else (lambda chunks, total: chunks)
     span = environ.get(contract.RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
             if environ.get(contract.MERGE_ENV):
                 from profiler.runtime import presorted
-                yield from presorted.merged_chunks(presorted.loads(stdin.read()), size)
+                plan = presorted.loads(stdin.read())
+                total = sum(s[2] for s in plan.streams) + sum(len(line) + 1 for line in plan.tail)
+                yield from report(presorted.merged_chunks(plan, size), total)
             elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
-                yield from _read_upto(stdin, end - start, size)
+                yield from report(_read_upto(stdin, end - start, size), end - start)
             else:
-                yield from iter(functools.partial(stdin.read, size), b"")
+                yield from report(iter(functools.partial(stdin.read, size), b""), _left(stdin))
             continue
         with open(path, "rb") as f:
             if path.endswith((".gz", ".bz2")):
                 from mrjob.cat import decompress
                 yield from decompress(f, path)
             else:
-                yield from iter(functools.partial(f.read, size), b"")
+                yield from report(iter(functools.partial(f.read, size), b""), _left(f))
+
+
+def _left(f):
+    """Bytes of a regular file from its position to its end (None: a pipe, or not known)."""
+    try:
+        st = os.fstat(f.fileno())
+        return st.st_size - f.tell() if stat.S_ISREG(st.st_mode) else None
+    except (OSError, AttributeError, ValueError):
+        return None
 
 
 def _read_upto(f, left, size):
@@ -143,11 +159,13 @@ def main(argv, stdin=None, stdout=None, stderr=None):
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     count = counter_writer(stderr or sys.stderr.buffer)
+    plugins.load()
     policy = Policy.from_dict(orjson.loads(opts["policy_json"]), "--policy-json")
     if opts["task"] == "mapper":
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
     else:
-        run_reducer(opts["step_num"], input_chunks([], stdin), policy, opts["table_limit"], stdout.write, count,
-                    salt_after=salt_after(opts))
+        progress = ReduceProgress(opts["step_num"], task_number(os.environ))
+        run_reducer(opts["step_num"], input_chunks([], stdin, progress=progress), policy, opts["table_limit"],
+                    stdout.write, count, salt_after=salt_after(opts))
     stdout.flush()
     return True

@@ -232,8 +232,11 @@ def check_in_parallel(paths, processes):
         return {}
     import concurrent.futures
     import multiprocessing
-    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
-        found = dict(zip(paths, pool.map(_checked, paths)))
+    try:
+        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+            found = dict(zip(paths, pool.map(_checked, paths)))
+    except (OSError, concurrent.futures.process.BrokenProcessPool):
+        return {}                       # no child to spare (or one killed): every file checked here
     return {p: v for p, v in found.items() if v is not None}
 
 

@@ -159,7 +159,8 @@ def _http():
     try:
         from profiler.serve.protocol import BoundedHttpTools
     except ImportError:
-        raise UserError("serve needs httptools: pip install 'archive-profiler[serve]'")
+        from profiler import extras
+        raise extras.missing("serve", "serve", "uvicorn, httptools, uvloop")
     return BoundedHttpTools
 
 

@@ -1,7 +1,7 @@
 """One version of an archive's file, checked whole before it is served: a regular file, not
-empty, its header block at most MAX_HEAD_BLOCK bytes, every data line at most MAX_LINE bytes, readable as
-lookups read it (a map's also as the map format reads it: profiler.files.ukvs.parse_record) and
-in strictly increasing key order, the last one ending with a newline.
+empty, its header block at most MAX_HEAD_BLOCK bytes, every data line at most MAX_LINE bytes,
+checked as the toolkit's readers check a line (profiler.files.datalines), in strictly
+increasing key order, the last one ending with a newline.
 
 A version is read through the descriptor it was checked through (profiler.serve.reader): it
 answers from that file whatever the path names later (a NAME-latest link moved, the file
@@ -11,14 +11,14 @@ reads, and is served again only once checked again.
 
 import collections
 import copy
-import itertools
 import operator
 import os
+import re
 import time
 
 from profiler.errors import UserError
+from profiler.files.datalines import Bad
 from profiler.files.sortedfile import SortedLines, UnsortedFile
-from profiler.files.ukvs import MapFormatError, parse_record
 from profiler.serve.reader import MAX_LINE, FileChanged, FileReader, open_regular
 from profiler.toolkit.lookup import Lookup
 
@@ -157,12 +157,13 @@ def _check_head(reader):
 
 
 def check_lines(lookup):
-    """The number of data lines, after checking every one: at most MAX_LINE bytes, read by the
-    parsers, keys in strictly increasing order (across split pages too), the last line ending
-    with a newline. UnsortedFile or BadVersion otherwise. Read with pread: the lookup's own
-    reads keep their place."""
+    """The number of data lines, after checking every one: at most MAX_LINE bytes, checked as
+    the toolkit's readers check a line (profiler.files.datalines, the lookup's checker), keys in
+    strictly increasing order (across split pages too), the last line ending with a newline.
+    UnsortedFile or BadVersion otherwise. Read with pread: the lookup's own reads keep their place."""
     count = 0
     previous = None
+    plain = _plain_lines(lookup)
     for part in _parts(lookup):
         at, rest = part.start, b""
         while at < part.size:
@@ -178,13 +179,15 @@ def check_lines(lookup):
             lines = data[:cut - 1].split(b"\n")
             if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
                 raise BadVersion("%s has a line longer than %d bytes before byte %d" % (part.path, MAX_LINE, at))
-            plain = _plain(lookup, data[:cut], lines)
-            keys = plain[0] if plain else list(map(part.key, lines))
+            if plain is not None and plain.fullmatch(data, 0, cut):
+                keys = _plain_keys(data[:cut], lookup.nkeys)
+            else:
+                _check_records(lookup, part, lines, count)
+                keys = list(map(part.key, lines))
             if previous is not None:
                 keys.insert(0, previous)
             if not all(map(operator.lt, keys, keys[1:])):
                 _unsorted(part, keys, count - (previous is not None))
-            _check_records(lookup, part, plain[1] if plain else lines, lines, count)
             count += len(lines)
             previous = keys[-1]
             time.sleep(YIELD)               # the serving thread waits for the GIL no longer than this
@@ -193,37 +196,43 @@ def check_lines(lookup):
     return count
 
 
-def _check_records(lookup, part, chosen, lines, before):
-    """The chosen lines of a block (all, or those standing for all) read by the lookup's parse,
-    and a map's by the map format's (no field empty)."""
-    for line in chosen:
+def _check_records(lookup, part, lines, before):
+    """Every line of a block checked by the lookup's checker (the toolkit's), and a map's with
+    no field empty (no blank at either end)."""
+    check = lookup.checker
+    for n, line in enumerate(lines):
+        body = line[:-1] if line[-1:] == b"\r" else line
         try:
-            if lookup.kind == "ukvs":
-                if line[:1].isspace() or line.rstrip(b"\r")[-1:].isspace():
-                    raise MapFormatError("a field is empty")
-                parse_record(line, lookup.nkeys)
-            lookup.parse(line)
-        except Exception as e:              # whatever a damaged line makes a parser raise
-            raise BadVersion("%s: data line %d cannot be read (%s): %r"
-                             % (part.path, before + lines.index(line) + 1, e, line[:80]))
+            if not body or body[:1] in (b"!", b"@"):
+                raise Bad("line", "an empty line" if not body else "a header line after the data")
+            if lookup.kind == "ukvs" and (body[:1].isspace() or body[-1:].isspace()):
+                raise Bad("key", "a field is empty")
+            check(body, False)
+        except Bad as e:
+            raise BadVersion("%s: data line %d cannot be read (%s): %r" % (part.path, before + n + 1, e, line[:80]))
 
 
-#: what makes a map line other than 'KEY... FREQUENCY' with single spaces
-_NOT_PLAIN = (b" {", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"\n ", b" \n")
-
-
-def _plain(lookup, block, lines):
-    """A map's block of plain lines (single spaces, as many as key fields: most maps' every
-    line), read whole in C: (the lines' keys, one line for each frequency field: the parsers
-    read nothing else of such a line); None for any other block."""
-    nkeys = lookup.kind == "ukvs" and lookup.nkeys
-    if not nkeys or block[:1] == b" " or any(mark in block for mark in _NOT_PLAIN) \
-            or set(map(bytes.count, lines, itertools.repeat(b" "))) != {nkeys}:
+def _plain_lines(lookup):
+    """For a map: a pattern that matches a block of lines the checker finds plain and good at a
+    glance (its ``plain``: single spaces, as many key fields as the map has, a frequency), each
+    ending with a newline: such a block is checked in one match. None for a profile."""
+    pattern = getattr(lookup.checker, "plain", None)
+    if lookup.kind != "ukvs" or pattern is None:
         return None
+    line = pattern.pattern
+    if not (line.startswith(b"\\A") and line.endswith(b"\\Z")):
+        return None
+    return re.compile(b"(?:" + line[2:-2] + b"\n)*")
+
+
+def _plain_keys(block, nkeys):
+    """The keys of a block of plain map lines (each: nkeys key fields and a frequency, single
+    spaces, a newline), split in C."""
     fields = block.replace(b"\n", b" ").split(b" ")
     n = nkeys + 1
-    keys = fields[0:-1:n] if nkeys == 1 else list(map(b" ".join, zip(*[fields[k:-1:n] for k in range(nkeys)])))
-    return keys, dict(zip(fields[nkeys:-1:n], lines)).values()
+    if nkeys == 1:
+        return fields[0:-1:n]
+    return list(map(b" ".join, zip(*[fields[k:-1:n] for k in range(nkeys)])))
 
 
 def _unsorted(part, keys, before):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.accel import fast
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 from profiler.files.validate import validate
 

@@ -8,7 +8,7 @@ import sys
 
 import orjson
 
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")

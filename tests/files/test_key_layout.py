@@ -3,7 +3,7 @@ that refuse a malformed !keys in one line."""
 
 import pytest
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.files import layout
 from profiler.model import criteria
 

@@ -3,7 +3,7 @@ lang breakdowns (line numbers asserted), ukvs breaks frequencies down by languag
 
 import pytest
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.files.profilefile import flatten
 from profiler.files.ukvs import breakdowns, format_frequency, profile_to_map, read_headers
 from profiler.files.validate import validate

@@ -8,7 +8,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -12,8 +12,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.formats import readers
-from profiler.job.pipeline import run_profile
+from profiler.io import readers
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 from profiler.nightly import fold as nightly_fold
 
@@ -94,7 +94,7 @@ def test_one_long_line_in_a_gzip_is_skipped_in_bounded_memory(tmp_path, pure):
     out = tmp_path / "long.cdxj"
     # the peak of this program only (VmHWM): ru_maxrss keeps the parent's (pytest's) peak across
     # fork and exec
-    code = ("import sys; from profiler.cli import main; r = main(sys.argv[1:]); "
+    code = ("import sys; from profiler.cli.main import main; r = main(sys.argv[1:]); "
             "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]); sys.exit(r)")
     env = dict(os.environ, PYTHONPATH=ROOT, ARCHIVE_PROFILER_PURE_PYTHON=pure)
     r = subprocess.run([sys.executable, "-c", code, "profile", str(path), "-o", str(out), "-q"],

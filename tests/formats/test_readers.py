@@ -1,4 +1,4 @@
-"""Tests for profiler.formats.readers: line reading of plain, gzip and bz2 files, by byte range."""
+"""Tests for profiler.io.readers: line reading of plain, gzip and bz2 files, by byte range."""
 
 import bz2
 import gzip
@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from profiler.formats.readers import compression_of, iter_gzip_members, iter_lines
+from profiler.io.readers import compression_of, iter_gzip_members, iter_lines
 
 from helpers.paths import shared_data
 
@@ -138,7 +138,7 @@ def test_gzip_members_with_newline_get_no_extra_line(tmp_path):
 
 
 def test_gzip_member_split_across_read_chunks(tmp_path, monkeypatch):
-    import profiler.formats.readers as readers
+    import profiler.io.readers as readers
     monkeypatch.setattr(readers, "_CHUNK", 7)
     blocks = [b"\n".join(LINES[:20]), b"\n".join(LINES[20:])]
     path = write(tmp_path, "a.cdx.gz", b"".join(member(b) for b in blocks))
@@ -219,7 +219,7 @@ def test_iter_chunks_gives_the_lines_of_iter_lines(tmp_path):
     """Any byte range, plain or compressed: the chunks hold exactly iter_lines' lines."""
     import gzip
     import random
-    from profiler.formats.readers import iter_chunks
+    from profiler.io.readers import iter_chunks
     rng = random.Random(7)
     for case in range(200):
         lines = [b"x" * rng.randint(0, 30) for _ in range(rng.randint(0, 40))]

@@ -12,7 +12,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from profiler.nightly import fold as nightly_fold
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

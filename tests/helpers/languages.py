@@ -9,7 +9,7 @@ import yaml
 
 from profiler.files.profilefile import flatten, iter_data
 from profiler.files.ukvs import datetime_span, parse_frequency, read_map
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.testing import synthetic_cc
 from profiler.toolkit.lookup import surt_candidates
 

@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 from helpers.paths import ROOT
 

@@ -10,8 +10,9 @@ import orjson
 from profiler.formats import inputs
 from profiler.job.bigsums import MAX_TOTAL
 from profiler.job.lines import key_of, split_lines
-from profiler.job.pipeline import encoded_path
-from profiler.runtime import contract, task
+from profiler.run.profile import encoded_path
+from profiler import contract
+from profiler.runtime import task
 
 
 def manifest_lines(paths, split_size):

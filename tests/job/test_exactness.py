@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 
 from helpers.exactness import generate_lines, write_files, check_against_oracle, without_created

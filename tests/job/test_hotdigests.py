@@ -12,10 +12,11 @@ from hypothesis import given, settings, strategies as st
 
 from profiler import jsonnum
 from profiler.job import hotdigests
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model import stats
 from profiler.model.policy import load as load_policy
-from profiler.runtime import contract, task
+from profiler import contract
+from profiler.runtime import task
 
 from helpers.exactness import SHARED, assert_same_profile, generate_lines, pure_python, without_created, write_files
 from helpers.oracle import profile as oracle_profile, read_captures, resolve_revisits, stats_tuple

@@ -5,11 +5,13 @@ import random
 import orjson
 import pytest
 
-from jobs.profile_job import ProfileJob
+from profiler.runtime.profile_job import ProfileJob
 from profiler.formats import inputs
-from profiler.job import lines as job_lines, pipeline, steps
+from profiler.job import lines as job_lines, steps
+from profiler.run import profile as pipeline
 from profiler.job.kernels import Kernels
-from profiler.runtime import contract, task
+from profiler import contract
+from profiler.runtime import task
 from profiler.model import stats
 from profiler.model.policy import load
 from helpers.exactness import generate_lines

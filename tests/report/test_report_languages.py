@@ -4,7 +4,7 @@
 
 import pytest
 
-from profiler import report
+from profiler.report import holdings as report
 
 from helpers.languages import NO_LANG, TLD_LANG, cc_index, lines_of, profile
 from helpers.reports import CHART_IDS, num, parse_page

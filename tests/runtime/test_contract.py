@@ -2,11 +2,11 @@
 
 import pytest
 
-from jobs.profile_job import ProfileJob
+from profiler.runtime.profile_job import ProfileJob
 from profiler.runtime import task as tasks
-from profiler.job.pipeline import job_args
+from profiler.run.profile import job_args
 from profiler.model.policy import load as load_policy
-from profiler.runtime import contract
+from profiler import contract
 
 
 @pytest.mark.parametrize("values", [{}, {"resolve_revisits": False}, {"table_limit": 17},

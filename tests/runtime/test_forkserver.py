@@ -10,16 +10,16 @@ import orjson
 import pytest
 
 from profiler.accel import fast
-from profiler.runtime import contract
+from profiler import contract
 from profiler.runtime import forkserver
 from profiler.testing import synthetic
 from profiler.runtime.localrunner import LocalRunner
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.model.policy import load
 from helpers.exactness import without_created
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-JOB = os.path.join(ROOT, "jobs", "profile_job.py")
+JOB = os.path.join(ROOT, "profiler", "runtime", "profile_job.py")
 POLICY = orjson.dumps(load("default").to_dict()).decode()
 STEP3 = b"".join(b'K * - - %d\t[1,1,1,1,10,1,10,"20100101000000","20100101000000"]\n' % i for i in range(100))
 
@@ -156,7 +156,7 @@ def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
     synthetic.write_cdx(cdx, 300, seed=2)
     monkeypatch.setattr(LocalRunner, "_forkable_task_argv",
                         lambda self, *a: ["--step-num=2", "--reducer", "--policy-json", '{"emit": 3}'])
-    from profiler.job.pipeline import JobFailed
+    from profiler.run.profile import JobFailed
     with pytest.raises(JobFailed, match="Step 1 of 3 failed: task exited with status 1"):
         run_profile([cdx], str(tmp_path / "out.cdxj"), runner="local", cores=1)
     assert not os.path.exists(tmp_path / "out.cdxj")

@@ -10,7 +10,7 @@ from mrjob.sim import _split_records
 from profiler.files import output
 from profiler.testing import synthetic
 from profiler.runtime.localrunner import LocalRunner, key_bounds
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from helpers.exactness import without_created
 
 
@@ -64,7 +64,7 @@ def test_the_profile_does_not_depend_on_the_order_of_keys_or_values(tmp_path, so
 
 
 def test_map_splits_are_a_multiple_of_cores():
-    from profiler.job.pipeline import balanced_split_size
+    from profiler.run.profile import balanced_split_size
     mib = 1 << 20
     cdx = [{"path": "/a.cdx", "size": 176 * mib, "format": "cdx", "compression": None}]
     assert balanced_split_size(cdx, 64 * mib, 1) == 64 * mib                # 1 core: as given
@@ -81,8 +81,8 @@ def test_map_splits_are_a_multiple_of_cores():
     (["--bootstrap-mrjob"], True),                        # asked for
 ])
 def test_mrjob_is_zipped_for_tasks_only_when_they_may_lack_it(extra, bootstrap):
-    from jobs.profile_job import ProfileJob
-    from profiler.job.pipeline import job_args
+    from profiler.runtime.profile_job import ProfileJob
+    from profiler.run.profile import job_args
     from profiler.model.policy import load
     job = ProfileJob(job_args(["m.json"], load("default"), "local", extra=extra))
     with job.make_runner() as runner:
@@ -92,8 +92,8 @@ def test_mrjob_is_zipped_for_tasks_only_when_they_may_lack_it(extra, bootstrap):
 
 
 def test_setup_lock_only_for_setup_commands_that_may_need_it():
-    from jobs.profile_job import ProfileJob
-    from profiler.job.pipeline import job_args
+    from profiler.runtime.profile_job import ProfileJob
+    from profiler.run.profile import job_args
     from profiler.model.policy import load
     for extra, locked in (([], False), (["--setup", "make -C /tmp/x"], True)):
         job = ProfileJob(job_args(["m.json"], load("default"), "local", py_files=["/tmp/p.zip"], extra=extra))

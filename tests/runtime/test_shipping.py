@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from profiler.job.pipeline import JobFailed, run_profile
+from profiler.run.profile import JobFailed, run_profile
 from profiler.runtime import shipping
 from profiler.runtime.shipping import NOT_SHIPPED, package_zip
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from profiler.accel import fast
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.runtime.shipping import package_zip
 
 from helpers.spark import only_shipped_python, require_spark

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from profiler.accel import fast
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.testing import synthetic
 from profiler.testing.spark_cluster import StandaloneCluster, descendants
 
@@ -36,7 +36,7 @@ RUN_TIMEOUT = 240
 EXECUTOR_JAVA = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: a profile run in a process of its own (its keyword arguments as JSON), printing its counters
 RUN = """import json, sys
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 summary = run_profile(**json.loads(sys.argv[1]))
 print("COUNTERS " + json.dumps(summary["counters"]))
 """

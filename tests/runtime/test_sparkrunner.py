@@ -4,12 +4,12 @@ the local master's spark-submit settings and its daemon."""
 
 import os
 
-from jobs.profile_job import ProfileJob
+from profiler.runtime.profile_job import ProfileJob
 from profiler.runtime import sparklaunch, sparkrunner
 
 
 def _runner(*args):
-    # --cleanup-on-failure as profiler.job.pipeline runs it (a runner that has not run counts as failed)
+    # --cleanup-on-failure as profiler.run.profile runs it (a runner that has not run counts as failed)
     job = ProfileJob(["-r", "spark", "--no-conf", "--python-bin", "python3", "--cleanup-on-failure", "LOCAL_TMP"]
                      + list(args))
     return job.make_runner()

@@ -49,7 +49,7 @@ def test_console_start_imports_mrjob_without_setuptools():
 
 
 def test_console_script_is_console_main():
-    from profiler import cli
+    from profiler.cli import main as cli
     with pytest.raises(SystemExit) as e:
         sys.argv, saved = ["archive-profiler", "--version"], sys.argv
         try:

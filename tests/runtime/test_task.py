@@ -8,14 +8,15 @@ import sys
 import orjson
 import pytest
 
-from jobs.profile_job import ProfileJob
+from profiler.runtime.profile_job import ProfileJob
 from profiler.formats import inputs
-from profiler.runtime import contract, task as tasks
+from profiler import contract
+from profiler.runtime import task as tasks
 from profiler.testing import synthetic
 from profiler.model.policy import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-JOB = os.path.join(ROOT, "jobs", "profile_job.py")
+JOB = os.path.join(ROOT, "profiler", "runtime", "profile_job.py")
 POLICY = orjson.dumps(load("default").to_dict()).decode()
 
 

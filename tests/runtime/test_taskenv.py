@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from profiler.job import pipeline
+from profiler.run import profile as pipeline
 from profiler.runtime import taskenv
 from profiler.model.policy import load
 

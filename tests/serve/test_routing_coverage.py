@@ -12,7 +12,7 @@ from profiler.toolkit.compact import compact_file
 from profiler.files.coverage import listed
 from profiler.errors import UserError
 from profiler.toolkit.lookup import HELD, Lookup
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.ukvs import profile_to_map
 
 

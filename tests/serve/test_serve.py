@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from profiler.testing import synthetic  # noqa: E402
-from profiler.job.pipeline import run_profile  # noqa: E402
+from profiler.run.profile import run_profile  # noqa: E402
 from profiler.files.ukvs import profile_to_map  # noqa: E402
 
 from helpers.serving import CLI, ROOT, Server, env  # noqa: E402

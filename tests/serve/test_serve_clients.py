@@ -78,15 +78,20 @@ def answered(server, n=20, source="127.0.0.1"):
     return all(server.get("/health", source=source)[0] == 200 for _ in range(n))
 
 
-def test_an_idle_flood_from_one_client_leaves_the_others_answered(map_path):
-    """Two thousand idle connections from one address: that address holds at most its share,
-    every other client is answered (uvicorn alone answered them all 503)."""
+@pytest.mark.parametrize("start", [b"", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "])
+def test_an_idle_flood_from_one_client_leaves_the_others_answered(map_path, start):
+    """Two thousand idle connections from one address, or two thousand heads begun and never
+    finished (slow headers): that address holds at most its share, every other client is
+    answered, never a 503 (uvicorn alone answered them all 503)."""
     s = Server([map_path], workers=1)
     flood = []
     try:
         for _ in range(2100):
             try:
-                flood.append(connect(s.port, "127.0.0.2"))
+                sock = connect(s.port, "127.0.0.2")
+                flood.append(sock)
+                if start:
+                    sock.sendall(start)
             except OSError:
                 pass
         assert answered(s)

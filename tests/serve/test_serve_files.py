@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.errors import UserError
-from profiler.files.ukvs import MapFormatError, parse_record, read_headers
+from profiler.files.datalines import Bad
+from profiler.files.ukvs import read_headers
 from profiler.serve import archives as served
 from profiler.serve.web import Service
 from profiler.toolkit.lookup import Lookup
@@ -35,6 +36,16 @@ def answers_of(server, name):
         status, body = server.get("/lookup?url=" + url)
         assert status == 200, body
         out += [(a["answer"], a["key"], a["frequency"]) for a in body["archives"] if a["archive"] == name]
+    return out
+
+
+def routes_of(server):
+    """The archives /route orders for URLS, with their scores; no archive in error."""
+    out = []
+    for url in URLS:
+        status, body = server.get("/route?url=" + url)
+        assert status == 200 and body["errors"] == [], body
+        out.append([(a["archive"], a["score"]) for a in body["archives"]])
     return out
 
 
@@ -162,6 +173,27 @@ def test_a_file_bad_from_the_start_is_refused_in_one_line(tmp_path, kind):
     assert str(bad) in r.stderr.decode()
 
 
+@pytest.mark.parametrize("kind", ["unsorted", "cut", "bad line", "long line", "folder"])
+def test_files_checked_in_child_processes_are_served_and_refused_as_when_checked_here(tmp_path, monkeypatch, kind):
+    """The start-up check in forked children (large files, several cores) finds the same lines
+    in the good files as the check in the server's process, and a bad file among them is the
+    same one-line refusal."""
+    monkeypatch.setattr(served, "PARALLEL_FROM", 0)
+    good = [write_map(tmp_path / ("g%d.ukvs" % i), 1000 + i, seed=i) for i in range(3)]
+    found = served.check_in_parallel(good, 2)
+    assert sorted(found) == sorted(good) and [found[p][1] for p in good] == [1000, 1001, 1002]
+    here, there = served.open_archives(good), served.open_archives(good, processes=2)
+    assert [a.trusted() for a in there] == [a.trusted() for a in here]
+    bad = tmp_path / "bad.ukvs"
+    damage(kind, bad, tmp_path / "g0.ukvs")
+    assert str(bad) not in served.check_in_parallel(good + [str(bad)], 2)
+    with pytest.raises(UserError) as alone:
+        served.open_archives(good + ["B=%s" % bad])
+    with pytest.raises(UserError) as forked:
+        served.open_archives(good + ["B=%s" % bad], processes=2)
+    assert str(forked.value) == str(alone.value) and str(bad) in str(forked.value)
+
+
 def publish(link, target):
     """Point link at target atomically, as nightly publishes a version."""
     tmp = str(link) + ".tmp"
@@ -181,6 +213,7 @@ def test_a_bad_new_version_leaves_the_last_good_one_serving(tmp_path):
     s = Server(["A=%s" % a, "B=%s" % link], workers=2)
     try:
         good_a, good_b = answers_of(s, "A"), answers_of(s, "B")
+        good_routes = routes_of(s)
         for n, kind in enumerate(KINDS + ["missing"]):
             version = tmp_path / ("b-bad%d.ukvs" % n)
             if kind != "missing":
@@ -192,6 +225,7 @@ def test_a_bad_new_version_leaves_the_last_good_one_serving(tmp_path):
             problem, = health["problems"]
             assert problem["archive"] == "B" and problem["serving"] and problem["since"]
             assert answers_of(s, "B") == good_b and answers_of(s, "A") == good_a
+            assert routes_of(s) == good_routes
             described = {d["archive"]: d for d in s.get("/archives")[1]["archives"]}
             assert described["B"]["problem"]["since"] and described["A"]["problem"] is None
             assert described["B"]["lines"] == 3000
@@ -201,6 +235,27 @@ def test_a_bad_new_version_leaves_the_last_good_one_serving(tmp_path):
         s.wait_for(lambda b: b["status"] == "ok")
         for _ in range(10):
             assert answers_of(s, "B") != good_b and answers_of(s, "A") == good_a
+    finally:
+        s.stop()
+
+
+def test_a_file_replaced_by_an_unsorted_one_keeps_its_last_good_version_served(tmp_path):
+    """B's file itself (no link) replaced by rename with an unsorted one, as `mv` or an atomic
+    writer does: /lookup and /route answer for A and B as before (B from the version it holds
+    open), /health names B's problem."""
+    a = write_map(tmp_path / "a.ukvs", 3000)
+    b = tmp_path / "b.ukvs"
+    write_map(b, 3000, seed=2)
+    s = Server(["A=%s" % a, "B=%s" % b], workers=1)
+    try:
+        good_a, good_b, good_routes = answers_of(s, "A"), answers_of(s, "B"), routes_of(s)
+        unsorted = tmp_path / "b.new"
+        damage("unsorted", unsorted, b)
+        os.replace(unsorted, b)
+        health = s.wait_for(lambda h: h["status"] == "degraded")
+        problem, = health["problems"]
+        assert problem["archive"] == "B" and problem["serving"] and "byte order" in problem["problem"]
+        assert answers_of(s, "A") == good_a and answers_of(s, "B") == good_b and routes_of(s) == good_routes
     finally:
         s.stop()
 
@@ -248,8 +303,9 @@ def test_a_new_version_is_served_only_when_whole_and_sorted(tmp_path_factory, mo
 
 
 def good_map(path):
-    """The independent reading of a surt map: headers, then lines the map format reads (no
-    field empty) and the lookup parses, keys strictly increasing, the last line whole."""
+    """The independent reading of a surt map: headers, then lines the toolkit's checker finds
+    good (profiler.files.datalines, no field empty) and the lookup parses, keys strictly
+    increasing, the last line whole."""
     data = path.read_bytes()
     if not data.endswith(b"\n"):
         return False
@@ -258,9 +314,9 @@ def good_map(path):
         previous = None
         for line in data[start:].split(b"\n")[:-1]:
             try:
-                key, _ = parse_record(line + b"\n", 1, 0)
+                key, _, _ = lookup.checker(line)
                 lookup.parse(line)
-            except (MapFormatError, ValueError):
+            except (Bad, UserError, ValueError):
                 return False
             if line != line.strip() or previous is not None and not previous < key:
                 return False

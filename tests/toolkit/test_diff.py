@@ -9,7 +9,7 @@ import pytest
 
 from profiler.testing import synthetic
 from profiler.toolkit.diff import DiffError, classify, diff, join, overlap, overlap_summary
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.profilefile import FEATURES, flatten, iter_data
 from profiler.toolkit.query import surt_level
 from profiler.files.ukvs import profile_to_map

@@ -8,7 +8,7 @@ import zlib
 import orjson
 import pytest
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.files.layout import LayoutError
 from profiler.files.profilefile import FEATURES, flatten, iter_data, read_header
 from profiler.files.ukvs import profile_to_map

@@ -5,9 +5,9 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.toolkit.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, canonical, surt_candidates
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.files.sortedfile import SortedLines
 from profiler.testing.synthetic import write_cdx
 from profiler.files.ukvs import Frequency, profile_to_map

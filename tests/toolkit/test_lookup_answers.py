@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from profiler.toolkit.lookup import Lookup, match_level
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LEGEND = " CDX N b a m s k r M S V g"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from profiler.testing import synthetic
 from profiler.errors import UserError
 from profiler.toolkit.lookup import Lookup
-from profiler.job.pipeline import run_profile
+from profiler.run.profile import run_profile
 from profiler.toolkit.split import split
 from profiler.files.ukvs import profile_to_map
 

@@ -4,7 +4,7 @@ checked against a scan of the file; four-field profiles refuse what they cannot 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.cli import main
+from profiler.cli.main import main
 from profiler.files.profilefile import flatten
 from profiler.toolkit.query import QueryError, query
 

@@ -21,11 +21,11 @@ def add_arguments(p):
 def run(args):
     from profiler import jsonnum
     from profiler.errors import RunError, UserError
-    from profiler.nightly import Night, summary_line
+    from profiler.nightly.night import Night, summary_line
     from profiler.nightly.config import load
     from profiler.nightly.lock import LockHeld
 
-    from profiler.job.progress import wanted
+    from profiler.run.progress import wanted
     night = Night(load(args.config), progress=wanted(args.quiet))
     status = 0
     try:

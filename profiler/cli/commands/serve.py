@@ -1,14 +1,17 @@
 """`archive-profiler serve`: the routing service Memento aggregators query."""
 
+from profiler.cli.arguments import positive_int, whole_number
+
 NAME = "serve"
 HELP = "serve lookups and routing over many archives' MementoMaps or profiles (HTTP, JSON)"
 DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D][&lang=CODE], /route?url=URL[&datetime=D][&lang=CODE]"
                "[&limit=N], /archives "
-               "and /health with JSON, from each archive's sorted UKVS map or CDXJ profile (its !id uri "
+               "and /health with JSON (lang=CODE, or NAME=VALUE of another optional criterion of the files' keys, "
+               "asks for a value), from each archive's sorted UKVS map or CDXJ profile (its !id uri "
                "names the archive; NAME=FILE names it). Files are checked whole, then searched, never loaded; "
                "a new version at the same path (a NAME-latest link moved by nightly) is checked in the "
                "background and served once found good, a bad one leaving the last good one serving. Needs "
-               "the serve extra (pip install 'archive-profiler[serve]').")
+               "the serve extra (uvicorn, httptools): in the checkout, pip install '.[serve]'.")
 
 
 def add_arguments(p):
@@ -17,13 +20,13 @@ def add_arguments(p):
     from profiler.serve.limits import Limits
     p.add_argument("files", nargs="+", metavar="[NAME=]FILE", help="one archive's map or profile")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one, printed)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; one per core for "
+    p.add_argument("--port", type=whole_number, default=8080, help="port (default 8080; 0: a free one, printed)")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1; one per core for "
                                                           "throughput)")
-    p.add_argument("--max-connections", type=int, default=Limits.max_connections, metavar="N",
+    p.add_argument("--max-connections", type=positive_int, default=Limits.max_connections, metavar="N",
                    help="connections a worker holds (default %(default)s); at the limit, the one idle longest "
                         "is closed")
-    p.add_argument("--max-client-connections", type=int, default=Limits.max_client_connections, metavar="N",
+    p.add_argument("--max-client-connections", type=positive_int, default=Limits.max_client_connections, metavar="N",
                    help="connections a worker holds from one client address (an IPv6 /64; default "
                         "%(default)s): behind a proxy, raise it")
     p.add_argument("--idle-timeout", type=float, default=Limits.idle_timeout, metavar="SECONDS",
@@ -34,16 +37,17 @@ def add_arguments(p):
     p.add_argument("--write-timeout", type=float, default=Limits.write_timeout, metavar="SECONDS",
                    help="drop a connection that leaves an answer unread this long (default %(default)s)")
     # files are read, never mapped: nothing to let go (an option of earlier command lines, ignored)
-    p.add_argument("--max-mapped", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--max-mapped", type=positive_int, default=None, help=argparse.SUPPRESS)
 
 
 def run(args):
+    from profiler import extras
     from profiler.errors import UserError
     try:
         import httptools  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise UserError("serve needs uvicorn and httptools: pip install 'archive-profiler[serve]'")
+        raise extras.missing("serve", "serve", "uvicorn, httptools, uvloop")
     if not 0 <= args.port <= 65535:
         raise UserError("--port must be 0 to 65535")
     if args.workers < 1:

@@ -1,7 +1,7 @@
 """What the client and the job's tasks agree on: the job's own options and the environment.
 
-The client writes these options on the job's command line (profiler.job.pipeline), mrjob's job
-class declares them (jobs/profile_job.py) and a task's command line is parsed by them
+The client writes these options on the job's command line (profiler.run.profile), mrjob's job
+class declares them (profiler/runtime/profile_job.py) and a task's command line is parsed by them
 (profiler.runtime.task); every variable the client or a runner sets for the tasks is named here.
 """
 
@@ -22,6 +22,9 @@ SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
 #: runs it merges (profiler.runtime.presorted, profiler.runtime.task)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+#: modules that add criteria or formats, loaded by every process of a run (profiler.plugins):
+#: comma-separated names
+PLUGINS_ENV = "ARCHIVE_PROFILER_PLUGINS"
 #: a reduce task's number among its step's, as Hadoop (and mrjob's inline and local runners) set
 #: it from the jobconf (Hadoop 2 and later, Hadoop 1): salts of hot digests (profiler.job.hotdigests)
 TASK_PARTITION_ENVS = ("mapreduce_task_partition", "mapred_task_partition")

@@ -1,1 +1,0 @@
-"""mrjob jobs of archive-profiler. Each job only wires functions of ``profiler`` into steps."""

@@ -1,0 +1,157 @@
+"""The `archive-profiler` console script: one argparse subcommand per module of profiler.cli.commands."""
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+
+from profiler import __version__, plugins
+from profiler.cli.commands import SUBCOMMANDS
+from profiler.errors import RunError, Terminated, UserError
+
+PROG = "archive-profiler"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line with a hint (not the usage block)."""
+
+    def error(self, message):
+        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, " ".join(message.split()), self.prog))
+
+
+def _commands(names=SUBCOMMANDS):
+    return [importlib.import_module("profiler.cli.commands." + name) for name in names]
+
+
+def build_parser(argv=None):
+    """The parser of every subcommand; of only the one argv names first, when it names one (the
+    command modules and what they import are a good part of a run's start)."""
+    parser = _Parser(prog=PROG, description="Exact archive profiles (CDXJ) and "
+                                     "MementoMaps of web archive holdings, and the tools to use them.")
+    parser.add_argument("--version", action="version", version="%s %s" % (PROG, __version__))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.subcommands = sub.choices
+    names = [argv[0]] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
+    for module in _commands(names):
+        p = sub.add_parser(module.NAME, help=_text(module.HELP),
+                           description=_text(getattr(module, "DESCRIPTION", module.HELP)))
+        module.add_arguments(p)
+        p.add_argument("-q", "--quiet", action="store_true", help="only errors")
+        p.add_argument("-v", "--verbose", action="store_true", help="also debug output")
+        p.set_defaults(module=module)
+    return parser
+
+
+def parse(parser, argv):
+    """The arguments of argv: a subcommand's options may come before, between or after its
+    positionals (argparse's intermixed parsing; the top-level parser only knows the command)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        args = parser.subcommands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
+def _text(text):
+    """A help text, or a function giving it (one that reads a registry when the parser is built)."""
+    return text() if callable(text) else text
+
+
+def split_extra(argv):
+    """(arguments, arguments after '--'): the ones after '--' are passed on unchanged."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def main(argv=None):
+    if "_ARGCOMPLETE" in os.environ:      # a shell asks for completions (profiler.cli.commands.completion)
+        import argcomplete
+        argcomplete.autocomplete(build_parser())
+    argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
+    try:
+        plugins.load()                    # before the options: a plugin's criterion has its own
+    except UserError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
+    parser = build_parser(argv)
+    args = parse(parser, argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    if extra and not getattr(args.module, "TAKES_EXTRA", False):
+        parser.error("%s takes no arguments after '--'" % args.command)
+    args.extra = extra
+    _logging(args)
+    previous = _raise_on_sigterm()
+    try:
+        return args.module.run(args) or 0
+    except UserError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as e:
+        print("%s: %s (the previous output, if any, is unchanged)"
+              % (PROG, "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+    except BrokenPipeError:
+        # e.g. `archive-profiler query ... | head`: not an error
+        sys.stderr.close()
+        return 0
+    except (RunError, OSError) as e:
+        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, e), file=sys.stderr)
+        return 1
+    finally:
+        _restore_sigterm(previous)
+
+
+def _raise_on_sigterm():
+    """SIGTERM raises Terminated in the main thread (a run then cleans up as on Ctrl-C)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise Terminated()
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous):
+    if previous is not None:
+        import signal
+        signal.signal(signal.SIGTERM, previous)
+
+
+def console_main():
+    """The `archive-profiler` console script: main() with a cheaper start (profiler.runtime.startup)."""
+    from profiler.runtime import startup
+    startup.use_stdlib_distutils()
+    sys.exit(main())
+
+
+def _logging(args):
+    level = logging.ERROR if args.quiet else logging.DEBUG if args.verbose else logging.INFO
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    for name in ("archive-profiler", "mrjob"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level)
+        logger.propagate = False
+    # mrjob's own lines (config search, temp folders, steps, counters) only with -v, its warnings
+    # and errors always; its step lines still reach the progress bar (profiler.job.progress)
+    mrjob_handler = logging.StreamHandler(sys.stderr)
+    mrjob_handler.setFormatter(handler.formatter)
+    mrjob_handler.setLevel(level if args.verbose else max(level, logging.WARNING))
+    logging.getLogger("mrjob").handlers[:] = [mrjob_handler]
+    conf = logging.getLogger("mrjob.conf")
+    conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
+
+
+class _NoConfigNotes(logging.Filter):
+    """mrjob's "No configs found/specified" notes: the bundled defaults are meant (see -v)."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith("No configs")
