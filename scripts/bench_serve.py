@@ -178,49 +178,70 @@ async def _client(port, urls, deadline, latencies, errors):
 
 class Flood:
     """Idle connections from other loopback addresses than the load's (127.0.1.x, spread over
-    `addresses` of them), each opened again as soon as the server closes it (or answers it 503)."""
+    `addresses` of them), each opened again as soon as the server closes it (or answers it 503):
+    another client, in a process of its own (its event loop is not the load's)."""
 
     def __init__(self, port, connections, addresses=1):
+        import multiprocessing
         self.port, self.connections = port, connections
         self.per_address = max(1, -(-connections // max(1, addresses)))
-        self.open = self.opened = self.failed = 0
+        self._counts = multiprocessing.get_context("fork").Array("q", 3)     # open, opened, failed
+        self._proc = None
+
+    open = property(lambda self: self._counts[0])
+    opened = property(lambda self: self._counts[1])
+    failed = property(lambda self: self._counts[2])
 
     async def _one(self, source):
+        counts = self._counts
         while True:
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(source, 0))
             except OSError:
-                self.failed += 1
+                counts[2] += 1
                 await asyncio.sleep(0.5)
                 continue
-            self.open += 1
-            self.opened += 1
+            counts[0] += 1
+            counts[1] += 1
             try:
                 await reader.read()
             except OSError:
                 pass
             finally:
-                self.open -= 1
+                counts[0] -= 1
                 writer.close()
             await asyncio.sleep(0.05)
 
-    def tasks(self):
-        return [asyncio.ensure_future(self._one("127.0.1.%d" % (1 + n // self.per_address)))
-                for n in range(self.connections)]
+    def _run(self):
+        async def flood():
+            await asyncio.gather(*[self._one("127.0.1.%d" % (1 + n // self.per_address))
+                                   for n in range(self.connections)])
+        asyncio.run(flood())
+
+    def start(self):
+        import multiprocessing
+        if self.connections:
+            self._proc = multiprocessing.get_context("fork").Process(target=self._run, daemon=True)
+            self._proc.start()
+
+    def stop(self):
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.join()
 
 
 def load(port, urls, seconds, connections, idle=0, sample=None, addresses=1):
+    flood = Flood(port, idle, addresses)
+    flood.start()
     try:
         import uvloop
         uvloop.install()
     except ImportError:
         pass
     latencies, errors = [], []
-    flood = Flood(port, idle, addresses)
     held = []
 
     async def main():
-        flooding = flood.tasks()
         if idle:
             while flood.opened < idle and flood.failed < idle:
                 await asyncio.sleep(0.1)
@@ -234,11 +255,11 @@ def load(port, urls, seconds, connections, idle=0, sample=None, addresses=1):
                 await asyncio.sleep(0.25)
         await asyncio.gather(watch(), *[_client(port, urls, deadline, latencies, errors)
                                         for _ in range(connections)])
-        for task in flooding:
-            task.cancel()
-        await asyncio.gather(*flooding, return_exceptions=True)
     t, cpu = time.monotonic(), time.process_time()
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        flood.stop()
     elapsed = time.monotonic() - t
     load.client_cpu = (time.process_time() - cpu) / elapsed
     load.held = (min(held), max(held)) if held else (0, 0)
