@@ -3,6 +3,7 @@
 
     python scripts/bench_criteria.py [--lines 200000] [--repeat 3] [--checkout DIR]
         [--policy FILE ...] [--plugins MODULE,... [--plugin-path DIR]] [--runner local] [--map-side-only]
+        [--compiled-only] [--no-map-side] [--profile-arg=ARG ...]
 
 On a generated CDX (profiler.testing.synthetic, cached in --workdir) it prints the CPU of the
 Python map side over the whole file in one process (profiler.job.mapside.map_split with the
@@ -48,9 +49,10 @@ def environment(checkout, pure=False, plugins=None, plugin_path=None):
     return env
 
 
-def run(path, policy, checkout, pure, plugins, plugin_path, runner, folder):
+def run(path, policy, checkout, pure, plugins, plugin_path, runner, folder, extra=()):
     out = os.path.join(folder, "out.cdxj")
     cmd = [sys.executable, "-m", "profiler.cli", "profile", path, "-o", out, "-r", runner, "--cores", "2", "-v"]
+    cmd += list(extra)
     if policy:
         cmd += ["--policy", policy]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -94,29 +96,34 @@ def main(argv=None):
     parser.add_argument("--plugin-path", default=os.path.join(REPO, "tests"), help="where they are (default tests/)")
     parser.add_argument("--runner", default="local")
     parser.add_argument("--map-side-only", action="store_true")
+    parser.add_argument("--no-map-side", action="store_true", help="skip the Python map side's measure")
+    parser.add_argument("--compiled-only", action="store_true", help="no ARCHIVE_PROFILER_PURE_PYTHON=1 runs")
+    parser.add_argument("--profile-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for every profile run (--profile-arg=--collection-pattern=...)")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
     args = parser.parse_args(argv)
     checkout = os.path.abspath(args.checkout)
     path = generated(args.workdir, args.lines, checkout)
-    seconds, n = map_side(path, checkout, args.repeat)
     print("checkout %s, %d lines, load %.1f" % (checkout, args.lines, os.getloadavg()[0]))
-    print("Python map side: %d captures in %.3f CPU-s (%.2f us a capture)" % (n, seconds, seconds / n * 1e6))
+    if not args.no_map_side:
+        seconds, n = map_side(path, checkout, args.repeat)
+        print("Python map side: %d captures in %.3f CPU-s (%.2f us a capture)" % (n, seconds, seconds / n * 1e6))
     if args.map_side_only:
         return 0
     for policy in args.policy or [None]:
         outputs = {}
-        for pure in (False, True):
+        for pure in (False,) if args.compiled_only else (False, True):
             best, kind = None, "?"
             with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
                 for _ in range(args.repeat):
                     cpu, kind, data = run(path, policy, checkout, pure, args.plugins, args.plugin_path, args.runner,
-                                          folder)
+                                          folder, args.profile_arg)
                     best = cpu if best is None else min(best, cpu)
             outputs[pure] = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"!meta"))
-            print("%-28s %-22s %6.2f CPU-s  (step 1: %s)" % (os.path.basename(policy or "default"),
-                                                            "ARCHIVE_PROFILER_PURE_PYTHON=1" if pure else "compiled",
-                                                            best, kind))
-        if outputs[False] != outputs[True]:
+            print("%-28s %-22s %6.2f CPU-s  (step 1: %s) %d lines, %.1f MB" % (
+                os.path.basename(policy or "default"), "ARCHIVE_PROFILER_PURE_PYTHON=1" if pure else "compiled",
+                best, kind, sum(1 for l in data.split(b"\n") if l and not l.startswith(b"!")), len(data) / 1e6))
+        if len(outputs) == 2 and outputs[False] != outputs[True]:
             print("  the two profiles differ!")
     return 0
 

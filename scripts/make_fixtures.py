@@ -22,7 +22,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "tests")]
 
 from helpers import fixtures  # noqa: E402
-from profiler.testing import synthetic, synthetic_cc, synthetic_warc  # noqa: E402
+from profiler.testing import synthetic, synthetic_cc, synthetic_crawllog, synthetic_warc  # noqa: E402
 
 DATA = fixtures.DATA
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
@@ -82,6 +82,7 @@ def generated():
     write("cdxj-pywb.cdxj", ("\n".join(pywb) + "\n").encode())
     write("cdxj-commoncrawl.cdxj", "".join(synthetic_cc.cc_lines(12, seed=5)).encode())
     write("ache-files.deflate", ache_files(ache_pages()))
+    write("crawllog-heritrix3.crawl.log", "".join(synthetic_crawllog.crawl_log(seed=2, pages=16)[0]).encode())
     synthetic_warc.write_language_warc(os.path.join(DATA, "arc-generated.arc.gz"), 4, seed=3, gzip=True, arc=True,
                                        bound_share=0)
 
@@ -123,7 +124,16 @@ def broken():
     write("broken-cut.warc.gz", warc[:len(warc) * 2 // 3])                 # cut inside its response
     arc = read("arc-generated.arc.gz")
     write("broken-cut.arc.gz", arc[:len(arc) - 100])                       # cut inside its last gzip member
+    broken_crawl_log(read("crawllog-heritrix3.crawl.log"))
     write("broken-unfinished.deflate", ache_files(ache_pages(), finish=False)[:-7])   # no end, last line cut
+
+
+def broken_crawl_log(data):
+    log = data.split(b"\n")
+    log[3] = log[3].replace(b"   200 ", b"   2x0 ", 1)                       # a fetch status that is no number
+    log[5] = b" ".join(log[5].split(b" ")[:7])                             # a line cut short
+    text = b"\n".join(log)
+    write("broken-cut.crawl.log", text[:len(text) - 30])                   # cut mid-line
 
 
 def main(argv=None):

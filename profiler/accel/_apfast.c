@@ -83,7 +83,7 @@ PyMODINIT_FUNC PyInit__apfast(void) {
     Py_INCREF(&LineMergerType);
     if (PyModule_AddObject(m, "LineMerger", (PyObject *)&LineMergerType) < 0) { Py_DECREF(m); return NULL; }
 #endif
-    PyObject *projections = names_tuple(PROJECTION_NAMES, 4), *sources = names_tuple(SOURCE_NAMES, NSOURCES);
+    PyObject *projections = names_tuple(PROJECTION_NAMES, NPROJECTIONS), *sources = names_tuple(SOURCE_NAMES, NSOURCES);
     if (!projections || PyModule_AddObject(m, "PROJECTIONS", projections) < 0
         || !sources || PyModule_AddObject(m, "SOURCES", sources) < 0) {
         Py_XDECREF(projections); Py_XDECREF(sources); Py_DECREF(m); return NULL;

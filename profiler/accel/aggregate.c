@@ -2,13 +2,19 @@
 
 typedef struct { int64_t count, bytes, maxlen; TS first, last; Py_ssize_t next; } ACell;
 
-/* where the map side finds each criterion's value (profiler.model.criteria: Criterion.source) */
-enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, SRC_LANG = 3, NSOURCES };
-static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status", "lang"};
+/* where the map side finds each criterion's value (profiler.model.criteria: Criterion.origin): the
+ * fields, the size class of the length, the collection (by the line's file name through a table
+ * Python fills, or the split's own), the depth (an index line has none: 'unk') */
+enum { SRC_TIMESTAMP = 0, SRC_MIME = 1, SRC_STATUS = 2, SRC_LANG = 3, SRC_SIZE = 4, SRC_COLLECTION = 5,
+       SRC_DEPTH = 6, NSOURCES };
+static const char *const SOURCE_NAMES[] = {"timestamp", "mime", "status", "lang", "length:size_class",
+                                           "collection", "depth"};
 /* the line formats the map side parses (profiler.job.kernels) */
 static const char *const LINE_FORMATS[] = {"cdx", "cdxj"};
 
 #define LANG_TABLE_MAX 4096  /* language entries an Aggregator learns; lines of others go to Python */
+#define COLL_TABLE_MAX 65536 /* file names whose collection an Aggregator holds (then it forgets them) */
+#define COLL_NAME_MAX 1000   /* the bytes of a file name a collection pattern reads (profiler.model.collection) */
 #define LANG_ENTRY_MAX 32     /* longer entries are never learnt */
 typedef struct { char s[8]; uint8_t n; } LangCode;
 
@@ -19,10 +25,14 @@ typedef struct {
     int source[MAXC];          /* each one's source */
     Py_ssize_t limit;
     int cdxj;                  /* the lines are CDXJ; else CDX, their fields at these positions */
-    int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len;
+    int nfields, i_key, i_url, i_ts, i_mime, i_status, i_digest, i_len, i_file;
     unsigned cj_mask;          /* the CDXJ keys read (CJ_*): the language ones when a criterion's source is lang */
     Map langs; LangCode *lang_codes; Py_ssize_t lang_cap, lang_limit;   /* language entry -> code (add_language) */
     Buf pending;               /* the entry feed() asks Python's code of */
+    int coll_by_name;          /* a collection pattern reads the lines' file names (else: coll_default) */
+    Buf coll_default;          /* the collection of a line without a file name, or of every line */
+    Map colls; Py_ssize_t *coll_off, *coll_len, coll_cap; Buf coll_values;   /* file name -> collection */
+    Buf coll_pending;          /* the file name feed() asks Python's collection of */
     Map uris; Py_ssize_t *u_head, *u_tail, ucap;
     Py_ssize_t last_ui;        /* the URI-R of the capture before (an index's captures of one URI-R follow each other) */
     Map cells; ACell *cv; Py_ssize_t cvcap;
@@ -35,7 +45,7 @@ typedef struct {
 /* the lines' format: CDX with the fields of legend letters, or CDXJ (letters None) */
 static int agg_layout(Aggregator *a, PyObject *letters) {
     a->nfields = 0;
-    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = -1;
+    a->i_key = a->i_url = a->i_ts = a->i_mime = a->i_status = a->i_digest = a->i_len = a->i_file = -1;
     a->cdxj = letters == Py_None;
     if (a->cdxj) return 0;
     Py_ssize_t n;
@@ -59,6 +69,7 @@ static int agg_layout(Aggregator *a, PyObject *letters) {
             case 'k': if (a->i_digest < 0) a->i_digest = f; break;
             case 'S': if (a->i_len < 0) a->i_len = f; break;
             case 'n': if (i_n < 0) i_n = f; break;
+            case 'g': if (a->i_file < 0) a->i_file = f; break;
             }
         }
         i = j;
@@ -277,10 +288,10 @@ static inline int in2(const char *t, const char *lo, const char *hi) {
 }
 
 /* the fields of one index line a capture is made of, raw (NULL: the line has none); lang: its
- * language code, found already */
+ * language code, coll: its collection, found already */
 typedef struct {
-    const char *key, *ts, *mime, *status, *digest, *length, *lang;
-    Py_ssize_t kn, tn, mn, sn, dn, ln, gn;
+    const char *key, *ts, *mime, *status, *digest, *length, *lang, *coll;
+    Py_ssize_t kn, tn, mn, sn, dn, ln, gn, cn;
 } RawFields;
 
 /* a urlkey the index gives as a SURT that key_field and urlkey leave as it is */
@@ -348,6 +359,15 @@ static int norm_digest(const char *dr, Py_ssize_t drn, char *digest, Py_ssize_t 
 
 /* one capture from its raw fields, normalised as profiler.model.normalise does and added: 0, 1 table
  * full after adding it, 2 Python must read the line (a skip reason, surt(), escaping), -1 error */
+/* FacetRedux's size class of a length (profiler.model.normalise.size_class) */
+static const char *size_class(int64_t length) {
+    static const char *const names[] = {"0-1k", "1k-10k", "10k-100k", "100k-1m", "1m-10m", "10m-100m", "100m-1g"};
+    int64_t bound = 1000;
+    for (int i = 0; i < 7; i++, bound *= 10)
+        if (length < bound) return names[i];
+    return "1g+";
+}
+
 static int agg_capture(Aggregator *a, const RawFields *r) {
     const char *mr = r->mime && r->mn ? r->mime : "-";
     Py_ssize_t mrn = r->mime && r->mn ? r->mn : 1;
@@ -376,12 +396,30 @@ static int agg_capture(Aggregator *a, const RawFields *r) {
             case SRC_MIME: v = mime; vn = mn; break;
             case SRC_STATUS: v = st; vn = 3; break;
             case SRC_LANG: v = r->lang; vn = r->gn; break;
+            case SRC_SIZE: v = size_class(length); vn = (Py_ssize_t)strlen(v); break;
+            case SRC_COLLECTION: v = r->coll; vn = r->cn; break;
+            case SRC_DEPTH: v = "unk"; vn = 3; break;
             }
         }
         if (buf_put_u32(b, (uint32_t)vn) < 0 || buf_put(b, v, vn) < 0) return -1;
     }
     if (buf_put_u32(b, (uint32_t)dn) < 0 || buf_put(b, digest, dn) < 0 || buf_putc(b, (char)rev) < 0) return -1;
     return agg_add(a, r->key, r->kn, ts, 14, b->p, b->n, length);
+}
+
+/* the collection of a line whose file name is name[0:n] (NULL: none): the split's own without a pattern
+ * or a name ('-' names none), else the table's (profiler.model.collection: the pattern reads the
+ * name's first COLL_NAME_MAX bytes). 0 (*v), 4 the name is to be learnt (a->coll_pending), -1 error */
+static int agg_collection(Aggregator *a, const char *name, Py_ssize_t n, const char **v, Py_ssize_t *vn) {
+    if (!a->coll_by_name || !name || n == 0 || (n == 1 && name[0] == '-')) {
+        *v = a->coll_default.p ? a->coll_default.p : "unk"; *vn = a->coll_default.p ? a->coll_default.n : 3;
+        return 0;
+    }
+    if (n > COLL_NAME_MAX) n = COLL_NAME_MAX;
+    Py_ssize_t i = map_find(&a->colls, name, n);
+    if (i >= 0) { *v = a->coll_values.p + a->coll_off[i]; *vn = a->coll_len[i]; return 0; }
+    a->coll_pending.n = 0;
+    return buf_put(&a->coll_pending, name, n) < 0 ? -1 : 4;
 }
 
 #define MAXF 32
@@ -405,7 +443,11 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     if (nf != a->nfields) return 2;
     if (a->i_url >= 0 && (starts(f[a->i_url], fl[a->i_url], "filedesc:") || starts(f[a->i_url], fl[a->i_url], "warcinfo:")))
         return 2;
-    RawFields r = {f[a->i_key], f[a->i_ts], NULL, NULL, NULL, NULL, "unk", fl[a->i_key], fl[a->i_ts], 0, 0, 0, 0, 3};
+    RawFields r = {f[a->i_key], f[a->i_ts], NULL, NULL, NULL, NULL, "unk", NULL, fl[a->i_key], fl[a->i_ts],
+                   0, 0, 0, 0, 3, 0};
+    int found = agg_collection(a, a->i_file >= 0 ? f[a->i_file] : NULL, a->i_file >= 0 ? fl[a->i_file] : 0,
+                               &r.coll, &r.cn);
+    if (found) return found;
     if (a->i_mime >= 0) { r.mime = f[a->i_mime]; r.mn = fl[a->i_mime]; }      /* a CDX line names no language */
     if (a->i_status >= 0) { r.status = f[a->i_status]; r.sn = fl[a->i_status]; }
     if (a->i_digest >= 0) { r.digest = f[a->i_digest]; r.dn = fl[a->i_digest]; }
@@ -451,24 +493,25 @@ static int agg_cdxj_line(Aggregator *a, const char *line, Py_ssize_t n) {
     if (!sp2) return 2;
     CJFields f;
     if (cj_long_digits(sp2 + 1, end - sp2 - 1) || cj_object(sp2 + 1, end, a->cj_mask, &f)) return 2;
-    RawFields r = {line, ts, NULL, NULL, NULL, NULL, "unk", sp - line, sp2 - ts, 0, 0, 0, 0, 3};
+    RawFields r = {line, ts, NULL, NULL, NULL, NULL, "unk", NULL, sp - line, sp2 - ts, 0, 0, 0, 0, 3, 0};
+    int found = agg_collection(a, f.s[CJ_FILENAME], f.n[CJ_FILENAME], &r.coll, &r.cn);
+    if (found) return found;
     r.mime = cj_first(&f, CJ_MIME, CJ_MIME_TYPE, &r.mn);
     r.status = cj_first(&f, CJ_STATUS, CJ_STATUS_CODE, &r.sn);
     r.digest = cj_first(&f, CJ_DIGEST, CJ_PAYLOAD_DIGEST, &r.dn);
     r.length = f.s[CJ_LENGTH]; r.ln = f.n[CJ_LENGTH];
     Py_ssize_t vn;
     const char *v = cj_first(&f, CJ_LANGUAGES, CJ_LANG, &vn);
-    if (v) {
-        int found = agg_language(a, v, vn, &r.lang, &r.gn);
-        if (found) return found;
-    }
+    if (v && (found = agg_language(a, v, vn, &r.lang, &r.gn))) return found;
     return agg_capture(a, &r);
 }
 
 /* feed(buf, pos) -> (state, pos, end): reads the lines of buf from pos. state 0: all read (pos =
  * len(buf)); 1: the line buf[pos:end] is for Python (then go on at end + 1); 2: the table is full
  * (flush, then go on at pos); 3: the CDXJ line buf[pos:end] has a language entry the table does not
- * hold (pending_language(); add_language(), then go on at pos). */
+ * hold (pending_language(); add_language(), then go on at pos); 4: the line buf[pos:end] has a file
+ * name whose collection the table does not hold (pending_collection(); add_collection(), then go on
+ * at pos). */
 static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos;
@@ -486,7 +529,7 @@ static PyObject *Aggregator_feed(Aggregator *a, PyObject *args) {
         if (ln == 0 || buf[pos] == '!' || buf[pos] == '@') { pos = next; continue; }
         int r = a->cdxj ? agg_cdxj_line(a, buf + pos, ln) : agg_line(a, buf + pos, ln);
         if (r < 0) { PyBuffer_Release(&view); return NULL; }
-        if (r >= 2) { state = r == 2 ? 1 : 3; end = le; break; }
+        if (r >= 2) { state = r == 2 ? 1 : r; end = le; break; }
         pos = next;
         if (r == 1) { state = 2; break; }
     }
@@ -548,6 +591,44 @@ static PyObject *Aggregator_add_language(Aggregator *a, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* the file name of the line feed() left with state 4 (its first COLL_NAME_MAX bytes) */
+static PyObject *Aggregator_pending_collection(Aggregator *a, PyObject *unused) {
+    return PyBytes_FromStringAndSize(a->coll_pending.p ? a->coll_pending.p : "", a->coll_pending.n);
+}
+
+/* add_collection(name, collection): Python's collection of a file name (its first COLL_NAME_MAX
+ * bytes); a full table is emptied first */
+static PyObject *Aggregator_add_collection(Aggregator *a, PyObject *args) {
+    const char *name, *value;
+    Py_ssize_t nn, vn;
+    if (!PyArg_ParseTuple(args, "y#s#", &name, &nn, &value, &vn)) return NULL;
+    if (nn > COLL_NAME_MAX || vn < 1) { PyErr_SetString(PyExc_ValueError, "a file name of at most 1000 bytes and a collection"); return NULL; }
+    if (a->colls.n >= COLL_TABLE_MAX) { map_clear(&a->colls); a->coll_values.n = 0; }
+    int added;
+    Py_ssize_t i = map_find_or_add(&a->colls, name, nn, &added);
+    if (i < 0 || grow2((void **)&a->coll_off, sizeof(Py_ssize_t), (void **)&a->coll_len, sizeof(Py_ssize_t),
+                       &a->coll_cap, i + 1) < 0) return NULL;
+    a->coll_off[i] = a->coll_values.n; a->coll_len[i] = vn;
+    if (buf_put(&a->coll_values, value, vn) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* set_collection(default, by_name): the collection of lines without a file name (or of every line),
+ * and whether a pattern reads the file names (then the CDXJ key filename is read too) */
+static PyObject *Aggregator_set_collection(Aggregator *a, PyObject *args) {
+    const char *value;
+    Py_ssize_t vn;
+    int by_name;
+    if (!PyArg_ParseTuple(args, "s#p", &value, &vn, &by_name)) return NULL;
+    if (vn < 1) { PyErr_SetString(PyExc_ValueError, "an empty collection"); return NULL; }
+    a->coll_default.n = 0;
+    if (buf_put(&a->coll_default, value, vn) < 0) return NULL;
+    a->coll_by_name = by_name;
+    if (by_name) a->cj_mask |= 1u << CJ_FILENAME; else a->cj_mask &= ~(1u << CJ_FILENAME);
+    map_clear(&a->colls); a->coll_values.n = 0;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Aggregator_set_language_limit(Aggregator *a, PyObject *arg) {
     Py_ssize_t v = PyLong_AsSsize_t(arg);
     if (v == -1 && PyErr_Occurred()) return NULL;
@@ -571,6 +652,8 @@ static void Aggregator_dealloc(Aggregator *a) {
     PyMem_Free(a->u_head); PyMem_Free(a->u_tail); PyMem_Free(a->cv);
     buf_free(&a->kb); buf_free(&a->jb); buf_free(&a->ckb);
     map_free(&a->langs); PyMem_Free(a->lang_codes); buf_free(&a->pending);
+    map_free(&a->colls); PyMem_Free(a->coll_off); PyMem_Free(a->coll_len); buf_free(&a->coll_values);
+    buf_free(&a->coll_default); buf_free(&a->coll_pending);
     crit_free(&a->crit);
     filter_release(&a->filter); PyMem_Free(a->fh);
     Py_TYPE(a)->tp_free((PyObject *)a);
@@ -610,7 +693,8 @@ static int Aggregator_init(Aggregator *a, PyObject *args, PyObject *kw) {
     a->period_len = pl; a->resolve = resolve; a->limit = limit < 1 ? 1 : limit;
     a->last_ui = -1;
     a->bytes_total = 0; a->max_bytes = LLONG_MAX;
-    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0 || map_init(&a->langs) < 0) return -1;
+    if (map_init(&a->uris) < 0 || map_init(&a->cells) < 0 || map_init(&a->langs) < 0 || map_init(&a->colls) < 0)
+        return -1;
     return agg_layout(a, letters);
 }
 
@@ -631,6 +715,13 @@ static PyMethodDef Aggregator_methods[] = {
      "pending_language() -> bytes: the language entry of the line feed() left with state 3"},
     {"add_language", (PyCFunction)Aggregator_add_language, METH_VARARGS,
      "add_language(entry bytes, code str) -> added: Python's code of a language entry, for the lines to come"},
+    {"pending_collection", (PyCFunction)Aggregator_pending_collection, METH_NOARGS,
+     "pending_collection() -> bytes: the file name of the line feed() left with state 4"},
+    {"add_collection", (PyCFunction)Aggregator_add_collection, METH_VARARGS,
+     "add_collection(file name bytes, collection str): Python's collection of a file name, for the lines to come"},
+    {"set_collection", (PyCFunction)Aggregator_set_collection, METH_VARARGS,
+     "set_collection(collection str, by_name): the collection of lines without a file name (or of all lines), "
+     "and whether file names are looked up"},
     {"set_language_limit", (PyCFunction)Aggregator_set_language_limit, METH_O,
      "set_language_limit(n): the language entries the table holds at most (LANG_TABLE_MAX)"},
     {"set_max_bytes", (PyCFunction)Aggregator_set_max_bytes, METH_O,

@@ -11,10 +11,10 @@
 
 /* the keys profiler.formats.cdxj reads besides the URL ones (the compiled parser takes only SURT urlkeys) */
 enum { CJ_MIME, CJ_MIME_TYPE, CJ_STATUS, CJ_STATUS_CODE, CJ_DIGEST, CJ_PAYLOAD_DIGEST, CJ_LENGTH,
-       CJ_LANGUAGES, CJ_LANG, NCJ };
+       CJ_LANGUAGES, CJ_LANG, CJ_FILENAME, NCJ };
 static const char *const CJ_KEYS[NCJ] = {"mime", "mime_type", "status", "status_code", "digest",
-                                         "payload_digest", "length", "languages", "lang"};
-static const uint8_t CJ_KEY_LEN[NCJ] = {4, 9, 6, 11, 6, 14, 6, 9, 4};
+                                         "payload_digest", "length", "languages", "lang", "filename"};
+static const uint8_t CJ_KEY_LEN[NCJ] = {4, 9, 6, 11, 6, 14, 6, 9, 4, 8};
 
 /* the needed values of one block: s[i] NULL when key i is absent or null */
 typedef struct { const char *s[NCJ]; Py_ssize_t n[NCJ]; } CJFields;

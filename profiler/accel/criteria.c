@@ -5,7 +5,7 @@
  * takes when its original is not found (None: the revisit keeps its own value, as its time). The
  * values of a tuple are strings, one per criterion; a suffix is their fields joined by spaces. */
 
-#define MAXC 6        /* criteria of one key */
+#define MAXC 8        /* criteria of one key */
 #define MAXL 6        /* levels of one criterion besides any */
 #define MAXCOMBOS 256 /* combinations of one SURT level */
 #define MAXPREFIX 255 /* characters a PREFIX level keeps */
@@ -16,8 +16,40 @@
 enum { LV_ROOT, LV_TLD, LV_SUFFIX, LV_DOMAIN, LV_SUBDOMAIN, LV_HOST, LV_PATH, LV_URL, NLEVELS };
 
 /* projection kinds: the numbers of profiler.accel.fast.PROJECTION_CODE */
-enum { PJ_ANY = 0, PJ_IDENTITY = 1, PJ_PREFIX = 2, PJ_CATEGORY = 3, PJ_CLASS = 4 };
-static const char *const PROJECTION_NAMES[] = {"identity", "prefix", "category", "class"};
+enum { PJ_ANY = 0, PJ_IDENTITY = 1, PJ_PREFIX = 2, PJ_CATEGORY = 3, PJ_CLASS = 4, PJ_MIME_CLASS = 5 };
+static const char *const PROJECTION_NAMES[] = {"identity", "prefix", "category", "class", "mime_class"};
+#define NPROJECTIONS 5
+
+/* a media type's content class (profiler.model.criteria.mime_class: MIME_CLASS_TYPES, then
+ * MIME_CLASS_PREFIXES; 'unk' stays 'unk', every other type is 'other') */
+static const char *const MIME_CLASS_EXACT[][2] = {
+    {"text/html", "html"}, {"application/xhtml+xml", "html"},
+    {"application/x-shockwave-flash", "media"}, {"application/vnd.apple.mpegurl", "media"},
+    {"application/dash+xml", "media"},
+    {"application/pdf", "document"}, {"application/msword", "document"}, {"application/rtf", "document"},
+    {"application/epub+zip", "document"}, {"text/plain", "document"}, {"text/csv", "document"},
+    {"text/css", "code"}, {"text/javascript", "code"}, {"application/javascript", "code"},
+    {"application/x-javascript", "code"}, {"application/json", "code"}, {"application/ld+json", "code"},
+    {"text/xml", "code"}, {"application/xml", "code"}, {"application/rss+xml", "code"},
+    {"application/atom+xml", "code"}, {"application/wasm", "code"}, {"application/font-woff", "code"},
+    {"unk", "unk"},
+};
+static const char *const MIME_CLASS_PREFIX[][2] = {
+    {"image/", "image"}, {"audio/", "media"}, {"video/", "media"}, {"application/vnd.ms-", "document"},
+    {"application/vnd.openxmlformats-officedocument.", "document"},
+    {"application/vnd.oasis.opendocument.", "document"}, {"font/", "code"},
+};
+
+static const char *mime_class(const char *v, Py_ssize_t n) {
+    for (size_t i = 0; i < sizeof MIME_CLASS_EXACT / sizeof MIME_CLASS_EXACT[0]; i++)
+        if ((Py_ssize_t)strlen(MIME_CLASS_EXACT[i][0]) == n && memcmp(MIME_CLASS_EXACT[i][0], v, n) == 0)
+            return MIME_CLASS_EXACT[i][1];
+    for (size_t i = 0; i < sizeof MIME_CLASS_PREFIX / sizeof MIME_CLASS_PREFIX[0]; i++) {
+        size_t pl = strlen(MIME_CLASS_PREFIX[i][0]);
+        if ((size_t)n >= pl && memcmp(MIME_CLASS_PREFIX[i][0], v, pl) == 0) return MIME_CLASS_PREFIX[i][1];
+    }
+    return "other";
+}
 
 typedef struct { uint8_t kind, n; } Proj;
 
@@ -53,7 +85,7 @@ static int crit_parse(Crit *c, PyObject *spec) {
         for (Py_ssize_t l = 0; l < nl; l++) {
             int kind, n;
             if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ls, l), "ii", &kind, &n)) { Py_DECREF(ls); Py_DECREF(s); return -1; }
-            if (kind < PJ_IDENTITY || kind > PJ_CLASS || n < 0 || n > MAXPREFIX) {
+            if (kind < PJ_IDENTITY || kind > PJ_MIME_CLASS || n < 0 || n > MAXPREFIX) {
                 Py_DECREF(ls); Py_DECREF(s); PyErr_SetString(PyExc_ValueError, "unknown projection"); return -1;
             }
             c->proj[i][l + 1].kind = (uint8_t)kind; c->proj[i][l + 1].n = (uint8_t)n;
@@ -88,6 +120,11 @@ static int put_field(Buf *b, const char *v, Py_ssize_t n, Proj p) {
             return buf_put(b, cls, 3);
         }
         return buf_put(b, "unk", 3);
+    case PJ_MIME_CLASS: {    /* 'image/png' -> 'image'; '' stays '' */
+        if (n == 0) return 0;
+        const char *cls = mime_class(v, n);
+        return buf_put(b, cls, (Py_ssize_t)strlen(cls));
+    }
     default: return buf_put(b, v, n);
     }
 }

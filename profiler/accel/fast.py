@@ -21,7 +21,8 @@ MODULE = "profiler.accel._apfast"
 #: the SURT levels in the order the extension takes their combination sets
 LEVELS = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
 #: the extension's numbers of the projection kinds (profiler.model.criteria.PROJECTIONS)
-PROJECTION_CODE = {criteria.IDENTITY: 1, criteria.PREFIX: 2, criteria.CATEGORY: 3, criteria.CLASS: 4}
+PROJECTION_CODE = {criteria.IDENTITY: 1, criteria.PREFIX: 2, criteria.CATEGORY: 3, criteria.CLASS: 4,
+                   criteria.MIME_CLASS: 5}
 
 _loaded = {}
 
@@ -105,7 +106,7 @@ def compiled_aggregator(module, policy, resolve_revisits, limit, letters):
     """The compiled map-side aggregator for a policy, with its parser of CDX lines of layout letters
     or of CDXJ lines (letters None)."""
     return module.Aggregator(policy.period_len, resolve_revisits, limit, letters,
-                             tuple(c.source for c in policy.criteria), _criteria_spec(policy))
+                             tuple(c.origin for c in policy.criteria), _criteria_spec(policy))
 
 
 #: a task's malloc: requests past this are their own mappings (glibc's default moves from 128 KiB up)

@@ -68,6 +68,8 @@ _NORMAL = {
     "mime": lambda v: normalise.mime(v.encode("utf-8", "surrogateescape")),
     "status": lambda v: normalise.status(v.encode("ascii", "replace")),
     "digest": lambda v: normalise.digest(v.encode("utf-8", "surrogateescape")),
+    "collection": lambda v: normalise.collection(v.encode("utf-8", "surrogateescape")),
+    "depth": lambda v: v if v in normalise.DEPTH_CLASSES else None,
 }
 
 
@@ -92,7 +94,7 @@ def _valid(name, value, default):
     elif _key_field(value) != value:
         return False
     patterns = criteria.FIELD_PATTERNS
-    return all(patterns[c.name].match(level.field(value).encode("utf-8", "surrogateescape"))
+    return all(patterns[c.name].match(level.field(c.derive(value) if c.derive else value).encode("utf-8", "surrogateescape"))
                for c in criteria.CRITERIA if c.source == name and c.name != criteria.DATETIME.name
                for level in c.levels)
 

@@ -1,6 +1,6 @@
 """CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
 
-from profiler.model import capture, normalise
+from profiler.model import capture, collection as collections, normalise
 
 #: Layouts assumed for CDX files without a legend line, by field count.
 LAYOUTS_BY_FIELD_COUNT = {
@@ -71,17 +71,30 @@ def urlkey(key_raw, url_raw):
     return key
 
 
-def make_parser(letters):
+def make_parser(letters, collection=None):
     """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
-    layout. A CDX line names no language: its captures have the default."""
+    layout. A CDX line names no language: its captures have the default. collection: the split's
+    profiler.model.collection.Collections, which read the WARC file name (``g``), or None (the
+    policy has no collection criterion)."""
     fields = letters.split()
     count = len(fields)
     pos = {f: i for i, f in enumerate(fields)}
     i_key, i_url, i_ts = pos.get("N"), pos.get("a"), pos["b"]
     i_mime, i_status, i_digest = pos.get("m"), pos.get("s"), pos.get("k")
     i_len = pos.get("S", pos.get("n"))
+    i_file = pos.get("g")
     dash = b"-"
     new = capture.new
+    if collection is not None:
+        plain = make_parser(letters)
+
+        def parse(line):
+            found = plain(line)
+            if found.__class__ is str:
+                return found
+            name = line.split()[i_file] if i_file is not None else None
+            return found._replace(collection=collection(name))
+        return parse
 
     def parse(line):
         f = line.split()
@@ -135,13 +148,14 @@ def infer_letters(lines):
 def captures_of_lines(lines, split):
     """Captures or skip reasons of a split's lines, parsed with its layout ('fields') until a
     legend line declares another."""
-    parse = make_parser(split["fields"])
+    collection = collections.of_split(split)
+    parse = make_parser(split["fields"], collection)
     for line in lines:
         if not line or line.startswith((b"!", b"@")):
             continue
         if is_legend(line):
             try:
-                parse = make_parser(legend_letters(line))
+                parse = make_parser(legend_letters(line), collection)
             except ValueError:
                 yield "bad_legend"
             continue

@@ -2,7 +2,7 @@
 
 from profiler import jsonnum
 from profiler.formats.cdx import NON_CAPTURE_MIMES, urlkey
-from profiler.model import capture, normalise
+from profiler.model import capture, collection as collections, normalise
 from profiler.model.language import primary_language
 
 _MIME_KEYS = ("mime", "mime_type")
@@ -23,8 +23,10 @@ def _field(record, names):
     return None
 
 
-def parse(line):
-    """Return a Capture (profiler.model.capture) or a skip-reason str."""
+def parse(line, collection=None):
+    """Return a Capture (profiler.model.capture) or a skip-reason str. collection: the split's
+    profiler.model.collection.Collections, which read the WARC file name (``filename``), or None
+    (the policy has no collection criterion)."""
     parts = line.split(b" ", 2)
     if len(parts) != 3:
         return "bad_field_count"
@@ -57,14 +59,18 @@ def parse(line):
         if value is not None:
             lang = primary_language(value)
             break
-    return capture.new(urlkey=key, timestamp=ts, mime=mime,
-                       status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
-                       digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
-                       length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
+    found = capture.new(urlkey=key, timestamp=ts, mime=mime,
+                        status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
+                        digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
+                        length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
+    if collection is not None:
+        found = found._replace(collection=collection(_field(record, ("filename",))))
+    return found
 
 
 def captures_of_lines(lines, split=None):
     """Captures or skip reasons of a split's lines."""
+    collection = collections.of_split(split) if split is not None else None
     for line in lines:
         if line and not line.startswith((b"!", b"@")):
-            yield parse(line)
+            yield parse(line, collection)

@@ -13,8 +13,9 @@ from typing import Callable, Optional
 
 from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import captures as captures_format, cdx, cdxj
+from profiler.formats import captures as captures_format, cdx, cdxj, crawllog
 from profiler.io.readers import iter_lines
+from profiler.model import capture as capture_model
 
 
 class Sample:
@@ -151,6 +152,8 @@ FORMATS = _entries(
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
            _warc_read, payloads=True),
+    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3)",
+           True, crawllog.sniff, crawllog.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
            cdx.captures_of_lines),
@@ -229,6 +232,12 @@ def detect_languages(splits):
     return [dict(s, detect_language=True) if FORMATS[s["format"]].payloads else s for s in splits]
 
 
+def with_depths(splits):
+    """Mark the splits of formats that read payloads to read Heritrix metadata records' hop paths
+    (a policy with the depth criterion; profiler.formats.hops)."""
+    return [dict(s, read_depths=True) if FORMATS[s["format"]].payloads else s for s in splits]
+
+
 def without_languages(splits):
     """Mark the splits of formats that read payloads not to read languages (a policy without lang
     levels: their payloads are then only hashed, and every capture's lang is unk)."""
@@ -242,20 +251,35 @@ def captures(split, opener=open):
     the lines read so far.
     """
     fmt = FORMATS[split["format"]]
-    if not fmt.lines:
-        options = {}
-        if fmt.payloads:
-            if split.get("detect_language"):
-                options["detect_language"] = True
-            if split.get("read_languages") is False:
-                options["languages"] = False
-        if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
-            yield "not_chunked"
-            yield from fmt.read(split["path"], opener, inflate=True, **options)
-            return
-        read = WARC_READERS[split["reader"]] if split.get("reader") else fmt.read
-        yield from read(split["path"], opener, **options)
+    if not fmt.lines and split.get("collection") is not None:
+        # a file read whole is of one collection, named in the client (profiler.model.collection)
+        label = split["collection"].get("label") or capture_model.DEFAULTS["collection"]
+        for found in _whole_file_captures(fmt, split, opener):
+            yield found if found.__class__ is str else found._replace(collection=label)
         return
+    yield from _whole_file_captures(fmt, split, opener) if not fmt.lines else _line_captures(fmt, split, opener)
+
+
+def _whole_file_captures(fmt, split, opener):
+    """Captures or skip reasons of a file one task reads whole (WARC, ARC, ACHE)."""
+    options = {}
+    if fmt.payloads:
+        if split.get("detect_language"):
+            options["detect_language"] = True
+        if split.get("read_languages") is False:
+            options["languages"] = False
+        if split.get("read_depths"):
+            options["depths"] = True
+    if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
+        yield "not_chunked"
+        yield from fmt.read(split["path"], opener, inflate=True, **options)
+        return
+    read = WARC_READERS[split["reader"]] if split.get("reader") else fmt.read
+    yield from read(split["path"], opener, **options)
+
+
+def _line_captures(fmt, split, opener):
+    """Captures or skip reasons of a split of a line format's file."""
     counts = {}
     lines = iter_lines(split["path"], split.get("start", 0), split.get("end"), split.get("compression"), opener,
                        counts)

@@ -16,7 +16,7 @@ import re
 
 from warcio.timeutils import iso_date_to_timestamp
 
-from profiler.formats import payload, warc_records
+from profiler.formats import hops, payload, warc_records
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, normalise
 from profiler.model.language import html_language
@@ -95,7 +95,7 @@ def _no_header(name):
 TRUNCATED = "truncated"
 
 
-def capture_of(view, detect=None, languages=True):
+def capture_of(view, detect=None, languages=True, depths=False):
     """The Capture of one WARC/ARC record, or a skip-reason str: the one definition of which
     record is a capture and what its fields are, whichever reader framed the record.
 
@@ -107,8 +107,12 @@ def capture_of(view, detect=None, languages=True):
     block is read to its end, read bytes of it after the HTTP head: the record's stored length,
     None when its reader gives it later, or TRUNCATED). Consumes the record.
     detect: the language detector for HTML that declares none (language_detector);
-    languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
+    languages=False: no language is read (lang 'unk'; a policy without lang levels); depths: a
+    metadata record gives its hop path (profiler.formats.hops)."""
     rec_type = view.rec_type
+    if depths and rec_type == "metadata":        # its hop path (profiler.formats.hops)
+        url = view.header("WARC-Target-URI")
+        return hops.note(_text(url) if url else None, view.stream.read(hops.BODY_BYTES))
     if rec_type not in CAPTURE_TYPES:
         return SKIPPED_TYPES.get(rec_type, "other_record")
     if rec_type == "resource" and view.header("Content-Type") == WARC_FIELDS:
@@ -233,19 +237,27 @@ def _ache_mime(http):
     return _mime(http.get_header("Content-Type"))
 
 
-def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False):
+def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False, depths=False,
+                  wrapped=False):
     """Yield Captures or skip-reason strs for every record of one WARC/ARC file
     (from byte offset start, where a record or gzip member begins). detect_language: HTML
     that declares no language gets the detected one (--detect-language; the detect extra);
     languages=False: no language is read, every lang is 'unk' (a policy without lang levels);
     inflate: the file is one gzip stream over its records (profiler.formats.inputs.sniff):
-    it is read as it inflates, and its lengths are the uncompressed records'. How damage is
-    read around and counted: profiler.formats.warc_records.
+    it is read as it inflates, and its lengths are the uncompressed records'; depths: captures get
+    the hop path of the Heritrix metadata record that follows them (profiler.formats.hops;
+    wrapped: the caller applies hops.with_depths, and the notes come out as they are). How damage
+    is read around and counted: profiler.formats.warc_records.
     """
+    found = _iter_captures(path, opener, start, detect_language, languages, inflate, depths)
+    yield from hops.with_depths(found) if depths and not wrapped else found
+
+
+def _iter_captures(path, opener, start, detect_language, languages, inflate, depths):
     detect = language_detector(detect_language)
 
     def capture(record, it):
-        return capture_of(WarcioRecord(record, it), detect, languages)
+        return capture_of(WarcioRecord(record, it), detect, languages, depths)
     try:
         with opener(path, "rb") as f:
             if start:

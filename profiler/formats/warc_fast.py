@@ -11,7 +11,7 @@ broken files are listed in the README.
 import os
 import zlib
 
-from profiler.formats import members, warc
+from profiler.formats import hops, members, warc
 
 _HTTP_SCHEMES = ("http:", "https:")
 #: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
@@ -84,31 +84,31 @@ def _header_length(raw, pos):
     return min(ends) if ends else None
 
 
-def capture_of(record, head_length=None, detect=None, languages=True):
+def capture_of(record, head_length=None, detect=None, languages=True, depths=False):
     """The capture of one fastwarc record (or a skip reason), as profiler.formats.warc.capture_of
     gives it; 'bad_record' where warcio decides what the record is (warcio reads the file from it
     on). Its length: the WARC header's head_length plus Content-Length for plain files; None for
-    gzip files (set by the caller). detect, languages: as for warc.capture_of."""
+    gzip files (set by the caller). detect, languages, depths: as for warc.capture_of."""
     headers = {}
     for name, value in record.headers.items():          # case-insensitive, first one wins
         if "\n" in value:
             return "bad_record"                  # a line end without CR: warcio splits the lines
         if "\ufffd" in value:                    # not UTF-8: decoded as warcio decodes it
-            return _with_raw_headers(record, head_length, detect, languages)
+            return _with_raw_headers(record, head_length, detect, languages, depths)
         headers.setdefault(name.lower(), value)
-    return _capture(_FastRecord(record, headers, head_length), detect, languages)
+    return _capture(_FastRecord(record, headers, head_length), detect, languages, depths)
 
 
-def _with_raw_headers(record, head_length, detect, languages):
+def _with_raw_headers(record, head_length, detect, languages, depths=False):
     headers = {}
     for name, value in record.headers.items_bytes():
         if b"\n" in value:
             return "bad_record"
         headers.setdefault(_decode(name).lower(), _decode(value))
-    return _capture(_FastRecord(record, headers, head_length), detect, languages)
+    return _capture(_FastRecord(record, headers, head_length), detect, languages, depths)
 
 
-def _capture(view, detect, languages):
+def _capture(view, detect, languages, depths=False):
     """'bad_record' for a record warcio must read (it decides what it is and what follows it),
     else warc.capture_of over the record."""
     headers, rec_type = view.headers, view.rec_type
@@ -119,7 +119,7 @@ def _capture(view, detect, languages):
             return "bad_record"                  # warcio decides (it may not read such a record)
         if view.content_length is None or view.content_length < 0:
             return "bad_record"                  # warcio decides what such a record is
-    return warc.capture_of(view, detect, languages)
+    return warc.capture_of(view, detect, languages, depths)
 
 
 class _FastRecord:
@@ -221,7 +221,14 @@ def _is_warc(path, opener):
 _HAND_OVER = ("other_record", "truncated_record", "header_only_record", "bad_record")
 
 
-def iter_captures(path, opener=open, detect_language=False, languages=True):
+def iter_captures(path, opener=open, detect_language=False, languages=True, depths=False):
+    """What profiler.formats.warc.iter_captures yields for the same file, read with fastwarc
+    (_iter_captures); depths: as there (profiler.formats.hops)."""
+    found = _iter_captures(path, opener, detect_language, languages, depths)
+    yield from hops.with_depths(found) if depths else found
+
+
+def _iter_captures(path, opener, detect_language, languages, depths):
     """Yield what profiler.formats.warc.iter_captures yields for the same file, read with fastwarc.
 
     A record is given out only once the next one starts where warcio would look for it
@@ -234,10 +241,12 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
     try:
         from fastwarc.warc import ArchiveIterator
     except ImportError:                  # not installed: the same captures, read with warcio
-        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages,
+                                      depths=depths, wrapped=True)
         return
     if not _is_warc(path, opener):
-        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages)
+        yield from warc.iter_captures(path, opener, detect_language=detect_language, languages=languages,
+                                      depths=depths, wrapped=True)
         return
     detect = warc.language_detector(detect_language)
     hand_over = 0
@@ -266,7 +275,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
                     if head is None:
                         break
                     expected = pos + head + record.content_length + 4
-                result = capture_of(record, head, detect, languages)
+                result = capture_of(record, head, detect, languages, depths)
                 if isinstance(result, str) and result in _HAND_OVER:
                     break
                 pending = (result, pos, expected, record.content_length)
@@ -280,7 +289,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
             raw.close()
     if hand_over is not None:
         yield from warc.iter_captures(path, opener, start=hand_over, detect_language=detect_language,
-                                      languages=languages)
+                                      languages=languages, depths=depths, wrapped=True)
 
 
 def _finish(pending, next_pos):

@@ -22,7 +22,8 @@ assert criteria.CRITERIA[0] is criteria.DATETIME and criteria.DATETIME.source ==
 
 class CellKeys:
     """capture (profiler.model.capture.Capture) -> its cell key (values..., digest, revisit)
-    under a policy: each criterion's value read from the capture field its source names."""
+    under a policy: each criterion's value read from the capture field its source names (and
+    derived from it, for a criterion that derives its value: Criterion.value_of)."""
 
     def __init__(self, policy, resolve_revisits=True):
         chosen = policy.criteria
@@ -30,8 +31,11 @@ class CellKeys:
         self.period_len = policy.period_len
         self.resolve = resolve_revisits
         rest = [c.source for c in chosen[1:]]
-        self._rest = (lambda capture: ()) if not rest else \
-            (lambda capture, get=attrgetter(rest[0]): (get(capture),)) if len(rest) == 1 else attrgetter(*rest)
+        if any(c.derive is not None for c in chosen[1:]):      # a value derived from its field (size)
+            self._rest = lambda capture, chosen=chosen[1:]: tuple(c.value_of(capture) for c in chosen)
+        else:
+            self._rest = (lambda capture: ()) if not rest else \
+                (lambda capture, get=attrgetter(rest[0]): (get(capture),)) if len(rest) == 1 else attrgetter(*rest)
         self._blank = tuple("" if c.resolved else None for c in chosen[1:])
         self._own = [i for i, c in enumerate(chosen[1:]) if not c.resolved]
 

@@ -185,6 +185,7 @@ class Expander:
         self.k = len(self.criteria)
         self.whole = tuple((2 << len(c.levels)) - 1 for c in self.criteria)    # every level's bit
         self.ambiguous = ambiguity(policy)
+        self.carried = {}         # blocks(): the value that stands for a field of a level
 
     def add(self, urlkey, cell_lists):
         tuples = resolve(merge_cells(cell_lists, self.k), self.criteria)
@@ -202,7 +203,7 @@ class Expander:
         elif self.ambiguous(tuples):
             self._add_by_suffix(tuples)
         else:
-            for vt, entries in blocks(tuples, self.criteria, self.used):
+            for vt, entries in blocks(tuples, self.criteria, self.used, self.carried):
                 stats.add(host_tuples, vt, _record(entries))
         own = own_levels(urlkey, host, policy)
         if own:
@@ -297,33 +298,44 @@ class Expander:
         yield from self._flush()
 
 
-def _classes(counts):
+def _classes(counts, nesting, used=-1):
     """Levels of one criterion, coarse to fine, grouped where they cut a URI-R's tuples alike.
 
-    counts: the number of distinct values under each level from 'any' (1) to the finest.
-    Nested levels cut alike exactly when they give as many values. Yields (bit mask of the
-    levels, index of the finest level of the group).
+    counts: the number of distinct values under each level from 'any' (1) to the finest;
+    nesting: which level's field determines which (Criterion.nesting); used: the bits of the
+    levels the policy emits (the others join any group). Nested levels cut alike exactly when
+    they give as many values; a level that does not nest in the group's finest starts a group of
+    its own. Yields (bit mask of the levels, index of the finest emitted level of the group).
     """
-    start = 0
-    n = len(counts)
-    for i in range(1, n + 1):
-        if i == n or counts[i] != counts[start]:
-            yield sum(1 << j for j in range(start, i)), i - 1
-            start = i
+    mask, finest = 1, 0
+    for i in range(1, len(counts)):
+        if not used >> i & 1:
+            mask |= 1 << i
+        elif counts[i] == counts[finest] and nesting[i][finest]:
+            mask |= 1 << i
+            finest = i
+        else:
+            yield mask, finest
+            mask, finest = 1 << i, i
+    yield mask, finest
 
 
 def ambiguity(policy):
     """tuples -> True when a value of a URI-R's tuples reads the same at two levels the policy
-    emits ('unk' as a status code and class, 'x/*' as a type and category).
+    emits ('unk' as a status code and class, 'x/*' as a type and category), or, for a criterion
+    with a level whose fields are not values of its own (a content class: the media type 'html'
+    is 'other'), when two of its values do ('html' as one's type and another's class).
 
     Their suffixes then coincide across blocks of different levels, so such URI-Rs (rare)
     are added suffix by suffix.
     """
-    checks = []
+    checks, across = [], []
     for i, c in enumerate(policy.criteria):
         levels = policy.used_levels[c.name]
         if len(levels) > 1:
             checks.append((i, c, levels))
+            if not all(c.level(lv).reprojects for lv in levels if lv != "any"):
+                across.append((i, c, levels))
     seen = {}
 
     def ambiguous(tuples):
@@ -338,6 +350,14 @@ def ambiguity(policy):
                         seen.clear()
                 if found:
                     return True
+        for i, c, levels in across:
+            values = {t[i] for t in tuples}
+            if len(values) > 1:
+                level_of = {}
+                for v in values:
+                    for level in levels:
+                        if level_of.setdefault(c.field(v, level), level) != level:
+                            return True
         return False
     return ambiguous
 
@@ -348,7 +368,7 @@ def used_options(policy):
     return {tuple(b[level] for b, level in zip(bits, combo)) for combos in policy.combo_sets for combo in combos}
 
 
-def blocks(tuples, chosen, used=None):
+def blocks(tuples, chosen, used=None, carried=None):
     """A URI-R with several tuples -> (virtual tuple, [entries]) per block.
 
     Under one combination of levels (say year, any mime, status class) the URI-R's tuples
@@ -357,28 +377,50 @@ def blocks(tuples, chosen, used=None):
     tuple (values..., level masks...) holds the values projected to the finest of those
     levels, and SuffixTable expands it into the suffixes of exactly those combinations. A URI-R
     with one tuple is the case of one block under all levels (values..., whole masks...).
+
+    A level whose fields are not values of its own (a media type's content class: the type
+    'html' is 'other') cannot stand for its block by its field: the virtual tuple holds a value
+    of that field instead, the first one ``carried`` ({(criterion, level, field): value}, kept by
+    the caller so that blocks of one field from many URI-Rs share it) has met.
     """
     items = list(tuples.items())
+    k = len(chosen)
     chains = []
     classes = []
+    own = []
+    emitted = [-1] * k
+    if used is not None:
+        emitted = [0] * k
+        for u in used:
+            for i in range(k):
+                emitted[i] |= u[i]
     for i, c in enumerate(chosen):
         chain = [c.chain(t[i]) for t, _ in items]
         chains.append(chain)
-        classes.append(list(_classes([len({v[j] for v in chain}) for j in range(len(chain[0]))])))
+        classes.append(list(_classes([len({v[j] for v in chain}) for j in range(len(chain[0]))], c.nesting,
+                                     emitted[i])))
+        own.append(c.reprojects)
+    if carried is None:
+        carried = {}
     entries = [e for _, e in items]
+    values = [t for t, _ in items]
     out = []
-    k = len(chosen)
     for combo in itertools.product(*classes):
         masks = tuple(mask for mask, _ in combo)
         if used is not None and not any(all(u[i] & masks[i] for i in range(k)) for u in used):
             continue
         found = {}
         for n, e in enumerate(entries):
-            vt = tuple(chains[i][n][combo[i][1]] for i in range(k)) + masks
-            group = found.get(vt)
+            block = tuple(chains[i][n][combo[i][1]] for i in range(k))
+            group = found.get(block)
             if group is None:
-                found[vt] = [e]
+                found[block] = (n, [e])
             else:
-                group.append(e)
-        out.extend(found.items())
+                group[1].append(e)
+        for block, (n, group) in found.items():
+            vt = tuple(block[i] if own[i][combo[i][1]] else
+                       carried.setdefault((i, combo[i][1], block[i]), values[n][i]) for i in range(k)) + masks
+            out.append((vt, group))
+    if len(carried) > 100000:
+        carried.clear()
     return out

@@ -29,9 +29,9 @@ def supports(module, policy):
 
 def finds_values(module, policy):
     """Whether the compiled map side finds every criterion's value of a policy in the lines it
-    parses (each one's source is among the module's SOURCES)."""
+    parses (each one's origin, its source field or derivation, is among the module's SOURCES)."""
     sources = set(getattr(module, "SOURCES", ()))
-    return all(c.source in sources for c in policy.criteria)
+    return all(c.origin in sources for c in policy.criteria)
 
 
 def task_preloads(policy):

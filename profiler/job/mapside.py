@@ -5,6 +5,7 @@ many captures into one record per URI-R. Records of one URI-R from several split
 files are merged by the reducer, so the result never depends on how input was cut.
 """
 
+import functools
 import os
 import zlib
 
@@ -15,6 +16,7 @@ from profiler.io.readers import iter_chunks
 from profiler.job import bigsums
 from profiler.job.cells import BYTES, CellKeys, FIRST, LAST, MAXLEN, cell_items
 from profiler.job.progress import TaskProgress
+from profiler.model import collection as collections
 from profiler.model.language import normalise_language
 
 #: URI-Rs a map task holds before it flushes them
@@ -141,11 +143,16 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
     does) comes back here and goes through the format's Python parser (profiler.formats.cdx or
     .cdxj), in its place among the lines. A CDXJ language entry it has not met yet comes back
     once: its code, by normalise_language, goes into the aggregator's table (at most
-    LANGUAGE_TABLE entries; past them the lines come back whole). Same records as the Python path.
+    LANGUAGE_TABLE entries; past them the lines come back whole). So does a file name (CDX ``g``,
+    CDXJ ``filename``) when a collection pattern reads them: its collection goes into the
+    aggregator's table (profiler.model.collection). Same records as the Python path.
     """
     letters = split["fields"] if split["format"] == "cdx" else None
     agg = kernels.aggregator(resolve_revisits, TABLE_LIMIT, letters)
     agg.set_language_limit(LANGUAGE_TABLE)
+    collection = collections.of_split(split)
+    if collection is not None:
+        agg.set_collection(collection.default, collection.by_name)
     cell_key = CellKeys(kernels.policy, resolve_revisits)
     max_bytes = kernels.budget(split)
     if max_bytes is None:
@@ -158,7 +165,10 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
             return ((None, agg.flush_raw(keep_last)),)
     else:
         flush = agg.flush
-    parse = cdxj.parse if letters is None else cdx.make_parser(letters)
+    if letters is not None:
+        parse = cdx.make_parser(letters, collection)
+    else:
+        parse = cdxj.parse if collection is None else functools.partial(cdxj.parse, collection=collection)
     skipped = {}
     try:
         for buf in iter_chunks(split["path"], split.get("start", 0), split.get("end"),
@@ -177,6 +187,10 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
                     entry = agg.pending_language()
                     agg.add_language(entry, normalise_language(entry.decode("ascii")))
                     continue
+                if state == 4:
+                    name = agg.pending_collection()
+                    agg.add_collection(name, collection(name))
+                    continue
                 line = buf[pos:end]
                 pos = end + 1
                 if line.endswith(b"\r"):
@@ -184,7 +198,7 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
                 if letters is not None and cdx.is_legend(line):
                     try:
                         letters = cdx.legend_letters(line)
-                        parse = cdx.make_parser(letters)
+                        parse = cdx.make_parser(letters, collection)
                         agg.set_layout(letters)
                     except ValueError:
                         skipped["bad_legend"] = skipped.get("bad_legend", 0) + 1

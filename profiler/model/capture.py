@@ -16,7 +16,9 @@ REQUIRED = ("urlkey", "timestamp")
 #: the other fields, in order, with the value a reader that does not know one gives:
 #: mime, status: normalised (str); digest: upper-case, without its 'algo:' prefix, '-' when
 #: unknown (str); length: stored bytes (int, 0 to 2^64 - 1); revisit: whether the record is a
-#: revisit (bool); lang: the primary language, ISO 639-3 or 'unk' (str, profiler.model.language)
+#: revisit (bool); lang: the primary language, ISO 639-3 or 'unk' (str, profiler.model.language);
+#: collection: the collection it was archived in, percent-encoded, or 'unk' (str,
+#: profiler.model.collection); depth: hops from the seed, '0' .. '9', '10+' or 'unk' (str)
 DEFAULTS = {
     "mime": UNKNOWN,
     "status": UNKNOWN,
@@ -24,6 +26,8 @@ DEFAULTS = {
     "length": 0,
     "revisit": False,
     "lang": UNKNOWN,
+    "collection": UNKNOWN,
+    "depth": UNKNOWN,
 }
 
 

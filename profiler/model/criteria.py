@@ -20,7 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
-from profiler.model import capture
+from profiler.model import capture, normalise
 from profiler.model.normalise import REVISIT_MIME, UNKNOWN
 
 ANY = "any"
@@ -28,9 +28,43 @@ ANY = "any"
 ANY_FIELD = "-"
 
 #: how a level turns a value into a key field: the value itself, its first n characters, a media
-#: type's top-level type ('text/html' -> 'text/*'), a status code's class ('200' -> '2xx')
-IDENTITY, PREFIX, CATEGORY, CLASS = "identity", "prefix", "category", "class"
-PROJECTIONS = (IDENTITY, PREFIX, CATEGORY, CLASS)
+#: type's top-level type ('text/html' -> 'text/*'), a status code's class ('200' -> '2xx'), a media
+#: type's content class ('image/png' -> 'image': MIME_CLASSES)
+IDENTITY, PREFIX, CATEGORY, CLASS, MIME_CLASS = "identity", "prefix", "category", "class", "mime_class"
+PROJECTIONS = (IDENTITY, PREFIX, CATEGORY, CLASS, MIME_CLASS)
+
+#: FacetRedux's content classes of media types (spec section 2): exact types, then type prefixes
+#: ('image/' is every image type); every other known type is 'other', 'unk' stays 'unk'
+MIME_CLASS_TYPES = {
+    "html": ("text/html", "application/xhtml+xml"),
+    "media": ("application/x-shockwave-flash", "application/vnd.apple.mpegurl", "application/dash+xml"),
+    "document": ("application/pdf", "application/msword", "application/rtf", "application/epub+zip",
+                 "text/plain", "text/csv"),
+    "code": ("text/css", "text/javascript", "application/javascript", "application/x-javascript",
+             "application/json", "application/ld+json", "text/xml", "application/xml", "application/rss+xml",
+             "application/atom+xml", "application/wasm", "application/font-woff"),
+}
+MIME_CLASS_PREFIXES = (
+    ("image/", "image"), ("audio/", "media"), ("video/", "media"), ("application/vnd.ms-", "document"),
+    ("application/vnd.openxmlformats-officedocument.", "document"),
+    ("application/vnd.oasis.opendocument.", "document"), ("font/", "code"),
+)
+#: the content classes, and 'unk'
+MIME_CLASSES = ("html", "image", "media", "document", "code", "other")
+_CLASS_OF_TYPE = {t: name for name, types in MIME_CLASS_TYPES.items() for t in types}
+
+
+def mime_class(mime):
+    """A normalised media type's content class ('image/png' -> 'image', 'unk' -> 'unk')."""
+    if mime == UNKNOWN:
+        return UNKNOWN
+    found = _CLASS_OF_TYPE.get(mime)
+    if found is not None:
+        return found
+    for prefix, name in MIME_CLASS_PREFIXES:
+        if mime.startswith(prefix):
+            return name
+    return "other"
 
 
 def project(value, kind, n=0):
@@ -46,6 +80,8 @@ def project(value, kind, n=0):
         if not value:
             return value
         return value[0] + "xx" if value[0] in "12345" and value != UNKNOWN else UNKNOWN
+    if kind == MIME_CLASS:
+        return mime_class(value) if value else value
     raise ValueError("unknown projection %r" % (kind,))
 
 
@@ -58,6 +94,19 @@ class Level:
 
     def field(self, value):
         return project(value, self.kind, self.n)
+
+    def refines(self, coarser):
+        """Whether this level's field determines the coarser level's, by the coarser level's
+        projection of it: a longer prefix, or the value itself (IDENTITY)."""
+        if self.kind == IDENTITY or self == coarser:
+            return True
+        return self.kind == PREFIX and coarser.kind == PREFIX and self.n >= coarser.n
+
+    @property
+    def reprojects(self):
+        """Whether the level projects its own fields to themselves ('text/*' is its own category;
+        'html' is not its own content class: a media type 'html' is 'other')."""
+        return self.kind != MIME_CLASS
 
 
 @dataclass(frozen=True)
@@ -77,6 +126,19 @@ class Criterion:
     example: str = ""                      # what a person gives for it, for options' help ('': describe)
     asked: Optional[Callable[[str], str]] = None   # a value a person gives -> its field (ValueError
                                            # when it is none); None: the field as given
+    derive: Optional[Callable[[object], str]] = None   # the source field's value -> the criterion's
+                                           # value (a str); None: the source field's value itself
+
+    @property
+    def origin(self):
+        """Where the map side finds the value: the source field, or 'field:derivation' (the
+        compiled map side's SOURCES name the ones it finds)."""
+        return self.source if self.derive is None else "%s:%s" % (self.source, self.derive.__name__)
+
+    def value_of(self, capture):
+        """The criterion's value of a capture (profiler.model.capture.Capture)."""
+        value = getattr(capture, self.source)
+        return value if self.derive is None else self.derive(value)
 
     @property
     def level_names(self):
@@ -90,10 +152,25 @@ class Criterion:
 
     @property
     def coarse_to_fine(self):
-        """The levels from the coarsest to the finest: each one's field determines the coarser
-        ones' (PREFIX by length; a CATEGORY or CLASS is coarser than the IDENTITY it projects)."""
-        rank = {CATEGORY: 0, CLASS: 0, IDENTITY: 1 << 30}
+        """The levels from the coarsest to the finest (PREFIX by length; a CATEGORY, CLASS or
+        MIME_CLASS is coarser than the IDENTITY it projects). Which determine which: ``nesting``."""
+        rank = {CATEGORY: 0, CLASS: 0, MIME_CLASS: 0, IDENTITY: 1 << 30}
         return tuple(sorted(self.levels, key=lambda lv: lv.n if lv.kind == PREFIX else rank[lv.kind]))
+
+    @property
+    def nesting(self):
+        """Per pair of positions of ``chain`` (any, then coarse_to_fine): whether the field of the
+        first determines the field of the second (any: always; a longer prefix a shorter one,
+        the value itself every level; 'text/*' and 'html' do not determine each other)."""
+        order = (None,) + self.coarse_to_fine
+        return tuple(tuple(j == 0 or (i > 0 and order[i].refines(order[j])) for j in range(len(order)))
+                     for i in range(len(order)))
+
+    @property
+    def reprojects(self):
+        """Per position of ``chain``: whether that level's fields project to themselves
+        (Level.reprojects)."""
+        return (True,) + tuple(level.reprojects for level in self.coarse_to_fine)
 
     @property
     def bits(self):
@@ -135,11 +212,15 @@ class Criterion:
 
 
 def _datetime_levels(field):
-    return {4: ("year",), 6: ("month",), 8: ("day",)}.get(len(field), ())
+    return {4: ("year",), 6: ("month",), 8: ("day",), 10: ("hour",)}.get(len(field), ())
 
 
 def _mime_levels(field):
-    return ("category",) if field.endswith("/*") else ("type",) if "/" in field else ("type", "category")
+    if field.endswith("/*"):
+        return ("category",)
+    if "/" in field:
+        return ("type",)
+    return ("type", "category", "class") if field in MIME_CLASSES or field == UNKNOWN else ("type", "category")
 
 
 def _status_levels(field):
@@ -159,13 +240,15 @@ def _language(text):
 
 DATETIME = Criterion(
     "datetime", "timestamp",
-    (Level("year", PREFIX, 4), Level("month", PREFIX, 6), Level("day", PREFIX, 8)), ("year",),
-    _datetime_levels, ("2013", "201301", "20130115"),
-    r"-|[0-9]{4}|[0-9]{6}|[0-9]{8}", "'-', YYYY, YYYYMM or YYYYMMDD", example="YYYY, YYYYMM or YYYYMMDD")
+    (Level("year", PREFIX, 4), Level("month", PREFIX, 6), Level("day", PREFIX, 8), Level("hour", PREFIX, 10)),
+    ("year",), _datetime_levels, ("2013", "201301", "20130115", "2013011512"),
+    r"-|[0-9]{4}|[0-9]{6}|[0-9]{8}|[0-9]{10}", "'-', YYYY, YYYYMM, YYYYMMDD or YYYYMMDDHH",
+    example="YYYY, YYYYMM, YYYYMMDD or YYYYMMDDHH")
 MIME = Criterion(
-    "mime", "mime", (Level("type", IDENTITY), Level("category", CATEGORY)), ("type",),
-    _mime_levels, ("text/html", "text/*"),
-    r"[^ \t\n]+", "a media type without blanks", revisit=REVISIT_MIME, example="e.g. text/html or text/*")
+    "mime", "mime", (Level("type", IDENTITY), Level("category", CATEGORY), Level("class", MIME_CLASS)), ("type",),
+    _mime_levels, ("text/html", "text/*", "html"),
+    r"[^ \t\n]+", "a media type without blanks", revisit=REVISIT_MIME,
+    example="e.g. text/html, text/* or a class: %s" % ", ".join(MIME_CLASSES))
 STATUS = Criterion(
     "status", "status", (Level("class", CLASS), Level("code", IDENTITY)), ("class",),
     _status_levels, ("2xx", "200"),
@@ -177,8 +260,53 @@ LANG = Criterion(
     r"-|[a-z]{3}", "'-', an ISO 639-3 code or 'unk'", revisit=UNKNOWN, optional=True,
     example="a language, ISO 639-3 (ara) or a tag (ar-EG), or unk", asked=_language)
 
+
+
+def _size(text):
+    """A size class a person gives ('1k-10k', '1K-10K'), as profiles write it; a ValueError otherwise."""
+    field = text.lower()
+    if field not in normalise.SIZE_CLASSES:
+        raise ValueError("not a size class (%s): %r" % (", ".join(normalise.SIZE_CLASSES), text[:40]))
+    return field
+
+
+def _depth(text):
+    """A depth a person gives ('3', '10+', '12', 'unk'), as profiles write it; a ValueError otherwise."""
+    if text.isdigit() and text.isascii():
+        return normalise.depth_class(int(text))
+    if text.lower() in ("10+", UNKNOWN):
+        return text.lower()
+    raise ValueError("not a depth (0 to 9, 10+ or unk): %r" % text[:40])
+
+
+def _collection(text):
+    """A collection a person gives, percent-encoded as profiles write it (normalise.collection);
+    a ValueError for an empty one."""
+    field = normalise.collection(text.encode("utf-8", "surrogateescape"))
+    if field is None:
+        raise ValueError("not a collection: %r" % text[:40])
+    return field
+
+
+SIZE = Criterion(
+    "size", "length", (Level("class", IDENTITY),), ("class",),
+    lambda field: ("class",), ("1k-10k",),
+    "-|" + "|".join(re.escape(c) for c in normalise.SIZE_CLASSES), "'-' or a size class (%s)"
+    % ", ".join(normalise.SIZE_CLASSES), optional=True, example="a size class: %s" % ", ".join(normalise.SIZE_CLASSES),
+    asked=_size, derive=normalise.size_class)
+COLLECTION = Criterion(
+    "collection", "collection", (Level("id", IDENTITY),), ("id",),
+    lambda field: ("id",), ("crawl-2013",),
+    r"[^ \t\n]+", "a collection without blanks (percent-encoded), or 'unk'", optional=True,
+    example="a collection (its percent-encoded name) or unk", asked=_collection)
+DEPTH = Criterion(
+    "depth", "depth", (Level("hops", IDENTITY),), ("hops",),
+    lambda field: ("hops",), ("2",),
+    r"-|[0-9]|10\+|unk", "'-', 0 to 9, '10+' or 'unk'", optional=True,
+    example="hops from the seed: 0 to 9, 10+ or unk", asked=_depth)
+
 #: the criteria, in key order
-CRITERIA = (DATETIME, MIME, STATUS, LANG)
+CRITERIA = (DATETIME, MIME, STATUS, LANG, SIZE, COLLECTION, DEPTH)
 #: the criteria every profile key has
 CORE = tuple(c for c in CRITERIA if not c.optional)
 

@@ -148,3 +148,48 @@ def mime_category(value):
     """Coarse FacetRedux-style category: the top-level type, 'text/html' -> 'text/*'."""
     i = value.find("/")
     return value[:i] + "/*" if i > 0 else value
+
+
+#: FacetRedux's size classes of a capture's length (spec section 2): (upper bound, exclusive; class),
+#: decimal bounds, the last class open-ended
+SIZE_BOUNDS = ((10 ** 3, "0-1k"), (10 ** 4, "1k-10k"), (10 ** 5, "10k-100k"), (10 ** 6, "100k-1m"),
+               (10 ** 7, "1m-10m"), (10 ** 8, "10m-100m"), (10 ** 9, "100m-1g"))
+SIZE_CLASSES = tuple(name for _, name in SIZE_BOUNDS) + ("1g+",)
+
+
+def size_class(length):
+    """A length's size class: '0-1k' below 1,000 bytes, ... '1g+' from 10^9 on (lower bounds inclusive).
+
+    >>> size_class(0), size_class(999), size_class(1000), size_class(10 ** 9)
+    ('0-1k', '0-1k', '1k-10k', '1g+')
+    """
+    for bound, name in SIZE_BOUNDS:
+        if length < bound:
+            return name
+    return "1g+"
+
+
+#: depths from here on share one class
+DEEP = 10
+
+
+#: the depth fields of a capture
+DEPTH_CLASSES = tuple(str(n) for n in range(DEEP)) + ("%d+" % DEEP, UNKNOWN)
+
+
+def depth_class(hops):
+    """Hops from the seed as a key field: '0' .. '9', then '10+'."""
+    return str(hops) if hops < DEEP else "%d+" % DEEP
+
+
+def collection(raw):
+    """A collection's name (bytes) as a key field: white space, control bytes and invalid UTF-8
+    percent-encoded (key_field), '-' (any) as '%2D'; None when it is empty.
+
+    >>> collection(b"crawl 2013"), collection(b"-"), collection(b"")
+    ('crawl%202013', '%2D', None)
+    """
+    if not raw:
+        return None
+    text = key_field(raw)
+    return "%2D" if text == "-" else text

@@ -38,6 +38,8 @@ DEFAULTS = {
     "mementomap": None,
     "file_mode": 0o644,
     "trust_folders": False,
+    "collection_pattern": None,
+    "collection": None,
 }
 #: bytes of a config file read (a config is a few kilobytes)
 MAX_CONFIG_BYTES = 1 << 20
@@ -124,6 +126,18 @@ class NightlyConfig:
             bad("mementomap", "must be surt, surt,datetime or null (no map)")
         if self.archive_uri is not None and (not isinstance(self.archive_uri, str) or "\0" in self.archive_uri):
             bad("archive_uri", "must be a URI")
+        from profiler.model import collection
+        for key in ("collection_pattern", "collection"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or not value):
+                bad(key, "must be a non-empty string, or null")
+        checks = (("collection_pattern", collection.check_pattern), ("collection", collection.label_field))
+        for key, check in checks:
+            try:
+                if getattr(self, key) is not None:
+                    check(getattr(self, key))
+            except collection.CollectionError as e:
+                bad(key, str(e).split(": ", 1)[-1])
 
     def identity(self, policy_dict):
         """What a profile's numbers depend on besides its inputs: a change forces a rebuild
@@ -132,7 +146,14 @@ class NightlyConfig:
                     "archive_uri": self.archive_uri}
         if self.detect_language:
             identity["detect_language"] = True
+        for key in ("collection_pattern", "collection"):
+            if getattr(self, key) is not None:
+                identity[key] = getattr(self, key)
         return identity
+
+    def collections(self):
+        """run_profile's collections: the pattern and the label for every input."""
+        return {"pattern": self.collection_pattern, "label": self.collection}
 
 
 def _strings(value, key, source):

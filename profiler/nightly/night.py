@@ -332,7 +332,18 @@ class Night:
                                conf_paths=c.mrjob_conf if own else (), archive_uri=c.archive_uri,
                                resolve_revisits=c.resolve_revisits, split_size=c.split_size,
                                cores=c.cores if own else None, extra_args=c.mrjob_args if own else (),
-                               progress=self.progress, detect_language=c.detect_language)
+                               progress=self.progress, detect_language=c.detect_language,
+                               collections=c.collections())
+
+    def _collections(self):
+        """The collection options of the night's scans: the config's, when the policy has collection."""
+        from profiler.model import criteria
+        return self.config.collections() if criteria.COLLECTION.name in self.policy.names else None
+
+    def _depths(self):
+        """Whether the night's scans read WARC metadata records' hop paths (a policy with depth)."""
+        from profiler.model import criteria
+        return criteria.DEPTH.name in self.policy.names
 
     def _usable(self, files):
         infos = [inputs_mod.sniff(f) for f in files]
@@ -349,7 +360,8 @@ class Night:
         if night is None:
             with self._phase("scan"):
                 scan = sets.Scan(self.work.path).run(files, self.config.split_size, progress=self._progress("scanning"),
-                                                detect_language=self._detecting())
+                                                detect_language=self._detecting(), collections=self._collections(),
+                                                depths=self._depths())
             urirs, digests = self._write_sets(None, scan)
         else:
             scan, (urirs, digests) = night
@@ -362,7 +374,8 @@ class Night:
         captures_path = os.path.join(self.work.path, "captures.cdxj")
         with self._phase("scan"):
             scan = sets.Scan(self.work.path, captures_path, pairs=True).run(
-                new, c.split_size, progress=self._progress("scanning"), detect_language=self._detecting())
+                new, c.split_size, progress=self._progress("scanning"), detect_language=self._detecting(),
+                collections=self._collections(), depths=self._depths())
         seen_urirs, seen_digests = set(), set()
         night_sets = self._write_sets(prev, scan, {"urirs": seen_urirs, "digests": seen_digests})
         log.info("%d new input(s): %d captures; %d of their URI-Rs and %d digests were seen before",

@@ -152,12 +152,20 @@ class Scan:
         self.captures = 0
 
     def run(self, files, split_size=inputs_mod.DEFAULT_SPLIT_SIZE, warc_reader="warcio", progress=None,
-            detect_language=False):
+            detect_language=False, collections=None, depths=False):
+        """collections: where the collection field comes from (profiler.model.collection.for_splits's
+        options), or None (the policy has none); depths: WARC captures get their metadata records'
+        hop paths (a policy with depth)."""
         infos = [inputs_mod.sniff(f) for f in files]
         splits = registry.choose_warc_reader(inputs_mod.plan_splits([i for i in infos if i["format"]], split_size),
                                              warc_reader)
         if detect_language:
             splits = registry.detect_languages(splits)
+        if collections is not None:
+            from profiler.model import collection
+            splits = collection.for_splits(splits, registry.line_formats(), **collections)
+        if depths:
+            splits = registry.with_depths(splits)
         out = open(self.captures_path, "wb") if self.captures_path else None
         try:
             for n, split in enumerate(splits, 1):

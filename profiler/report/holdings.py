@@ -78,6 +78,8 @@ def _wanted(level, key):
         if criteria.others_any(key, "datetime"):
             return "total" if key.datetime == b"-" else "years" if YEAR.match(key.datetime) else None
         if criteria.others_any(key, "mime"):
+            if key.mime.decode("utf-8", "replace") in criteria.MIME_CLASSES:
+                return None                      # a content class, not a media type (mime class level)
             return "mime_categories" if key.mime.endswith(b"/*") else "mimes"
         if criteria.others_any(key, "status") and STATUS_CLASS.match(key.status):
             return "statuses"

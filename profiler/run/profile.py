@@ -17,7 +17,7 @@ from profiler.formats import inputs as inputs_mod, registry
 from profiler.job import bigsums
 from profiler.io.names import display_name
 from profiler.run.progress import RunProgress
-from profiler.model import criteria
+from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
 from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
@@ -95,12 +95,13 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio", progress=False, detect_language=False, input_names=None):
+                warc_reader="warcio", progress=False, detect_language=False, input_names=None, collections=None):
     """Profile the inputs into out_path. Returns a dict: what was run, and its "summary" (the
     figures of what was written: lines, bytes, the run's !meta, the '*' line's values; see
     _run_job). detect_language: HTML in WARC/ARC inputs that declares no language gets the
     detected one (the detect extra). input_names: {path: the name !meta gives it} ('-' for
-    the copy of standard input).
+    the copy of standard input). collections: where the collection field comes from, {'pattern':
+    regex, 'label': the run's label, 'input_labels': [(label, path)]} (profiler.model.collection).
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
@@ -113,14 +114,14 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language, input_names)
+                            progress, detect_language, input_names, collections)
     finally:
         forkserver.close_prestarted()
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False, input_names=None):
+                 detect_language=False, input_names=None, collections=None):
     from profiler.runtime.profile_job import ProfileJob
 
     if runner not in RUNNERS:
@@ -165,6 +166,13 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         splits = registry.detect_languages(splits)
     elif criteria.LANG.name not in pol.names:
         splits = registry.without_languages(splits)
+    if criteria.DEPTH.name in pol.names:
+        splits = registry.with_depths(splits)
+    if criteria.COLLECTION.name in pol.names:
+        splits = collection_mod.for_splits(splits, registry.line_formats(), **(collections or {}))
+    elif collections and any(collections.values()):
+        log.warning("--collection-pattern, --collection and --input-collection do nothing: policy %s has no "
+                    "collection level", pol.name)
     used = sorted({s["path"] for s in splits})
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)

@@ -211,7 +211,7 @@ class Lines:
         which the period of its first capture has a line."""
         policy = self.policy
         if policy is not None:
-            key = tuple(fields)
+            key = (tuple(fields), first is None)
             cached = self._levels.get(key)
             if cached is None:
                 if len(self._levels) > MAX_KEPT:
@@ -221,11 +221,14 @@ class Lines:
         return self._levels_of(fields, at, first)
 
     def _levels_of(self, fields, at, first):
+        """By the line of the period of the key's first capture when it has one (a level the key
+        has holds that line: exact even where a field reads at two levels, a mime class 'code'
+        and a media type 'code'), else by the policy."""
         policy = self.policy
         out = []
         for lv in prefix_levels():
             probe = list(fields)
-            if policy is not None:
+            if policy is not None and first is None:
                 probe[at] = "20130115120000"[:lv.n]
                 if not_emitted(policy, probe, self.layout) is None:
                     out.append(lv)

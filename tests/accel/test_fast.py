@@ -357,9 +357,11 @@ def test_the_allocator_thresholds_are_set_in_tasks(monkeypatch):
 def _digest_groups(rng, policy):
     """Random step-2 digest groups: [[urlkey, [[values..., max_len], ...]], ...] each."""
     urlkeys = [h + p for h in HOSTS for p in PATHS] + ["dns:z.example", "com,a)/*", "com,é)/ü/x?q=/a/"]
-    values = {"datetime": ["2010", "201101", "2011", "20", "", "20110203"],
-              "mime": ["text/html", "image/png", "unk", "text", "/x", ""],
-              "status": ["200", "404", "unk", "-", "9", ""], "lang": ["eng", "ara", "unk", ""]}
+    values = {"datetime": ["2010", "201101", "2011", "20", "", "20110203", "2011020309"],
+              "mime": ["text/html", "image/png", "unk", "text", "/x", "", "html", "application/x-shockwave-flash"],
+              "status": ["200", "404", "unk", "-", "9", ""], "lang": ["eng", "ara", "unk", ""],
+              "size": ["0-1k", "1g+", "10k-100k"], "collection": ["unk", "a", "WEB%20X"],
+              "depth": ["0", "9", "10+", "unk"]}
     groups = []
     for _ in range(rng.randint(1, 6)):
         group = []

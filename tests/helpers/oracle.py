@@ -103,21 +103,61 @@ def field_values(cap, combo, names=("datetime", "mime", "status", "lang")):
         if level == "any":
             out.append("-")
         elif name == "datetime":
-            out.append({"year": cap[1][:4], "month": cap[1][:6], "day": cap[1][:8]}[level])
+            out.append({"year": cap[1][:4], "month": cap[1][:6], "day": cap[1][:8], "hour": cap[1][:10]}[level])
         elif name == "mime":
             mime = cap[2]
-            out.append(mime if level == "type" else mime.split("/")[0] + "/*" if "/" in mime else mime)
+            out.append(mime if level == "type" else content_class(mime) if level == "class" else
+                       mime.split("/")[0] + "/*" if "/" in mime else mime)
         elif name == "status":
             status = cap[3]
             out.append(status if level == "code" else
                        status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk")
         elif name == "lang":
             out.append(cap[7] if len(cap) > 7 else "unk")
+        elif name == "size":
+            out.append(size_class(cap[5]))
+        elif name in ("collection", "depth"):
+            out.append(cap[8].get(name, "unk") if len(cap) > 8 else "unk")
         else:                               # a criterion a plugin adds: its registry entry projects it
             from profiler.model import criteria
             value = cap[8].get(name, "unk") if len(cap) > 8 else "unk"
             out.append(criteria.BY_NAME[name].field(value, level))
     return " ".join(out)
+
+
+#: the content classes of spec section 2, as the spec lists them (exact types, then prefixes)
+CLASS_TYPES = {
+    "text/html": "html", "application/xhtml+xml": "html",
+    "application/x-shockwave-flash": "media", "application/vnd.apple.mpegurl": "media",
+    "application/dash+xml": "media",
+    "application/pdf": "document", "application/msword": "document", "application/rtf": "document",
+    "application/epub+zip": "document", "text/plain": "document", "text/csv": "document",
+    "text/css": "code", "text/javascript": "code", "application/javascript": "code",
+    "application/x-javascript": "code", "application/json": "code", "application/ld+json": "code",
+    "text/xml": "code", "application/xml": "code", "application/rss+xml": "code",
+    "application/atom+xml": "code", "application/wasm": "code", "application/font-woff": "code",
+}
+CLASS_PREFIXES = [("image/", "image"), ("audio/", "media"), ("video/", "media"),
+                  ("application/vnd.ms-", "document"), ("application/vnd.openxmlformats-officedocument.", "document"),
+                  ("application/vnd.oasis.opendocument.", "document"), ("font/", "code")]
+
+
+def content_class(mime):
+    """The mime class level (spec section 2): 'unk' stays 'unk', unlisted types are 'other'."""
+    if mime == "unk":
+        return "unk"
+    if mime in CLASS_TYPES:
+        return CLASS_TYPES[mime]
+    return next((name for prefix, name in CLASS_PREFIXES if mime.startswith(prefix)), "other")
+
+
+def size_class(length):
+    """The size field (spec section 2): decimal bounds, lower bound inclusive."""
+    names = ["0-1k", "1k-10k", "10k-100k", "100k-1m", "1m-10m", "10m-100m", "100m-1g"]
+    for power, name in enumerate(names, start=3):
+        if length < 10 ** power:
+            return name
+    return "1g+"
 
 
 def profile(caps, policy):
@@ -200,3 +240,34 @@ def registered_keys(urlkey, host, path, labels, policy):
     if size or n <= policy.host_depth:
         out += host_and_path_keys(host, path, policy)
     return out + url_keys(urlkey, policy)
+
+
+def read_crawl_logs(paths):
+    """The captures of Heritrix crawl.log files (spec section 1), with their depth (spec section 2)."""
+    import surt
+    caps = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                f_ = line.split()
+                if len(f_) < 11 or not f_[1].lstrip("-").isdigit() or not 100 <= int(f_[1]) <= 599:
+                    continue
+                fetch = f_[8]
+                ts = fetch[:14] if fetch[:14].isdigit() and len(fetch) >= 14 else \
+                    "".join(ch for ch in f_[0] if ch.isdigit())[:14]
+                annotations = f_[11].split(",") if len(f_) > 11 else []
+                revisit = any(a.startswith(("duplicate:", "warcRevisit:")) for a in annotations)
+                mime = "warc/revisit" if revisit else f_[6].split(";")[0].strip().lower()
+                mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none") else mime
+                digest = f_[9].split(":")[-1].upper() if f_[9] != "-" else "-"
+                length = int(f_[2]) if f_[2].isdigit() else 0
+                hops = f_[4]
+                if hops == "-":
+                    depth = 0
+                elif "+" in hops:
+                    depth = int(hops.split("+")[0]) + len(hops.split("+")[1])
+                else:
+                    depth = len(hops)
+                caps.append([surt.surt(f_[3]), ts, mime, f_[1], digest, length, revisit, "unk",
+                             {"depth": str(depth) if depth < 10 else "10+"}])
+    return caps

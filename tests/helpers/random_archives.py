@@ -18,6 +18,13 @@ PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
 LANGUAGES = ["eng", "ara", "fra", "unk", "zh-Hant", "de-DE,en"]
 
 
+#: media types of random captures: some of each content class (spec section 2) and unknown
+MIMES = ["text/html", "image/png", "unk", "text/css", "application/x-shockwave-flash", "video/mp4",
+         "application/pdf", "application/vnd.ms-excel", "font/woff2", "application/octet-stream"]
+#: lengths at and around the size classes' bounds
+LENGTHS = [999, 1000, 9999, 10 ** 4, 10 ** 5 - 1, 10 ** 6, 10 ** 7 + 1, 10 ** 8, 10 ** 9 - 1, 10 ** 9, 3 * 10 ** 9]
+
+
 def random_policy(rng, optional=None, compiled=None):
     """A random policy of the criteria registered now: each optional one in about 4 of 10, or
     those optional names (a collection of names). compiled: a compiled module: a policy it
@@ -51,17 +58,21 @@ def _random_policy(rng, optional):
                    "emit": emit})
 
 
-def random_captures(rng):
+def random_captures(rng, wide=False):
+    """Random captures (urlkey, timestamp, mime, status, digest, length); wide: of more hours, media
+    types (of every content class) and lengths (of every size class)."""
     caps = []
     digests_pool = ["D%d" % i for i in range(12)]
     for _ in range(rng.randint(1, 120)):
         urlkey = rng.choice(HOSTS) + rng.choice(PATHS) if rng.random() > 0.05 else "dns:z.example"
-        ts = "%d%02d%02d120000" % (rng.randint(2010, 2012), rng.randint(1, 12), rng.randint(1, 28))
+        hour = rng.choice([0, 9, 12, 23]) if wide else 12
+        ts = "%d%02d%02d%02d0000" % (rng.randint(2010, 2012), rng.randint(1, 12), rng.randint(1, 28), hour)
         revisit = rng.random() < 0.25
-        mime = "warc/revisit" if revisit else rng.choice(["text/html", "image/png", "unk", "text/css"])
+        mime = "warc/revisit" if revisit else rng.choice(MIMES if wide else MIMES[:4])
         status = "-" if revisit else rng.choice(["200", "404", "301", "-"])
         digest = rng.choice(digests_pool + ["-"])
-        caps.append((urlkey, ts, mime, status, digest, rng.randint(0, 999)))
+        length = rng.randint(0, 999) if not wide or rng.random() < 0.7 else rng.choice(LENGTHS)
+        caps.append((urlkey, ts, mime, status, digest, length))
     return caps
 
 

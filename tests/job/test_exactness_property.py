@@ -83,7 +83,7 @@ def test_any_cut_equals_oracle_pure_python(seed):
 def check_against_oracle(seed):
     rng = random.Random(seed)
     policy = random_policy(rng)
-    caps = random_captures(rng)
+    caps = random_captures(rng, wide=True)
     langs = random_languages(rng, caps) if "lang" in policy.names or rng.random() < 0.2 else None
     lines = index_lines(caps, langs)
     if rng.random() < 0.5:

@@ -173,7 +173,7 @@ def test_period_len(config, expected):
 @pytest.mark.parametrize("text, message", [
     ("host_depth: 2\ncolour: blue\n", "unknown key 'colour'"),
     ("levels:\n  datetime: [decade]\n", "unknown level 'decade'"),
-    ("levels:\n  size: [big]\n", "levels must map"),
+    ("levels:\n  colour: [big]\n", "levels must map"),
     ("levels: [year]\n", "levels must map"),
     ("emit:\n  root:\n    datetime: [month]\n", "level 'month' is not enabled in levels.datetime"),
     ("emit:\n  root:\n    colour: [any]\n", "emit.root"),

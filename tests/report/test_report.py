@@ -258,3 +258,11 @@ def test_hosts_note_agrees_with_the_chart(sample_profile, tmp_path):
     listed = [row[1] for row in section.charts[0].rows]
     assert listed and max(_labels(k) for k in listed) == 2
     assert "at most 2 labels, so deeper hosts" in section.text and "registered" not in section.text
+
+
+def test_a_facetredux_profile_keeps_content_classes_out_of_the_media_types(tmp_path):
+    """The mime class level writes 'image', 'html' in the mime field: not media types."""
+    profile = make_profile(tmp_path, "facetredux")
+    h = report.read_holdings(profile)
+    assert h["mimes"] and not set(h["mimes"]) & {"html", "image", "media", "document", "code", "other"}
+    assert all("/" in m or m == "unk" for m in h["mimes"])

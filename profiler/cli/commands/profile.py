@@ -80,6 +80,15 @@ def add_arguments(p):
     p.add_argument("--detect-language", action="store_true",
                    help="WARC/ARC HTML responses that declare no language get the language of their text, "
                         "by CLD2 (a policy with lang levels; needs the detect extra; indexes ignore it)")
+    p.add_argument("--collection-pattern", metavar="REGEX",
+                   help="the collection field (a policy with collection levels) is the first group of REGEX "
+                        "searched in each capture's WARC file name (CDX g, CDXJ filename, a WARC/ARC/ACHE "
+                        "file's own name; its first 1,000 bytes); no back-references or look-around")
+    p.add_argument("--collection", metavar="LABEL",
+                   help="the collection of captures no pattern or --input-collection names (default: unk)")
+    p.add_argument("--input-collection", action="append", default=[], metavar="LABEL=PATH",
+                   help="the collection of the inputs at or under PATH that the pattern does not name "
+                        "(repeatable; the first that holds an input counts)")
 
 
 def run(args):
@@ -106,12 +115,20 @@ def run(args):
     done = run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
                        args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
                        args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet),
-                       detect_language=args.detect_language, input_names=getattr(args, "input_names", None))
+                       detect_language=args.detect_language, input_names=getattr(args, "input_names", None),
+                       collections=collection_options(args))
     if not args.quiet:
         import sys
         for line in summary_lines(done["summary"], args.output, time.monotonic() - wall, _cpu() - cpu):
             print("archive-profiler: " + line, file=sys.stderr)
     return 0
+
+
+def collection_options(args):
+    """run_profile's collections: the pattern, the run's label, the inputs' labels."""
+    from profiler.model import collection
+    return {"pattern": args.collection_pattern, "label": args.collection,
+            "input_labels": [collection.parse_input_label(text) for text in args.input_collection]}
 
 
 def _cpu():
@@ -178,7 +195,7 @@ def _run_to_map(args):
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
                     args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
                     warc_reader=args.warc_reader, progress=wanted(args.quiet), detect_language=args.detect_language,
-                    input_names=getattr(args, "input_names", None))
+                    input_names=getattr(args, "input_names", None), collections=collection_options(args))
         profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,120 @@
+"""FacetRedux's criteria and levels (spec section 2): the hour level, the mime class level and the
+size field, profiled from generated CDX by the inline and local runners, compiled and in pure
+Python, equal the brute-force oracle's numbers."""
+
+import random
+
+import pytest
+import yaml
+
+from profiler.model import criteria
+from profiler.model.policy import load as load_policy
+from profiler.run.profile import run_profile
+
+from helpers.exactness import assert_same_profile, generate_lines, pure_python, write_files
+from helpers.oracle import content_class, profile as oracle_profile, read_captures, read_profile, \
+    resolve_revisits, size_class
+
+#: one media type of every row of the spec's class table, and some of none
+TYPES = ["text/html", "application/xhtml+xml", "image/gif", "image/svg+xml", "audio/mpeg", "video/mp4",
+         "application/x-shockwave-flash", "application/vnd.apple.mpegurl", "application/dash+xml",
+         "application/pdf", "application/msword", "application/rtf", "application/epub+zip",
+         "application/vnd.ms-excel", "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+         "application/vnd.oasis.opendocument.text", "text/plain", "text/csv", "text/css", "text/javascript",
+         "application/javascript", "application/x-javascript", "application/json", "application/ld+json",
+         "text/xml", "application/xml", "application/rss+xml", "application/atom+xml", "application/wasm",
+         "font/woff2", "application/font-woff", "application/octet-stream", "text/x-unknown", "unk",
+         "warc/revisit", "image", "imagex/png"]
+LENGTHS = [0, 999, 1000, 9999, 10000, 99999, 100000, 999999, 10 ** 6, 10 ** 7 - 1, 10 ** 7, 10 ** 8, 10 ** 9 - 1,
+           10 ** 9, 5 * 10 ** 9]
+
+POLICY = {
+    "name": "facetredux-levels",
+    "host_depth": 2,
+    "levels": {"datetime": ["year", "month", "hour"], "mime": ["type", "category", "class"],
+               "status": ["class"], "size": ["class"]},
+    "emit": {
+        "root": "all",
+        "tld": [{"datetime": ["any", "hour"], "mime": ["any", "class"], "size": ["any", "class"]},
+                {"mime": ["type", "category", "class"]}],
+        "domain": {"datetime": ["any"], "mime": ["class"], "status": ["any"]},
+        "host": "none",
+    },
+}
+
+
+def test_the_class_and_size_tables_are_the_spec_s():
+    for mime in TYPES:
+        assert criteria.mime_class(mime) == content_class(mime), mime
+    assert {content_class(m) for m in TYPES} == {"html", "image", "media", "document", "code", "other", "unk"}
+    from profiler.model import normalise
+    for length in LENGTHS:
+        assert normalise.size_class(length) == size_class(length), length
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("facetredux")
+    rng = random.Random(7)
+    lines = []
+    for line in generate_lines(11, n_urirs=300):
+        f = line.split()
+        if f[3] != "warc/revisit" and rng.random() < 0.5:
+            f[3] = rng.choice(TYPES)
+        if rng.random() < 0.3:
+            f[8] = str(rng.choice(LENGTHS))
+        lines.append(" ".join(f))
+    lines.sort()
+    paths = write_files(str(folder), lines, n_files=3, seed=5)
+    policy = folder / "levels.yaml"
+    policy.write_text(yaml.safe_dump(POLICY))
+    return paths, str(policy), folder
+
+
+@pytest.mark.parametrize("runner, pure", [("inline", False), ("inline", True), ("local", False)])
+def test_the_levels_and_size_equal_the_oracle(made, runner, pure):
+    paths, policy, folder = made
+    out = str(folder / ("out-%s-%s.cdxj" % (runner, pure)))
+    if pure:
+        with pure_python():
+            run_profile(paths, out, policy=policy, runner=runner, cores=2)
+    else:
+        run_profile(paths, out, policy=policy, runner=runner, cores=2, split_size=20000)
+    got = read_profile(out)
+    expected = oracle_profile(resolve_revisits(read_captures(paths)), load_policy(policy))
+    assert_same_profile(got, expected)
+    fields = {k.split()[1] for k in got} | {k.split()[2] for k in got} | {k.split()[4] for k in got}
+    assert {"html", "image", "media", "document", "code", "other", "1g+", "0-1k"} <= fields
+    assert any(len(k.split()[1]) == 10 for k in got)
+
+
+def test_the_facetredux_policy_runs_compiled_and_equals_the_oracle(tmp_path):
+    """The bundled facetredux policy: every criterion found by the compiled map side, and a profile
+    of generated CDX with a collection pattern equal to the oracle's."""
+    import re
+    from profiler.accel import fast
+    from profiler.job.kernels import finds_values, supports
+    policy = load_policy("facetredux")
+    assert policy.names == ("datetime", "mime", "status", "size", "collection", "depth")
+    module = fast.load()
+    if module is not None:
+        assert supports(module, policy) and finds_values(module, policy)
+    status = policy.names.index("status")
+    assert all(combo[status] == "any" or set(combo) - {combo[status]} == {"any"}
+               for combos in policy.emit.values() for combo in combos)
+    rng = random.Random(2)
+    lines = []
+    for line in generate_lines(13, n_urirs=250):
+        f = line.split()
+        f[10] = "crawl-%s-%05d.warc.gz" % (f[1][:4], rng.randrange(1000))
+        lines.append(" ".join(f))
+    path = tmp_path / "g.cdx"
+    path.write_text(" CDX N b a m s k r M S V g\n" + "\n".join(sorted(lines)) + "\n")
+    out = str(tmp_path / "g.cdxj")
+    pattern = r"^crawl-\d{4}-\d{4}(\d)"
+    run_profile([str(path)], out, policy="facetredux", runner="local", cores=2,
+                collections={"pattern": pattern})
+    caps = read_captures([str(path)])
+    for cap, line in zip(caps, sorted(lines)):
+        cap.append({"collection": re.search(pattern, line.split()[10]).group(1)})
+    assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(caps), policy))
