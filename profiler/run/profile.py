@@ -101,22 +101,30 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
     runner that does not take it (another Python for the tasks, say) leaves it to be closed here."""
     from profiler.job.kernels import task_preloads
-    from profiler.runtime import forkserver
+    from profiler.runtime import cpulog, forkserver
+    phases = cpulog.Phases()
+    phases.enter("plan")
     if runner == "local":
         policy = load_policy(policy) if isinstance(policy, str) else policy
         forkserver.prestart(task_preloads(policy))
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language)
+                            progress, detect_language, phases)
     finally:
         forkserver.close_prestarted()
+        phases.close()
+        cpulog.write_children("client:children")
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False):
+                 detect_language=False, phases=None):
+    if phases is not None:
+        phases.enter("imports")
     from profiler.runtime.profile_job import ProfileJob
+    if phases is not None:
+        phases.enter("plan")
 
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
@@ -176,7 +184,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 n_lines, size, parts, counters = _run_job(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                    archive_uri, created, skipped_files, duplicates, detect_language)
+                    archive_uri, created, skipped_files, duplicates, detect_language, phases)
                 break
             except JobFailed as e:
                 if pure or not bigsums.signalled(signals, e):
@@ -188,14 +196,18 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files}
     finally:
+        if phases is not None:
+            phases.enter("cleanup")
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
              manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-             archive_uri, created, skipped_files, duplicates, detect_language=False):
+             archive_uri, created, skipped_files, duplicates, detect_language=False, phases=None):
     """One run of the job and the writing of its profile: (lines, size, parts, counters).
     pure: the pure-Python kernels in every task (profiler.job.bigsums)."""
+    if phases is not None:
+        phases.enter("job")
     task_env = {bigsums.ENV: signals}
     if pure:
         task_env[fast.PURE_ENV] = "1"
@@ -232,6 +244,8 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
             return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
                                        resolve_revisits, created, duplicates, detection)
         bar.writing()
+        if phases is not None:
+            phases.enter("write")
         local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
         n_lines = output.write_profile(local_out, readers, headers, local_parts)
@@ -239,6 +253,8 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
         if out_remote:
             remote.publish(mr.fs, local_out, out_path)
         counters = mr.counters()
+        if phases is not None:
+            phases.enter("cleanup")
     return n_lines, size, len(parts), counters
 
 

@@ -65,17 +65,18 @@ def task_number(environ):
     return 0
 
 
-def input_chunks(paths, stdin, size=4 << 20, environ=os.environ):
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, stage="merge"):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
     stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
     RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
-    MERGE_ENV is set."""
+    MERGE_ENV is set (its CPU logged under stage: profiler.runtime.cpulog)."""
     span = environ.get(contract.RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
             if environ.get(contract.MERGE_ENV):
-                from profiler.runtime import presorted
-                yield from presorted.merged_chunks(presorted.loads(stdin.read()), size)
+                from profiler.runtime import cpulog, presorted
+                yield from cpulog.timed_chunks(presorted.merged_chunks(presorted.loads(stdin.read()), size),
+                                               stage, environ)
             elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
@@ -148,7 +149,7 @@ def main(argv, stdin=None, stdout=None, stderr=None):
     if opts["task"] == "mapper":
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
     else:
-        run_reducer(opts["step_num"], input_chunks([], stdin), policy, opts["table_limit"], stdout.write, count,
+        run_reducer(opts["step_num"], input_chunks([], stdin, stage="merge%d" % (opts["step_num"] + 1)), policy, opts["table_limit"], stdout.write, count,
                     salt_after=salt_after(opts))
     stdout.flush()
     return True
