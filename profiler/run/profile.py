@@ -18,7 +18,7 @@ from profiler.run.progress import RunProgress
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract
-from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
+from profiler.runtime import leftovers as runner_leftovers, localjob, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -104,7 +104,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     from profiler.runtime import cpulog, forkserver
     phases = cpulog.Phases()
     phases.enter("plan")
-    if runner == "local":
+    if runner == "local" and not localjob.usable(conf_paths, extra_args):
         policy = load_policy(policy) if isinstance(policy, str) else policy
         forkserver.prestart(task_preloads(policy))
     try:
@@ -120,30 +120,37 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
                  detect_language=False, phases=None):
-    if phases is not None:
-        phases.enter("imports")
-    from profiler.runtime.profile_job import ProfileJob
-    if phases is not None:
-        phases.enter("plan")
-
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
-    preflight.check_libraries(runner)
-    preflight.check_conf_paths(runner, conf_paths)
+    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
+    # a local run that asks nothing of mrjob runs without it (profiler.runtime.localjob)
+    direct = runner == "local" and not out_remote and localjob.usable(conf_paths, extra_args)
+    ProfileJob = None
+    if not direct:
+        if phases is not None:
+            phases.enter("imports")
+        from profiler.runtime.profile_job import ProfileJob
+        if phases is not None:
+            phases.enter("plan")
+        preflight.check_libraries(runner)
+        preflight.check_conf_paths(runner, conf_paths)
     if cores is not None and cores < 1:
         raise inputs_mod.InputError("--cores must be at least 1, not %d" % cores)
-    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
     if not out_remote:
         _check_output(out_path)
     if detect_language:
         registry.require_detection()
     pol = load_policy(policy) if isinstance(policy, str) else policy
     detect_language = detect_language and uses_language(pol, "--detect-language")
-    preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+    if not direct:
+        preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", display_name(item["path"]),
                     display_name(item["same_as"]))
+    if direct and any(map(remote.is_remote, files)):
+        direct = False      # mrjob's local runner says why it cannot list them
+        from profiler.runtime.profile_job import ProfileJob
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
     if not out_remote:
@@ -173,7 +180,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     work = tempfile.mkdtemp(prefix="archive-profiler-")
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
-        shipping = ship_package and runner != "inline"
+        shipping = ship_package and runner != "inline" and not direct
         py_files = [package_zip(work)] if shipping else []
         # the compiled hot path, if built, into each task's working directory (profiler.accel.fast)
         files = fast.shipped_files() if shipping else []
@@ -181,7 +188,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         os.makedirs(signals)
         for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
             try:
-                n_lines, size, parts, counters = _run_job(
+                n_lines, size, parts, counters = (_run_local_job if direct else _run_job)(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
                     archive_uri, created, skipped_files, duplicates, detect_language, phases)
@@ -234,28 +241,72 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
         from mrjob.util import to_lines
 
         readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
-
-        detection = None
-        if detect_language:
-            from profiler.model.detect import meta as detection_meta
-            detection = detection_meta()
-
-        def headers(meta):
-            return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                       resolve_revisits, created, duplicates, detection)
+        local_parts = parts if all(os.path.isfile(p) for p in parts) else None
         bar.writing()
         if phases is not None:
             phases.enter("write")
-        local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
-        local_parts = parts if all(os.path.isfile(p) for p in parts) else None
-        n_lines = output.write_profile(local_out, readers, headers, local_parts)
-        size = None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
+        n_lines, size = _write_profile(readers, local_parts, pol, work, out_path, out_remote, used, archive_uri,
+                                       created, skipped_files, duplicates, resolve_revisits, detect_language)
         if out_remote:
-            remote.publish(mr.fs, local_out, out_path)
+            remote.publish(mr.fs, os.path.join(work, "profile.cdxj"), out_path)
         counters = mr.counters()
         if phases is not None:
             phases.enter("cleanup")
     return n_lines, size, len(parts), counters
+
+
+def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+                   manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+                   archive_uri, created, skipped_files, duplicates, detect_language=False, phases=None):
+    """_run_job for a local run without mrjob (profiler.runtime.localjob): the same profile and
+    counters."""
+    if phases is not None:
+        phases.enter("job")
+    task_env = {bigsums.ENV: signals}
+    if pure:
+        task_env[fast.PURE_ENV] = "1"
+    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                      os.path.join(work, "progress"), runner, enabled=progress)
+    task_env.update(bar.env())
+    folder = os.path.join(work, "job-pure" if pure else "job")
+    with bar, bar.logging_through():
+        try:
+            parts, counters = localjob.LocalJob(manifest_paths, pol, folder, cores, resolve_revisits,
+                                                env=task_env, on_step=bar.step if bar.enabled else None).run()
+        except localjob.TaskFailed as e:
+            raise JobFailed("the local job failed: %s" % e) from e
+        readers = [lambda p=p: _file_lines(p) for p in parts]
+        bar.writing()
+        if phases is not None:
+            phases.enter("write")
+        n_lines, size = _write_profile(readers, parts, pol, work, out_path, out_remote, used, archive_uri,
+                                       created, skipped_files, duplicates, resolve_revisits, detect_language)
+        if phases is not None:
+            phases.enter("cleanup")
+    shutil.rmtree(folder, ignore_errors=True)
+    return n_lines, size, len(parts), counters
+
+
+def _file_lines(path):
+    with open(path, "rb") as f:
+        yield from f
+
+
+def _write_profile(readers, local_parts, pol, work, out_path, out_remote, used, archive_uri, created,
+                   skipped_files, duplicates, resolve_revisits, detect_language):
+    """The profile of the job's output parts written (to work/profile.cdxj when out_path is
+    remote): (lines, bytes, or None for stdout)."""
+    detection = None
+    if detect_language:
+        from profiler.model.detect import meta as detection_meta
+        detection = detection_meta()
+
+    def headers(meta):
+        return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
+                                   resolve_revisits, created, duplicates, detection)
+    local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
+    n_lines = output.write_profile(local_out, readers, headers, local_parts)
+    return n_lines, None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
 
 
 @contextlib.contextmanager

@@ -59,18 +59,26 @@ def test_leftovers_are_only_this_runs():
     assert runner_leftovers.remove(None) == []
 
 
+#: a map task's output file as each local path writes it: mrjob's (an mrjob option after '--'
+#: makes the run take it) and the one without mrjob (profiler.runtime.localjob)
+MAP_OUTPUTS = {"mrjob": ("profile_job.*", "step", "000", "mapper", "*"),
+               "direct": ("archive-profiler-*", "job", "map-*")}
+
+
+@pytest.mark.parametrize("path", sorted(MAP_OUTPUTS))
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_during_a_local_run(tmp_path, signum, code):
+def test_signal_during_a_local_run(tmp_path, signum, code, path):
     data = tmp_path / "in.cdx"
     synthetic.write_cdx(str(data), 150000, seed=3)
     tmp = os.environ["TMPDIR"]
     locks = wrapper_locks()
+    extra = ["--", "--num-cores", "2"] if path == "mrjob" else []
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "profile", str(data), "-o",
-                             str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"],
+                             str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"] + extra,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=ROOT))
     deadline = time.monotonic() + 120
-    while not glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*")):
+    while not glob.glob(os.path.join(tmp, *MAP_OUTPUTS[path])):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.005)
     proc.send_signal(signum)                   # to the run only, not its process group
