@@ -191,9 +191,10 @@ class LocalJob:
                     _start(waiting.pop(), self.env, running)
                 ready, _, _ = select.select(list(running), [], [])
                 for fd in ready:
-                    t = running.pop(fd)
+                    t = running[fd]
+                    t.status = _wait(t.pid)         # interrupted, it is still running's: killed and waited
+                    del running[fd]
                     os.close(fd)
-                    t.status = _wait(t.pid)
                     if t.status != 0:
                         raise TaskFailed("step %d of %d failed: task %s exited with status %d%s"
                                          % (step + 1, STEPS, t.name, t.status, _last_words(t.err)))

@@ -24,16 +24,22 @@ def wrapper_locks():
 
 
 def task_processes():
-    """Running forked tasks (they name themselves ap-map1-0, ap-red2-1, ...)."""
+    """Running forked tasks of this test's runs (they name themselves ap-map1-0, ap-red2-1, ...;
+    their environment has this test's TMPDIR: others' runs on the machine are not counted)."""
     names = []
+    mine = ("TMPDIR=" + os.environ["TMPDIR"]).encode()
     for path in glob.glob("/proc/[0-9]*/comm"):
         try:
             with open(path) as f:
                 name = f.read().strip()
+            if not name.startswith(("ap-map", "ap-red")):
+                continue
+            with open(os.path.join(os.path.dirname(path), "environ"), "rb") as f:
+                if mine not in f.read().split(b"\0"):
+                    continue
         except OSError:
             continue
-        if name.startswith(("ap-map", "ap-red")):
-            names.append(name)
+        names.append(name)
     return names
 
 
