@@ -44,6 +44,8 @@ INTERNAL_ENV = (contract.RANGE_ENV, contract.MERGE_ENV, digestfilter.FILTER_ENV,
     contract.TASK_PARTITION_ENVS
 #: memory of GNU sort, when the map outputs must be sorted (mrjob's local runner: the same)
 SORT_BUFFER = "256M"
+#: bytes of the buffers a reduce task reads its input in (its output per buffer grows with it)
+CHUNK = 1 << 20
 #: where mrjob looks for a config when none is given (mrjob.conf.find_mrjob_conf): a run with one
 #: runs through mrjob, whose options it may set
 MRJOB_CONFS = ("~/.mrjob.conf", "/etc/mrjob.conf")
@@ -170,7 +172,7 @@ class LocalJob:
         plan = presorted.plan(inputs, threads=self.cores)
         if plan is not None:
             self.merged_steps.append(step)
-            return [lambda p=p: presorted.merged_chunks(p) for p in presorted.split(plan, parts, cost)]
+            return [lambda p=p: presorted.merged_chunks(p, CHUNK) for p in presorted.split(plan, parts, cost)]
         path = self._path("sorted-%d" % (step + 1))
         _sort(inputs, path, self.folder)
         bounds = presorted.key_bounds(path, os.path.getsize(path) // parts)
@@ -259,13 +261,22 @@ def _start(t, env, running):
     try:
         pid = os.fork()
         if pid == 0:                            # the task: never returns
-            os.close(r)
+            _close_inherited(keep=w)
             _child(t, env, held)
         t.pid = pid
         running[r] = t
         os.close(w)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _close_inherited(keep):
+    """Close every file descriptor of the client past stdin, stdout and stderr but keep: a task
+    holds none of its files, locks (a nightly run's) or sockets (those of a service), which
+    would outlive the client while the task runs."""
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+    os.closerange(3, keep)
+    os.closerange(keep + 1, max(keep + 2, top if top > 0 else 1 << 16))
 
 
 def _child(t, env, mask):
@@ -347,7 +358,7 @@ def _sort(inputs, out, folder):
                    env=env, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
 
-def _range_chunks(path, start, end, size=4 << 20):
+def _range_chunks(path, start, end, size=CHUNK):
     with open(path, "rb") as f:
         f.seek(start)
         left = end - start

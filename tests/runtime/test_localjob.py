@@ -115,3 +115,30 @@ def _tasks_of(pid):
         if name.startswith("ap-") and int(rest.split()[1]) == pid and rest.split()[0] != "Z":
             names.append(name)
     return names
+
+
+def test_a_task_holds_none_of_the_client_s_files(tmp_path, monkeypatch):
+    """A task closes what it inherits past stdin, stdout and stderr: a lock the client holds (a
+    nightly run's) is not held on by a task that outlives it."""
+    cdx = _index(tmp_path, 500)
+    held = open(tmp_path / "held.lock", "wb")
+    seen = tmp_path / "seen"
+    real = task.run_reducer
+
+    def recording(step_num, *args, **kwargs):
+        targets = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                targets.append(os.readlink("/proc/self/fd/" + fd))
+            except OSError:
+                pass
+        with open(seen, "a") as f:
+            f.write("\n".join(targets) + "\n")
+        return real(step_num, *args, **kwargs)
+    monkeypatch.setattr(task, "run_reducer", recording)
+    try:
+        run_profile([cdx], str(tmp_path / "out.cdxj"), runner="local", cores=2)
+    finally:
+        held.close()
+    targets = seen.read_text().splitlines()
+    assert targets and str(tmp_path / "held.lock") not in targets
