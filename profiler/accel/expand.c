@@ -69,7 +69,7 @@ typedef struct {
     Map cmine; int64_t *cmine_ml; Py_ssize_t cmine_cap;         /* key -> the URI-R's largest length */
     Map ckey; KeyAcc *ck; Py_ssize_t ck_cap;                    /* key -> URI-Rs, sum, largest */
     Buf kb, sb;
-    /* raw mode: digest record lines held back, written in byte order a run (4 MiB, or limit lines)
+    /* raw mode: digest record lines held back, written in byte order a run (1 MiB, or limit lines)
      * at a time: the sort between steps 1 and 2 takes half the time over sorted runs */
     Buf drun; Py_ssize_t *drun_off, drun_cap, ndrun;
     PyObject *out;             /* list of output pairs of the current call */
@@ -530,7 +530,7 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
     return 0;
 }
 
-#define DRUN_BYTES (4 << 20)
+#define DRUN_BYTES (1 << 20)
 /* suffix and tuple ids held before they start again (the arrays indexed by them stay small) */
 #define ID_LIMIT 32768
 
@@ -851,7 +851,7 @@ static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, void *),
     if (raw) {
         PyObject *out = r < 0 ? NULL : PyBytes_FromStringAndSize(x->raw.p ? x->raw.p : "", x->raw.n);
         x->raw.n = 0;
-        if (x->raw.cap > (64 << 20)) buf_free(&x->raw);   /* a large flush: give the memory back */
+        if (x->raw.cap > (8 << 20)) buf_free(&x->raw);    /* a large flush: give the memory back */
         return out;
     }
     PyObject *out = x->out;
@@ -936,14 +936,49 @@ static int close_step(Expander *x, void *unused) {
 /* step 2 (profiler.job.digests.corrections): one URI-R of a digest that several URI-Rs hold. The
  * largest length of each profile key its entries [[values..., max_len], ...] reach is
  * added to the digest's (URI-Rs, sum of lengths, largest) of that key. */
+/* one entry (values v, largest length ml) of the URI-R whose levels are in x->clev: the largest
+ * length of each profile key it reaches, in x->cmine */
+static int correct_entry(Expander *x, const char *const *v, const Py_ssize_t *vn, int64_t ml) {
+    Levels *L = &x->clev;
+    Map *mm = &x->cmine;
+    for (int l = 0; l < L->n; l++) {
+        int idx = L->set[l];
+        for (int c = 0; c < x->ncombos[idx]; c++) {
+            Buf *b = &x->kb;
+            b->n = 0;
+            if (buf_put(b, L->keys.p + L->off[l], L->len[l]) < 0 || buf_putc(b, ' ') < 0
+                || put_suffix(b, &x->crit, v, vn, x->combos[idx][c]) < 0) return -1;
+            int added;
+            Py_ssize_t k = map_find_or_add(mm, b->p, b->n, &added);
+            if (k < 0 || grow((void **)&x->cmine_ml, &x->cmine_cap, k + 1, sizeof(int64_t)) < 0) return -1;
+            if (added || ml > x->cmine_ml[k]) x->cmine_ml[k] = ml;
+        }
+    }
+    return 0;
+}
+
+/* the URI-R's largest lengths (x->cmine) added to the digest's keys (x->ckey) */
+static int correct_commit(Expander *x) {
+    Map *mm = &x->cmine;
+    for (Py_ssize_t i = 0; i < mm->n; i++) {
+        int added;
+        Py_ssize_t k = map_find_or_add(&x->ckey, map_key(mm, i), mm->ents[i].len, &added);
+        if (k < 0 || grow((void **)&x->ck, &x->ck_cap, k + 1, sizeof(KeyAcc)) < 0) return -1;
+        int64_t ml = x->cmine_ml[i];
+        KeyAcc *a = &x->ck[k];
+        if (added) { a->n = 1; a->total = a->largest = ml; continue; }
+        a->n++; a->total += ml;
+        if (ml > a->largest) a->largest = ml;
+    }
+    return 0;
+}
+
 static int correct_uri_r(Expander *x, PyObject *urlkey, PyObject *entries) {
     Py_ssize_t un;
     const char *u = utf8(urlkey, &un);
     if (!u) return -1;
-    Levels *L = &x->clev;
-    if (urlkey_levels(x, L, u, un, 1) < 0) return -1;
-    Map *mm = &x->cmine;
-    map_clear(mm);
+    if (urlkey_levels(x, &x->clev, u, un, 1) < 0) return -1;
+    map_clear(&x->cmine);
     Py_ssize_t ne = PyList_GET_SIZE(entries);
     for (Py_ssize_t i = 0; i < ne; i++) {
         PyObject *e = PyList_GET_ITEM(entries, i);
@@ -958,31 +993,77 @@ static int correct_uri_r(Expander *x, PyObject *urlkey, PyObject *entries) {
             if (!(v[q] = utf8(PyList_GET_ITEM(e, q), &vn[q]))) return -1;
         int64_t ml;
         if (get_i64(PyList_GET_ITEM(e, k), &ml) < 0) return -1;
-        for (int l = 0; l < L->n; l++) {
-            int idx = L->set[l];
-            for (int c = 0; c < x->ncombos[idx]; c++) {
-                Buf *b = &x->kb;
-                b->n = 0;
-                if (buf_put(b, L->keys.p + L->off[l], L->len[l]) < 0 || buf_putc(b, ' ') < 0
-                    || put_suffix(b, &x->crit, v, vn, x->combos[idx][c]) < 0) return -1;
-                int added;
-                Py_ssize_t k = map_find_or_add(mm, b->p, b->n, &added);
-                if (k < 0 || grow((void **)&x->cmine_ml, &x->cmine_cap, k + 1, sizeof(int64_t)) < 0) return -1;
-                if (added || ml > x->cmine_ml[k]) x->cmine_ml[k] = ml;
-            }
+        if (correct_entry(x, v, vn, ml) < 0) return -1;
+    }
+    return correct_commit(x);
+}
+
+/* a digest record's value [urlkey, [[values..., max_len], ...]] in the plain JSON step 1 writes
+ * (digest_records): 0 read (with apply, its URI-R's entries go to x->cmine, then x->ckey), 1 not in
+ * that form (a marker, escapes, text past ASCII: Python's), -1 error */
+static int digest_value(Expander *x, const char *p, const char *end, int apply) {
+    const char *u;
+    Py_ssize_t un;
+    if (json_char(&p, end, '[') || json_plain_str(&p, end, &u, &un) || json_char(&p, end, ',')
+        || json_char(&p, end, '[')) return 1;
+    if (apply) {
+        if (urlkey_levels(x, &x->clev, u, un, 1) < 0) return -1;
+        map_clear(&x->cmine);
+    }
+    for (;;) {
+        const char *v[MAXC];
+        Py_ssize_t vn[MAXC];
+        int64_t ml;
+        if (json_char(&p, end, '[')) return 1;
+        for (int q = 0; q < x->crit.k; q++)
+            if (json_plain_str(&p, end, &v[q], &vn[q]) || json_char(&p, end, ',')) return 1;
+        if (json_plain_int(&p, end, &ml) || json_char(&p, end, ']')) return 1;
+        if (apply && correct_entry(x, v, vn, ml) < 0) return -1;
+        if (p < end && *p == ',') { p++; continue; }
+        break;
+    }
+    if (json_char(&p, end, ']') || json_char(&p, end, ']') || p != end) return 1;
+    return apply ? (correct_commit(x) < 0 ? -1 : 0) : 0;
+}
+
+static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                    int tab, Buf *out);
+static int end_digest_step(Expander *x, void *unused);
+
+/* step 2 over sorted lines (profiler.job.steps.digest_step): skim's runs, and the runs of a digest
+ * several URI-Rs hold read here into its corrections (the table), as digest_lines reads them with
+ * correct() and end_digest_raw(); a run with a record not in plain form, a marker (a salted digest's
+ * group), or one touching limit keys or more (Python spills it) is Python's, whole */
+static int digest_run(void *ctx, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                      int tab, Buf *out) {
+    Expander *x = ctx;
+    if (nlines < 2 || !tab || !(kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' '))
+        return skim_run(NULL, buf, pos, end, kn, nlines, tab, out);
+    for (int apply = 0; apply < 2; apply++) {       /* every record plain before any is counted */
+        for (Py_ssize_t at = pos; at < end; ) {
+            const char *nl = memchr(buf + at, '\n', end - at);
+            Py_ssize_t le = nl ? nl - buf : end;
+            int r = digest_value(x, buf + at + kn + 1, buf + le, apply);
+            if (r != 0) { map_clear(&x->ckey); return r; }
+            if (apply && x->ckey.n >= x->limit) { map_clear(&x->ckey); return 1; }
+            at = le + 1;
         }
     }
-    for (Py_ssize_t i = 0; i < mm->n; i++) {
-        int added;
-        Py_ssize_t k = map_find_or_add(&x->ckey, map_key(mm, i), mm->ents[i].len, &added);
-        if (k < 0 || grow((void **)&x->ck, &x->ck_cap, k + 1, sizeof(KeyAcc)) < 0) return -1;
-        int64_t ml = x->cmine_ml[i];
-        KeyAcc *a = &x->ck[k];
-        if (added) { a->n = 1; a->total = a->largest = ml; continue; }
-        a->n++; a->total += ml;
-        if (ml > a->largest) a->largest = ml;
-    }
-    return 0;
+    return end_digest_step(x, NULL);
+}
+
+static int skim_digests_step(Expander *x, void *arg) { return scan_runs(arg, digest_run, x, &x->raw); }
+
+/* skim_digests(buf, pos, final) -> (state, pos, end, lines): as skim(), with the corrections of the
+ * digests several URI-Rs hold in the table (their K lines when it fills up; the rest at close_raw) */
+static PyObject *Expander_skim_digests(Expander *x, PyObject *args) {
+    Py_buffer view;
+    Feed fd;
+    if (parse_feed(args, &view, &fd) < 0) return NULL;
+    PyObject *lines = run_sink(x, 1, skim_digests_step, &fd);
+    PyBuffer_Release(&view);
+    if (!lines) return NULL;
+    return Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
 }
 
 /* correct(urlkey, entries) -> the number of profile keys the digest touches so far */
@@ -1161,6 +1242,8 @@ static PyMethodDef Expander_methods[] = {
     {"close_raw", (PyCFunction)Expander_close_raw, METH_NOARGS, "close_raw() -> bytes: close()'s records as lines"},
     {"feed", (PyCFunction)Expander_feed, METH_VARARGS,
      "feed(buf, pos, final) -> (state, pos, end, lines): add_raw() over sorted reduce input lines"},
+    {"skim_digests", (PyCFunction)Expander_skim_digests, METH_VARARGS,
+     "skim_digests(buf, pos, final) -> (state, pos, end, lines): step 2's runs, shared digests' corrections to the table"},
     {"correct", (PyCFunction)Expander_correct, METH_VARARGS,
      "correct(urlkey, entries) -> int: add one URI-R of a shared digest (step 2); the digest's keys so far"},
     {"take_digest_keys", (PyCFunction)Expander_take_digest_keys, METH_NOARGS,
