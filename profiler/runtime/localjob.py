@@ -98,11 +98,14 @@ class LocalJob:
         """Run the three steps: (the output parts in key order, the counters of each step)."""
         os.makedirs(self.folder, exist_ok=True)
         _prepare_fork(self.policy)
-        inputs = self._map()
-        for step in range(STEPS):
-            if step:
-                self._starting(step)
-            inputs = self._reduce(step, inputs)
+        try:
+            inputs = self._map()
+            for step in range(STEPS):
+                if step:
+                    self._starting(step)
+                inputs = self._reduce(step, inputs)
+        finally:
+            gc.unfreeze()           # a long-lived caller's objects are collected again
         return inputs, self.counters
 
     def _starting(self, step):
