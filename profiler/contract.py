@@ -22,6 +22,9 @@ SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
 #: runs it merges (profiler.runtime.presorted, profiler.runtime.task)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+#: modules that add criteria or formats, loaded by every process of a run (profiler.plugins):
+#: comma-separated names
+PLUGINS_ENV = "ARCHIVE_PROFILER_PLUGINS"
 #: a reduce task's number among its step's, as Hadoop (and mrjob's inline and local runners) set
 #: it from the jobconf (Hadoop 2 and later, Hadoop 1): salts of hot digests (profiler.job.hotdigests)
 TASK_PARTITION_ENVS = ("mapreduce_task_partition", "mapred_task_partition")

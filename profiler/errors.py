@@ -11,3 +11,4 @@ class RunError(Exception):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so that a run ends as on Ctrl-C (cleaned up)."""
+

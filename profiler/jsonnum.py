@@ -23,6 +23,14 @@ def _no_constant(name):
     raise json.JSONDecodeError("not JSON: %s" % name, name, 0)
 
 
+def _finite(text):
+    """A JSON fraction as orjson reads it: one out of a double's range (1e400) is not JSON."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise json.JSONDecodeError("number is infinity when parsed as double", text, 0)
+    return value
+
+
 def dumps(value, option=None):
     """value as JSON bytes, as orjson writes it (compact; option: orjson.OPT_INDENT_2 and
     OPT_SORT_KEYS are kept); integers of any size."""
@@ -47,6 +55,9 @@ def loads(data):
     if isinstance(data, memoryview):
         data = bytes(data)
     try:
-        return json.loads(data, parse_constant=_no_constant)
-    except (UnicodeDecodeError, RecursionError) as e:
-        raise json.JSONDecodeError("not JSON: %s" % type(e).__name__, "", 0) from None
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+    except json.JSONDecodeError:
+        raise
+    except (UnicodeDecodeError, RecursionError, ValueError) as e:
+        # ValueError: an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise json.JSONDecodeError("not JSON: %s" % str(e)[:60], "", 0) from None

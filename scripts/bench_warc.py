@@ -134,9 +134,9 @@ def read_languages(paths, reader, detect):
         for path in paths:
             for capture in read(path, detect_language=detect):
                 records += 1
-                if capture.__class__ is tuple and capture[2] in warc.HTML_MIMES and not capture[6]:
+                if capture.__class__ is not str and capture.mime in warc.HTML_MIMES and not capture.revisit:
                     html += 1
-                    found[capture[7]] = found.get(capture[7], 0) + 1
+                    found[capture.lang] = found.get(capture.lang, 0) + 1
     return records, html, found
 
 

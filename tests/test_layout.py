@@ -20,12 +20,13 @@ ORDER = (
     ("runtime",),
     ("run",),
     ("toolkit", "report"),
-    ("nightly", "serve"),
+    ("nightly", "serve", "explore"),
     ("cli",),
     ("testing",),
 )
 RANK = {package: rank for rank, row in enumerate(ORDER) for package in row}
-TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract"}
+TOP_LEVEL = {"profiler", "profiler.errors", "profiler.jsonnum", "profiler.contract", "profiler.extras",
+             "profiler.plugins"}
 
 
 def modules():

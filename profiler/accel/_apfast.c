@@ -14,9 +14,10 @@
  *   runtime.c    legend scan, presorted merges, allocator (profiler.runtime)
  *   shuffle.c    buckets and sorts of raw lines for the Spark runner (profiler.runtime.sparksteps)
  *
- * The kernels take any criteria made of the projections in PROJECTIONS whose values come from
- * the sources in SOURCES; profiler.job.kernels runs the Python ones for any other policy. The map
- * side parses the line formats in LINE_FORMATS.
+ * The kernels take any criteria made of the projections in PROJECTIONS, within the bounds
+ * MAX_CRITERIA, MAX_LEVELS, MAX_COMBINATIONS and MAX_PREFIX (criteria.c); profiler.job.kernels runs
+ * the Python ones for any other policy. The map side parses the line formats in LINE_FORMATS,
+ * for criteria whose values come from the sources in SOURCES.
  * Every string is handled as the UTF-8 bytes of the Python str; the operations used
  * (prefixes, find of ASCII bytes, comparisons) give the same results on code points and bytes.
  */
@@ -89,6 +90,9 @@ PyMODINIT_FUNC PyInit__apfast(void) {
     }
     PyObject *formats = names_tuple(LINE_FORMATS, 2);
     if (!formats || PyModule_AddObject(m, "LINE_FORMATS", formats) < 0) { Py_XDECREF(formats); Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "MAX_CRITERIA", MAXC) < 0 || PyModule_AddIntConstant(m, "MAX_LEVELS", MAXL) < 0
+        || PyModule_AddIntConstant(m, "MAX_COMBINATIONS", MAXCOMBOS) < 0
+        || PyModule_AddIntConstant(m, "MAX_PREFIX", MAXPREFIX) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }
 

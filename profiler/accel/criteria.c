@@ -8,6 +8,9 @@
 #define MAXC 6        /* criteria of one key */
 #define MAXL 6        /* levels of one criterion besides any */
 #define MAXCOMBOS 256 /* combinations of one SURT level */
+#define MAXPREFIX 255 /* characters a PREFIX level keeps */
+/* (the module exports these bounds as MAX_CRITERIA, MAX_LEVELS, MAX_COMBINATIONS and MAX_PREFIX:
+ * profiler.job.kernels runs the Python kernels for a policy past them) */
 
 /* the SURT levels, in the order of profiler.accel.fast.LEVELS (profiler.model.policy.LEVEL_TYPES) */
 enum { LV_ROOT, LV_TLD, LV_SUFFIX, LV_DOMAIN, LV_SUBDOMAIN, LV_HOST, LV_PATH, LV_URL, NLEVELS };
@@ -50,7 +53,7 @@ static int crit_parse(Crit *c, PyObject *spec) {
         for (Py_ssize_t l = 0; l < nl; l++) {
             int kind, n;
             if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ls, l), "ii", &kind, &n)) { Py_DECREF(ls); Py_DECREF(s); return -1; }
-            if (kind < PJ_IDENTITY || kind > PJ_CLASS || n < 0 || n > 255) {
+            if (kind < PJ_IDENTITY || kind > PJ_CLASS || n < 0 || n > MAXPREFIX) {
                 Py_DECREF(ls); Py_DECREF(s); PyErr_SetString(PyExc_ValueError, "unknown projection"); return -1;
             }
             c->proj[i][l + 1].kind = (uint8_t)kind; c->proj[i][l + 1].n = (uint8_t)n;

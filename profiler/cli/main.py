@@ -6,11 +6,18 @@ import logging
 import os
 import sys
 
-from profiler import __version__
+from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import RunError, Terminated, UserError
 
 PROG = "archive-profiler"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line with a hint (not the usage block)."""
+
+    def error(self, message):
+        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, " ".join(message.split()), self.prog))
 
 
 def _commands(names=SUBCOMMANDS):
@@ -20,19 +27,35 @@ def _commands(names=SUBCOMMANDS):
 def build_parser(argv=None):
     """The parser of every subcommand; of only the one argv names first, when it names one (the
     command modules and what they import are a good part of a run's start)."""
-    parser = argparse.ArgumentParser(prog=PROG, description="Exact archive profiles (CDXJ) and "
+    parser = _Parser(prog=PROG, description="Exact archive profiles (CDXJ) and "
                                      "MementoMaps of web archive holdings, and the tools to use them.")
     parser.add_argument("--version", action="version", version="%s %s" % (PROG, __version__))
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.subcommands = sub.choices
     names = [argv[0]] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
     for module in _commands(names):
-        p = sub.add_parser(module.NAME, help=module.HELP,
-                           description=getattr(module, "DESCRIPTION", module.HELP))
+        p = sub.add_parser(module.NAME, help=_text(module.HELP),
+                           description=_text(getattr(module, "DESCRIPTION", module.HELP)))
         module.add_arguments(p)
         p.add_argument("-q", "--quiet", action="store_true", help="only errors")
         p.add_argument("-v", "--verbose", action="store_true", help="also debug output")
         p.set_defaults(module=module)
     return parser
+
+
+def parse(parser, argv):
+    """The arguments of argv: a subcommand's options may come before, between or after its
+    positionals (argparse's intermixed parsing; the top-level parser only knows the command)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        args = parser.subcommands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
+def _text(text):
+    """A help text, or a function giving it (one that reads a registry when the parser is built)."""
+    return text() if callable(text) else text
 
 
 def split_extra(argv):
@@ -48,8 +71,13 @@ def main(argv=None):
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
+    try:
+        plugins.load()                    # before the options: a plugin's criterion has its own
+    except UserError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not args.command:
         parser.print_help()
         return 2

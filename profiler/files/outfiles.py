@@ -5,9 +5,11 @@ file is written through (its target is replaced atomically, the link stays); ``-
 output. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
 name that starts with ``-`` or ends with ``/``) and the very file of an input (same device
 and inode, whatever the name) are refused with a one-line error. Files are written to a
-hidden temp file beside the target, fsynced and renamed; temp files that a killed run of the
-same output left are removed when they are provably this tool's (its name pattern, this host,
-a process that is gone).
+hidden temp file beside the target, fsynced and renamed; the new file keeps the permissions of
+the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
+system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
+output left are removed when they are provably this tool's (its name pattern, this host, a
+process that is gone).
 """
 
 import os
@@ -61,7 +63,7 @@ def target(path, inputs=()):
         raise OutputError("cannot use output %s: %s" % (path, e.strerror or e))
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputError("output %s is %s, not a regular file: refusing to replace it"
-                          % (path, _kind(st.st_mode)))
+                          % (path, kind_of(st.st_mode)))
     folder = os.path.dirname(os.path.abspath(real))
     if not os.path.isdir(folder):
         raise OutputError("output folder does not exist: %s" % folder)
@@ -87,7 +89,8 @@ def _same_file(st, name):
     return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
 
 
-def _kind(mode):
+def kind_of(mode):
+    """'a folder', 'a FIFO', ... for a file mode that is not a regular file's."""
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISSOCK, "a socket")):
@@ -159,13 +162,13 @@ def write(path, write_to, inputs=()):
     real = target(path, inputs)
     remove_stale_temps(real)
     tmp = temp_name(real)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)     # a new file: the umask's mode
     try:
         with os.fdopen(fd, "wb") as f:
             write_to(f)
             f.flush()
+            keep_mode(f.fileno(), replaced(real))
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
         os.replace(tmp, real)
     except BaseException:
         try:
@@ -175,6 +178,32 @@ def write(path, write_to, inputs=()):
         raise
     fsync_dir(os.path.dirname(os.path.abspath(real)))
     return real
+
+
+def replaced(real):
+    """The stat of the regular file a write replaces, or None when there is none."""
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def keep_mode(fd, st):
+    """Give the open file fd the permissions of the file it replaces (st; None: keep the umask's
+    mode it was made with), and its group, and as root its owner, where the system lets us. The
+    setuid, setgid and sticky bits are not kept: an output is data, never a program to run as
+    its owner."""
+    if st is None:
+        return
+    try:
+        if os.geteuid() == 0:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        elif st.st_gid != os.fstat(fd).st_gid:
+            os.fchown(fd, -1, st.st_gid)
+    except OSError:
+        pass                                    # not a member of that group: ours stays
+    os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777)
 
 
 def fsync_dir(folder):

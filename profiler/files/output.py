@@ -50,7 +50,65 @@ def _merged(part_readers, presorted):
         yield key, value
 
 
-def write_profile(path, part_readers, make_headers, part_paths=None):
+class Tally:
+    """What a profile's writer wrote, counted as it goes: lines, bytes and the values of the line
+    whose key is root (the '*' line: the whole archive's figures), so that a summary needs no
+    file to read back (standard output, or a copy on a cluster's filesystem)."""
+
+    def __init__(self, root):
+        self.marker = b"\n" + root + b" {"
+        self.lines = self.bytes = 0
+        self.root = None
+
+    def over(self, out):
+        """out (a binary file) with everything written to it counted; counts from zero again."""
+        self.lines = self.bytes = 0
+        self.root = None
+        return _Counted(out, self)
+
+
+class _Counted:
+    def __init__(self, out, tally):
+        self.out, self.tally = out, tally
+        self.tail = b"\n"                  # the bytes before the next write (a line starts)
+        self.taking = None                 # the root line's value, while it is being written
+
+    def write(self, data):
+        self.out.write(data)
+        tally = self.tally
+        tally.bytes += len(data)
+        tally.lines += data.count(b"\n")
+        if tally.root is None:
+            self._look(data)
+
+    def _look(self, data):
+        if self.taking is not None:
+            end = data.find(b"\n")
+            if end < 0:
+                self.taking += data
+                return
+            self._found(self.taking + data[:end])
+            return
+        buf = self.tail + data
+        i = buf.find(self.tally.marker)
+        if i >= 0:
+            value = buf[i + len(self.tally.marker) - 1:]
+            end = value.find(b"\n")
+            if end >= 0:
+                self._found(value[:end])
+            else:
+                self.taking = value
+        self.tail = buf[-(len(self.tally.marker) - 1):]
+
+    def _found(self, value):
+        self.taking = None
+        try:
+            self.tally.root = jsonnum.loads(value)
+        except ValueError:
+            self.tally.root = {}
+
+
+def write_profile(path, part_readers, make_headers, part_paths=None, tally=None):
     """Merge sorted job parts into one byte-wise sorted profile file, atomically.
 
     ``part_readers`` are zero-argument callables returning an iterable of
@@ -58,11 +116,12 @@ def write_profile(path, part_readers, make_headers, part_paths=None):
     job's '!meta' record. Parts that turn out not to be sorted are sorted in memory,
     so the file never depends on the runner's partitioning. Returns the line count.
     ``part_paths``, the same parts as local files, allow a faster path when their key ranges
-    follow each other (the local runner's parts): see write_ordered_parts().
+    follow each other (the local runner's parts): see write_ordered_parts(). ``tally`` (a
+    Tally) counts what is written.
     """
     if part_paths:
         try:
-            n = write_ordered_parts(path, part_paths, make_headers)
+            n = write_ordered_parts(path, part_paths, make_headers, tally=tally)
         except UnsortedPart:
             n = None
         if n is not None:
@@ -81,13 +140,13 @@ def write_profile(path, part_readers, make_headers, part_paths=None):
                 counter[0] += 1
                 yield line
         try:
-            write_atomic(path, lines())
+            write_atomic(path, lines(), tally)
             return counter[0]
         except UnsortedPart:
             continue
 
 
-def write_ordered_parts(path, part_paths, make_headers, block=1 << 22):
+def write_ordered_parts(path, part_paths, make_headers, block=1 << 22, tally=None):
     """The profile of local parts whose key ranges do not overlap, checked and written a block
     of lines at a time (no per-line merge). Returns the line count, or None when the ranges
     overlap (hash-partitioned parts: the merge decides); raises UnsortedPart when a part is not
@@ -107,6 +166,8 @@ def write_ordered_parts(path, part_paths, make_headers, block=1 << 22):
     count = [0]
 
     def write(out):
+        if tally is not None:
+            out = tally.over(out)
         headers = list(make_headers(meta))
         for line in headers:
             out.write(line + b"\n")
@@ -210,9 +271,12 @@ def header_lines(archive_uri, policy_dict, inputs, meta, skipped_files, resolve_
     return sorted(lines)
 
 
-def write_atomic(path, lines):
-    """Write byte lines to path through a temp file and a rename; on failure path is untouched."""
+def write_atomic(path, lines, tally=None):
+    """Write byte lines to path through a temp file and a rename; on failure path is untouched.
+    tally: a Tally that counts them."""
     def write(f):
+        if tally is not None:
+            f = tally.over(f)
         for line in lines:
             f.write(line)
             f.write(b"\n")

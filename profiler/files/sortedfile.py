@@ -9,6 +9,7 @@ import bisect
 import os
 
 from profiler.errors import UserError
+from profiler.files.infiles import open_regular
 
 BLOCK = 1 << 12           # bytes read at the end of a bisection
 FORWARD_BLOCK = 1 << 18   # bytes read at a time by a batch's forward walk
@@ -33,14 +34,19 @@ def profile_key(line):
 class SortedLines:
     """Lines of a byte-wise sorted file from byte offset ``start``, found by prefix without
     reading the file whole: seek-based bisection to a block, then bisection inside the block.
-    ``key`` gives a line's key, which must increase strictly from line to line."""
+    ``key`` gives a line's key, which must increase strictly from line to line. ``end``: where
+    the lines end (a whole-file check found the bytes after it damaged: a last line cut short),
+    else the file's end."""
 
-    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False):
+    def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False,
+                 end=None):
         self.path = path
         self.key = key
         self._probes = []           # (line start offset, key) of bisection probes, by offset
-        self.f = open(path, "rb")
+        self.f = open_regular(path)
         self.size = os.fstat(self.f.fileno()).st_size
+        if end is not None:
+            self.size = min(self.size, end)
         if mapped and self.size:
             # memory-mapped: the pages read stay in the page cache, shared by every process
             # that maps the file (a server's workers), and the file handle is not needed
@@ -87,7 +93,7 @@ class SortedLines:
             f.seek(pos - 1)
             f.readline()
         at = f.tell()
-        found = (at, f.readline().rstrip(b"\n"))
+        found = (at, f.readline().rstrip(b"\n") if at < self.size else b"")
         if keep:
             if len(self._mids) > KEPT_PROBES:
                 self._mids.clear()
@@ -172,7 +178,7 @@ class SortedLines:
         f = self.f
         f.seek(offset)
         self.seeks += 1
-        data = f.read(self.forward_block if forward else self.block_size)
+        data = f.read(max(0, min(self.forward_block if forward else self.block_size, self.size - offset)))
         if offset + len(data) < self.size:
             cut = data.rfind(b"\n")
             if cut < 0:

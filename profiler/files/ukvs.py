@@ -18,13 +18,14 @@ API (shared by the toolkit commands):
   (``Frequency(400, '', None, '')``), ``'/50'`` an unknown URI-M count, ``'/'`` both unknown.
   ``format_frequency`` writes the shortest form (``'400'``, never ``'400/'``), so
   ``format_frequency(parse_frequency(t))`` is canonical and parsing it again gives the same tuple.
-- ``read_map(path) -> (headers, records)``: headers is a list of (name, value) with the name as
-  written (``'!meta'``) and the value parsed as relaxed JSON (the seed's unquoted object keys are
-  accepted; a value that is not JSON stays a str); records is an iterator of (key, Frequency)
-  where key is the key fields joined by single spaces (``b'com,cnn)/*'`` or
-  ``b'com,cnn)/* 2013'``). Runs of blanks between fields and an optional trailing JSON block
-  are accepted (the block is dropped). A line that cannot be read raises MapFormatError naming
-  its line number.
+- ``read_map(path, skipped=None) -> (headers, records)``: headers is a list of (name, value) with
+  the name as written (``'!meta'``; ``'@'`` read as ``'!'``) and the value parsed as relaxed JSON
+  (the seed's unquoted object keys are accepted; a value that is not JSON stays a str); records
+  is an iterator of (key, Frequency) where key is the key fields joined by single spaces
+  (``b'com,cnn)/*'`` or ``b'com,cnn)/* 2013'``). Runs of blanks between fields and an optional
+  trailing JSON block are accepted (the block is dropped). Every line is checked
+  (profiler.files.datalines): a damaged one is a one-line error naming its line, or with
+  ``skipped`` counted and left out.
 - ``write_map(path, headers, records)``: strict JSON headers (in byte order, like the profile),
   records sorted byte-wise by key, a duplicate key is a MapFormatError; written atomically. A
   record may carry a third item, its JSON block (a dict, written after the frequency).
@@ -166,82 +167,26 @@ def datetime_span(field):
 
 # ---------------------------------------------------------------- reading
 
-def _is_header(line):
-    return line[:1] in (b"!", b"@")
-
-
-def header_name(raw):
-    """A header line's name with '@' read as '!' (the ORS/CDXJ blog's form of the same lines)."""
-    name = raw.decode("utf-8", "replace")
-    return "!" + name[1:] if name.startswith("@") else name
-
-
-def _parse_header(line):
-    name, _, rest = line.rstrip(b"\r\n").partition(b" ")
-    name = header_name(name)
-    rest = rest.strip()
-    try:
-        return name, relaxed_json_loads(rest)
-    except MapFormatError:
-        return name, rest.decode("utf-8", "replace")
-
-
-def key_count(headers):
-    """Number of key fields declared by `!fields` ({"keys": [...]}), or None when not declared."""
-    for name, value in headers:
-        if name in ("!fields", "@fields") and isinstance(value, dict) and isinstance(value.get("keys"), list):
-            return len(value["keys"])
-    return None
-
-
-def parse_record(line, nkeys=None, lineno=None):
-    """One data line -> (key bytes, Frequency). The frequency is the last field before an optional
-    ` {json}` block; every field before it is a key field."""
-    line = line.rstrip(b"\r\n")
-    i = line.find(b" {")
-    if i < 0:
-        i = line.find(b"\t{")
-    fields = (line[:i] if i >= 0 else line).split()
-    where = " on line %d" % lineno if lineno else ""
-    if len(fields) < 2 or (nkeys is not None and len(fields) != nkeys + 1):
-        raise MapFormatError("not a UKVS record%s (expected %s key field(s) and a frequency): %r"
-                             % (where, nkeys or "1 or more", line[:80]))
-    try:
-        freq = parse_frequency(fields[-1])
-    except MapFormatError as e:
-        raise MapFormatError("%s%s" % (e, where))
-    return b" ".join(fields[:-1]), freq
-
-
 def read_headers(path):
-    """(headers, byte offset of the first data line) of a UKVS or CDXJ file."""
-    headers = []
-    with open(path, "rb") as f:
-        offset = 0
-        for line in f:
-            if not _is_header(line):
-                break
-            headers.append(_parse_header(line))
-            offset += len(line)
-    return headers, offset
+    """(headers, byte offset of the first data line) of a UKVS or CDXJ file (checked to be one:
+    profiler.files.datalines.DataFile)."""
+    from profiler.files.datalines import DataFile
+    found = DataFile(path)
+    return found.headers, found.data_offset
 
 
-def read_map(path):
-    """(headers, records): see the module docstring. Records are read lazily, in file order."""
-    headers, offset = read_headers(path)
-    nkeys = key_count(headers)
+def read_map(path, skipped=None):
+    """(headers, records): see the module docstring. Records are read lazily, in file order, each
+    line checked (profiler.files.datalines: a damaged line is a one-line error, or with
+    ``skipped`` counted there and left out; a line out of order is an error)."""
+    from profiler.files.datalines import DataFile
+    found = DataFile(path, "ukvs")
 
     def records():
-        with open(path, "rb") as f:
-            f.seek(offset)
-            lineno = len(headers)
-            for line in f:
-                lineno += 1
-                if not line.strip() or _is_header(line):
-                    continue
-                yield parse_record(line, nkeys, lineno)
+        for record in found.records(skipped):
+            yield record.key, record.value
 
-    return headers, records()
+    return found.headers, records()
 
 
 # ---------------------------------------------------------------- writing
@@ -291,19 +236,21 @@ KEY_CHOICES = {"surt": ("surt",), "surt,datetime": ("surt", "datetime")}
 BREAKDOWN_META = "breakdown"
 
 
-def profile_records(path, keys=("surt",), layout=None):
+def profile_records(path, keys=("surt",), layout=None, skipped=None):
     """(key, Frequency, block) records of a CDXJ profile: with keys ('surt',) the lines whose
     criteria are all '-'; with ('surt', 'datetime') the lines whose criteria but datetime are '-',
-    the datetime '-' written as the all-time placeholder ':'. Counts are exact. ``layout`` (the
-    profile's, from its !keys) names its optional criteria (lang): each record's block breaks
-    its frequency down by them, from the lines where one of them is all that differs:
+    the datetime '-' written as the all-time placeholder ':'. Counts are exact. Every line is
+    checked (profiler.files.datalines; ``skipped``: damaged lines are counted there and left
+    out). The profile's optional criteria (lang: its !keys) break each record's frequency
+    down, from the lines where one of them is all that differs:
     ``{"lang": {"ara": "146/124", "eng": "5858/4980"}}`` (None when there are none)."""
     from profiler.files import layout as layouts
-    layout = layout or layouts.of_file(path)
+    from profiler.files.datalines import DataFile
+    found = DataFile(path, "cdxj")
+    layout = found.layout
     two = tuple(keys) == ("surt", "datetime")
     kept = ("datetime",) if two else ()
     optional = layouts.optional(layout)
-    width = len(layout.fields)
     dt_at = layouts.index(layout, "datetime")
     group, record, blocks = None, None, {}
 
@@ -313,11 +260,8 @@ def profile_records(path, keys=("surt",), layout=None):
             return record + (block,)
         return None
 
-    for lineno, key, value in _profile_lines(path):
-        fields = key.split(b" ")
-        if len(fields) != width:
-            raise MapFormatError("%s line %d: not a profile key (%s): %r"
-                                 % (path, lineno, layouts.describe(layout), key[:80]))
+    for line in found.records(skipped):
+        fields = line.key.split(b" ")
         main = layouts.is_any(fields, layout, kept)
         by = None if main else next((c.name for c in optional
                                      if fields[layouts.index(layout, c.name)] != b"-"
@@ -330,14 +274,9 @@ def profile_records(path, keys=("surt",), layout=None):
             if done is not None:
                 yield done
             group, record, blocks = this, None, {c.name: {} for c in optional}
-        try:
-            v = jsonnum.loads(value)
-            urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
-            urir = v.get("urir")
-        except (jsonnum.JSONDecodeError, KeyError, TypeError):
-            raise MapFormatError("%s line %d: not a profile value: %r" % (path, lineno, value[:80]))
+        v = line.value
         # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
-        freq = Frequency(urim, "", urir, "-" if "urir" in (v.get("bounds") or {}) else "")
+        freq = Frequency(v["urim"]["total"], "", v["urir"], "-" if "urir" in (v.get("bounds") or {}) else "")
         if main:
             out_key = fields[0] if not two else fields[0] + b" " + (
                 ALL_TIME.encode() if fields[dt_at] == b"-" else fields[dt_at])
@@ -350,21 +289,20 @@ def profile_records(path, keys=("surt",), layout=None):
         yield done
 
 
-def _profile_lines(path):
-    from profiler.files.profilefile import iter_raw
-    return iter_raw(path, tolerant=True)
-
-
-def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None):
-    """Write the MementoMap of a CDXJ profile (see profile_records). Returns the record count."""
+def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None, skipped=None):
+    """Write the MementoMap of a CDXJ profile (see profile_records). Returns the record count.
+    ``skipped`` (a profiler.files.datalines.Skipped): damaged lines are left out and counted,
+    in the map's !meta too (the whole profile is read first, so the count is known)."""
     import datetime
     from profiler import GENERATOR
-    from profiler.files.profilefile import read_header
     from profiler.files import coverage, layout as layouts
-    headers = read_header(profile_path)
+    from profiler.files.datalines import DataFile
+    found = DataFile(profile_path, "cdxj")
+    headers = found.headers
     if not any(n in layouts.KEYS_HEADERS for n, _ in headers):
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
-    layout = layouts.of_headers(headers, profile_path)
+    layout = found.layout
+    found.check(skipped)                    # every line read before the map is written
     source, cover, compacted = {}, None, False
     for name, value in headers:
         if name == "!meta" and isinstance(value, dict) and "compacted" in value:
@@ -385,8 +323,14 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
         meta["coverage"] = cover            # every held host (URL) has its line (profiler.files.coverage)
     if layouts.optional(layout):
         meta[BREAKDOWN_META] = [c.name for c in layouts.optional(layout)]
-    return write_map(map_path, map_headers(archive_uri, keys, [meta]),
-                     profile_records(profile_path, keys, layout))
+    if skipped is not None and skipped.count:
+        meta["skipped_lines"] = {profile_path: skipped.meta()}
+    again = None if skipped is None else type(skipped)(profile_path)
+    n = write_map(map_path, map_headers(archive_uri, keys, [meta]),
+                  profile_records(profile_path, keys, layout, again))
+    if again is not None and again.count != skipped.count:
+        raise MapFormatError("%s changed while it was read: make the map again" % profile_path)
+    return n
 
 
 def breakdowns(headers):

@@ -21,8 +21,9 @@ import collections
 import re
 
 from profiler import jsonnum
-from profiler.files import layout as layouts
-from profiler.files.profilefile import FEATURES, flatten, sniff_kind
+from profiler.files import infiles, layout as layouts
+from profiler.files.datalines import MAX_HEADER, MAX_LINE, physical_lines
+from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
@@ -69,8 +70,12 @@ class Report:
 
 
 def validate(path, kind=None, max_problems=100):
-    """Check a profile ('cdxj') or map ('ukvs') file; kind is sniffed when None. Returns a Report."""
-    kind = kind or sniff_kind(path)
+    """Check a profile ('cdxj') or map ('ukvs') file; kind is sniffed when None. Returns a Report.
+    A file that is not a regular file, or is something else than a profile or map (an empty file,
+    a compressed one, a CDX or CDXJ index, a WARC or ARC file) is an InputError (one line):
+    listing its lines' problems would not say what it is."""
+    found = infiles.recognise(path)
+    kind = kind or found
     report = Report(path, kind, max_problems)
     nkeys = None
     layout = None               # a profile's KeyLayout, when its !keys names known criteria
@@ -79,11 +84,15 @@ def validate(path, kind=None, max_problems=100):
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
-    line = b""
-    with open(path, "rb") as f:
-        for lineno, line in enumerate(f, 1):
+    whole = True
+    with infiles.open_regular(path) as f:
+        for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
             report.lines = lineno
-            body = line[:-1] if line.endswith(b"\n") else line
+            header = body[:1] in (b"!", b"@")
+            if long or (not header and len(body) > MAX_LINE):
+                report.add(lineno, "a line longer than %d MiB (not read further)"
+                           % ((MAX_HEADER if header else MAX_LINE) >> 20))
+                continue
             if body.endswith(b"\r"):
                 report.add(lineno, "CR before the line end (CRLF line ends are not allowed)")
                 body = body[:-1]
@@ -126,7 +135,7 @@ def validate(path, kind=None, max_problems=100):
                     report.add(lineno, "not in byte order: key sorts before line %d's key: %s"
                                % (previous_key_line, _show(key)))
             previous_key, previous_key_line = key, lineno
-    if line and not line.endswith(b"\n"):
+    if not whole:
         report.add(report.lines, "no newline at the end of the last line")
     return report
 
@@ -242,9 +251,9 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
 
 
 #: breakdowns of a map line by an optional criterion (profiler.files.ukvs: {"lang": {"ara": "12/3"}})
-BREAKDOWNS = {c.name: c for c in criteria.CRITERIA if c.optional}
+optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.optional})
 #: per-line attributes of a map this tool reads (the rest is kept and noted)
-KNOWN_BLOCK_NAMES = {"datetime", "rollup"} | set(BREAKDOWNS)
+known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen if c.optional})
 
 
 def _check_block(report, lineno, raw, freq=None):
@@ -266,10 +275,10 @@ def _check_block(report, lineno, raw, freq=None):
         report.add(lineno, "the JSON block is not an object")
         return
     for name in block:
-        if name not in KNOWN_BLOCK_NAMES:
+        if name not in known_block_names():
             report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
                         once=("attr", name[:40]))
-    for name, criterion in BREAKDOWNS.items():
+    for name, criterion in optional_breakdowns().items():
         if name in block:
             _check_breakdown(report, lineno, name, criterion, block[name], freq)
     breakdown = block.get("datetime")

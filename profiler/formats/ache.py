@@ -20,7 +20,7 @@ import zlib
 import orjson
 
 from profiler.formats.cdx import urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 
 _CHUNK = 1 << 20
 _MS_THRESHOLD = 10 ** 11          # larger epoch values are milliseconds (10**11 s is year 5138)
@@ -91,7 +91,8 @@ def _content_type(page):
 
 
 def parse(line):
-    """One FILES JSON line -> capture tuple or skip-reason str."""
+    """One FILES JSON line -> Capture (profiler.model.capture; FILES has no status, revisit or
+    language) or skip-reason str."""
     try:
         page = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -115,11 +116,11 @@ def parse(line):
     if key is None:
         return "bad_url"
     digest = base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
-    return (key, ts, _content_type(page), normalise.UNKNOWN, digest, len(line), False, normalise.UNKNOWN)
+    return capture.new(urlkey=key, timestamp=ts, mime=_content_type(page), digest=digest, length=len(line))
 
 
 def iter_captures(path, opener=open):
-    """Yield capture tuples or skip-reason strs for one ACHE FILES file."""
+    """Yield Captures or skip-reason strs for one ACHE FILES file."""
     try:
         for line in iter_lines(path, opener):
             if line.strip():

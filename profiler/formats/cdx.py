@@ -1,6 +1,6 @@
 """CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
 
-from profiler.model import normalise
+from profiler.model import capture, normalise
 
 #: Layouts assumed for CDX files without a legend line, by field count.
 LAYOUTS_BY_FIELD_COUNT = {
@@ -72,10 +72,8 @@ def urlkey(key_raw, url_raw):
 
 
 def make_parser(letters):
-    """Return parse(line) -> capture tuple, or a skip-reason str, for a CDX layout.
-
-    A capture is profiler.model.capture.Capture as a tuple; a CDX line has no language (unk).
-    """
+    """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
+    layout. A CDX line names no language: its captures have the default."""
     fields = letters.split()
     count = len(fields)
     pos = {f: i for i, f in enumerate(fields)}
@@ -83,6 +81,7 @@ def make_parser(letters):
     i_mime, i_status, i_digest = pos.get("m"), pos.get("s"), pos.get("k")
     i_len = pos.get("S", pos.get("n"))
     dash = b"-"
+    new = capture.new
 
     def parse(line):
         f = line.split()
@@ -104,10 +103,10 @@ def make_parser(letters):
         if key is None:
             return "bad_url"
         mime = normalise.mime(mime_raw)
-        return (key, ts, mime,
-                normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
-                normalise.digest(f[i_digest]) if i_digest is not None else "-",
-                length, mime == normalise.REVISIT_MIME, normalise.UNKNOWN)
+        return new(urlkey=key, timestamp=ts, mime=mime,
+                   status=normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
+                   digest=normalise.digest(f[i_digest]) if i_digest is not None else "-",
+                   length=length, revisit=mime == normalise.REVISIT_MIME)
 
     return parse
 

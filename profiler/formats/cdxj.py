@@ -2,7 +2,7 @@
 
 from profiler import jsonnum
 from profiler.formats.cdx import NON_CAPTURE_MIMES, urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 from profiler.model.language import primary_language
 
 _MIME_KEYS = ("mime", "mime_type")
@@ -24,7 +24,7 @@ def _field(record, names):
 
 
 def parse(line):
-    """Return a capture tuple (see profiler.formats.cdx.make_parser) or a skip-reason str."""
+    """Return a Capture (profiler.model.capture) or a skip-reason str."""
     parts = line.split(b" ", 2)
     if len(parts) != 3:
         return "bad_field_count"
@@ -57,10 +57,10 @@ def parse(line):
         if value is not None:
             lang = primary_language(value)
             break
-    return (key, ts, mime,
-            normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
-            normalise.digest(digest_raw) if digest_raw is not None else "-",
-            length, mime == normalise.REVISIT_MIME, lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime,
+                       status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
+                       digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
+                       length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
 
 
 def captures_of_lines(lines, split=None):

@@ -1,10 +1,11 @@
 """Input resolution: paths, directories, globs and manifests -> index files -> map splits."""
 
+import fnmatch
 import glob
 import itertools
 import os
+import re
 import stat
-import zlib
 
 from profiler.accel import fast
 from profiler.errors import UserError
@@ -38,10 +39,17 @@ def resolve_unique(args, manifests=()):
         if is_remote(arg):                # hdfs://, s3://, gs://: listed by the runner's fs
             files.append([arg])
         elif any(c in arg for c in "*?[") and not os.path.exists(arg):
-            matches = sorted(glob.glob(arg, recursive=True))
+            matches = sorted(glob_paths(arg))
             if not matches:
                 raise InputError("no file matches %s" % arg)
-            files.extend(_expand(m) for m in matches)
+            walked = set()
+            for match in matches:
+                if os.path.isdir(match):
+                    folder = os.path.normpath(match)
+                    if _inside(folder, walked):      # its files are listed already ('dir/**')
+                        continue
+                    walked.add(folder)
+                files.append(_expand(match))
         elif os.path.isdir(arg):
             files.append(_expand(arg))
         elif os.path.isfile(arg):
@@ -88,13 +96,122 @@ def is_remote(path):
 
 
 def _expand(path):
+    """The files under path, a folder walked to any depth without recursion (as os.walk does it
+    without following links to folders: hidden entries left out, names sorted, a folder's files
+    before its subfolders'); a folder that cannot be listed is given as it is (sniff refuses it
+    with the reason). [path] when it is not a folder."""
     if not os.path.isdir(path):
         return [path]
-    found = []
-    for root, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, n) for n in sorted(names) if not n.startswith("."))
+    found, folders = [], [path]
+    while folders:
+        folder = folders.pop()
+        entries = _listing(folder)
+        if entries is None:
+            found.append(folder)
+            continue
+        names, subfolders = [], []
+        for entry in entries:
+            if not entry.name.startswith("."):
+                (subfolders if _is_dir(entry) else names).append(entry.name)
+        found.extend(os.path.join(folder, n) for n in sorted(names))
+        folders.extend(p for p in (os.path.join(folder, d) for d in sorted(subfolders, reverse=True))
+                       if not os.path.islink(p))
     return found
+
+
+def _inside(path, folders):
+    """Whether one of path's parent folders is in folders."""
+    parent = os.path.dirname(path)
+    while parent and parent not in folders:
+        above = os.path.dirname(parent)
+        if above == parent:
+            return False
+        parent = above
+    return bool(parent)
+
+
+def _listing(folder):
+    """The entries of a folder, or None when it cannot be listed."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return None
+
+
+def _is_dir(entry):
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def glob_paths(pattern):
+    """The paths a glob pattern matches, as glob.glob(pattern, recursive=True) finds them ('**':
+    any number of folders), walked without recursion: a tree of any depth, and links to folders
+    that lead back to one already walked are not followed again."""
+    if "**" not in pattern:
+        return glob.glob(pattern)
+    parts = pattern.split(os.sep)
+    fixed = 0
+    while fixed < len(parts) - 1 and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    root = os.sep.join(parts[:fixed]) if fixed else ""
+    if pattern.startswith(os.sep) and not root:
+        root = os.sep
+    rest = [p if p == "**" else re.compile(fnmatch.translate(p)) for p in parts[fixed:] if p]
+    found, seen = [], set()
+    start = _closure(rest, {0})
+    folders = [(root, start)]
+    while folders:
+        folder, states = folders.pop()
+        where = folder or os.curdir
+        try:
+            st = os.stat(where)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        entries = _listing(where)
+        if entries is None:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name, reverse=True):
+            if entry.name.startswith("."):
+                continue
+            path = os.path.join(folder, entry.name) if folder else entry.name
+            below = _step(rest, states, entry.name)
+            if len(rest) in below:
+                found.append(path)
+            if _is_dir(entry) and any(i < len(rest) for i in below):
+                folders.append((path, below))
+    if len(rest) in start and root:
+        found.append(os.path.join(root, ""))
+    return found
+
+
+def _closure(pattern, states):
+    """States (positions in pattern, whose components are '**' or a compiled regex) with those
+    a '**' may skip."""
+    out = set()
+    for i in states:
+        out.add(i)
+        while i < len(pattern) and pattern[i] == "**":
+            i += 1
+            out.add(i)
+    return out
+
+
+def _step(pattern, states, name):
+    """The states after one more path component, name."""
+    after = set()
+    for i in states:
+        if i < len(pattern):
+            if pattern[i] == "**":
+                after.add(i)
+            elif pattern[i].match(name):
+                after.add(i + 1)
+    return _closure(pattern, after)
 
 
 def is_manifest(path):
@@ -141,6 +258,11 @@ def not_regular(path):
         return "unreadable: %s" % (e.strerror or e)
     if stat.S_ISREG(mode):
         return None
+    if stat.S_ISDIR(mode) and _listing(path) is None:
+        try:
+            os.scandir(path).close()
+        except OSError as e:
+            return "a folder that cannot be listed: %s" % (e.strerror or e)
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
         if test(mode):
@@ -159,28 +281,39 @@ def sniff(path):
     except OSError as e:
         return {"path": path, "size": 0, "compression": None, "format": None,
                 "reason": "unreadable: %s" % (e.strerror or e)}
-    from profiler.formats import ache, warc     # not at import: tasks import this module (profiler.runtime.remote)
     info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
-    if info["compression"] is None and ache.is_zlib(head) and ache.sniff(path):
-        info.update(format="ache", compression="deflate")
-        return info
-    sample = []
-    seen = 0
-    try:
-        for line in iter_lines(path, compression=info["compression"]):
-            seen += 1
-            if len(sample) >= SNIFF_LINES or seen > _SNIFF_MAX_LINES:
-                break                       # (a bomb of blank lines is not read to its end)
+
+    def first_lines():
+        """The first SNIFF_LINES lines that are not blank (a bomb of blank lines is not read to its end)."""
+        found = 0
+        for seen, line in enumerate(iter_lines(path, compression=info["compression"]), 1):
+            if found >= SNIFF_LINES or seen > _SNIFF_MAX_LINES:
+                return
             if line.strip():
-                sample.append(line)
-    except (OSError, EOFError, ValueError, zlib.error) as e:
-        if not sample:
-            info.update(format=None, reason="unreadable: %s" % e)
-            return info
-    info.update(registry.format_of(sample))
-    if info["format"] == "warc" and info["compression"] == "gzip" and warc.gzip_problem(path):
-        info["whole_gzip"] = True       # one gzip stream: read sequentially (profiler.job.mapside)
+                found += 1
+                yield line
+
+    sample = registry.Sample(head=head, path=path, compression=info["compression"], read_lines=first_lines)
+    found = registry.format_of(sample)
+    if found["format"] is None and not sample.lines and sample.error is not None and info["compression"] == "gzip":
+        damaged = _damaged_archive_start(path)      # a gzip WARC/ARC damaged in its first chunk
+        if damaged:
+            found = registry.format_of(registry.Sample(damaged, head=head, path=path, compression="gzip"))
+    info.update(found)
     return info
+
+
+def _damaged_archive_start(path):
+    """The first line of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
+    gzip stream: its records before the damage are read, profiler.formats.warc), as a sample;
+    [] when the inflated start is not a WARC or ARC file's."""
+    from profiler.formats import members
+    try:
+        with open(path, "rb") as f:
+            start = members.inflated_start(f.read(1 << 16))
+    except OSError:
+        return []
+    return [start.split(b"\n", 1)[0].rstrip(b"\r")] if start.startswith((b"WARC/", b"filedesc:")) else []
 
 
 def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
@@ -194,7 +327,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]
-        if info["compression"] or size <= split_size or registry.FORMATS[base["format"]].whole_file:
+        if info["compression"] or size <= split_size or not registry.FORMATS[base["format"]].lines:
             splits.append(dict(base, start=0, end=None))
             continue
         segments = legend_segments(info["path"], size, base.get("fields"), workers=workers) \

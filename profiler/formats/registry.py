@@ -1,61 +1,203 @@
 """The input formats, in one registry: how each is recognised, cut into splits and read.
 
-Line formats (CDX, CDXJ) are cut into byte ranges and read a line at a time; archive formats
-(WARC/ARC, ACHE) are read whole by one map task. Each format's module gives its captures
-(profiler.model.capture) or skip reasons (str); a new format is a module and one entry here.
+Each ``Format`` says how it knows a file from its start (``sniff``), whether it is a line format
+(cut into byte ranges, read a line at a time) or read whole by one map task, and how its captures
+(profiler.model.capture) or skip reasons (str) are read. ``format_of`` asks the formats in
+registry order; a new format is a module and one entry here (``register`` adds one at run time:
+profiler.plugins).
 """
 
-import importlib
 import zlib
 from dataclasses import dataclass
+from typing import Callable, Optional
 
+from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import cdx
+from profiler.formats import captures as captures_format, cdx, cdxj
 from profiler.io.readers import iter_lines
+
+
+class Sample:
+    """What recognition reads of a file: its first bytes as stored (``head``), its compression,
+    its path (None for a remote file), and its first non-blank lines decompressed, special lines
+    included (``lines``; read when first asked for, by ``read_lines``)."""
+
+    def __init__(self, lines=None, head=b"", path=None, compression=None, read_lines=None):
+        self.head, self.path, self.compression = head, path, compression
+        self._lines, self._read_lines = lines, read_lines
+        self.error = None           # why the lines could not all be read
+
+    @property
+    def lines(self):
+        if self._lines is None:
+            self._lines = []
+            try:
+                for line in self._read_lines():
+                    self._lines.append(line)
+            except (OSError, EOFError, ValueError, zlib.error) as e:
+                self.error = e
+        return self._lines
+
+    @property
+    def data(self):
+        """The lines that are not special (starting '!' or '@')."""
+        return [line for line in self.lines if not line.startswith((b"!", b"@"))]
+
+    @property
+    def first(self):
+        """The first data line, or None."""
+        data = self.data
+        return data[0] if data else None
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
-    module: str              # line formats: lines(lines, split); archives: iter_captures(path, opener)
-    whole_file: bool         # read by one map task, never cut into byte ranges
-    describe: str
+    title: str                 # what a person calls a file of it ("CDX index"), for messages
+    describe: str              # its variants, for docs and help
+    lines: bool                # a line format: cut into byte ranges, read a line at a time
+    sniff: Callable[[Sample], Optional[dict]]   # what its file's start says ({}, or {'fields': ...}), or None
+    read: Callable             # line formats: read(lines, split); others: read(path, opener, **options)
+    payloads: bool = False     # its reader reads payloads: takes detect_language= and languages=
+    internal: bool = False     # written by archive-profiler itself (not listed to people)
 
 
-FORMATS = {f.name: f for f in (
-    Format("cdx", "profiler.formats.cdx", False, "CDX index (any legend, or a common layout without one)"),
-    Format("cdxj", "profiler.formats.cdxj", False, "CDXJ index (pywb, ipwb, Common Crawl)"),
-    Format("warc", "profiler.formats.warc", True, "WARC or ARC file (gzip per record, whole-file gzip, or plain)"),
-    Format("ache", "profiler.formats.ache", True, "ACHE crawler FILES output"),
-)}
+def _warc_read(path, opener=open, **options):
+    from profiler.formats import warc
+    return warc.iter_captures(path, opener, **options)
+
+
+def _fastwarc_read(path, opener=open, **options):
+    from profiler.formats import warc_fast
+    return warc_fast.iter_captures(path, opener, **options)
+
+
+def _ache_read(path, opener=open):
+    from profiler.formats import ache
+    return ache.iter_captures(path, opener)
+
+
+def _whole_gzip(sample):
+    """{'whole_gzip': True} for a gzip WARC/ARC that is one gzip stream (read sequentially as it
+    inflates: profiler.job.mapside), else {}."""
+    if sample.compression == "gzip" and sample.path is not None:
+        from profiler.formats import warc
+        if warc.gzip_problem(sample.path):
+            return {"whole_gzip": True}
+    return {}
+
+
+def _sniff_ache(sample):
+    """ACHE's FILES output: a zlib stream (no compression of its own) whose first line is a page."""
+    from profiler.formats import ache
+    if sample.compression is None and sample.path is not None and ache.is_zlib(sample.head) \
+            and ache.sniff(sample.path):
+        return {"compression": "deflate"}
+    return None
+
+
+def _sniff_warc(sample):
+    first = sample.first
+    return _whole_gzip(sample) if first is not None and first.startswith(b"WARC/") else None
+
+
+def _sniff_arc(sample):
+    """An ARC file: its filedesc record, or (a part of one) an ARC v1 record header in lines that
+    are no CDX layout's (a 7-field CDX line with a port in its SURT looks like one)."""
+    first = sample.first
+    if first is None:
+        return None
+    from profiler.formats import warc
+    if first.startswith(b"filedesc:") or (warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None):
+        return _whole_gzip(sample)
+    return None
+
+
+def _sniff_cdxj(sample):
+    first = sample.first
+    if first is None or cdx.is_legend(first):
+        return None
+    parts = first.split(b" ", 2)
+    return {} if len(parts) == 3 and parts[2].lstrip().startswith(b"{") else None
+
+
+def _sniff_cdx(sample):
+    """A legend's layout (a legend that names no timestamp or URL: a reason), else a layout
+    inferred from the lines (profiler.formats.cdx.infer_letters)."""
+    data = sample.data
+    if not data:
+        return None
+    if cdx.is_legend(data[0]):
+        try:
+            return {"fields": cdx.legend_letters(data[0])}
+        except ValueError as e:
+            return {"format": None, "reason": str(e)}
+    letters = cdx.infer_letters(data)
+    return None if letters is None else {"fields": letters, "inferred": True}
+
+
+def _entries(*formats):
+    return {f.name: f for f in formats}
+
+
+#: the formats, in the order format_of asks them (a CDX layout is inferred only of lines that
+#: are no other format's: an ARC file holds CDX lines in its records)
+FORMATS = _entries(
+    Format("ache", "ACHE crawl output", "ACHE crawler FILES output", False, _sniff_ache, _ache_read),
+    Format("captures", "archive-profiler captures file",
+           "captures as archive-profiler stores them for itself (nightly; profiler.formats.captures)",
+           True, captures_format.sniff, captures_format.captures_of_lines, internal=True),
+    Format("warc", "WARC file", "WARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_warc,
+           _warc_read, payloads=True),
+    Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
+           _warc_read, payloads=True),
+    Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
+    Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
+           cdx.captures_of_lines),
+)
 #: readers of WARC files, by name (ARC files and whole-file gzip WARCs are always read with warcio)
-WARC_READERS = {"warcio": "profiler.formats.warc", "fastwarc": "profiler.formats.warc_fast"}
+WARC_READERS = {"warcio": _warc_read, "fastwarc": _fastwarc_read}
+
+
+def register(fmt, before=None):
+    """Add a format (a plugin's: profiler.plugins), asked after the others, or just before the
+    one named ``before``."""
+    global FORMATS
+    if fmt.name in FORMATS:
+        raise ValueError("format %r: not a new name" % fmt.name)
+    entries = list(FORMATS.values())
+    at = [f.name for f in entries].index(before) if before is not None else len(entries)
+    FORMATS = _entries(*entries[:at], fmt, *entries[at:])
+    return fmt
+
+
+def listing(formats=None, conjunction="or"):
+    """The formats people give, as words: 'a CDX index, a CDXJ index, ... or ACHE crawl output'."""
+    titles = [f.title for f in (formats or FORMATS.values()) if not f.internal]
+    titles = [t if t.endswith("output") else ("an " if t[0] in "AEIOU" else "a ") + t for t in titles]
+    return titles[0] if len(titles) == 1 else "%s %s %s" % (", ".join(titles[:-1]), conjunction, titles[-1])
 
 
 def format_of(sample):
-    """{'format': name, ...} of a file from its first lines (special lines included), or
-    {'format': None, 'reason': ...}."""
-    data = [line for line in sample if not line.startswith((b"!", b"@"))]
-    if not data:
+    """{'format': name, ...} of a file from a Sample (or a list of its first lines, special lines
+    included): what the first format of the registry that knows it says; or {'format': None,
+    'reason': ...}."""
+    if not isinstance(sample, Sample):
+        sample = Sample(list(sample))
+    for fmt in FORMATS.values():
+        found = fmt.sniff(sample)
+        if found is not None:
+            return dict({"format": fmt.name}, **found)
+    if not sample.lines and sample.error is not None:
+        return {"format": None, "reason": "unreadable: %s" % sample.error}
+    if not sample.data:
         return {"format": None, "reason": "no index lines"}
-    first = data[0]
-    if cdx.is_legend(first):
-        try:
-            return {"format": "cdx", "fields": cdx.legend_letters(first)}
-        except ValueError as e:
-            return {"format": None, "reason": str(e)}
-    if first.startswith((b"WARC/", b"filedesc:")):
-        return {"format": "warc"}
-    parts = first.split(b" ", 2)
-    if len(parts) == 3 and parts[2].lstrip().startswith(b"{"):
-        return {"format": "cdxj"}
-    letters = cdx.infer_letters(data)
-    if letters is None:
-        from profiler.formats import warc
-        if warc.looks_like_arc_record(first):
-            return {"format": "warc"}
-        return {"format": None, "reason": "not a CDX/CDXJ index (unrecognised layout)"}
-    return {"format": "cdx", "fields": letters, "inferred": True}
+    return {"format": None, "reason": "not %s (unrecognised layout)" % listing()}
+
+
+def line_formats():
+    """The names of the line formats (cut into byte ranges)."""
+    return tuple(name for name, f in FORMATS.items() if f.lines)
 
 
 def choose_warc_reader(splits, name):
@@ -68,7 +210,7 @@ def choose_warc_reader(splits, name):
     try:
         import fastwarc.warc  # noqa: F401
     except ImportError:
-        raise UserError("--warc-reader fastwarc needs fastwarc: pip install 'archive-profiler[fastwarc]'")
+        raise extras.missing("--warc-reader fastwarc", "fastwarc", "fastwarc")
     return [dict(s, reader=name) if s["format"] == "warc" and not s.get("whole_gzip") else s for s in splits]
 
 
@@ -76,42 +218,21 @@ def require_detection():
     """A UserError when the detect extra (--detect-language) is not installed."""
     from profiler.model import detect
     if not detect.available():
-        raise UserError("--detect-language needs the detect extra (Resiliparse, pycld2): "
-                        "pip install 'archive-profiler[detect]'")
+        raise extras.missing("--detect-language", "detect", "Resiliparse, pycld2")
 
 
 def detect_languages(splits):
-    """Mark the WARC/ARC splits to detect the language of HTML that declares none
-    (--detect-language; index lines carry their languages and ignore it); a UserError when
-    the detect extra is not installed."""
+    """Mark the splits of formats that read payloads (WARC, ARC) to detect the language of HTML
+    that declares none (--detect-language; index lines carry their languages and ignore it); a
+    UserError when the detect extra is not installed."""
     require_detection()
-    return [dict(s, detect_language=True) if _archive(s) else s for s in splits]
+    return [dict(s, detect_language=True) if FORMATS[s["format"]].payloads else s for s in splits]
 
 
 def without_languages(splits):
-    """Mark the WARC/ARC splits not to read languages (a policy without lang levels: their
-    payloads are then only hashed, and every capture's lang is unk)."""
-    return [dict(s, read_languages=False) if _archive(s) else s for s in splits]
-
-
-def _archive(split):
-    return FORMATS[split["format"]].module == "profiler.formats.warc"
-
-
-def _module(name):
-    return importlib.import_module(name)
-
-
-def _inflating(opener):
-    """An opener whose files read the gzip-decompressed bytes of the file opener opens."""
-    import contextlib
-    import gzip
-
-    @contextlib.contextmanager
-    def open_inflated(path, mode="rb"):
-        with opener(path, mode) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as f:
-            yield f
-    return open_inflated
+    """Mark the splits of formats that read payloads not to read languages (a policy without lang
+    levels: their payloads are then only hashed, and every capture's lang is unk)."""
+    return [dict(s, read_languages=False) if FORMATS[s["format"]].payloads else s for s in splits]
 
 
 def captures(split, opener=open):
@@ -121,22 +242,25 @@ def captures(split, opener=open):
     the lines read so far.
     """
     fmt = FORMATS[split["format"]]
-    if fmt.whole_file:
-        options = {"detect_language": True} if split.get("detect_language") else {}
-        if split.get("read_languages") is False:
-            options["languages"] = False
+    if not fmt.lines:
+        options = {}
+        if fmt.payloads:
+            if split.get("detect_language"):
+                options["detect_language"] = True
+            if split.get("read_languages") is False:
+                options["languages"] = False
         if split.get("whole_gzip"):     # one gzip stream over all records: read it as it inflates
             yield "not_chunked"
-            yield from _module(WARC_READERS["warcio"]).iter_captures(split["path"], _inflating(opener), **options)
+            yield from fmt.read(split["path"], opener, inflate=True, **options)
             return
-        module = WARC_READERS[split["reader"]] if split.get("reader") else fmt.module
-        yield from _module(module).iter_captures(split["path"], opener, **options)
+        read = WARC_READERS[split["reader"]] if split.get("reader") else fmt.read
+        yield from read(split["path"], opener, **options)
         return
     counts = {}
     lines = iter_lines(split["path"], split.get("start", 0), split.get("end"), split.get("compression"), opener,
                        counts)
     try:
-        yield from _module(fmt.module).captures_of_lines(lines, split)
+        yield from fmt.read(lines, split)
     except EOFError:
         yield "truncated_file"
     except (OSError, zlib.error, ValueError):

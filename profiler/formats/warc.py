@@ -11,17 +11,12 @@ import base64
 import hashlib
 import logging
 import re
-import zlib
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.bufferedreaders import DecompressingBufferedReader
-from warcio.exceptions import ArchiveLoadFailed
 from warcio.timeutils import iso_date_to_timestamp
-from warcio.utils import BUFF_SIZE
 
-from profiler.formats import payload
+from profiler.formats import payload, warc_records
 from profiler.formats.cdx import urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 from profiler.model.language import html_language
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
@@ -45,18 +40,13 @@ def looks_like_arc_record(line):
 
 
 def gzip_problem(path, opener=open):
-    """A one-line note when a gzip WARC/ARC is one gzip stream (not a member per record: it is
-    then read sequentially, profiler.job.mapside), else None."""
+    """A one-line note when a gzip WARC/ARC is one gzip stream (its first member holds more
+    than one record: it is then read as it inflates, iter_captures(inflate=True)), else None."""
     try:
         with opener(path, "rb") as f:
-            it = ArchiveIterator(f, no_record_parse=True, arc2warc=True)
-            for i, _ in enumerate(it):
-                if i >= 1:
-                    break
-    except ArchiveLoadFailed as e:
-        if "non-chunked" in str(e):
-            return ("whole-file gzip WARC/ARC (one gzip stream, not one member per record): "
-                    "recompress it per record first (warcio recompress IN OUT)")
+            if warc_records.one_stream(f, 0):
+                return ("whole-file gzip WARC/ARC (one gzip stream, not one member per record): "
+                        "recompress it per record first (warcio recompress IN OUT)")
     except Exception:
         pass            # other damage is counted per record by the mapper
     return None
@@ -100,7 +90,7 @@ def _no_header(name):
 
 
 def capture_of(record, it, detect=None, languages=True):
-    """The capture tuple of one warcio record, or a skip-reason str. Consumes the record.
+    """The Capture of one warcio record, or a skip-reason str. Consumes the record.
     detect: the language detector for HTML that declares none (language_detector);
     languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
     rec_type = record.rec_type
@@ -146,12 +136,13 @@ def capture_of(record, it, detect=None, languages=True):
             sha1.update(buf)
         digest = base64.b32encode(sha1.digest()).decode("ascii")
     length = it.get_record_length()           # reads the record to its end
-    if getattr(record.raw_stream, "limit", 0) > 0:
+    if warc_records.cut(record):
         return "truncated_record"                # the file ended before Content-Length bytes
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
-    return (key, ts, mime, status, normalise.digest(_text(digest)), length, rec_type == "revisit", lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
+                       length=length, revisit=rec_type == "revisit", lang=lang)
 
 
 #: media types whose payload may declare its language in HTML
@@ -195,87 +186,23 @@ def _ache_mime(http):
     return _mime(http.get_header("Content-Type"))
 
 
-class _StrictReader(DecompressingBufferedReader):
-    """warcio's reader, raising on a damaged gzip member instead of writing to stderr."""
-
-    def _decompress(self, data):
-        if self.decompressor and data and self.num_block_read:
-            return self.decompressor.decompress(data)       # zlib.error: counted by the caller
-        return super()._decompress(data)
-
-
-class _QuietIterator(ArchiveIterator):
-    """warcio's iterator that never writes to stderr (mrjob's inline runner gives tasks a
-    binary stderr, so warcio's warnings would fail there and pass elsewhere)."""
-
-    def __init__(self, fileobj, **kwargs):
-        super().__init__(fileobj, **kwargs)
-        self.reader = _StrictReader(self.fh, block_size=BUFF_SIZE)
-
-    def _consume_blanklines(self):
-        """warcio's, without the 'Record not followed by newline' warning (err_count still counts)."""
-        empty_size, first_line = 0, True
-        while True:
-            line = self.reader.readline()
-            if not line:
-                return None, empty_size
-            stripped = line.rstrip()
-            if not stripped or first_line:
-                empty_size += len(line)
-                if stripped:
-                    self.err_count += 1
-                first_line = False
-                continue
-            return line, empty_size
-
-
-def _unread_tail(f, offset):
-    """True when the bytes after the last record hold more than blank lines and empty gzip
-    members: warcio ends quietly when the last record is cut inside its header."""
-    try:
-        f.seek(offset)
-        data = f.read(1 << 16)
-    except (OSError, ValueError, AttributeError):
-        return False
-    while data.startswith(b"\x1f\x8b"):
-        d = zlib.decompressobj(31)
-        try:
-            if d.decompress(data).strip() or not d.eof:
-                return True
-        except zlib.error:
-            return True
-        data = d.unused_data
-    return bool(data.strip())
-
-
-def iter_captures(path, opener=open, start=0, detect_language=False, languages=True):
-    """Yield capture tuples or skip-reason strs for every record of one WARC/ARC file
+def iter_captures(path, opener=open, start=0, detect_language=False, languages=True, inflate=False):
+    """Yield Captures or skip-reason strs for every record of one WARC/ARC file
     (from byte offset start, where a record or gzip member begins). detect_language: HTML
     that declares no language gets the detected one (--detect-language; the detect extra);
-    languages=False: no language is read, every lang is 'unk' (a policy without lang levels).
-
-    A record that cannot be read ends the file: the records before it count, and the
-    reason ('truncated_record', 'bad_record', 'whole_file_gzip') is counted once.
+    languages=False: no language is read, every lang is 'unk' (a policy without lang levels);
+    inflate: the file is one gzip stream over its records (profiler.formats.inputs.sniff):
+    it is read as it inflates, and its lengths are the uncompressed records'. How damage is
+    read around and counted: profiler.formats.warc_records.
     """
     detect = language_detector(detect_language)
+
+    def capture(record, it):
+        return capture_of(record, it, detect, languages)
     try:
         with opener(path, "rb") as f:
             if start:
                 f.seek(start)
-            it = _QuietIterator(f, arc2warc=True)
-            for record in it:
-                try:
-                    yield capture_of(record, it, detect, languages)
-                except (EOFError, zlib.error):
-                    yield "truncated_record"
-                    return
-            if _unread_tail(f, it.offset):
-                yield "truncated_record"
-    except ArchiveLoadFailed as e:
-        yield "whole_file_gzip" if "non-chunked" in str(e) else "bad_record"
-    except (EOFError, zlib.error):
-        yield "truncated_record"
+            yield from warc_records.captures(f, start, capture, inflate)
     except OSError:
         yield "unreadable_file"
-    except Exception:                    # warcio raises AttributeError, ValueError... on broken headers
-        yield "bad_record"

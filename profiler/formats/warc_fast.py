@@ -1,6 +1,6 @@
 """The optional fastwarc reader: WARC records -> the captures profiler.formats.warc gives, faster.
 
-``pip install 'archive-profiler[fastwarc]'`` and ``profile --warc-reader fastwarc``. fastwarc
+The fastwarc extra (``pip install '.[fastwarc]'`` in the checkout) and ``profile --warc-reader fastwarc``. fastwarc
 frames the records and reads WARC headers (several times faster than warcio); the
 HTTP head is parsed as warcio parses it, so captures and profile bytes are the same.
 ARC files, and WARCs fastwarc cannot open, are read with warcio. Known differences on
@@ -12,12 +12,14 @@ import hashlib
 import os
 import zlib
 
-from profiler.formats import warc
+from profiler.formats import members, warc
 from profiler.formats.cdx import urlkey
-from profiler.model import normalise
+from profiler.model import capture, normalise
 
 _BUF = 1 << 16
 _HTTP_SCHEMES = ("http:", "https:")
+#: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
+_HTTP_RECORDS = ("response", "request", "revisit")
 
 
 class _HttpHead:
@@ -93,7 +95,26 @@ def capture_of(record, head_length=None, detect=None, languages=True):
     rec_type = str(record.record_type)
     headers = {}
     for name, value in record.headers.items():          # case-insensitive, first one wins
+        if "\n" in value:
+            return "bad_record"                  # a line end without CR: warcio splits the lines
+        if "\ufffd" in value:                    # not UTF-8: decoded as warcio decodes it
+            return _with_raw_headers(record, head_length, detect, languages)
         headers.setdefault(name.lower(), value)
+    return _capture(record, rec_type, headers, head_length, detect, languages)
+
+
+def _with_raw_headers(record, head_length, detect, languages):
+    headers = {}
+    for name, value in record.headers.items_bytes():
+        if b"\n" in value:
+            return "bad_record"
+        headers.setdefault(_decode(name).lower(), _decode(value))
+    return _capture(record, str(record.record_type), headers, head_length, detect, languages)
+
+
+def _capture(record, rec_type, headers, head_length, detect, languages):
+    if rec_type in _HTTP_RECORDS and "warc-target-uri" not in headers and headers.get("content-length") != "0":
+        return "bad_record"                      # warcio cannot read it: it decides what follows
     if rec_type not in warc.CAPTURE_TYPES:
         return warc.SKIPPED_TYPES.get(rec_type, "other_record")
     if headers.get("content-type") == warc.WARC_FIELDS and rec_type == "resource":
@@ -104,12 +125,14 @@ def capture_of(record, head_length=None, detect=None, languages=True):
     if url and url.startswith("<") and url.endswith(">"):
         url = url[1:-1]
     if not url:
-        return "bad_url"
+        return "bad_record"                      # warcio decides (it may not read such a record)
     url = url.replace(" ", "%20")
     ts = warc.warc_timestamp(headers.get("warc-date"))
     if ts is None:
         return "bad_timestamp"
     content_length = record.content_length
+    if content_length is None or content_length < 0:
+        return "bad_record"                      # warcio decides what such a record is
     reader = record.reader
     http, consumed = None, 0
     if rec_type != "resource" and content_length and url.startswith(_HTTP_SCHEMES):
@@ -149,16 +172,46 @@ def capture_of(record, head_length=None, detect=None, languages=True):
     if key is None:
         return "bad_url"
     length = head_length + content_length if head_length is not None else None
-    return (key, ts, mime, status, normalise.digest(warc._text(digest)), length, rec_type == "revisit", lang)
+    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status,
+                       digest=normalise.digest(warc._text(digest)), length=length,
+                       revisit=rec_type == "revisit", lang=lang)
 
 
-def _member_starts_record(raw, pos):
-    """True when the gzip member at pos starts with a WARC record (not the rest of one)."""
-    raw.seek(pos)
+#: raw bytes before a member searched for a member that fastwarc passed over
+_EXTRA_WINDOW = 512
+#: the fewest inflated bytes a WARC record's member holds besides its block
+_LEAST_HEAD = 40
+
+
+def _next_member_follows(raw, start, pos, content_length):
+    """Whether the gzip member at pos (where fastwarc found the next record) starts a WARC
+    record and the member of the record at start, whose block holds content_length bytes, ends
+    there: no member that holds no record (empty, or only blank lines: fastwarc passes over
+    them, warcio does not) lies between. The trailer's ISIZE (the inflated size mod 2^32) must
+    hold the record's block, and no whole member may end at pos after a member start in the
+    bytes just before it."""
+    first = max(start + 1, pos - _EXTRA_WINDOW)
+    raw.seek(first)
+    data = raw.read(pos - first + 512)
+    window, head = data[:pos - first], data[pos - first:]
     try:
-        return zlib.decompressobj(31).decompress(raw.read(512), 8).startswith(b"WARC/")
+        if not zlib.decompressobj(31).decompress(head, 8).startswith(b"WARC/"):
+            return False
     except zlib.error:
         return False
+    if content_length + _LEAST_HEAD < 1 << 32 and int.from_bytes(window[-4:], "little") < content_length + _LEAST_HEAD:
+        return False
+    i = window.find(members.MEMBER_START)
+    while i >= 0:
+        inflater = zlib.decompressobj(31)
+        try:
+            inflater.decompress(window[i:])
+            if inflater.eof and not inflater.unused_data:
+                return False
+        except zlib.error:
+            pass
+        i = window.find(members.MEMBER_START, i + 1)
+    return True
 
 
 def _is_warc(path, opener):
@@ -197,7 +250,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
         return
     detect = warc.language_detector(detect_language)
     hand_over = 0
-    pending = None                       # (capture or reason, position, expected next position)
+    pending = None                       # (capture or reason, position, expected next position, Content-Length)
     with opener(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
         f.seek(0)
@@ -210,7 +263,8 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
             for record in ArchiveIterator(f, parse_http=False) if size is not None else ():
                 pos = record.stream_pos
                 if pending is not None:
-                    if pending[2] != pos if not gz else pos <= pending[1] or not _member_starts_record(raw, pos):
+                    if pending[2] != pos if not gz else (pos <= pending[1] or
+                                                         not _next_member_follows(raw, pending[1], pos, pending[3])):
                         break
                     yield _finish(pending, pos)
                     pending = None
@@ -224,7 +278,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
                 result = capture_of(record, head, detect, languages)
                 if isinstance(result, str) and result in _HAND_OVER:
                     break
-                pending = (result, pos, expected)
+                pending = (result, pos, expected, record.content_length)
             else:
                 if pending is not None and not gz and pending[2] == size:
                     yield _finish(pending, size)
@@ -239,7 +293,7 @@ def iter_captures(path, opener=open, detect_language=False, languages=True):
 
 
 def _finish(pending, next_pos):
-    result, pos, _ = pending
-    if isinstance(result, tuple) and result[5] is None:       # gzip: the member's length
-        result = result[:5] + (next_pos - pos,) + result[6:]
+    result, pos = pending[:2]
+    if not isinstance(result, str) and result.length is None:       # gzip: the member's length
+        result = result._replace(length=next_pos - pos)
     return result

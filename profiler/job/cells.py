@@ -9,40 +9,41 @@ one capture ``[values..., digest, revisit, 1, bytes, timestamp]`` (its largest l
 bytes and its last timestamp its first: a fifth less of the map output).
 """
 
-from operator import itemgetter
+from operator import attrgetter
 
 from profiler.model import criteria
-from profiler.model.capture import Capture
 
 #: slots of a cell's counts
 COUNT, BYTES, MAXLEN, FIRST, LAST = range(5)
 
-assert criteria.CRITERIA[0] is criteria.DATETIME and not criteria.DATETIME.optional
+assert criteria.CRITERIA[0] is criteria.DATETIME and criteria.DATETIME.source == "timestamp" \
+    and not criteria.DATETIME.optional
 
 
 class CellKeys:
-    """capture -> its cell key (values..., digest, revisit) under a policy."""
+    """capture (profiler.model.capture.Capture) -> its cell key (values..., digest, revisit)
+    under a policy: each criterion's value read from the capture field its source names."""
 
     def __init__(self, policy, resolve_revisits=True):
         chosen = policy.criteria
         self.k = len(chosen)
         self.period_len = policy.period_len
         self.resolve = resolve_revisits
-        rest = [Capture._fields.index(c.source) for c in chosen[1:]]
+        rest = [c.source for c in chosen[1:]]
         self._rest = (lambda capture: ()) if not rest else \
-            (lambda capture, i=rest[0]: (capture[i],)) if len(rest) == 1 else itemgetter(*rest)
+            (lambda capture, get=attrgetter(rest[0]): (get(capture),)) if len(rest) == 1 else attrgetter(*rest)
         self._blank = tuple("" if c.resolved else None for c in chosen[1:])
         self._own = [i for i, c in enumerate(chosen[1:]) if not c.resolved]
 
     def __call__(self, capture):
-        period = capture[1][:self.period_len]
-        if capture[6] and self.resolve:
+        period = capture.timestamp[:self.period_len]
+        if capture.revisit and self.resolve:
             blank = self._blank
             if self._own:
                 rest = self._rest(capture)
                 blank = tuple(rest[i] if b is None else b for i, b in enumerate(blank))
-            return (period,) + blank + (capture[4], 1)
-        return (period,) + tuple(self._rest(capture)) + (capture[4], 0)
+            return (period,) + blank + (capture.digest, 1)
+        return (period,) + tuple(self._rest(capture)) + (capture.digest, 0)
 
 
 def cell_items(ck, c):

@@ -1,9 +1,14 @@
 """The kernels of the job's steps, compiled or pure Python: chosen here, once per task.
 
 The compiled kernels (profiler.accel) and the pure-Python ones (profiler.job) write the same
-bytes. The compiled ones run when the extension loads and supports the policy: every
-criterion's value comes from a source it can parse and every level projects in a way it knows
-(profiler.model.criteria); otherwise, or with ARCHIVE_PROFILER_PURE_PYTHON=1, Python runs.
+bytes. The compiled ones run when the extension loads and supports the policy: every level of
+its criteria projects in a way the extension knows, within the bounds it declares (criteria of a
+key, levels of a criterion, combinations of a SURT level, characters of a prefix); otherwise, or
+with ARCHIVE_PROFILER_PURE_PYTHON=1, Python runs. The reduce side takes each criterion's values
+as the map side wrote them, whatever their source; the compiled map side parses a split when the
+extension parses its line format and finds every criterion's value itself (its SOURCES): a
+criterion of another source (one a plugin adds) is read by the format's Python reader, and its
+values go on to the compiled reduce side.
 """
 
 from profiler.accel import fast
@@ -11,11 +16,22 @@ from profiler.job import bigsums
 
 
 def supports(module, policy):
-    """Whether the compiled module can run a policy's steps."""
-    sources = set(getattr(module, "SOURCES", ()))
+    """Whether the compiled module can run a policy's reduce steps (step 1's expander, step 2's
+    corrections, the readers of steps 2 and 3)."""
     projections = set(getattr(module, "PROJECTIONS", ()))
-    return all(c.source in sources and all(level.kind in projections for level in c.levels)
-               for c in policy.criteria)
+    most = {name: getattr(module, name, 0) for name in ("MAX_CRITERIA", "MAX_LEVELS", "MAX_COMBINATIONS", "MAX_PREFIX")}
+    return (len(policy.criteria) <= most["MAX_CRITERIA"]
+            and all(len(c.levels) <= most["MAX_LEVELS"] and all(
+                level.kind in projections and level.n <= most["MAX_PREFIX"] for level in c.levels)
+                for c in policy.criteria)
+            and all(len(combos) <= most["MAX_COMBINATIONS"] for combos in policy.combo_sets))
+
+
+def finds_values(module, policy):
+    """Whether the compiled map side finds every criterion's value of a policy in the lines it
+    parses (each one's source is among the module's SOURCES)."""
+    sources = set(getattr(module, "SOURCES", ()))
+    return all(c.source in sources for c in policy.criteria)
 
 
 def task_preloads(policy):
@@ -63,8 +79,9 @@ class Kernels:
 
     def parses(self, line_format):
         """Whether the compiled map side reads splits of a line format ('cdx', 'cdxj'): the
-        extension says which it parses (LINE_FORMATS)."""
-        return self.module is not None and line_format in getattr(self.module, "LINE_FORMATS", ())
+        extension says which it parses (LINE_FORMATS), and it finds the policy's values there."""
+        return self.module is not None and line_format in getattr(self.module, "LINE_FORMATS", ()) \
+            and finds_values(self.module, self.policy)
 
     def aggregator(self, resolve_revisits, limit, letters):
         """The compiled map-side aggregator with a CDX parser for layout letters, or a CDXJ parser

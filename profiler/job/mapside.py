@@ -47,7 +47,7 @@ class CaptureAggregator:
         if capture.__class__ is str:
             self.skipped[capture] = self.skipped.get(capture, 0) + 1
             return False
-        urlkey, ts, length = capture[0], capture[1], capture[5]
+        urlkey, ts, length = capture.urlkey, capture.timestamp, capture.length
         if self.max_bytes is not None and length > self.max_bytes - self.bytes_total:
             bigsums.past_budget()
         self.bytes_total += length
@@ -192,9 +192,9 @@ def _map_lines_compiled(kernels, split, resolve_revisits, opener, lines=False, s
                 capture = parse(line)
                 if capture.__class__ is str:
                     skipped[capture] = skipped.get(capture, 0) + 1
-                elif capture[5] > max_bytes - agg.bytes_total:
+                elif capture.length > max_bytes - agg.bytes_total:
                     bigsums.past_budget()
-                elif agg.add_cell(capture[0], capture[1], cell_key(capture), capture[5]):
+                elif agg.add_cell(capture.urlkey, capture.timestamp, cell_key(capture), capture.length):
                     yield from flush(True)
     except EOFError:
         skipped["truncated_file"] = skipped.get("truncated_file", 0) + 1

@@ -1,7 +1,8 @@
-"""A map task's progress reports: how far it has read its split, for the client's bar.
+"""A task's progress reports: how far a map task has read its split, and a reduce task its
+input, for the client's bar.
 
-Map tasks that run on this machine (the inline, local and Spark local runners) write how far
-they are into a folder the client watches (named by ENV in their environment; the bar is
+Tasks that run on this machine (the inline, local and Spark local runners) write how far they
+are into a folder the client watches (named by ENV in their environment; the bar is
 profiler.run.progress). Without ENV a task reports nothing and pays nothing.
 """
 
@@ -72,13 +73,55 @@ class TaskProgress:
             self._write(b"0 %d 1" % captures)
 
     def _write(self, data):
-        tmp = self.path + ".%d.tmp" % os.getpid()
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.path)
-        except OSError:             # the client has gone: nothing to report to
+        if not _report(self.path, data):
             self.path = None
+
+
+def reduce_report_name(step_num, task_num):
+    """The name of a reduce task's report file (step_num from 0, as mrjob counts)."""
+    return "reduce-%d-%05d" % (step_num, task_num)
+
+
+class ReduceProgress:
+    """A reduce task's reports: bytes of its input read, of how many, at most every INTERVAL
+    seconds (``read total done``)."""
+
+    def __init__(self, step_num, task_num, environ=os.environ):
+        folder = environ.get(ENV)
+        ok = folder and os.path.isdir(folder)
+        self.path = os.path.join(folder, reduce_report_name(step_num, task_num)) if ok else None
+
+    def chunks(self, chunks, total):
+        """The buffers of chunks, reporting their bytes read of total (None or 0: not known, no
+        report)."""
+        if self.path is None or not total:
+            yield from chunks
+            return
+        read, next_report = 0, 0.0
+        for chunk in chunks:
+            read += len(chunk)
+            now = time.monotonic()
+            if now >= next_report and self.path is not None:
+                next_report = now + INTERVAL
+                self._write(b"%d %d 0" % (min(read, total), total))
+            yield chunk
+        self._write(b"%d %d 1" % (total, total))
+
+    def _write(self, data):
+        if self.path is not None and not _report(self.path, data):
+            self.path = None
+
+
+def _report(path, data):
+    """Replace a report file with data; False when the folder is gone (the client has ended)."""
+    tmp = path + ".%d.tmp" % os.getpid()
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
 
 
 def split_length(split, sizes):

@@ -7,6 +7,10 @@ when its original is not found, and what a written field may look like. Policies
 suffixes, the job's steps, queries, validation and the compiled kernels all read it from
 here; the SURT levels (root, TLD, domain, host, path, URL) are in profiler.model.keys.
 
+``CRITERIA`` is the registry; what derives from it (``NAMES``, ``BY_NAME``, ``FIELD_PATTERNS``)
+is computed from it when read, so code that reads ``criteria.CRITERIA`` when it runs sees an
+optional criterion a plugin adds with ``register`` (profiler.plugins), or a test puts there.
+
 Each level's projection is one of a few kinds (``PROJECTIONS``), so the compiled kernels can
 expand any criterion made of them without knowing it by name.
 """
@@ -16,7 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
-from profiler.model.capture import Capture
+from profiler.model import capture
 from profiler.model.normalise import REVISIT_MIME, UNKNOWN
 
 ANY = "any"
@@ -70,6 +74,9 @@ class Criterion:
     revisit: Optional[str] = None          # a revisit's value when its original is not found;
                                            # None: a revisit keeps its own value (its time)
     optional: bool = False                 # in the key only when the policy uses it
+    example: str = ""                      # what a person gives for it, for options' help ('': describe)
+    asked: Optional[Callable[[str], str]] = None   # a value a person gives -> its field (ValueError
+                                           # when it is none); None: the field as given
 
     @property
     def level_names(self):
@@ -118,6 +125,14 @@ class Criterion:
         """The compiled kernels' number of a level: 0 any, then the levels in order."""
         return 0 if level == ANY else self.level_names.index(level) + 1
 
+    def query(self, text):
+        """The key field of a value a person gives (an option, a query parameter): '-' as it is,
+        otherwise ``asked``'s answer; a ValueError when it names no value of the criterion."""
+        text = text.strip()
+        if text == ANY_FIELD or self.asked is None:
+            return text
+        return self.asked(text)
+
 
 def _datetime_levels(field):
     return {4: ("year",), 6: ("month",), 8: ("day",)}.get(len(field), ())
@@ -131,34 +146,93 @@ def _status_levels(field):
     return ("class", "code") if field == UNKNOWN else ("class",) if field.endswith("xx") else ("code",)
 
 
+def _language(text):
+    """A language a person gives ('ar', 'ar-EG', 'ara', 'unk') -> its ISO 639-3 code as profiles
+    write it (profiler.model.language); a ValueError for what names no language."""
+    from profiler.model.language import normalise_language
+    code = normalise_language(text)
+    if code == UNKNOWN and text.lower() != UNKNOWN:
+        raise ValueError("not a language (an ISO 639 code or language tag such as ara, ar or ar-EG, "
+                         "or unk): %r" % text[:40])
+    return code
+
+
 DATETIME = Criterion(
     "datetime", "timestamp",
     (Level("year", PREFIX, 4), Level("month", PREFIX, 6), Level("day", PREFIX, 8)), ("year",),
     _datetime_levels, ("2013", "201301", "20130115"),
-    r"-|[0-9]{4}|[0-9]{6}|[0-9]{8}", "'-', YYYY, YYYYMM or YYYYMMDD")
+    r"-|[0-9]{4}|[0-9]{6}|[0-9]{8}", "'-', YYYY, YYYYMM or YYYYMMDD", example="YYYY, YYYYMM or YYYYMMDD")
 MIME = Criterion(
     "mime", "mime", (Level("type", IDENTITY), Level("category", CATEGORY)), ("type",),
     _mime_levels, ("text/html", "text/*"),
-    r"[^ \t\n]+", "a media type without blanks", revisit=REVISIT_MIME)
+    r"[^ \t\n]+", "a media type without blanks", revisit=REVISIT_MIME, example="e.g. text/html or text/*")
 STATUS = Criterion(
     "status", "status", (Level("class", CLASS), Level("code", IDENTITY)), ("class",),
     _status_levels, ("2xx", "200"),
-    r"-|[1-5]xx|[0-9]{3}|unk", "'-', 'Nxx', a 3-digit code or 'unk'", revisit=UNKNOWN)
+    r"-|[1-5]xx|[0-9]{3}|unk", "'-', 'Nxx', a 3-digit code or 'unk'", revisit=UNKNOWN, example="e.g. 2xx or 404")
 
 LANG = Criterion(
     "lang", "lang", (Level("code", IDENTITY),), ("code",),
     lambda field: ("code",), ("ara",),
-    r"-|[a-z]{3}", "'-', an ISO 639-3 code or 'unk'", revisit=UNKNOWN, optional=True)
+    r"-|[a-z]{3}", "'-', an ISO 639-3 code or 'unk'", revisit=UNKNOWN, optional=True,
+    example="a language, ISO 639-3 (ara) or a tag (ar-EG), or unk", asked=_language)
 
 #: the criteria, in key order
 CRITERIA = (DATETIME, MIME, STATUS, LANG)
-NAMES = tuple(c.name for c in CRITERIA)
-BY_NAME = {c.name: c for c in CRITERIA}
 #: the criteria every profile key has
 CORE = tuple(c for c in CRITERIA if not c.optional)
 
 for _c in CRITERIA:
-    assert _c.source in Capture._fields, _c
+    assert _c.source in capture.Capture._fields, _c
+
+
+def derived(compute):
+    """A function giving compute(criteria) for the criteria registered now, computed again only
+    when they change: what a module derives from the registry, read when it is used."""
+    cache = {}
+
+    def get():
+        if cache.get("of") is not CRITERIA:
+            cache.update(of=CRITERIA, value=compute(CRITERIA))
+        return cache["value"]
+    return get
+
+
+def _field_pattern(c):
+    return re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii"))
+
+
+_DERIVED = {
+    "NAMES": derived(lambda chosen: tuple(c.name for c in chosen)),               # in key order
+    "BY_NAME": derived(lambda chosen: {c.name: c for c in chosen}),
+    "FIELD_PATTERNS": derived(lambda chosen: {c.name: _field_pattern(c) for c in chosen}),   # for bytes
+}
+
+
+def __getattr__(name):
+    """NAMES, BY_NAME and FIELD_PATTERNS of the criteria registered now (_DERIVED)."""
+    if name not in _DERIVED:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    return _DERIVED[name]()
+
+
+def register(criterion):
+    """Add an optional criterion at the end of the key order (a plugin's: profiler.plugins). Its
+    source must be a capture field (profiler.model.capture.add_field), its levels of known
+    projections; a ValueError otherwise."""
+    global CRITERIA
+    if not criterion.optional:
+        raise ValueError("criterion %s: only optional criteria are added (a core one changes every profile)"
+                         % criterion.name)
+    if criterion.name in (c.name for c in CRITERIA) or criterion.name == "surt" or not criterion.name.isidentifier():
+        raise ValueError("criterion %r: not a new name" % (criterion.name,))
+    if criterion.source not in capture.Capture._fields:
+        raise ValueError("criterion %s: no capture field %r" % (criterion.name, criterion.source))
+    if not criterion.levels or any(level.kind not in PROJECTIONS or level.name == ANY for level in criterion.levels):
+        raise ValueError("criterion %s: levels of the projections %s" % (criterion.name, ", ".join(PROJECTIONS)))
+    _field_pattern(criterion)
+    CRITERIA = CRITERIA + (criterion,)
+    return criterion
 
 
 def of_levels(names):
@@ -171,9 +245,10 @@ def of_keys(fields):
     """The criteria of a profile's !keys (['surt', 'datetime', ...]), or None when they are not
     'surt' then core criteria then optional ones, in registry order."""
     fields = list(fields)
-    if not fields or fields[0] != "surt" or not all(f in BY_NAME for f in fields[1:]):
+    by_name = _DERIVED["BY_NAME"]()
+    if not fields or fields[0] != "surt" or not all(f in by_name for f in fields[1:]):
         return None
-    chosen = tuple(BY_NAME[f] for f in fields[1:])
+    chosen = tuple(by_name[f] for f in fields[1:])
     if chosen != tuple(c for c in CRITERIA if c in chosen) or not all(c in chosen for c in CORE):
         return None
     return chosen
@@ -187,7 +262,7 @@ class KeyLayout:
         self.names = tuple(c.name for c in self.criteria)
         self.fields = ("surt",) + self.names
         self.Key = namedtuple("Key", self.fields)
-        self.patterns = {c.name: re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii")) for c in self.criteria}
+        self.patterns = {c.name: _field_pattern(c) for c in self.criteria}
 
     def split(self, key):
         """A key (str or bytes) -> Key, or None when it has not one field per key field."""
@@ -205,8 +280,6 @@ class KeyLayout:
 CORE_LAYOUT = KeyLayout(CORE)
 #: a profile key split into its fields, by name (core criteria)
 Key = CORE_LAYOUT.Key
-#: each criterion's field pattern, as bytes (validate reads bytes)
-FIELD_PATTERNS = {c.name: re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii")) for c in CRITERIA}
 
 
 def split_key(key, layout=CORE_LAYOUT):

@@ -24,7 +24,7 @@ _CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.I)
 
 
 def available():
-    """Whether the detect extra is installed (pip install 'archive-profiler[detect]')."""
+    """Whether the detect extra is installed (profiler.extras.install_command says how)."""
     try:
         import pycld2  # noqa: F401
         import resiliparse.extract.html2text  # noqa: F401

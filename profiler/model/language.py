@@ -159,14 +159,29 @@ def primary_language(value):
     return _primary(value)
 
 
-# A comment (skipped whole, so tags in IE conditional comments do not count), an html or
-# meta start tag with its attributes (quoted values may hold '>'; the prefix may end inside
-# one), or where the head ends.
-_TAGS = re.compile(
-    rb"<!--.*?(?:-->|\Z)"
-    rb"|<(html|meta)(?=[\s/>])((?:[^>\"']++|\"[^\"]*+(?:\"|\Z)|'[^']*+(?:'|\Z))*+)"
-    rb"|<(?:body|/head)(?=[\s/>])",
-    re.I | re.S)
+# The markup of a page's start, as an HTML parser reads it: comments, CDATA sections and
+# bogus comments (<!...>, <?...>, </ not followed by a letter) are skipped whole; a start or end
+# tag's attributes are read with their quoted values (which may hold '>' or '<'; the prefix may
+# end inside one); the text of script, style, title, textarea, noscript, iframe, xmp, noembed
+# and noframes runs to their end tag; what a template holds is inert. So a declaration in any
+# of those is not the page's own. _SKIP passes over text and the markup that declares nothing
+# in one match (possessive, so hostile prefixes stay linear); the scan sees only the tags that
+# matter.
+_TEXT_ELEMENTS = (b"script", b"style", b"title", b"textarea", b"noscript", b"iframe", b"xmp", b"noembed",
+                  b"noframes")
+_NAME_END = rb"(?=[\s/>]|\Z)"
+_TAG_REST = rb"""(?:[^>"']++|"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))*+(?:>|\Z)"""
+_STARTS = rb"(?:html|meta|body|template|plaintext|" + b"|".join(_TEXT_ELEMENTS) + rb")" + _NAME_END
+_SKIP = re.compile(
+    rb"(?:[^<]++"
+    rb"|<(?!" + _STARTS + rb")[a-zA-Z][^\s/>]*+" + _TAG_REST +
+    rb"|</(?!(?:head|template)" + _NAME_END + rb")[a-zA-Z][^\s/>]*+" + _TAG_REST +
+    rb"|<!--(?:>|->|(?:[^-]++|-(?!->))*+-->)"                                # comments (<!-->, <!--->)
+    rb"|<!\[CDATA\[(?:[^\]]++|\](?!\]>))*+\]\]>"
+    rb"|<!(?!--|\[CDATA\[)[^>]*+>|<\?[^>]*+>|</(?![a-zA-Z])[^>]*+>"         # bogus comments
+    rb"|<(?![!?/a-zA-Z]))*+", re.I)
+_TAG = re.compile(rb"<(/?)([a-zA-Z][^\s/>]*+)(" + _TAG_REST + rb")")
+_TEXT_ENDS = {name: re.compile(rb"</" + name + _NAME_END, re.I) for name in _TEXT_ELEMENTS}
 _ATTRS = re.compile(rb"""([^\s"'>/=]+)\s*(?:=\s*(?:"([^"]*)(?:"|\Z)|'([^']*)(?:'|\Z)|([^\s>]+)))?""")
 _UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
@@ -201,30 +216,54 @@ def _ascii_compatible(prefix):
 
 
 def _scan(prefix, cut):
-    """(<html lang> code, else meta content-language code) of a prefix; cut: it is the start
-    of a longer payload, so a tag at its end may be cut short (lang="fil" read as "fi")."""
+    """(<html lang> code, else meta content-language code) of a prefix, from the page's own
+    markup until its head ends (<body, </head>); cut: it is the start of a longer payload, so a
+    tag that runs to its end may be cut short (lang="fil" read as "fi")."""
     found = None
-    for m in _TAGS.finditer(prefix):
-        if cut and m.end() == len(prefix):
-            break
-        name = m.group(1)
-        if name is None:
-            if m.group(0)[:4] != b"<!--":
-                break                                       # the head has ended
-            continue
-        raw = m.group(2).lower()
-        if name.lower() == b"html":
-            if b"lang" in raw:
-                attrs = _attributes(raw)
-                value = attrs.get(b"lang") or attrs.get(b"xml:lang")
+    inert = 0                                        # templates open around this point
+    pos, size = 0, len(prefix)
+    while True:
+        pos = _SKIP.match(prefix, pos).end()
+        m = _TAG.match(prefix, pos)
+        if m is None:                                # the end, or a comment or CDATA not closed
+            return found
+        attrs, end = m.group(3), m.end()
+        if cut and not attrs.endswith(b">"):
+            return found                             # a tag the prefix may cut short
+        name = m.group(2).lower()
+        if m.group(1):                               # </head>, </template>
+            if name == b"template":
+                inert = max(0, inert - 1)
+            elif not inert:
+                return found
+        elif name == b"template":
+            inert += 1
+        elif name in _TEXT_ENDS:                     # its text runs to its end tag
+            close = _TEXT_ENDS[name].search(prefix, end)
+            if close is None:
+                return found
+            end = close.start()
+        elif name == b"plaintext" or (name == b"body" and not inert):
+            return found
+        elif inert or name == b"body":
+            pass
+        elif name == b"html":
+            attrs = attrs.lower()
+            if b"lang" in attrs:
+                values = _attributes(attrs)
+                value = values.get(b"lang") or values.get(b"xml:lang")
                 code = _declared(value) if value else None
                 if code is not None:
                     return code
-        elif found is None and b"content-language" in raw:
-            attrs = _attributes(raw)
-            if attrs.get(b"http-equiv", b"").strip() == b"content-language":
-                found = _declared(attrs.get(b"content", b""))
-    return found
+        elif found is None:                          # a meta
+            attrs = attrs.lower()
+            if b"content-language" in attrs:
+                values = _attributes(attrs)
+                if values.get(b"http-equiv", b"").strip() == b"content-language":
+                    found = _declared(values.get(b"content", b""))
+        if end >= size:
+            return found
+        pos = end
 
 
 def html_language(prefix, content_language_header=None, cut=None):

@@ -22,9 +22,6 @@ import sys
 from profiler.errors import UserError
 from profiler.model import criteria
 
-CRITERIA = criteria.NAMES
-CHOICES = {c.name: c.level_names for c in criteria.CRITERIA}
-DEFAULT_LEVELS = {c.name: c.default_levels for c in criteria.CRITERIA}
 LEVEL_TYPES = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
 #: the SURT levels only a policy with registered_domains has
 REGISTERED_ONLY = ("suffix", "subdomain")
@@ -33,6 +30,19 @@ POLICY_DIRS = (
     os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "conf", "policies"),
     os.path.join(sys.prefix, "share", "archive-profiler", "policies"),
 )
+
+
+def __getattr__(name):
+    """CRITERIA (the criteria's names), CHOICES ({criterion: its levels but any}) and
+    DEFAULT_LEVELS ({criterion: the levels a policy that names none enables}), of the criteria
+    registered now (profiler.model.criteria)."""
+    if name == "CRITERIA":
+        return criteria.NAMES
+    if name == "CHOICES":
+        return {c.name: c.level_names for c in criteria.CRITERIA}
+    if name == "DEFAULT_LEVELS":
+        return {c.name: c.default_levels for c in criteria.CRITERIA}
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 class PolicyError(UserError):
@@ -54,20 +64,21 @@ class Policy:
         #: host-label wildcards by the Public Suffix List (profiler.model.domains) instead of by count
         self.registered_domains = bool(config.get("registered_domains", False))
         levels = config.get("levels") or {}
-        if not isinstance(levels, dict) or set(levels) - set(CRITERIA):
-            raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(CRITERIA)))
+        if not isinstance(levels, dict) or set(levels) - set(criteria.NAMES):
+            raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(criteria.NAMES)))
         #: the criteria of this policy's keys, in key order (!keys)
         self.criteria = criteria.of_levels(levels)
         self.names = tuple(c.name for c in self.criteria)
         self.levels = {}
         for criterion in self.names:
-            chosen = levels.get(criterion, list(DEFAULT_LEVELS[criterion]))
+            crit = criteria.BY_NAME[criterion]
+            chosen = levels.get(criterion, list(crit.default_levels))
             chosen = [chosen] if isinstance(chosen, str) else list(chosen or [])
             for c in chosen:
-                if c not in CHOICES[criterion]:
+                if c not in crit.level_names:
                     raise PolicyError("%s: levels.%s: unknown level %r (choose from %s)"
-                                      % (source, criterion, c, ", ".join(CHOICES[criterion])))
-            self.levels[criterion] = ["any"] + [c for c in CHOICES[criterion] if c in chosen]
+                                      % (source, criterion, c, ", ".join(crit.level_names)))
+            self.levels[criterion] = ["any"] + [c for c in crit.level_names if c in chosen]
         emit = config.get("emit") or {}
         if not isinstance(emit, dict) or set(emit) - set(LEVEL_TYPES):
             raise PolicyError("%s: emit must map level names (%s) to combinations"

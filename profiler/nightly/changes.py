@@ -170,13 +170,22 @@ def svg(report, top=12):
             'font-size="12">\n%s\n</svg>\n' % (w, y, "\n".join(parts)))
 
 
+def documents(old_path, new_path, svg_name, top=TOP, note=None):
+    """(report, {suffix: bytes}) of the change report from old_path to new_path: its JSON
+    (.changes.json), its chart (.changes.svg) and its Markdown (.changes.md), which shows the
+    chart by the file name svg_name."""
+    report = compare(old_path, new_path, top, note)
+    text = markdown(report, top).replace("\n", "\n\n![growth by year and TLD](%s)\n" % svg_name, 1)
+    return report, {".changes.json": jsonnum.dumps(report, option=orjson.OPT_INDENT_2) + b"\n",
+                    ".changes.svg": svg(report).encode("utf-8"),
+                    ".changes.md": text.encode("utf-8")}
+
+
 def write(old_path, new_path, json_path, md_path, top=TOP, note=None):
     """Write the report beside the profile (JSON, Markdown and, named like the Markdown with .svg,
     its chart; each atomically). Returns the report."""
-    report = compare(old_path, new_path, top, note)
     svg_path = md_path[:-3] + ".svg" if md_path.endswith(".md") else md_path + ".svg"
-    write_bytes_atomic(json_path, jsonnum.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-    write_bytes_atomic(svg_path, svg(report).encode("utf-8"))
-    text = markdown(report, top).replace("\n", "\n\n![growth by year and TLD](%s)\n" % os.path.basename(svg_path), 1)
-    write_bytes_atomic(md_path, text.encode("utf-8"))
+    report, data = documents(old_path, new_path, os.path.basename(svg_path), top, note)
+    for path, suffix in ((json_path, ".changes.json"), (svg_path, ".changes.svg"), (md_path, ".changes.md")):
+        write_bytes_atomic(path, data[suffix])
     return report

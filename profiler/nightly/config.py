@@ -1,10 +1,13 @@
 """The nightly run's configuration: a YAML file (conf/nightly.yaml), checked into one object.
 
 Relative paths in the file are taken from the file's folder, so a config and the archive it
-describes can move together. Every mistake is a one-line UserError naming the key.
+describes can move together. Every mistake is a one-line UserError naming the key, whatever the
+file holds: bytes that are not UTF-8, YAML of any shape, values of any type, NUL bytes in paths.
 """
 
 import os
+import re
+import stat
 
 import yaml
 
@@ -33,7 +36,12 @@ DEFAULTS = {
     "settle_seconds": 0,
     "report": True,
     "mementomap": None,
+    "file_mode": 0o644,
+    "trust_folders": False,
 }
+#: bytes of a config file read (a config is a few kilobytes)
+MAX_CONFIG_BYTES = 1 << 20
+_OCTAL_MODE = re.compile(r"\A0?[oO]?([0-7]{3,4})\Z")
 
 
 class ConfigError(UserError):
@@ -48,34 +56,45 @@ class NightlyConfig:
         base = os.path.dirname(os.path.abspath(source)) if source != "<config>" else os.getcwd()
         if not isinstance(data, dict):
             raise ConfigError("%s: not a mapping of settings" % source)
-        unknown = set(data) - set(DEFAULTS) - {"inputs", "output_dir"}
+        unknown = [k for k in data if k not in DEFAULTS and k not in ("inputs", "output_dir")]
         if unknown:
-            raise ConfigError("%s: unknown key %r (known: %s)" % (
-                source, sorted(unknown)[0], ", ".join(["inputs", "output_dir"] + sorted(DEFAULTS))))
+            raise ConfigError("%s: unknown key %s (known: %s)" % (
+                source, _shown(sorted(unknown, key=repr)[0]), ", ".join(["inputs", "output_dir"] + sorted(DEFAULTS))))
         for key, value in DEFAULTS.items():
             setattr(self, key, data.get(key, value))
         inputs = data.get("inputs")
         if isinstance(inputs, str):
             inputs = [inputs]
-        if not inputs or not all(isinstance(i, str) for i in inputs):
+        if not inputs or not isinstance(inputs, list) or not all(isinstance(i, str) and i for i in inputs):
             raise ConfigError("%s: inputs must list files, folders, globs or manifests" % source)
+        _no_nul(source, "inputs", inputs)
         self.inputs = [i if "://" in i else os.path.join(base, os.path.expanduser(i)) for i in inputs]
-        if not isinstance(data.get("output_dir"), str):
+        if not isinstance(data.get("output_dir"), str) or not data["output_dir"]:
             raise ConfigError("%s: output_dir (where profiles are published) is required" % source)
+        _no_nul(source, "output_dir", [data["output_dir"]])
         self.output_dir = os.path.join(base, os.path.expanduser(data["output_dir"]))
+        if self.state_dir is not None and not isinstance(self.state_dir, str):
+            raise ConfigError("%s: state_dir must be a folder name, or null (OUTPUT_DIR/.nightly)" % source)
+        _no_nul(source, "state_dir", [self.state_dir or ""])
         self.state_dir = os.path.join(base, os.path.expanduser(self.state_dir)) if self.state_dir \
             else os.path.join(self.output_dir, ".nightly")
         self.mrjob_conf = [os.path.join(base, p) for p in _strings(self.mrjob_conf, "mrjob_conf", source)]
         self.mrjob_args = _strings(self.mrjob_args, "mrjob_args", source)
-        if isinstance(self.policy, str) and (os.sep in self.policy or self.policy.endswith((".yaml", ".yml"))):
+        if not isinstance(self.policy, str) or not self.policy:
+            raise ConfigError("%s: policy must be a bundled policy name (e.g. default) or a policy YAML file"
+                              % source)
+        _no_nul(source, "policy", [self.policy])
+        if os.sep in self.policy or self.policy.endswith((".yaml", ".yml")):
             self.policy = os.path.join(base, self.policy)
+        self.file_mode = _mode(self.file_mode, source)
         self._check(source)
 
     def _check(self, source):
         def bad(key, why):
             raise ConfigError("%s: %s %s" % (source, key, why))
-        if not isinstance(self.name, str) or not self.name or "/" in self.name or self.name.startswith("."):
-            bad("name", "must be a plain file name stem (e.g. archive)")
+        if not isinstance(self.name, str) or not self.name or "/" in self.name or self.name.startswith(".") \
+                or not self.name.isprintable() or len(self.name) > 200:
+            bad("name", "must be a plain file name stem of printable characters (e.g. archive)")
         if self.runner not in RUNNERS:
             bad("runner", "must be one of %s" % ", ".join(RUNNERS))
         if self.delta_runner not in RUNNERS + (None,):
@@ -93,15 +112,17 @@ class NightlyConfig:
         from profiler.formats.inputs import MIN_SPLIT_SIZE
         if self.split_size < MIN_SPLIT_SIZE:
             bad("split_size", "must be at least %d (1M)" % MIN_SPLIT_SIZE)
+        from profiler.runtime.preflight import MAX_CORES
         if self.cores is not None and (isinstance(self.cores, bool) or not isinstance(self.cores, int)
-                                       or self.cores < 1):
-            bad("cores", "must be a whole number >= 1")
-        for key in ("resolve_revisits", "report", "detect_language"):
+                                       or not 1 <= self.cores <= MAX_CORES):
+            bad("cores", "must be a whole number from 1 to %d (processes of the local runner), or null "
+                         "(all cores)" % MAX_CORES)
+        for key in ("resolve_revisits", "report", "detect_language", "trust_folders"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "must be true or false")
         if self.mementomap not in (None, "surt", "surt,datetime"):
             bad("mementomap", "must be surt, surt,datetime or null (no map)")
-        if self.archive_uri is not None and not isinstance(self.archive_uri, str):
+        if self.archive_uri is not None and (not isinstance(self.archive_uri, str) or "\0" in self.archive_uri):
             bad("archive_uri", "must be a URI")
 
     def identity(self, policy_dict):
@@ -119,18 +140,55 @@ def _strings(value, key, source):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError("%s: %s must be a list of strings" % (source, key))
+    _no_nul(source, key, value)
     return list(value)
 
 
+def _no_nul(source, key, values):
+    if any("\0" in v for v in values):
+        raise ConfigError("%s: %s holds a NUL byte (\\0), which no path or argument may hold" % (source, key))
+
+
+def _mode(value, source):
+    """A file mode from 0644 (YAML reads it as octal), '0644', '644' or '0o644'; at most 0777."""
+    if isinstance(value, str) and _OCTAL_MODE.match(value):
+        value = int(_OCTAL_MODE.match(value).group(1), 8)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0o777:
+        raise ConfigError("%s: file_mode must be a file mode from 0000 to 0777, e.g. 0644 or '0640'" % source)
+    return value
+
+
+def _shown(value):
+    """A value from the file, short and on one line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def load(path):
-    """Read and check a nightly config file."""
+    """Read and check a nightly config file (a regular file of UTF-8 YAML, at most 1 MiB)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise ConfigError("config not found: %s" % path)
     except OSError as e:
         raise ConfigError("cannot read config %s: %s" % (path, e.strerror or e))
-    except yaml.YAMLError as e:
-        raise ConfigError("%s: not YAML (%s)" % (path, str(e).splitlines()[0]))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError("config %s is not a regular file" % path)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise ConfigError("cannot read config %s: %s" % (path, e.strerror or e))
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError("config %s is larger than %d bytes: not a nightly config" % (path, MAX_CONFIG_BYTES))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError("%s: not UTF-8 text (byte %d)" % (path, e.start))
+    try:
+        data = yaml.safe_load(text)
+    except Exception as e:              # whatever the YAML library makes of the text: one line
+        raise ConfigError("%s: not YAML (%s)" % (path, (str(e).splitlines() or [type(e).__name__])[0]))
     return NightlyConfig(data, path)

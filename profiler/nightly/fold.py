@@ -86,7 +86,7 @@ def fold(old_path, delta_path, out_path, header, keys_urir=frozenset(), keys_dig
 
     def lines():
         yield from header
-        yield from merged_profile_lines(paths, disjoint_of, counts, check=False)
+        yield from merged_profile_lines(paths, disjoint_of, counts)
     write_atomic(out_path, lines())
     return counts
 

@@ -1,127 +1,253 @@
-"""What a nightly run owns, and so may remove: nothing else is ever deleted.
+"""What a nightly run owns, and so may remove or replace: nothing else is ever touched.
 
 - The output folder's ``.NAME.owner`` marker names the state folder of the config that
   publishes NAME there; a second config with the same output folder and name is refused
   instead of pruning the first one's versions.
-- Scratch files live in a work folder the run creates (``STATE_DIR/.work-XXXXXXXX``) and marks
-  with ``WORK_MARKER``; only marked work folders are removed.
-- The URI-R and digest sets are recorded in ``sets-ledger.json`` as they are placed; only set
-  files the ledger lists are removed.
+- A ``Ledger`` in the state folder lists what the run placed in one folder, each with its
+  identity: inode and type, and for a regular file also its size and modification time. An
+  entry is the run's own only while it is there with that identity: a file someone replaced,
+  edited or put under one of nightly's names is not, and is never removed or replaced (a
+  changed file is forgotten and left alone). The ledgers: ``outputs-ledger.json`` (versions,
+  reports, maps, NAME-latest links), ``sets-ledger.json`` (URI-R and digest sets) and
+  ``work-ledger.json`` (work folders). An entry is recorded before its file takes its name,
+  so a run killed in between leaves nothing it cannot prove.
+- A night's scratch files live in a work folder (``STATE_DIR/.work-XXXXXXXX``, mode 0700),
+  recorded in the work ledger as soon as it is made and removed with everything in it.
 """
 
 import os
 import re
-import shutil
-import tempfile
+import secrets
+import stat
 
 import orjson
 
 from profiler.errors import UserError
-from profiler.files.output import write_bytes_atomic
+from profiler.nightly.folder import UnsafeFile
 
 WORK_PREFIX = ".work-"
-WORK_MARKER = ".archive-profiler-nightly-work"
-LEDGER = "sets-ledger.json"
-SET_NAME = re.compile(r"^(urirs|digests)-\d{8}T\d{6}Z(?:_\d+)?\.gz$")
+OUTPUTS_LEDGER = "outputs-ledger.json"
+SETS_LEDGER = "sets-ledger.json"
+WORK_LEDGER = "work-ledger.json"
+LEDGER_FORMAT = 1
+LEDGER_LIMIT = 64 << 20
+MARKER_LIMIT = 1 << 16
+_NAME = re.compile(r"\A[^/\x00]{1,255}\Z")
+_TYPES = {"file": stat.S_IFREG, "link": stat.S_IFLNK, "dir": stat.S_IFDIR}
 
 
-def owner_marker(output_dir, name):
-    return os.path.join(output_dir, ".%s.owner" % name)
+def identity(st):
+    """What proves an entry is still the one placed: type and inode; a file's size and mtime."""
+    kinds = {v: k for k, v in _TYPES.items()}
+    out = {"type": kinds.get(stat.S_IFMT(st.st_mode), "other"), "ino": st.st_ino}
+    if stat.S_ISREG(st.st_mode):
+        out.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return out
 
 
-def claim_output(output_dir, name, state_dir):
-    """Write or check the owner marker: UserError when another config publishes NAME here."""
-    marker = owner_marker(output_dir, name)
-    me = os.path.realpath(state_dir)
-    try:
-        with open(marker, "rb") as f:
-            owner = orjson.loads(f.read()).get("state_dir")
-    except FileNotFoundError:
-        write_bytes_atomic(marker, orjson.dumps({"state_dir": me}) + b"\n")
-        return
-    except (OSError, ValueError, AttributeError):
-        raise UserError("%s is not an owner marker this tool wrote: move it away if no other "
-                        "nightly config publishes %r in %s" % (marker, name, output_dir))
-    if owner != me:
-        raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder is %s (see %s); "
-                        "give this config another name or output_dir" % (output_dir, name, owner, marker))
+class LedgerError(UserError):
+    """A ledger that is not one this tool wrote (one line naming it, exit status 2)."""
 
 
-def make_work_folder(state_dir):
-    """A fresh, marked scratch folder in the state folder."""
-    folder = tempfile.mkdtemp(prefix=WORK_PREFIX, dir=state_dir)
-    with open(os.path.join(folder, WORK_MARKER), "wb"):
-        pass
-    return folder
+def _entries_of(value, path):
+    """{name: [identity, ...]} of a ledger's JSON value, checked; LedgerError otherwise."""
+    def bad(why):
+        return LedgerError("%s is not a ledger this tool wrote (%s): restore it, or move it away (the files it "
+                           "lists are then kept)" % (path, why))
+    if not isinstance(value, dict) or value.get("format") != LEDGER_FORMAT or not isinstance(value.get("files"), dict):
+        raise bad("expected {\"format\": 1, \"files\": {...}}")
+    out = {}
+    for name, ids in value["files"].items():
+        if not _NAME.match(name) or name in (".", ".."):
+            raise bad("a name that is not a plain file name")
+        if not isinstance(ids, list) or not all(isinstance(i, dict) and i.get("type") in _TYPES and
+                                                all(type(i.get(k)) is int for k in
+                                                    (("ino", "size", "mtime_ns") if i["type"] == "file" else ("ino",)))
+                                                for i in ids):
+            raise bad("entry %r is not a list of identities" % name[:80])
+        out[name] = ids
+    return out
 
 
-def is_work_folder(path):
-    return (os.path.basename(path).startswith(WORK_PREFIX) and not os.path.islink(path)
-            and os.path.isdir(path) and os.path.isfile(os.path.join(path, WORK_MARKER)))
+class Ledger:
+    """The entries this tool placed in ``folder``, kept in the file ``filename`` of ``state``.
+    Writes go through a temp file in ``scratch`` (the work folder; None: the state folder)."""
 
+    def __init__(self, state, filename, folder, scratch=None):
+        self.state = state
+        self.filename = filename
+        self.folder = folder
+        self.scratch = scratch
+        self._entries = None
 
-def remove_work_folders(state_dir):
-    """Remove the marked work folders earlier runs left. Returns their names."""
-    removed = []
-    for entry in sorted(os.listdir(state_dir)):
-        path = os.path.join(state_dir, entry)
-        if is_work_folder(path):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(entry)
-    return removed
+    @property
+    def path(self):
+        return self.state.join(self.filename)
 
+    def exists(self):
+        return self.state.checked(self.filename) is not None
 
-def remove_work_folder(folder):
-    if is_work_folder(folder):
-        shutil.rmtree(folder, ignore_errors=True)
+    def entries(self):
+        """{name: [identity, ...]} (read once, then kept up to date)."""
+        if self._entries is None:
+            data = self.state.read(self.filename, LEDGER_LIMIT)
+            if data is None:
+                self._entries = {}
+            else:
+                try:
+                    value = orjson.loads(data)
+                except orjson.JSONDecodeError as e:
+                    raise LedgerError("%s is unreadable (%s): restore it, or move it away (the files it lists "
+                                      "are then kept)" % (self.path, str(e).splitlines()[0]))
+                self._entries = self._migrated(value) if isinstance(value, list) else _entries_of(value, self.path)
+        return self._entries
 
+    def _migrated(self, names):
+        """The entries of a ledger that lists only names (sets-ledger.json of earlier versions): the
+        listed regular files as they are now."""
+        if not all(isinstance(n, str) for n in names):
+            raise LedgerError("%s: expected a list of file names" % self.path)
+        out = {}
+        for name in names:
+            st = self.folder.lstat(name) if _NAME.match(name) and name not in (".", "..") else None
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                out[name] = [identity(st)]
+        return out
 
-class SetsLedger:
-    """The set files this tool placed in the sets folder."""
-
-    def __init__(self, state_dir, sets_dir):
-        self.path = os.path.join(state_dir, LEDGER)
-        self.sets_dir = sets_dir
+    def _save(self, entries):
+        data = orjson.dumps({"format": LEDGER_FORMAT, "files": entries}, option=orjson.OPT_SORT_KEYS) + b"\n"
+        # the file is fsynced, the folder not: a crash may bring back the ledger before this write,
+        # which only keeps (never removes) what it would have listed
+        self.state.write(self.filename, data, self.scratch, sync_folder=False)
+        self._entries = entries
 
     def names(self):
-        try:
-            with open(self.path, "rb") as f:
-                names = orjson.loads(f.read())
-        except FileNotFoundError:
-            return set()
-        except (OSError, ValueError) as e:
-            raise UserError("%s is unreadable (%s): move it away (set files it listed are then kept)"
-                            % (self.path, e))
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise UserError("%s: expected a list of file names" % self.path)
-        return set(names)
+        return sorted(self.entries())
 
-    def _write(self, names):
-        write_bytes_atomic(self.path, orjson.dumps(sorted(names)) + b"\n")
+    def record(self, items, also=False):
+        """Record {name: stat} (also: besides the identities already recorded for the name)."""
+        entries = dict(self.entries())
+        for name, st in items.items():
+            entries[name] = (entries.get(name, []) if also else []) + [identity(st)]
+        self._save(entries)
 
-    def record(self, name):
-        """Call before the set file is placed, so that a kill in between leaves it removable."""
-        self._write(self.names() | {name})
+    def forget(self, names):
+        entries = {n: ids for n, ids in self.entries().items() if n not in set(names)}
+        if len(entries) != len(self.entries()):
+            self._save(entries)
 
-    def adopt(self, names):
-        """Add set files the committed state names (they are this tool's)."""
-        known = self.names()
-        if not known.issuperset(names):
-            self._write(known | set(names))
+    def owns(self, name, st=None):
+        """Whether name in the folder is an entry this tool placed, as it placed it."""
+        ids = self.entries().get(name)
+        if not ids:
+            return False
+        st = st or self.folder.lstat(name)
+        return st is not None and identity(st) in ids
 
-    def prune(self, keep):
-        """Remove listed set files not in keep (never anything the ledger does not list)."""
-        names, removed = self.names(), []
-        for name in sorted(names - set(keep)):
-            path = os.path.join(self.sets_dir, name)
-            if SET_NAME.match(name) and os.path.isfile(path) and not os.path.islink(path):
-                os.unlink(path)
+    def remove(self, names):
+        """Remove those of names that are provably this tool's, and forget them all (a missing or
+        changed entry is left alone). Returns the names removed."""
+        removed = []
+        for name in names:
+            st = self.folder.lstat(name)
+            if st is not None and self.owns(name, st) and self.folder.remove(name, st):
                 removed.append(name)
-            if not os.path.lexists(path):
-                names.discard(name)
-        self._write(names)
+        self.forget(names)
         return removed
 
+    def changed(self, names):
+        """Those of names that are there but not as this tool placed them."""
+        out = []
+        for name in names:
+            st = self.folder.lstat(name)
+            if st is not None and not self.owns(name, st):
+                out.append(name)
+        return out
+
+
+# ---------------------------------------------------------------- the output folder's owner marker
+
+def owner_marker(name):
+    return ".%s.owner" % name
+
+
+def claim_output(out, name, state_dir, create=True):
+    """Check the owner marker in the output folder out (a Folder), and write it when missing and
+    create: UserError when another config publishes NAME there, or when the marker is not one
+    this tool wrote."""
+    marker = owner_marker(name)
+    me = os.path.realpath(state_dir)
+    data = out.read(marker, MARKER_LIMIT)
+    if data is None:
+        if not create:
+            return
+        try:
+            out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
+        except FileExistsError:
+            raise UnsafeFile("%s appeared while nightly was making it: move it away" % out.join(marker))
+        return
+    try:
+        owner = orjson.loads(data).get("state_dir")
+    except (orjson.JSONDecodeError, AttributeError):
+        owner = None
+    if not isinstance(owner, str) or not owner.isprintable():
+        raise UserError("%s is not an owner marker this tool wrote: move it away if no other nightly config "
+                        "publishes %r in %s" % (out.join(marker), name, out.path))
+    if owner != me:
+        raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder is %s (see %s); "
+                        "give this config another name or output_dir" % (out.path, name, owner[:300],
+                                                                         out.join(marker)))
+
+
+# ---------------------------------------------------------------- work folders
+
+class WorkFolders:
+    """The night's work folder in the state folder, and those killed runs left."""
+
+    def __init__(self, state):
+        self.state = state
+        self.ledger = Ledger(state, WORK_LEDGER, state)
+
+    def make(self):
+        """A new work folder (a Folder, mode 0700), recorded before anything is written in it;
+        then the work folders earlier runs left are removed. Returns (folder, names removed)."""
+        for _ in range(100):
+            name = WORK_PREFIX + secrets.token_hex(4)
+            try:
+                os.mkdir(name, 0o700, dir_fd=self.state.fd)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise UnsafeFile("cannot make a work folder in %s: %s" % (self.state.path, e.strerror or e))
+        else:
+            raise UnsafeFile("cannot make a work folder in %s" % self.state.path)
+        folder = self.state.sub(name, make=False)
+        self.ledger.scratch = folder
+        earlier = self.ledger.names()
+        self.ledger.record({name: self.state.lstat(name)})
+        return folder, self.ledger.remove(earlier)
+
+    def remove(self, folder):
+        """Remove the night's work folder: its content, then its ledger entry, then the folder."""
+        name = os.path.basename(folder.path)
+        st = self.state.lstat(name)
+        if st is None or not self.ledger.owns(name, st):
+            folder.close()
+            return
+        for entry in folder.names():
+            sub = folder.lstat(entry)
+            if sub is not None:
+                folder.remove(entry, sub)
+        self.ledger.forget([name])          # written through the (now empty) work folder
+        folder.close()
+        try:
+            os.rmdir(name, dir_fd=self.state.fd)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- inputs
 
 def not_own_files(files, output_dir, name, state_dir):
     """(files, dropped): the inputs that are not this config's outputs (NAME-* and .NAME* in the
@@ -138,3 +264,4 @@ def not_own_files(files, output_dir, name, state_dir):
         own = real.startswith(state) or (folder == out and base.startswith((name + "-", "." + name)))
         (dropped if own else kept).append(path)
     return kept, dropped
+

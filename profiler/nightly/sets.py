@@ -15,12 +15,11 @@ import tempfile
 
 import orjson
 
-from profiler.formats import inputs as inputs_mod, registry
+from profiler.formats import captures as captures_format, inputs as inputs_mod, registry
 
 SPILL = 1000000
 CHUNK_ITEMS = 100000
 CHUNK_BYTES = 8 << 20
-REVISIT_MIME = "warc/revisit"
 
 
 class SortedSet:
@@ -139,9 +138,10 @@ def union(path, new_sorted, out_path, common=None):
 class Scan:
     """One client-side pass over input files: their URI-Rs, digests and (optionally) captures.
 
-    ``captures_path``: also write every capture, normalised, as a CDXJ line (urlkey, timestamp,
-    mime, status, digest, length), so subsets of them can be profiled later. ``pairs``: also keep
-    the (urlkey, digest) pairs in memory (a night's worth, for the revisit check).
+    ``captures_path``: also write every capture into a captures file (every field by name:
+    profiler.formats.captures), so subsets of them can be profiled later as they were read.
+    ``pairs``: also keep the (urlkey, digest) pairs in memory (a night's worth, for the revisit
+    check).
     """
 
     def __init__(self, folder, captures_path=None, pairs=False):
@@ -173,29 +173,27 @@ class Scan:
         return self
 
     def _add(self, capture, out):
-        urlkey, ts, mime, status, digest, length, revisit, lang = capture
-        u = urlkey.encode("utf-8", "surrogateescape")
+        u = capture.urlkey.encode("utf-8", "surrogateescape")
         self.captures += 1
         self.urirs.add(u)
-        if digest != "-":
-            d = digest.encode("utf-8", "surrogateescape")
+        if capture.digest != "-":
+            d = capture.digest.encode("utf-8", "surrogateescape")
             self.digests.add(d)
             if self.pairs is not None:
                 self.pairs.add((u, d))
         if out is not None:
-            out.write(b"%s %s %s\n" % (u, ts.encode("ascii"), orjson.dumps(
-                {"mime": REVISIT_MIME if revisit else mime, "status": status, "digest": digest,
-                 "length": length, "lang": lang})))
+            out.write(captures_format.line(capture))
 
 
 def write_subset(captures_path, out_path, keep):
-    """Copy the lines of a Scan's captures file for which ``keep(urlkey, digest)`` is true."""
+    """Copy the lines of a Scan's captures file for which ``keep(urlkey, digest)`` is true (both
+    bytes): a captures file of those captures."""
     n = 0
     with open(captures_path, "rb") as f, open(out_path, "wb") as out:
         for line in f:
-            urlkey, _, rest = line.partition(b" ")
-            digest = orjson.loads(rest.partition(b" ")[2])["digest"].encode("utf-8", "surrogateescape")
-            if keep(urlkey, digest):
+            record = orjson.loads(line)
+            if keep(record["urlkey"].encode("utf-8", "surrogateescape"),
+                    record["digest"].encode("utf-8", "surrogateescape")):
                 out.write(line)
                 n += 1
     return n

@@ -4,30 +4,36 @@
 place nothing a reader uses has changed, and a run killed at any moment leaves the previous
 state (and its profile) to the next run. It records the inputs (path, size, mtime, optionally
 a SHA-256), the current version and its URI-R and digest sets, the kept versions and what
-the config said the numbers depend on.
+the config said the numbers depend on. It is read and replaced through its folder's descriptor
+(profiler.nightly.folder): never through a link, and a replaced state.json keeps its mode.
 """
 
 import hashlib
 import os
+import re
+import stat
 
 import orjson
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files.outfiles import fsync_dir
-from profiler.files.output import write_bytes_atomic
+from profiler.nightly.folder import Folder
 
 STATE_FILE = "state.json"
 FORMAT = 1
 
 
 def fingerprint(path, checksum=False):
-    """{'size', 'mtime_ns'[, 'sha256']} of a local file."""
+    """{'size', 'mtime_ns'[, 'sha256']} of a local file (a checksum of regular files only: a FIFO
+    or a device among the inputs is never read, the profile job skips it)."""
     st = os.stat(path)
     out = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    if checksum:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
+    if checksum and stat.S_ISREG(st.st_mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return out
+            h = hashlib.sha256()
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
         out["sha256"] = h.hexdigest()
@@ -58,6 +64,9 @@ SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "night
 CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
                  "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
 FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "sha256": str}
+#: a file name the state may give (a version, a set file): no folder, no NUL
+_PLAIN_NAME = re.compile(r"\A[^/\x00]{1,255}\Z")
+_STAMP = re.compile(r"\A\d{8}T\d{6}Z(?:_\d+)?\Z")
 
 
 def _kind(value):
@@ -88,34 +97,48 @@ def check_shape(path, data):
         for key, types in CURRENT_SHAPE.items():
             if key in current or key in ("stamp", "profile", "urirs", "digests"):
                 _expect(path, "current.%s" % key, current.get(key), types)
+        for key in ("profile", "urirs", "digests", "map"):
+            value = current.get(key)
+            if isinstance(value, str) and (not _PLAIN_NAME.match(value) or value in (".", "..")):
+                raise StateError("state file %s: field current.%s is not a plain file name; restore the file, "
+                                 "or move it away to rebuild from scratch" % (path, key))
+        if not _STAMP.match(current["stamp"]):
+            raise StateError("state file %s: field current.stamp is not a version stamp; restore the file, "
+                             "or move it away to rebuild from scratch" % path)
     for i, version in enumerate(data.get("versions", [])):
         _expect(path, "versions[%d]" % i, version, str)
+        if not _STAMP.match(version):
+            raise StateError("state file %s: field versions[%d] is not a version stamp; restore the file, "
+                             "or move it away to rebuild from scratch" % (path, i))
 
 
 class State:
-    """The state folder's state.json; ``data`` is None before the first successful night."""
+    """The state folder's state.json; ``data`` is None before the first successful night.
+    ``folder``: a Folder, or the path of one (opened when used)."""
 
     def __init__(self, folder):
         self.folder = folder
-        self.path = os.path.join(folder, STATE_FILE)
+        self.path = os.path.join(folder.path if isinstance(folder, Folder) else folder, STATE_FILE)
         self.data = None
 
+    def _use(self, do):
+        if isinstance(self.folder, Folder):
+            return do(self.folder)
+        with Folder.open(self.folder) as folder:
+            return do(folder)
+
     def load(self):
+        raw = self._use(lambda folder: folder.read(STATE_FILE))
         try:
-            with open(self.path, "rb") as f:
-                self.data = jsonnum.loads(f.read())
-        except FileNotFoundError:
-            self.data = None
-        except (OSError, jsonnum.JSONDecodeError) as e:
-            from profiler.errors import RunError
-            raise RunError("state file %s is unreadable (%s): restore it, or move it away to "
-                           "rebuild from scratch" % (self.path, e))
+            self.data = None if raw is None else jsonnum.loads(raw)
+        except (jsonnum.JSONDecodeError, RecursionError) as e:
+            raise StateError("state file %s is unreadable (%s): restore it, or move it away to rebuild from "
+                             "scratch" % (self.path, str(e).splitlines()[0] if str(e) else type(e).__name__))
         if self.data is not None and not isinstance(self.data, dict):
             raise StateError("state file %s: expected a JSON object, not %s" % (self.path, _kind(self.data)))
         if self.data is not None and self.data.get("format") != FORMAT:
-            from profiler.errors import RunError
-            raise RunError("state file %s has format %r, this version writes %d: move it away to "
-                           "rebuild from scratch" % (self.path, self.data.get("format"), FORMAT))
+            raise StateError("state file %s has format %s, this version writes %d: move it away to rebuild "
+                             "from scratch" % (self.path, _shown(self.data.get("format")), FORMAT))
         if self.data is not None:
             check_shape(self.path, self.data)
         return self
@@ -132,11 +155,16 @@ class State:
     def versions(self):
         return (self.data or {}).get("versions", [])
 
-    def commit(self, data):
-        """Replace state.json atomically (temp file, fsync, rename; the folder is fsynced too)."""
+    def commit(self, data, scratch=None):
+        """Replace state.json atomically: a temp file in scratch (the work folder; None: the state
+        folder), fsynced and renamed over it; the folder is fsynced too."""
         data = dict(data, format=FORMAT)
-        write_bytes_atomic(self.path, jsonnum.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        fsync_dir(self.folder)
+        raw = jsonnum.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        self._use(lambda folder: folder.write(STATE_FILE, raw, scratch))
         self.data = data
 
 
+def _shown(value):
+    """A value of a hostile file, short and on one line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

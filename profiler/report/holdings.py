@@ -12,16 +12,19 @@ import os
 import re
 
 from profiler import GENERATOR, jsonnum
+from profiler import extras
 from profiler.errors import UserError
 from profiler.files import layout as layouts
 from profiler.files.output import write_atomic, write_bytes_atomic
-from profiler.files.profilefile import ProfileFormatError, iter_raw, load_value, read_header
+from profiler.files.datalines import DataFile
 from profiler.model import criteria
 
 LANG = criteria.LANG.name
 YEAR = re.compile(rb"^[0-9]{4}$")
 STATUS_CLASS = re.compile(rb"^([1-5]xx|unk)$")
 DEFAULT_TOP = 10
+#: the column and row name of the average size
+AVG = "average size (bytes after deduplication per unique URL)"
 
 
 @dataclasses.dataclass
@@ -83,25 +86,24 @@ def _wanted(level, key):
     return None
 
 
-def read_holdings(path):
-    """The lines of a profile the report uses, as dicts of parsed values, plus its header."""
-    header = read_header(path)
-    layout = layouts.of_headers(header, path)
+def read_holdings(path, skipped=None):
+    """The lines of a profile the report uses, as dicts of parsed values, plus its header. Every
+    line is checked (profiler.files.datalines); ``skipped``: damaged lines are counted there and
+    left out, else they are refused."""
+    found = DataFile(path, "cdxj")
+    header = found.headers
+    layout = found.layout
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
          "layout": layout, "has_languages": layouts.has(layout, LANG)}
-    for lineno, key, value in iter_raw(path, tolerant=True):
+    for record in found.records(skipped):
         h["lines"] += 1
-        k = criteria.split_key(key, layout)
-        if k is None:
-            raise ProfileFormatError("line %d of %s: the key has %d fields, expected %d (%s)"
-                                     % (lineno, path, len(key.split(b" ")), len(layout.fields),
-                                        layouts.describe(layout)))
+        k = criteria.split_key(record.key, layout)
         surt, mime = k.surt, k.mime
         table = _wanted(surt_level(surt), k)
         if table is None:
             continue
-        v = load_value(value, lineno, path)
+        v = record.value
         if table == "total":
             h["total"] = v
             continue
@@ -154,6 +156,12 @@ def _dedup(v):
     return v["dedup_bytes"]
 
 
+def avg_size(v):
+    """FacetRedux's sixth feature, the average document size: bytes after deduplication per
+    unique URL (spec section 3), as query and the explorer derive it; '-' without a URL."""
+    return round(v["dedup_bytes"] / v["urir"], 2) if v["urir"] else "-"
+
+
 def _lines(holdings, surt, **values):
     """The quoted pattern of the lines a chart reads, in the profile's key layout: '* YYYY - -'."""
     return "'%s'" % layouts.key(holdings["layout"], surt, **values)
@@ -165,7 +173,7 @@ def _missing(what, holdings, thing="this chart is not drawn"):
 
 def year_chart(h):
     c = Chart("captures-per-year", "Captures and unique URLs per year", "columns", "count",
-              columns=["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"])
+              columns=["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG])
     if not h["years"]:
         c.missing = _missing(_lines(h, "*", datetime="YYYY"), h)
         return c
@@ -173,7 +181,8 @@ def year_chart(h):
     c.labels = years
     c.series = [("captures (URI-Ms)", [_urim(h["years"][y]) for y in years]),
                 ("unique URLs (URI-Rs)", [_urir(h["years"][y]) for y in years])]
-    c.rows = [[y, _urim(h["years"][y]), _urir(h["years"][y]), _bytes(h["years"][y])] for y in years]
+    c.rows = [[y, _urim(h["years"][y]), _urir(h["years"][y]), _bytes(h["years"][y]), avg_size(h["years"][y])]
+              for y in years]
     c.note = ("A URL captured in several years counts once in each of them, so the yearly unique "
               "URLs add up to more than the archive's total.")
     return c
@@ -289,9 +298,9 @@ def ranking_charts(h, table_name, top):
     for metric_id, metric_name, metric, unit in METRICS:
         c = Chart("%s-by-%s" % (table_name, metric_id), "Top %s by %s" % (what, metric_name), "bars", unit)
         if table_name == "tlds":
-            c.columns = ["TLD", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
+            c.columns = ["TLD", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG]
         else:
-            c.columns = ["host", "SURT key", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
+            c.columns = ["host", "SURT key", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", AVG]
         if not table:
             c.missing = _missing(_lines(h, "TLD,*" if table_name == "tlds" else "HOST)/*"), h)
             charts.append(c)
@@ -300,7 +309,7 @@ def ranking_charts(h, table_name, top):
         names = [name if table_name == "tlds" else host_name(name) for name, _ in ranked]
         c.labels = names
         c.series = [(metric_name, [metric(v) for _, v in ranked])]
-        c.rows = [[label] + ([] if table_name == "tlds" else [name]) + [_urim(v), _urir(v), _bytes(v)]
+        c.rows = [[label] + ([] if table_name == "tlds" else [name]) + [_urim(v), _urir(v), _bytes(v), avg_size(v)]
                   for label, (name, v) in zip(names, ranked)]
         c.note = "%d of %d %s." % (len(ranked), len(table), what)
         charts.append(c)
@@ -333,6 +342,7 @@ def summary_rows(h):
         return []
     return [["captures (URI-Ms)", _urim(t)], ["unique URLs (URI-Rs)", _urir(t)], ["bytes", _bytes(t)],
             ["distinct payload digests", t["digests"]], ["bytes after deduplication", _dedup(t)],
+            [AVG, avg_size(t)],
             ["first capture", _datetime(t["first"])], ["last capture", _datetime(t["last"])],
             ["captures of one URL, fewest", t["urim"]["min"]], ["captures of one URL, most", t["urim"]["max"]],
             ["TLDs", len(h["tlds"])], ["hosts with a host line", len(h["hosts"])]] + (
@@ -367,13 +377,27 @@ def header_rows(h):
     return rows
 
 
+def hosts_note(pol):
+    """Which hosts have a host line under the profile's policy (its !meta object), so which the
+    hosts charts can list."""
+    text = "Hosts are the profile's full-host lines ('cnn.com' is 'com,cnn)/*')"
+    if not isinstance(pol, dict):
+        return text + "."
+    depth = pol.get("host_depth") if isinstance(pol.get("host_depth"), int) else None
+    if pol.get("registered_domains"):
+        return text + (": the policy writes one for every host under a registered domain (by the Public Suffix "
+                       "List), whatever its number of labels%s." % (
+                           ", and for other hosts (IP addresses, unknown TLDs) of at most %d labels; those "
+                           "deeper are counted in their TLD but not listed here" % depth if depth else ""))
+    if depth:
+        return text + (": the policy writes them for hosts of at most %d labels, so deeper hosts are counted in "
+                       "their domain and TLD but not listed here." % depth)
+    return text + "."
+
+
 def build_sections(h, top=DEFAULT_TOP):
     """The report's sections, in page order."""
-    pol = meta(h).get("policy")
-    depth = pol.get("host_depth") if isinstance(pol, dict) else None
-    host_text = "Hosts are the profile's full-host lines ('cnn.com' is 'com,cnn)/*')"
-    host_text += (": the policy writes them for hosts of at most %d labels, so deeper hosts are counted "
-                  "in their domain and TLD but not listed here." % depth if depth else ".")
+    host_text = hosts_note(meta(h).get("policy"))
     total_missing = "" if h["total"] else _missing(_lines(h, "*"), h, "the whole-archive figures are not shown")
     return [
         Section("summary", "At a glance", table=(["", "value"], summary_rows(h)), missing=total_missing),
@@ -403,6 +427,8 @@ def _cell(value):
         return jsonnum.dumps(value).decode()
     if isinstance(value, int):
         return "{:,}".format(value)
+    if isinstance(value, float):
+        return "{:,.2f}".format(value)
     if isinstance(value, (dict, list)):
         return jsonnum.dumps(value).decode()
     if isinstance(value, bytes):
@@ -430,25 +456,23 @@ def _needs_report_extra():
         import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as e:
-        raise UserError("the report command needs the 'report' extra (%s): "
-                        "pip install 'archive-profiler[report]'" % e)
+        raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
 
 
-def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None):
+def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, skipped=None):
     """Read a profile and write the HTML report (atomically) and, with png_dir, one PNG per chart.
+    ``skipped`` (a profiler.files.datalines.Skipped): damaged lines are left out and counted.
 
     Returns a summary dict: charts drawn, charts missing, PNG paths.
     """
     _needs_report_extra()
     from profiler.report import charts as charts_mod
-    if not os.path.isfile(profile):
-        raise UserError("profile not found: %s" % profile)
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         raise UserError("output folder does not exist: %s" % out_dir)
     if png_dir is not None and os.path.exists(png_dir) and not os.path.isdir(png_dir):
         raise UserError("--png: not a folder: %s" % png_dir)
-    holdings = read_holdings(profile)
+    holdings = read_holdings(profile, skipped)
     sections = build_sections(holdings, top)
     svgs, pngs = {}, []
     drawn = [c for c in charts_of(sections) if not c.missing]

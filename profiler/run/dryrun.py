@@ -17,7 +17,7 @@ import time
 import zlib
 
 from profiler.errors import UserError
-from profiler.formats import inputs as inputs_mod
+from profiler.formats import inputs as inputs_mod, registry
 
 #: uncompressed bytes of index lines in the sample
 SAMPLE_BYTES = 8 << 20
@@ -29,7 +29,9 @@ _READ = 64 << 10
 def plan(input_args, manifests, runner, split_size, cores):
     """(infos, duplicates, splits) of a run, as profiler.run.profile makes them (local inputs)."""
     from profiler.run import profile as pipeline
-    from profiler.runtime import remote
+    from profiler.runtime import preflight, remote
+    if cores is not None:
+        preflight.check_cores(cores)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     if any(remote.is_remote(f) for f in files):
         raise UserError("--dry-run reads local inputs only")
@@ -149,8 +151,9 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
     of it, the half taken as dense (each window halved) and as spread (every other window);
     bounded below by the sample's own lines and above by linear growth."""
     usable = [i for i in infos if i["format"]]
-    index = sorted((i for i in usable if i["format"] in ("cdx", "cdxj")), key=lambda i: -i["size"])[:3]
-    archives = sorted((i for i in usable if i["format"] not in ("cdx", "cdxj")
+    line_formats = registry.line_formats()
+    index = sorted((i for i in usable if i["format"] in line_formats), key=lambda i: -i["size"])[:3]
+    archives = sorted((i for i in usable if i["format"] not in line_formats
                        and i["size"] <= SAMPLE_ARCHIVE_BYTES), key=lambda i: i["size"])[:1]
     if not index and not archives:
         return None
@@ -206,7 +209,7 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
     share = (c2 - c_archive) / sample_lines_n if sample_lines_n else 0
     archive_bytes = sum(i["size"] for i in archives)
     for info in usable:
-        if info["format"] in ("cdx", "cdxj"):
+        if info["format"] in line_formats:
             g = per_byte.get((info["format"], info["compression"])) or (all_lines, all_bytes)
             captures += info["size"] * g[0] / max(g[1], 1) * share
         elif archive_bytes:
@@ -255,8 +258,7 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     print("splits: %d (split size %s, the %s runner%s)" % (
         len(splits), _mb(size), runner, " on %d core(s)" % workers if runner == "local" else ""), file=out)
     if not splits:
-        raise UserError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file or ACHE crawl "
-                        "output" % len(infos))
+        raise UserError("none of the %d input file(s) is %s" % (len(infos), registry.listing()))
     if detect_language:
         from profiler.formats.registry import require_detection
         require_detection()
@@ -269,7 +271,7 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     print("  captures  about %s" % _round(e["captures"]), file=out)
     low, mid, high = e["lines"]
     print("  profile   about %s lines, %s (at least %s lines, at most %s)" % (
-        _round(mid), _mb(e["size"][1]), "{:,}".format(int(low)), _round(high)), file=out)
+        _round(mid), _mb(e["size"][1]), "{:,}".format(int(low)), _round(max(high, low), up=True)), file=out)
     cpu = e["cpu_seconds"]
     on = ", which the local runner spreads over %d cores" % workers if workers > 1 else ""
     print("  time      about %s of CPU as the sample ran (inline runner)%s, besides the runner's start"
@@ -281,11 +283,14 @@ def _mb(n):
     return "%.1f MB" % (n / 1e6)
 
 
-def _round(x):
-    """Two significant digits, with thousands separators."""
+def _round(x, up=False):
+    """Two significant digits, with thousands separators; up: rounded up (an upper bound)."""
     if x < 100:
-        return "%d" % round(x)
+        return "%d" % (math.ceil(x) if up else round(x))
     digits = int(math.floor(math.log10(x))) - 1
+    if up:
+        step = 10 ** digits
+        return "{:,}".format(int(math.ceil(x / step) * step))
     return "{:,}".format(int(round(x, -digits)))
 
 

@@ -3,11 +3,13 @@
 import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 
 import orjson
 
+from profiler import jsonnum
 from profiler.accel import fast
 from profiler.errors import RunError
 from profiler.files import outfiles, output
@@ -17,7 +19,7 @@ from profiler.io.names import display_name
 from profiler.run.progress import RunProgress
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import leftovers as runner_leftovers, localjob, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
@@ -93,9 +95,12 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio", progress=False, detect_language=False):
-    """Profile the inputs into out_path. Returns a summary dict. detect_language: HTML in
-    WARC/ARC inputs that declares no language gets the detected one (the detect extra).
+                warc_reader="warcio", progress=False, detect_language=False, input_names=None):
+    """Profile the inputs into out_path. Returns a dict: what was run, and its "summary" (the
+    figures of what was written: lines, bytes, the run's !meta, the '*' line's values; see
+    _run_job). detect_language: HTML in WARC/ARC inputs that declares no language gets the
+    detected one (the detect extra). input_names: {path: the name !meta gives it} ('-' for
+    the copy of standard input).
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
@@ -110,7 +115,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language, phases)
+                            progress, detect_language, input_names, phases)
     finally:
         forkserver.close_prestarted()
         phases.close()
@@ -119,7 +124,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False, phases=None):
+                 detect_language=False, input_names=None, phases=None):
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
     out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
@@ -127,15 +132,13 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     direct = runner == "local" and not out_remote and localjob.usable(conf_paths, extra_args)
     ProfileJob = None
     if not direct:
-        if phases is not None:
-            phases.enter("imports")
+        _enter(phases, "imports")
         from profiler.runtime.profile_job import ProfileJob
-        if phases is not None:
-            phases.enter("plan")
+        _enter(phases, "plan")
         preflight.check_libraries(runner)
         preflight.check_conf_paths(runner, conf_paths)
-    if cores is not None and cores < 1:
-        raise inputs_mod.InputError("--cores must be at least 1, not %d" % cores)
+    if cores is not None:
+        preflight.check_cores(cores)
     if not out_remote:
         _check_output(out_path)
     if detect_language:
@@ -143,7 +146,9 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     pol = load_policy(policy) if isinstance(policy, str) else policy
     detect_language = detect_language and uses_language(pol, "--detect-language")
     if not direct:
-        preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+        job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+        if runner == "spark":
+            preflight.check_spark(job)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", display_name(item["path"]),
@@ -158,7 +163,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
     for item in skipped_files:
-        log.warning("skipping %s: %s", display_name(item["path"]), item["reason"])
+        log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
+                    item["reason"])
     workers = 1
     if runner == "local":
         workers = cores or os.cpu_count() or 1
@@ -166,8 +172,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     splits = inputs_mod.plan_splits([i for i in infos if not remote.is_remote(i["path"])], split_size, workers) \
         + remote.plan_splits([i for i in infos if remote.is_remote(i["path"])])
     if not splits:
-        raise inputs_mod.InputError("none of the %d input file(s) is a CDX or CDXJ index, a WARC or ARC file "
-                                    "or ACHE crawl output" % len(files))
+        raise inputs_mod.InputError("none of the %d input file(s) is %s" % (len(files), registry.listing()))
     splits = registry.choose_warc_reader(splits, warc_reader)
     if detect_language:
         splits = registry.detect_languages(splits)
@@ -188,10 +193,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         os.makedirs(signals)
         for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
             try:
-                n_lines, size, parts, counters = (_run_local_job if direct else _run_job)(
+                n_lines, size, parts, counters, summary = (_run_local_job if direct else _run_job)(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                    archive_uri, created, skipped_files, duplicates, detect_language, phases)
+                    archive_uri, created, skipped_files, duplicates, detect_language, input_names, phases)
                 break
             except JobFailed as e:
                 if pure or not bigsums.signalled(signals, e):
@@ -201,26 +206,27 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         if size is not None:
             log.debug("wrote %s: %d lines, %d bytes", out_path, n_lines, size)
         return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
-                "counters": counters, "skipped_files": skipped_files}
+                "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
-        if phases is not None:
-            phases.enter("cleanup")
+        _enter(phases, "cleanup")
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _enter(phases, name):
+    """The client's CPU from here on logged under name (profiler.runtime.cpulog)."""
+    if phases is not None:
+        phases.enter(name)
 
 
 def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
              manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-             archive_uri, created, skipped_files, duplicates, detect_language=False, phases=None):
-    """One run of the job and the writing of its profile: (lines, size, parts, counters).
-    pure: the pure-Python kernels in every task (profiler.job.bigsums)."""
-    if phases is not None:
-        phases.enter("job")
-    task_env = {bigsums.ENV: signals}
-    if pure:
-        task_env[fast.PURE_ENV] = "1"
-    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
-                      os.path.join(work, "progress"), runner, enabled=progress)
-    task_env.update(bar.env())
+             archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None,
+             phases=None):
+    """One run of the job and the writing of its profile: (lines, size, parts, counters, summary).
+    pure: the pure-Python kernels in every task (profiler.job.bigsums). summary: what was
+    written, counted as it was (lines, bytes, the run's !meta, the '*' line's values)."""
+    _enter(phases, "job")
+    task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
                     cmdenv + list(extra_args), files)
@@ -234,8 +240,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
             user_error = preflight.missing_binary(runner, e)
             if user_error:
                 raise user_error
-            raise JobFailed("the %s job failed: %s" % (runner, str(e).splitlines()[0] if str(e) else type(e).__name__)) \
-                from e
+            raise JobFailed("the %s job failed: %s" % (runner, failure_line(e))) from e
         out_uri = mr.get_output_dir()
         parts = sorted(p for p in mr.fs.ls(out_uri) if os.path.basename(p).startswith("part-"))
         from mrjob.util import to_lines
@@ -243,31 +248,39 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
         readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
         bar.writing()
-        if phases is not None:
-            phases.enter("write")
-        n_lines, size = _write_profile(readers, local_parts, pol, work, out_path, out_remote, used, archive_uri,
-                                       created, skipped_files, duplicates, resolve_revisits, detect_language)
+        _enter(phases, "write")
+        n_lines, size, summary = _write_profile(readers, local_parts, pol, work, out_path, out_remote, used,
+                                                archive_uri, created, skipped_files, duplicates, resolve_revisits,
+                                                detect_language, input_names)
         if out_remote:
             remote.publish(mr.fs, os.path.join(work, "profile.cdxj"), out_path)
         counters = mr.counters()
-        if phases is not None:
-            phases.enter("cleanup")
-    return n_lines, size, len(parts), counters
+        _enter(phases, "cleanup")
+    return n_lines, size, len(parts), counters, summary
+
+
+def _task_env(signals, pure, splits, infos, work, runner, progress):
+    """The variables every task of a run gets, and the run's progress bar."""
+    task_env = {bigsums.ENV: signals}
+    if pure:
+        task_env[fast.PURE_ENV] = "1"
+    if plugins.names():                 # the client's plugins, in every task (profiler.plugins)
+        task_env[contract.PLUGINS_ENV] = ",".join(plugins.names())
+    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                      os.path.join(work, "progress"), runner, enabled=progress)
+    task_env.update(bar.env())
+    return task_env, bar
 
 
 def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                    manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                   archive_uri, created, skipped_files, duplicates, detect_language=False, phases=None):
-    """_run_job for a local run without mrjob (profiler.runtime.localjob): the same profile and
-    counters."""
-    if phases is not None:
-        phases.enter("job")
-    task_env = {bigsums.ENV: signals}
-    if pure:
-        task_env[fast.PURE_ENV] = "1"
-    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
-                      os.path.join(work, "progress"), runner, enabled=progress)
-    task_env.update(bar.env())
+                   archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None,
+                   phases=None):
+    """_run_job for a local run without mrjob (profiler.runtime.localjob): the same profile,
+    counters and summary. Its tasks are forked from this process: they have its criteria and
+    formats (plugins included) and choose their kernels as a task through mrjob does."""
+    _enter(phases, "job")
+    task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     folder = os.path.join(work, "job-pure" if pure else "job")
     with bar, bar.logging_through():
         try:
@@ -277,14 +290,13 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
             raise JobFailed("the local job failed: %s" % e) from e
         readers = [lambda p=p: _file_lines(p) for p in parts]
         bar.writing()
-        if phases is not None:
-            phases.enter("write")
-        n_lines, size = _write_profile(readers, parts, pol, work, out_path, out_remote, used, archive_uri,
-                                       created, skipped_files, duplicates, resolve_revisits, detect_language)
-        if phases is not None:
-            phases.enter("cleanup")
+        _enter(phases, "write")
+        n_lines, size, summary = _write_profile(readers, parts, pol, work, out_path, out_remote, used, archive_uri,
+                                                created, skipped_files, duplicates, resolve_revisits,
+                                                detect_language, input_names)
+        _enter(phases, "cleanup")
     shutil.rmtree(folder, ignore_errors=True)
-    return n_lines, size, len(parts), counters
+    return n_lines, size, len(parts), counters, summary
 
 
 def _file_lines(path):
@@ -293,20 +305,49 @@ def _file_lines(path):
 
 
 def _write_profile(readers, local_parts, pol, work, out_path, out_remote, used, archive_uri, created,
-                   skipped_files, duplicates, resolve_revisits, detect_language):
+                   skipped_files, duplicates, resolve_revisits, detect_language, input_names):
     """The profile of the job's output parts written (to work/profile.cdxj when out_path is
-    remote): (lines, bytes, or None for stdout)."""
+    remote): (lines, bytes, summary). summary: what was written, counted as it was (lines,
+    bytes, the run's !meta, the '*' line's values)."""
     detection = None
     if detect_language:
         from profiler.model.detect import meta as detection_meta
         detection = detection_meta()
 
+    written = []
+
     def headers(meta):
-        return output.header_lines(archive_uri, pol.to_dict(), used, meta, skipped_files,
-                                   resolve_revisits, created, duplicates, detection)
+        lines = output.header_lines(archive_uri, pol.to_dict(), shown(used), meta, shown_items(skipped_files),
+                                    resolve_revisits, created, shown_items(duplicates), detection)
+        written[:] = lines
+        return lines
+
+    def shown(paths):
+        return sorted(input_names.get(p, p) for p in paths) if input_names else paths
+
+    def shown_items(items):
+        return [dict(i, path=input_names.get(i["path"], i["path"])) for i in items] if input_names else items
     local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
-    n_lines = output.write_profile(local_out, readers, headers, local_parts)
-    return n_lines, None if outfiles.is_stdout(local_out) else os.path.getsize(local_out)
+    tally = output.Tally(b" ".join([b"*"] + [b"-"] * (len(output.keys_of(pol.to_dict())) - 1)))
+    n_lines = output.write_profile(local_out, readers, headers, local_parts, tally)
+    run_meta = next((jsonnum.loads(line[6:]) for line in written if line.startswith(b'!meta {"inputs"')), {})
+    summary = {"lines": tally.lines, "bytes": tally.bytes, "run": run_meta, "root": tally.root or {}}
+    return n_lines, tally.bytes, summary
+
+
+#: mrjob's words for a command that failed (subprocess.CalledProcessError), the whole command line
+_FAILED_COMMAND = re.compile(r"Command '\[('[^']*'|\"[^\"]*\").*?\]' returned non-zero exit status (-?[0-9]+)\.?", re.S)
+#: the longest failure line printed
+FAILURE_LINE = 300
+
+
+def failure_line(error):
+    """A job's failure in one short line: a failed command by its program's name and exit
+    status (mrjob's message holds the whole command line, kilobytes of it)."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    text = _FAILED_COMMAND.sub(lambda m: "%s exited with status %s (its log is above)"
+                               % (os.path.basename(m.group(1)[1:-1]), m.group(2)), text)
+    return text if len(text) <= FAILURE_LINE else text[:FAILURE_LINE - 3] + "..."
 
 
 @contextlib.contextmanager
@@ -368,7 +409,7 @@ def balanced_split_size(infos, split_size, cores):
     multiple of cores map tasks (the local runner runs cores at a time: 3 splits on 2 cores
     leave one core idle while the last runs)."""
     total = sum(i["size"] for i in infos if i["format"] and not i.get("compression")
-                and not registry.FORMATS[i["format"]].whole_file and not remote.is_remote(i["path"]))
+                and registry.FORMATS[i["format"]].lines and not remote.is_remote(i["path"]))
     if cores <= 1 or total <= split_size:
         return split_size
     n = max(cores, int(round(total / split_size / cores)) * cores)

@@ -1,6 +1,7 @@
-"""The progress bar of a profile run on a terminal: input read, captures, rate, elapsed and time
-left, drawn (tqdm) from the map tasks' reports (profiler.job.progress) and from the runner's own
-step lines (a cluster runner's map and reduce percentages)."""
+"""The progress bar of a profile run on a terminal: the whole run's progress (map, the reduce
+steps 1-3, writing the profile), captures and their rate, elapsed and time left, drawn (tqdm)
+from the tasks' reports (profiler.job.progress) and the runner's own lines (its steps; a
+cluster runner's map and reduce percentages)."""
 
 import contextlib
 import logging
@@ -9,10 +10,20 @@ import re
 import sys
 import threading
 
-from profiler.job.progress import ENV, INTERVAL, report_name, split_length
+from profiler.job.progress import ENV, INTERVAL, reduce_report_name, report_name, split_length
 
 _STEP = re.compile(r"Running steps? (\d+)(?:-(\d+))? of (\d+)")     # Spark runs steps 1-3 as one
+_REDUCER = re.compile(r"running step (\d+), reducer \d+")             # mrjob's local and inline runners
 _PERCENT = re.compile(r"map\s+(\d+)%\s+reduce\s+(\d+)%")
+
+#: the phases of a run and their shares of the bar (a guess at their shares of its time: the
+#: reduce steps' share of a run grows as its map does less per capture)
+MAP, REDUCE_1, REDUCE_2, REDUCE_3, WRITE = range(5)
+WEIGHTS = (35, 25, 20, 10, 10)
+LABELS = ("step 1/3 map", "step 1/3 reduce", "step 2/3 reduce", "step 3/3 reduce", "writing profile")
+#: the bar counts thousandths of the run
+UNITS = 1000
+BAR_FORMAT = "{desc:<15} {percentage:3.0f}%|{bar}| {stats} {elapsed}<{remaining}"
 
 
 class _RunnerLines(logging.Handler):
@@ -31,16 +42,37 @@ class _RunnerLines(logging.Handler):
         if m:
             self.progress.step(int(m.group(1)), int(m.group(3)), int(m.group(2) or m.group(1)))
             return
+        m = _REDUCER.search(message)
+        if m:
+            self.progress.reducing(int(m.group(1)) + 1)
+            return
         m = _PERCENT.search(message)
         if m:
             self.progress.cluster_percent(int(m.group(1)), int(m.group(2)))
 
 
+def _bar_class():
+    """tqdm with the run's captures and their rate as a field of the bar's format ({stats})."""
+    from tqdm import tqdm
+
+    class Bar(tqdm):
+        stats = "0 captures"
+
+        @property
+        def format_dict(self):
+            d = super().format_dict
+            d["stats"] = self.stats
+            return d
+    return Bar
+
+
 class RunProgress:
     """The bar of one profile run, drawn on stderr while the job runs (a context manager).
 
-    Phases: 'map' (bytes of input read by the tasks on this machine, captures and their rate),
-    'reduce' (the runner's steps 2 and 3) and 'write' (the sorted profile).
+    Its percentage is the run's: the phases (LABELS) in order, each its WEIGHTS share, with the
+    progress inside a phase from the tasks' reports (map: bytes of input read; a reduce step:
+    bytes of its input read) or a cluster runner's percentages. The rate is the captures read
+    per second of the run so far, redrawn as the run goes.
     """
 
     def __init__(self, splits, sizes, folder, runner, enabled=True, stream=None):
@@ -51,14 +83,15 @@ class RunProgress:
         self.lengths = {report_name(s): split_length(s, sizes) for s in splits}
         self.total = sum(self.lengths.values())
         self.captures = 0
-        self.phase = "map"
+        self.phase = MAP
+        self.fraction = 0.0                 # of the phase
+        self.span = None                    # (first, last) step a runner runs as one (Spark's 1-3)
+        self.cluster = None                 # a cluster runner's own percentages of its step
         self._bar = None
         self._stop = threading.Event()
         self._thread = None
         self._handler = None
         self._lock = threading.Lock()
-        self._steps = None
-        self._map_done = False
 
     def env(self):
         """The task environment that turns reporting on ({} when off)."""
@@ -67,12 +100,9 @@ class RunProgress:
     def __enter__(self):
         if not self.enabled:
             return self
-        from tqdm import tqdm
         os.makedirs(self.folder, exist_ok=True)
-        self._bar = tqdm(total=self.total, unit="B", unit_scale=True, unit_divisor=1000, file=self.stream,
-                         desc="map", leave=True, mininterval=INTERVAL, **_width(self.stream),
-                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
-                                    "[{elapsed}<{remaining}{postfix}]")
+        self._bar = _bar_class()(total=UNITS, file=self.stream, desc=LABELS[MAP], leave=True,
+                                 mininterval=INTERVAL, bar_format=BAR_FORMAT, **_width(self.stream))
         self._handler = _RunnerLines(self)
         logging.getLogger("mrjob").addHandler(self._handler)
         self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
@@ -87,9 +117,9 @@ class RunProgress:
         logging.getLogger("mrjob").removeHandler(self._handler)
         with self._lock:
             if kind is None:
-                if self.phase == "map":
-                    self._read_reports()
-                self._bar.set_description_str("done", refresh=False)
+                self._read_map_reports()
+                self.phase, self.fraction = WRITE, 1.0
+                self._show("done")
             self._bar.close()
         return False
 
@@ -114,79 +144,114 @@ class RunProgress:
     # ------------------------------------------------------------ updates
 
     def step(self, number, of, last=None):
+        """The runner starts step number (to last, when it runs several as one) of of."""
         with self._lock:
-            self._steps = (number, of, last or number)
-            if number > 1 and self.phase == "map":
-                self.phase = "reduce"
-                self._read_reports(finished=True)
-            self.phase = "map" if number == 1 else "reduce"
-            self._describe()
+            last = last or number
+            self.span = (number, last) if last > number else None
+            if number > 1:
+                self._enter(REDUCE_1 + number - 1)
+            self._show()
+
+    def reducing(self, step_number):
+        """The runner starts a reduce task of step step_number (from 1)."""
+        with self._lock:
+            self._enter(REDUCE_1 + step_number - 1)
+            self._show()
 
     def cluster_percent(self, map_pct, reduce_pct):
-        """A cluster runner's own progress: its map percentage is the bar's share of the input."""
+        """A cluster runner's own progress of its current step: step 1's map percentage is the
+        map phase's, a reduce percentage the step's reduce phase's."""
         with self._lock:
-            if self.phase == "map" and self._bar is not None:
-                self._bar.n = self.total * map_pct // 100
-                self._map_done = map_pct >= 100
-                self._bar.set_postfix_str("map %d%% reduce %d%%" % (map_pct, reduce_pct), refresh=False)
-                self._bar.refresh()
+            if self._bar is None:
+                return
+            self.cluster = "map %d%% reduce %d%%" % (map_pct, reduce_pct)
+            if self.phase == MAP and map_pct < 100:
+                self.fraction = max(self.fraction, map_pct / 100.0)
+            else:
+                self._enter(max(self.phase, REDUCE_1))
+                self.fraction = max(self.fraction, reduce_pct / 100.0)
+            self._show()
 
     def writing(self):
+        """The job has run: the profile is being written."""
         with self._lock:
             if self._bar is not None:
-                self._read_reports(finished=True)
-                self.phase = "write"
-                self._describe()
+                self._read_map_reports()
+                self._enter(WRITE)
+                self._show()
 
-    def _describe(self):
+    def _enter(self, phase):
+        if phase > self.phase:
+            left_map = self.phase == MAP
+            self.phase, self.fraction = phase, 0.0
+            if left_map:
+                self._read_map_reports()        # the captures counted to the end
+
+    def _label(self):
+        if self.span and self.phase in (REDUCE_1, REDUCE_2, REDUCE_3):
+            return "steps %d-%d reduce" % self.span
+        return LABELS[self.phase]
+
+    def _show(self, label=None):
         if self._bar is None:
             return
-        names = {"map": "map", "reduce": "reduce", "write": "writing the profile"}
-        desc = "sort and reduce" if self.phase == "map" and self._map_done else names[self.phase]
-        if self._steps and self.phase != "write":
-            first, of, last = self._steps
-            steps = "step %d" % first if first == last else "steps %d-%d" % (first, last)
-            desc = "%s of %d, %s" % (steps, of, desc)
-        self._bar.set_description_str(desc, refresh=False)
+        done = sum(WEIGHTS[:self.phase]) + WEIGHTS[self.phase] * min(1.0, self.fraction)
+        units = int(UNITS * done / sum(WEIGHTS))
+        self._bar.n = max(self._bar.n, min(units, UNITS if label == "done" else UNITS - 6))   # 100 % when done
+        elapsed = self._bar.format_dict["elapsed"] or 1e-9
+        if self.captures or not self.cluster:
+            self._bar.stats = "%s captures %s/s" % ("{:,}".format(self.captures), _short(self.captures / elapsed))
+        else:                               # a cluster's tasks report nothing to this machine
+            self._bar.stats = self.cluster
+        self._bar.set_description_str(label or self._label(), refresh=False)
         self._bar.refresh()
 
     def _watch(self):
         while not self._stop.wait(INTERVAL):
             with self._lock:
-                if self.phase == "map":
-                    self._read_reports()
-                self._bar.refresh()
+                if self.phase == MAP:
+                    self._read_map_reports()
+                elif self.phase in (REDUCE_1, REDUCE_2, REDUCE_3) and not self.span:
+                    self._read_reduce_reports(self.phase - REDUCE_1)
+                self._show()
 
-    def _read_reports(self, finished=False):
-        done, captures = 0, 0
+    def _reports(self, names):
+        """{name: (three numbers)} of the report files of names (a set, or a predicate)."""
+        out = {}
         try:
-            names = os.listdir(self.folder)
+            listed = os.listdir(self.folder)
         except OSError:
-            names = []
-        for name in names:
-            if name not in self.lengths:
+            return out
+        for name in listed:
+            if not names(name):
                 continue
             try:
                 with open(os.path.join(self.folder, name), "rb") as f:
-                    pos, n, complete = (int(x) for x in f.read().split())
+                    values = tuple(int(x) for x in f.read().split())
             except (OSError, ValueError):
                 continue
+            if len(values) == 3:
+                out[name] = values
+        return out
+
+    def _read_map_reports(self):
+        done, captures = 0, 0
+        for name, (pos, n, complete) in self._reports(self.lengths.__contains__).items():
             done += self.lengths[name] if complete else min(pos, self.lengths[name])
             captures += n
-        if finished and self.runner in ("inline", "local"):
-            done = self.total
-        if done < self._bar.n and not finished:
-            return
-        complete = done >= self.total
-        if captures > self.captures or complete and not self._map_done:
-            self.captures = max(self.captures, captures)
-            elapsed = self._bar.format_dict["elapsed"] or 1e-9
-            self._bar.set_postfix_str("%s captures, %s/s" % ("{:,}".format(self.captures),
-                                                             _short(self.captures / elapsed)), refresh=False)
-        self._bar.n = min(done, self.total)
-        if complete and not self._map_done:     # the rate is the map tasks', not the whole run's
-            self._map_done = True
-            self._describe()
+        self.captures = max(self.captures, captures)
+        if self.phase == MAP and self.total:
+            self.fraction = max(self.fraction, min(1.0, done / self.total))
+            if done >= self.total:
+                self._enter(REDUCE_1)
+
+    def _read_reduce_reports(self, step_index):
+        prefix = reduce_report_name(step_index, 0)[:-5]
+        reports = self._reports(lambda name: name.startswith(prefix) and not name.endswith(".tmp"))
+        read = sum(r[0] for r in reports.values())
+        total = sum(r[1] for r in reports.values())
+        if total:
+            self.fraction = max(self.fraction, min(1.0, read / total))
 
 
 def _width(stream):

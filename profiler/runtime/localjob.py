@@ -32,6 +32,7 @@ import subprocess
 import orjson
 
 from profiler import contract
+from profiler.job.progress import ReduceProgress
 from profiler.runtime import cpulog, digestfilter, presorted, task
 
 log = logging.getLogger("archive-profiler.localjob")
@@ -153,33 +154,36 @@ class LocalJob:
         if step == 0 and self.digest_filter:
             environ[digestfilter.SHARED_ENV] = shared
         tasks = []
-        for n, reader in enumerate(readers):
+        for n, (reader, total) in enumerate(readers):
             out = self._path("step%d-%05d" % (step + 1, n) if step + 1 < STEPS else "part-%05d" % n)
-            tasks.append(_Task("ap-red%d-%d" % (step + 1, n), self._reducer(step, n, reader, environ), out))
+            tasks.append(_Task("ap-red%d-%d" % (step + 1, n), self._reducer(step, n, reader, total, environ), out))
         self._run_phase(step, tasks)
         _unlink(inputs + [self._path("sorted-%d" % (step + 1))] + ([shared] if step == 0 else []))
         return [t.out for t in tasks]
 
-    def _reducer(self, step, number, reader, environ):
+    def _reducer(self, step, number, reader, total, environ):
         environ = dict(environ, **{contract.TASK_PARTITION_ENVS[0]: str(number)})
 
         def run(write, count):
-            chunks = cpulog.timed_chunks(reader(), "merge%d" % (step + 1), environ)
+            progress = ReduceProgress(step, number)         # the child's environment has the bar's folder
+            chunks = progress.chunks(cpulog.timed_chunks(reader(), "merge%d" % (step + 1), environ), total)
             task.run_reducer(step, chunks, self.policy, self.table_limit, write, count, environ)
         return run
 
     def _shuffle(self, step, inputs, parts, cost=None):
-        """What each of at most ``parts`` reduce tasks of a step reads, as functions giving its
-        sorted input in buffers: its range of a merge of the inputs' sorted runs, or of the
-        inputs sorted into one file."""
+        """What each of at most ``parts`` reduce tasks of a step reads: (a function giving its
+        sorted input in buffers, its bytes): its range of a merge of the inputs' sorted runs, or
+        of the inputs sorted into one file."""
         plan = presorted.plan(inputs, threads=self.cores)
         if plan is not None:
             self.merged_steps.append(step)
-            return [lambda p=p: presorted.merged_chunks(p, CHUNK) for p in presorted.split(plan, parts, cost)]
+            return [(lambda p=p: presorted.merged_chunks(p, CHUNK),
+                     sum(s[2] for s in p.streams) + sum(len(line) + 1 for line in p.tail))
+                    for p in presorted.split(plan, parts, cost)]
         path = self._path("sorted-%d" % (step + 1))
         _sort(inputs, path, self.folder)
         bounds = presorted.key_bounds(path, os.path.getsize(path) // parts)
-        return [lambda a=a, b=b: _range_chunks(path, a, b) for a, b in zip(bounds, bounds[1:])]
+        return [(lambda a=a, b=b: _range_chunks(path, a, b), b - a) for a, b in zip(bounds, bounds[1:])]
 
     def _path(self, name):
         return os.path.join(self.folder, name)

@@ -58,6 +58,7 @@ class LocalRunner(LocalMRJobRunner):
         self._reduce_ranges = {}    # step -> [(start, end) of each reduce task's part of the sorted file]
         self._pool = self._deleter = self._forks = None
         self._forks_lock = threading.Lock()
+        self._ending = False        # interrupted or cleaned up: no task is forked any more
         self._merge_plans = {}      # step -> (presorted.Plan of its map outputs, those outputs)
         self.merged_steps = []      # steps whose reducer input is merged, not sorted (presorted)
         self._filter_bytes = None   # bytes of a bitmap of step 1's digest filters (digestfilter)
@@ -82,6 +83,7 @@ class LocalRunner(LocalMRJobRunner):
 
     def _kill_tasks(self):
         with self._forks_lock:
+            self._ending = True
             forks, self._forks = self._forks, None
         if forks is not None:
             forks.kill()
@@ -119,14 +121,18 @@ class LocalRunner(LocalMRJobRunner):
 
     def _fork_server(self):
         with self._forks_lock:
+            if self._ending:        # a pool thread after Ctrl-C or the cleanup: no new server, no new task
+                raise RuntimeError("the run is ending")
             if self._forks is None:
                 self._forks = forkserver.take_prestarted() or forkserver.ForkServer()
             return self._forks
 
     def cleanup(self, mode=None):
-        if self._forks is not None:
-            self._forks.close()
-            self._forks = None
+        with self._forks_lock:
+            self._ending = True
+            forks, self._forks = self._forks, None
+        if forks is not None:
+            forks.close()
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -3,6 +3,8 @@ mrjob configs, the arguments after '--' or the runner's libraries and binaries i
 (exit status 2) rather than a traceback or a failed job."""
 
 import importlib.util
+import os
+import re
 import shutil
 
 from profiler.errors import UserError
@@ -16,6 +18,10 @@ RUNNER_LIBRARIES = {
                  ("google.cloud.storage", "google-cloud-storage"),
                  ("google.api_core", "google-api-core")],
 }
+
+#: the most processes a local run may be asked for (--cores, --num-cores): more only adds tasks
+#: that wait, and a number far past it kept a local run busy planning them
+MAX_CORES = 1024
 
 #: the command each cluster runner starts, and the option that names another one
 RUNNER_BINARIES = {"hadoop": ("hadoop", "--hadoop-bin"), "spark": ("spark-submit", "--spark-submit-bin")}
@@ -78,9 +84,58 @@ def check_job_args(make_job, args):
     except Exception as e:
         raise UserError("bad arguments after '--': %s" % _one_line(e))
     cores = getattr(job.options, "num_cores", None)
-    if cores is not None and cores < 1:
-        raise UserError("--num-cores must be at least 1, not %d" % cores)
+    if cores is not None:
+        check_cores(cores, "--num-cores")
     return job
+
+
+def check_cores(cores, option="--cores"):
+    """UserError for a number of processes below 1 or above MAX_CORES."""
+    if cores < 1:
+        raise UserError("%s must be at least 1, not %d" % (option, cores))
+    if cores > MAX_CORES:
+        raise UserError("%s must be at most %d, not %d" % (option, MAX_CORES, cores))
+
+
+#: the masters Spark takes (SparkSubmit and SparkContext): local ones, a standalone cluster's
+#: spark://HOST:PORT (several for a standby master), YARN, Kubernetes, Mesos
+SPARK_MASTER = re.compile(
+    r"\A(?:local|local\[(?:[1-9][0-9]*|\*)(?:\s*,\s*[0-9]+)?\]"
+    r"|local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]"
+    r"|spark://[^\s,/]+:[0-9]+(?:,[^\s,/]+:[0-9]+)*/?|yarn|(?:k8s|mesos)://\S+)\Z")
+#: seconds to wait for a standalone master to take a connection
+SPARK_CONNECT_TIMEOUT = 10
+
+
+def check_spark(job):
+    """UserError, before any work, when the Spark runner cannot start: without pyspark (and
+    without a Spark installation in SPARK_HOME or --spark-submit-bin), with a master Spark
+    refuses, or with a standalone master (spark://) that nothing listens at."""
+    runner = make_runner(job)
+    if not _importable("pyspark") and not runner._opts.get("spark_submit_bin") and not os.environ.get("SPARK_HOME"):
+        from profiler import extras
+        raise extras.missing("the spark runner", "spark", "pyspark")
+    master = runner._spark_master()
+    if not SPARK_MASTER.match(master):
+        raise UserError("Spark refuses master %r: give local[N], spark://HOST:PORT, yarn, k8s://URL or mesos://URL "
+                        "(-- --spark-master, or spark_master in the mrjob config)" % master)
+    if master.startswith("spark://"):
+        _reach_standalone_master(master)
+
+
+def _reach_standalone_master(master):
+    """UserError unless one of a spark:// master's HOST:PORTs takes a TCP connection."""
+    import socket
+    problems = []
+    for address in master[len("spark://"):].rstrip("/").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=SPARK_CONNECT_TIMEOUT).close()
+            return
+        except (OSError, ValueError) as e:
+            problems.append("%s: %s" % (address, getattr(e, "strerror", None) or e))
+    raise UserError("cannot reach the Spark master %s (%s): check that the master runs, and its host and port "
+                    "(its web UI shows its spark:// URL)" % (master, "; ".join(problems)))
 
 
 def missing_binary(runner, error):

@@ -10,6 +10,7 @@ Each step is defined once in profiler.job.steps; a task's command line runs it w
 (profiler.runtime.task, below).
 """
 
+import os
 import sys
 
 if __name__ == "__main__":
@@ -22,9 +23,10 @@ from mrjob.job import MRJob  # noqa: E402
 from mrjob.protocol import BytesValueProtocol  # noqa: E402
 from mrjob.step import MRStep  # noqa: E402
 
+from profiler.job.progress import ReduceProgress  # noqa: E402
 from profiler.job.protocol import RawKeyJsonValueProtocol, RawLineProtocol  # noqa: E402
 from profiler.model.policy import Policy  # noqa: E402
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import task  # noqa: E402
 
 
@@ -62,7 +64,8 @@ class ProfileJob(MRJob):
     def run_reducer(self, step_num=0):
         """The reducers read and write raw lines (profiler.job.steps), without mrjob's per-line
         protocol."""
-        task.run_reducer(step_num, task.input_chunks(self.options.args, self.stdin), self.policy,
+        progress = ReduceProgress(step_num, task.task_number(os.environ))
+        task.run_reducer(step_num, task.input_chunks(self.options.args, self.stdin, progress=progress), self.policy,
                          self.options.table_limit, self.stdout.write, self.increment_counter,
                          salt_after=task.salt_after(vars(self.options)))
 
@@ -79,6 +82,7 @@ class ProfileJob(MRJob):
     @property
     def policy(self):
         if not hasattr(self, "_policy"):
+            plugins.load()
             self._policy = Policy.from_dict(jsonnum.loads(self.options.policy_json), "--policy-json")
         return self._policy
 

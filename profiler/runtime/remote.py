@@ -8,6 +8,7 @@ are read whole (one split per file), compressed or not; like mrjob, the client t
 compressed remote files by their extension (.gz, .bz2).
 """
 
+import contextlib
 import os
 import posixpath
 import shutil
@@ -78,12 +79,13 @@ def sniff(fs, uri):
     info = {"path": uri, "size": fs.du(uri), "compression": compression}
     sample, rest = [], b""
     try:
-        for chunk in fs.cat(uri):      # mrjob decompresses .gz/.bz2 by extension
-            lines = (rest + chunk).split(b"\n")
-            rest = lines.pop()
-            sample.extend(l.rstrip(b"\r") for l in lines if l.strip())
-            if len(sample) >= SNIFF_LINES:
-                break
+        with _reader_processes_ended():
+            for chunk in fs.cat(uri):  # mrjob decompresses .gz/.bz2 by extension
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                sample.extend(l.rstrip(b"\r") for l in lines if l.strip())
+                if len(sample) >= SNIFF_LINES:
+                    break
     except (IOError, OSError, EOFError) as e:
         if not sample:
             info.update(format=None, reason="unreadable: %s" % e)
@@ -92,6 +94,35 @@ def sniff(fs, uri):
         sample.append(rest)
     info.update(format_of(sample[:SNIFF_LINES]))
     return info
+
+
+@contextlib.contextmanager
+def _reader_processes_ended():
+    """The processes a filesystem starts in the block to read a file (``hadoop fs -cat``) ended
+    when the block ends: a reader that stops at the head of a file leaves its process blocked on
+    a full pipe, which mrjob's generator neither reads nor ends."""
+    started = []
+    popen_init = subprocess.Popen.__init__
+
+    def recording(self, *args, **kwargs):
+        popen_init(self, *args, **kwargs)
+        started.append(self)
+    subprocess.Popen.__init__ = recording
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = popen_init
+        for proc in started:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+            if proc.poll() is None:
+                proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def plan_splits(infos):

@@ -45,7 +45,7 @@ from profiler import jsonnum
 from profiler.accel import fast
 from profiler.job import lines as job_lines
 from profiler.model.policy import Policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import digestfilter, task
 
 #: bytes of lines a reduce task sorts in memory at a time; past it they go to a sorted run on disk
@@ -70,6 +70,7 @@ def policy_of(job):
     """The Policy of a JobOptions, parsed once per process."""
     found = _policies.get(job.policy_json)
     if found is None:
+        plugins.load()
         found = _policies[job.policy_json] = Policy.from_dict(jsonnum.loads(job.policy_json), "--policy-json")
     return found
 

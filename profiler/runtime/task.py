@@ -12,15 +12,17 @@ written to stderr as mrjob's increment_counter writes them (Hadoop streaming's
 
 import functools
 import os
+import stat
 import sys
 
 import orjson
 
 from profiler.accel import fast
 from profiler.job import hotdigests, steps
+from profiler.job.progress import ReduceProgress
 from profiler.job.kernels import Kernels
 from profiler.model.policy import Policy
-from profiler import contract
+from profiler import contract, plugins
 from profiler.runtime import digestfilter, remote
 
 
@@ -65,31 +67,43 @@ def task_number(environ):
     return 0
 
 
-def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, stage="merge"):
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, progress=None, stage="merge"):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
     stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
     RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
-    MERGE_ENV is set (its CPU logged under stage: profiler.runtime.cpulog)."""
+    MERGE_ENV is set (its CPU logged under stage: profiler.runtime.cpulog). progress (a
+    profiler.job.progress.ReduceProgress) reports the bytes read where their total is known."""
+    report = progress.chunks if progress is not None else (lambda chunks, total: chunks)
     span = environ.get(contract.RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
             if environ.get(contract.MERGE_ENV):
                 from profiler.runtime import cpulog, presorted
-                yield from cpulog.timed_chunks(presorted.merged_chunks(presorted.loads(stdin.read()), size),
-                                               stage, environ)
+                plan = presorted.loads(stdin.read())
+                total = sum(s[2] for s in plan.streams) + sum(len(line) + 1 for line in plan.tail)
+                yield from report(cpulog.timed_chunks(presorted.merged_chunks(plan, size), stage, environ), total)
             elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
-                yield from _read_upto(stdin, end - start, size)
+                yield from report(_read_upto(stdin, end - start, size), end - start)
             else:
-                yield from iter(functools.partial(stdin.read, size), b"")
+                yield from report(iter(functools.partial(stdin.read, size), b""), _left(stdin))
             continue
         with open(path, "rb") as f:
             if path.endswith((".gz", ".bz2")):
                 from mrjob.cat import decompress
                 yield from decompress(f, path)
             else:
-                yield from iter(functools.partial(f.read, size), b"")
+                yield from report(iter(functools.partial(f.read, size), b""), _left(f))
+
+
+def _left(f):
+    """Bytes of a regular file from its position to its end (None: a pipe, or not known)."""
+    try:
+        st = os.fstat(f.fileno())
+        return st.st_size - f.tell() if stat.S_ISREG(st.st_mode) else None
+    except (OSError, AttributeError, ValueError):
+        return None
 
 
 def _read_upto(f, left, size):
@@ -145,11 +159,14 @@ def main(argv, stdin=None, stdout=None, stderr=None):
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     count = counter_writer(stderr or sys.stderr.buffer)
+    plugins.load()
     policy = Policy.from_dict(orjson.loads(opts["policy_json"]), "--policy-json")
     if opts["task"] == "mapper":
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
     else:
-        run_reducer(opts["step_num"], input_chunks([], stdin, stage="merge%d" % (opts["step_num"] + 1)), policy, opts["table_limit"], stdout.write, count,
+        progress = ReduceProgress(opts["step_num"], task_number(os.environ))
+        chunks = input_chunks([], stdin, progress=progress, stage="merge%d" % (opts["step_num"] + 1))
+        run_reducer(opts["step_num"], chunks, policy, opts["table_limit"], stdout.write, count,
                     salt_after=salt_after(opts))
     stdout.flush()
     return True

@@ -8,12 +8,14 @@ so a match only on a wider wildcard, not rolled up, means not held there).
 Routing score (higher first): the matched key's level counts most (exact 50, path 40, host 30,
 domain 20, tld 10, root 0): a line about the URI itself says more than one about its whole TLD;
 then a datetime answered by a line for that period beats one answered by a key's first/last
-range (+5); then a language asked for answered held by a line of that language (+5); then
-the URI-M count, log10(1 + urim), at most 4.99. Archives answering not-held or no-match, held
-from a line that does not list the URI, or not-held in the language asked for, are left out.
+range (+5); then a value asked for (a language) answered held by a line of that value (+5);
+then the URI-M count, log10(1 + urim), at most 4.99. Archives answering not-held or no-match,
+held from a line that does not list the URI, or not-held in the value asked for, are left out.
 
-With a language, each archive's answer also has "language": the `lookup --lang` answer (the
-most specific key that tells languages; "lang" '-' when none does, or the file has no languages).
+Asked for a value of an optional criterion (``lang=ara``, or any optional criterion's name), each
+archive's answer also has the `lookup --NAME` answer (the most specific key that tells that
+criterion's values; its value '-' when none does, or the file has no such values), under
+"language" for lang and under the criterion's name for the others (ANSWER_NAMES).
 """
 
 import math
@@ -23,6 +25,12 @@ from profiler.files.ukvs import format_frequency
 from profiler.toolkit.lookup import HELD, INVALID, NOT_HELD, NO_MATCH, canonical, match_level
 
 LEVEL_WEIGHT = {"exact": 50, "path": 40, "host": 30, "domain": 20, "tld": 10, "root": 0}
+#: the name of an archive's answer for a value asked, by criterion (the criterion's name otherwise)
+ANSWER_NAMES = {"lang": "language"}
+
+
+def answer_name(by):
+    return ANSWER_NAMES.get(by, by)
 
 
 def archive_answer(archive, answer, lookup=None):
@@ -42,17 +50,18 @@ def archive_answer(archive, answer, lookup=None):
     return out
 
 
-def language_answer(answer):
-    """An archive's answer for a language, as JSON-ready dict."""
-    return {"lang": answer.lang, "answer": answer.status,
+def value_answer(by, answer):
+    """An archive's answer for a value of the criterion named by (a language), as JSON-ready dict."""
+    return {by: answer.value, "answer": answer.status,
             "key": answer.key.decode("utf-8", "replace") if answer.key is not None else None,
             "level": match_level(answer.key) if answer.key is not None else None,
             "frequency": format_frequency(answer.frequency) if answer.frequency is not None else None}
 
 
-def lookup_all(archives, url, dt=None, lang=None):
-    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``lang``: an
-    ISO 639-3 code, answered by each archive whose file has languages."""
+def lookup_all(archives, url, dt=None, asked=None):
+    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``asked``:
+    (criterion name, key field) of a value asked (("lang", "ara")), answered by each archive whose
+    file has that criterion's values."""
     urlkey = canonical(url)
     if urlkey is None:
         return None
@@ -60,39 +69,43 @@ def lookup_all(archives, url, dt=None, lang=None):
     for a in archives:
         lookup = a.current()
         out = archive_answer(a, lookup.lookup_urlkey(urlkey, dt), lookup)
-        if lang is not None:
-            out["language"] = language_answer(lookup.lookup_urlkey(urlkey, dt, lang)) if lookup.has_languages \
-                else {"lang": "-", "answer": None, "key": None, "level": None, "frequency": None}
+        if asked is not None:
+            by, value = asked
+            out[answer_name(by)] = value_answer(by, lookup.lookup_urlkey(urlkey, dt, value, by)) if lookup.has(by) \
+                else {by: "-", "answer": None, "key": None, "level": None, "frequency": None}
         answers.append(out)
     out = {"url": url, "urlkey": urlkey, "datetime": dt, "archives": answers}
-    if lang is not None:
-        out["lang"] = lang
+    if asked is not None:
+        out[asked[0]] = asked[1]
     return out
 
 
-def score(answer):
-    """The routing score of one held answer (see the module's text)."""
+def score(answer, by=None):
+    """The routing score of one held answer (see the module's text); by: the criterion of a value
+    asked, or None."""
     urim = answer.get("urim") or 0
-    language = answer.get("language") or {}
+    valued = answer.get(answer_name(by)) or {} if by is not None else {}
     return (LEVEL_WEIGHT.get(answer["level"], 0) + (5 if answer.get("date") == "period" else 0)
-            + (5 if language.get("answer") == HELD and language.get("lang") != "-" else 0)
+            + (5 if valued.get("answer") == HELD and valued.get(by) != "-" else 0)
             + min(4.99, round(math.log10(1 + urim), 2)))
 
 
-def route(archives, url, dt=None, limit=None, lang=None):
-    """The archives that may hold url (at dt, in lang), best first, with their scores."""
-    found = lookup_all(archives, url, dt, lang)
+def route(archives, url, dt=None, limit=None, asked=None):
+    """The archives that may hold url (at dt, with the value asked: lookup_all), best first, with
+    their scores."""
+    found = lookup_all(archives, url, dt, asked)
     if found is None:
         return None
-    held = [dict(a, score=score(a)) for a in found["archives"] if a["answer"] == HELD and a["listed"]
-            and (a.get("language") or {}).get("answer") != NOT_HELD]
+    by = asked[0] if asked is not None else None
+    held = [dict(a, score=score(a, by)) for a in found["archives"] if a["answer"] == HELD and a["listed"]
+            and (a.get(answer_name(by)) or {} if by is not None else {}).get("answer") != NOT_HELD]
     held.sort(key=lambda a: -a["score"])
     if limit is not None:
         held = held[:limit]
     out = {"url": url, "urlkey": found["urlkey"], "datetime": dt, "archives": held,
            "asked": len(archives), "left_out": len(archives) - len(held)}
-    if lang is not None:
-        out["lang"] = lang
+    if asked is not None:
+        out[asked[0]] = asked[1]
     return out
 
 

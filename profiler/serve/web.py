@@ -12,7 +12,8 @@ import urllib.parse
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.serve import answers
-from profiler.toolkit.lookup import datetime_query, language_query
+from profiler.model import criteria
+from profiler.toolkit.lookup import datetime_query, value_query
 
 #: the longest request target (path and query) answered; longer: 414
 MAX_TARGET = 8192
@@ -54,7 +55,7 @@ class Service:
 
     def lookup(self, params):
         url, dt = _url(params), _datetime(params)
-        found = answers.lookup_all(self.archives, url, dt, _lang(params))
+        found = answers.lookup_all(self.archives, url, dt, _asked(params))
         if found is None:
             raise _BadRequest("not a URI or SURT: %r" % url[:200])
         return found
@@ -66,7 +67,7 @@ class Service:
             if not limit.isdigit() or not 1 <= int(limit) <= MAX_LIMIT:
                 raise _BadRequest("limit must be a whole number from 1 to %d" % MAX_LIMIT)
             limit = int(limit)
-        found = answers.route(self.archives, url, dt, limit, _lang(params))
+        found = answers.route(self.archives, url, dt, limit, _asked(params))
         if found is None:
             raise _BadRequest("not a URI or SURT: %r" % url[:200])
         return found
@@ -121,14 +122,22 @@ def _datetime(params):
         raise _BadRequest(str(e))
 
 
-def _lang(params):
-    lang = params.get("lang")
-    if lang is None or lang == "":
-        return None
-    try:
-        return language_query(lang)
-    except UserError as e:
-        raise _BadRequest(str(e))
+def _asked(params):
+    """(criterion name, key field) of the value of an optional criterion a request asks for
+    (lang=ara: ("lang", "ara")), or None; at most one."""
+    asked = []
+    for c in criteria.CRITERIA:
+        text = params.get(c.name) if c.optional else None
+        if text:
+            try:
+                value = value_query(c, text)
+            except UserError as e:
+                raise _BadRequest(str(e))
+            if value is not None:
+                asked.append((c.name, value))
+    if len(asked) > 1:
+        raise _BadRequest("ask a value of one criterion at a time, not %s" % " and ".join(n for n, _ in asked))
+    return asked[0] if asked else None
 
 
 # ---------------------------------------------------------------- server interfaces

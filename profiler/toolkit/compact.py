@@ -31,10 +31,10 @@ import os
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
+from profiler.files.datalines import DataFile
 from profiler.model.keys import host_part
-from profiler.toolkit.lookup import file_kind, surt_candidates
-from profiler.files.ukvs import (ALL_TIME, Frequency, format_frequency, header_line, parse_frequency,
-                           read_headers)
+from profiler.toolkit.lookup import surt_candidates
+from profiler.files.ukvs import ALL_TIME, Frequency, format_frequency, header_line
 
 
 class CompactReport:
@@ -138,64 +138,56 @@ def _held(freq):
     return freq.urim > 0
 
 
-def read_groups(path):
+def read_groups(path, skipped=None):
     """(kind, nkeys, header lines, groups): groups are [surt str, lines, all-time Frequency or None,
-    all-time line or None]."""
-    headers, start = read_headers(path)
-    kind, nkeys = file_kind(path, headers, start)
-    all_time = [b"-"] * (nkeys - 1)         # a profile's criteria, all '-' (its !keys: file_kind)
-    with open(path, "rb") as f:
-        raw_headers = [f.readline().rstrip(b"\r\n") for _ in headers]
-        groups = []
-        for lineno, line in enumerate(f, len(headers) + 1):
-            line = line.rstrip(b"\r\n")
-            if not line:
-                continue
-            cut = line.find(b" {")
-            fields = (line[:cut] if cut >= 0 else line).split()
-            surt = fields[0].decode("utf-8", "surrogateescape")
-            if not groups or groups[-1][0] != surt:
-                if groups and surt < groups[-1][0]:
-                    raise UserError("%s is not sorted (line %d): sort it with LC_ALL=C sort" % (path, lineno))
-                groups.append([surt, [], None, None])
-            g = groups[-1]
-            g[1].append(line)
-            try:
-                if kind == "cdxj":
-                    if len(fields) != nkeys:
-                        raise UserError("%s line %d: %d key fields, its !keys has %d" % (
-                            path, lineno, len(fields), nkeys))
-                    if fields[1:] == all_time:
-                        v = jsonnum.loads(line[cut + 1:])
-                        urim = v["urim"]["total"] if isinstance(v["urim"], dict) else v["urim"]
-                        g[2] = Frequency(urim, "", v.get("urir"), "")
-                        g[3] = line
-                elif nkeys == 1 or fields[1] in (b":", b"-"):
-                    g[2] = parse_frequency(fields[-1])
-                    g[3] = line
-            except (ValueError, KeyError, TypeError, IndexError):
-                raise UserError("%s line %d: cannot read the count: %r" % (path, lineno, line[:80]))
+    all-time line or None]. Every line is checked (profiler.files.datalines); ``skipped``: damaged
+    lines are counted there and left out, else they are refused."""
+    found = DataFile(path)
+    kind, nkeys = found.kind, found.nkeys
+    if kind == "ukvs" and nkeys not in (1, 2):
+        raise UserError("%s: compact needs a map keyed by surt or surt,datetime, not %d key fields" % (path, nkeys))
+    all_time = [b"-"] * (nkeys - 1)         # a profile's criteria, all '-' (its !keys)
+    groups = []
+    for record in found.records(skipped):
+        fields = record.key.split(b" ")
+        surt = fields[0].decode("utf-8", "surrogateescape")
+        if not groups or groups[-1][0] != surt:
+            groups.append([surt, [], None, None])
+        g = groups[-1]
+        g[1].append(record.line)
+        if kind == "cdxj":
+            if fields[1:] == all_time:
+                v = record.value
+                g[2] = Frequency(v["urim"]["total"], "", v["urir"], "")
+                g[3] = record.line
+        elif nkeys == 1 or fields[1] in (b":", b"-"):
+            g[2] = record.value
+            g[3] = record.line
+    if kind == "ukvs":
+        raw_headers = [header_line(n, v) for n, v in found.headers]
+    else:
+        raw_headers = list(found.raw_headers)
     return kind, nkeys, raw_headers, groups
 
 
-def compact_file(path, out_path, max_lines=None, max_bytes=None):
+def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
     """Compact path into out_path (atomically) to at most max_lines lines or max_bytes bytes,
-    headers included. Returns a CompactReport; a quota that cannot be met is a UserError."""
-    if not os.path.isfile(path):
-        raise UserError("no such file: %s" % path)
-    kind, nkeys, raw_headers, groups = read_groups(path)
-    if kind == "ukvs":
-        raw_headers = [header_line(n, v) for n, v in read_headers(path)[0]]
+    headers included. Returns a CompactReport; a quota that cannot be met is a UserError.
+    ``skipped`` (a profiler.files.datalines.Skipped): damaged lines are left out and counted,
+    in the !meta too; otherwise they are refused. The file is read whole before anything is written."""
+    kind, nkeys, raw_headers, groups = read_groups(path, skipped)
     by_bytes = max_bytes is not None
     quota = max_bytes if by_bytes else max_lines
     lines_in = len(raw_headers) + sum(len(g[1]) for g in groups)
 
     def meta_line(fp):
         """The '!meta' line saying what compaction did (same length whatever fp is)."""
-        return header_line("!meta", {"compacted": {
-            "generator": GENERATOR, "source_lines": lines_in,
-            "quota": "%s %d" % ("--max-bytes" if by_bytes else "--max-lines", quota),
-            "estimated_false_positive_rate": "%.4f" % fp}})
+        compacted = {"generator": GENERATOR, "source_lines": lines_in,
+                     "quota": "%s %d" % ("--max-bytes" if by_bytes else "--max-lines", quota),
+                     "estimated_false_positive_rate": "%.4f" % fp}
+        if skipped is not None and skipped.count:
+            compacted["skipped_lines"] = {path: skipped.meta()}
+        return header_line("!meta", {"compacted": compacted})
     raw_headers = raw_headers + [meta_line(0.0)]
 
     # slots: every existing group, plus every wildcard parent (rollup targets, probe places)

@@ -8,7 +8,8 @@ grow with the files. A profile's records are its flattened features; a map's are
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import layout as layouts, ukvs
-from profiler.files.profilefile import FEATURES, flatten, iter_raw, read_header, sniff_kind
+from profiler.files.datalines import DataFile, Skipped
+from profiler.files.profilefile import FEATURES, flatten
 from profiler.toolkit.query import LEVELS, surt_level
 
 CHANGES = ("appeared", "vanished", "grew", "shrank", "changed")
@@ -18,54 +19,33 @@ class DiffError(UserError):
     """Files that cannot be compared (different formats or key fields, unsorted)."""
 
 
-def records(path):
-    """(kind, iterator of (key bytes, flat dict)) of a profile or map, checking the key order."""
-    try:
-        kind = sniff_kind(path)
-    except IsADirectoryError:
-        raise DiffError("%s is a folder, not a profile or map" % path)
-    except OSError as e:
-        raise DiffError("cannot read %s: %s" % (path, e.strerror or e))
-    if kind == "cdxj":
-        raw = ((lineno, key, value) for lineno, key, value in iter_raw(path))
-
-        def parse(value):
-            return flatten(jsonnum.loads(value))
-    else:
-        headers, recs = ukvs.read_map(path)
-        raw = ((i, k, f) for i, (k, f) in enumerate(recs, len(headers) + 1))
-
-        def parse(f):
-            flat = {"urim.total": f.urim, "urir": f.urir}
-            if f.urim_mark or f.urir_mark:
-                flat["marks"] = ukvs.format_frequency(f)
-            return flat
-
-    def it():
-        previous = None
-        for lineno, key, value in raw:
-            if previous is not None and key <= previous:
-                raise DiffError("%s is not sorted (line %d); run 'archive-profiler validate %s'"
-                                % (path, lineno, path))
-            previous = key
-            try:
-                yield key, parse(value)
-            except (jsonnum.JSONDecodeError, AttributeError) as e:
-                raise DiffError("%s line %d: bad JSON (%s); run 'archive-profiler validate %s'"
-                                % (path, lineno, e, path))
-    return kind, it()
+def records(path, skipped=None):
+    """(kind, iterator of (key bytes, flat dict)) of a profile or map, every line checked
+    (profiler.files.datalines): a damaged one is a one-line error, or with ``skipped``
+    counted there and left out; a line out of order is an error."""
+    found = DataFile(path)
+    return found.kind, _records(found, skipped)
 
 
-def key_fields(path):
-    """A file's key fields: a profile's from its !keys (profiler.files.layout), a map's !fields."""
-    if sniff_kind(path) == "cdxj":
-        return list(layouts.of_file(path).fields)
-    for name, value in read_header(path):
-        if name in ("!keys", "@keys") and isinstance(value, list):
-            return value
-        if name in ("!fields", "@fields") and isinstance(value, dict):
-            return value.get("keys")
-    return None
+def _records(found, skipped=None):
+    """(key bytes, flat dict) of the checked data lines of a profile or map (a DataFile):
+    a profile's flattened features, a map's urim and urir (and its marks)."""
+    if found.kind == "cdxj":
+        for record in found.records(skipped):
+            yield record.key, flatten(record.value)
+        return
+    for record in found.records(skipped):
+        f = record.value
+        flat = {"urim.total": f.urim, "urir": f.urir}
+        if f.urim_mark or f.urir_mark:
+            flat["marks"] = ukvs.format_frequency(f)
+        yield record.key, flat
+
+
+def key_fields(found):
+    """A file's key fields (a DataFile): a profile's !keys (profiler.files.layout), a map's
+    !fields, else None."""
+    return list(found.names) if found.names is not None else None
 
 
 def join(a, b):
@@ -84,19 +64,28 @@ def join(a, b):
             x, y = next(a, None), next(b, None)
 
 
-def _open_pair(path_a, path_b, verb="compare"):
-    kind_a, recs_a = records(path_a)
-    kind_b, recs_b = records(path_b)
+def _open_pair(path_a, path_b, verb="compare", skipped=None):
+    """(kind, the two DataFiles, their records): both files of one kind and key fields, each
+    read whole and checked before a line is compared (profiler.files.datalines), so that a
+    damaged or unsorted file is refused before anything is printed. ``skipped``: a Skipped
+    per file, to skip damaged lines (counted there) instead."""
+    files = [DataFile(path_a), DataFile(path_b)]
+    kind_a, kind_b = files[0].kind, files[1].kind
     if kind_a != kind_b:
         raise DiffError("cannot compare a %s with a %s" % (
             "profile" if kind_a == "cdxj" else "map", "profile" if kind_b == "cdxj" else "map"))
     if kind_a == "cdxj":
-        layouts.require_same(verb, [path_a, path_b], [layouts.of_file(path_a), layouts.of_file(path_b)])
-    fields_a, fields_b = key_fields(path_a), key_fields(path_b)
-    if fields_a and fields_b and fields_a != fields_b:
-        raise DiffError("cannot %s: %s has keys %s, %s has %s"
-                        % (verb, path_a, " ".join(fields_a), path_b, " ".join(fields_b)))
-    return kind_a, recs_a, recs_b
+        layouts.require_same(verb, [path_a, path_b], [f.layout for f in files])
+    fields_a, fields_b = key_fields(files[0]), key_fields(files[1])
+    if (fields_a and fields_b and fields_a != fields_b) or files[0].nkeys != files[1].nkeys:
+        raise DiffError("cannot %s: %s has keys %s, %s has %s" % (
+            verb, path_a, " ".join(fields_a or ["(%d fields)" % files[0].nkeys]),
+            path_b, " ".join(fields_b or ["(%d fields)" % files[1].nkeys])))
+    skipped = skipped or [None, None]
+    for found, s in zip(files, skipped):
+        found.check(s)
+    again = [None if s is None else Skipped(s.path) for s in skipped]
+    return kind_a, files, [_records(f, s) for f, s in zip(files, again)]
 
 
 def classify(old, new, features):
@@ -115,10 +104,11 @@ def classify(old, new, features):
     return None
 
 
-def diff(old_path, new_path, features=None, only=None):
+def diff(old_path, new_path, features=None, only=None, skipped=None):
     """(iterator of (key, change, old flat or None, new flat or None) for the keys that differ,
-    counts by change, filled in as the iterator is consumed)."""
-    kind, old, new = _open_pair(old_path, new_path, "diff")
+    counts by change, filled in as the iterator is consumed). ``skipped``: [Skipped of OLD,
+    Skipped of NEW] to skip damaged lines (counted there), else they are refused."""
+    kind, _, (old, new) = _open_pair(old_path, new_path, "diff", skipped)
     features = list(features or FEATURES)
     summary = dict.fromkeys(CHANGES + ("same",), 0)
 
@@ -147,20 +137,23 @@ def diff_value(change, old, new, features):
     return jsonnum.dumps(out)
 
 
-def overlap(path_a, path_b, where=None):
+def overlap(path_a, path_b, where=None, skipped=None):
     """Per SURT level: keys only in A, only in B, in both; captures of each under the shared keys.
 
     Only keys whose fields after the surt have the values ``where`` gives ({"datetime": "2013"};
     by default '-', or ':' for a map's datetime, "all time") are compared. Returns
     (iterator of (key, 'a'|'b'|'both', value in A, value in B), counts by level, filled in as the
-    iterator is consumed).
+    iterator is consumed). ``skipped``: as diff's.
     """
-    kind, recs_a, recs_b = _open_pair(path_a, path_b, "compare")
-    fields = key_fields(path_a) or ["surt"]
+    kind, files, (recs_a, recs_b) = _open_pair(path_a, path_b, "compare", skipped)
+    fields = key_fields(files[0]) or (["surt", "datetime"] if files[0].nkeys == 2 else ["surt"])
     where = {k: v for k, v in (where or {}).items() if v is not None}
     unknown = set(where) - set(fields[1:])
     if unknown:
         raise DiffError("these files have no %s key field (they have %s)" % (sorted(unknown)[0], ", ".join(fields)))
+    for name, value in where.items():
+        if not _fits(kind, files[0], name, value):
+            raise DiffError("--%s %r is not a %s field of these files" % (name, value[:40], name))
     default = {"cdxj": "-", "ukvs": ukvs.ALL_TIME}[kind]
     rest = [where.get(f, default if f == "datetime" else "-") for f in fields[1:]]
     suffix = (" " + " ".join(rest)).encode("utf-8") if rest else b""
@@ -191,6 +184,16 @@ def overlap(path_a, path_b, where=None):
                 s["only_" + where] += 1
             yield key, where, a, b
     return generator(), levels
+
+
+def _fits(kind, found, name, value):
+    """Whether a value asked for (--datetime 2013) can be a key field of the file."""
+    raw = value.encode("utf-8", "surrogateescape")
+    if kind == "cdxj":
+        return name not in found.layout.patterns or bool(found.layout.patterns[name].match(raw))
+    if name == "datetime":
+        return ukvs.datetime_span(value) is not None
+    return bool(raw) and not any(c in raw for c in b" \t\n\r")
 
 
 def overlap_summary(levels):

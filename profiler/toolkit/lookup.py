@@ -12,10 +12,11 @@ only the all-time line (``-`` or ``:``). The first candidate present in the file
 a zero URI-M count there is an explicit "not held" and stops the search. No candidate present:
 no match.
 
-Asked for a language, the most specific key that tells languages answers for it: a profile's
-lines of the key by language (``SURT YEAR - - ara``), a map line's ``{"lang": {...}}``
-breakdown; a key listing others but not that one holds none in it. When no key tells
-languages, the lookup without language answers, for any language ('-').
+Asked for a value of an optional criterion (a language, ``lang``; profiler.model.criteria), the
+most specific key that tells that criterion's values answers for it: a profile's lines of the key
+by that criterion (``SURT YEAR - - ara``), a map line's breakdown by it (``{"lang": {...}}``); a
+key listing others but not that one holds none in it. When no key tells its values, the lookup
+without it answers, for any value ('-').
 
 The file is never loaded whole: single lookups bisect over byte offsets with seek (realigning
 to line starts, caching the top bisection levels), batches sort their probes and walk the file
@@ -30,22 +31,27 @@ import re
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, layout as layouts
-from profiler.files.sortedfile import SortedLines, profile_key
+from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped, WithoutDamaged
+from profiler.files.infiles import open_regular
+from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
-from profiler.model.criteria import ANY_FIELD, CORE_LAYOUT, DATETIME, LANG, PREFIX
+from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
-from profiler.files.ukvs import (Frequency, breakdowns, datetime_span, format_frequency, key_count,
-                                 parse_frequency, read_headers)
+from profiler.files.ukvs import Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
+
+_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+_DATETIME = re.compile(r"[0-9]+")
 
 #: one answer: the canonical query, status, the matched key (bytes) and Frequency or None, and
 #: for a datetime query how the date was answered: 'period' (a line for that month or year, or
 #: a map's datetime range), 'range' (only the key's first/last: held somewhere in that range,
 #: the date itself cannot be told), 'outside' (first/last rule the date out) or None
 #: ``rollup``: the matched line stands for URIs rolled up into it (profiler.files.coverage)
-#: ``lang``: asked for a language, the one answered for ('-': no key on the way tells languages)
-Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup lang",
+#: ``value``: asked for a value of an optional criterion (a language), the one answered for ('-':
+#: no key on the way tells that criterion's values)
+Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup value",
                                 defaults=(None, False, None))
 
 
@@ -140,27 +146,31 @@ def surt_candidates(urlkey):
 
 
 def datetime_query(text):
-    """'2013', '201305', '20130512083000' -> the digits (4 to 14); a UserError otherwise."""
+    """'2013', '201305', '20130512083000' -> the digits (4 to 14, ASCII: str.isdigit() also takes
+    other scripts' digits); a UserError otherwise."""
     if text is None:
         return None
     text = text.strip()
-    if not (text.isdigit() and 4 <= len(text) <= 14):
+    if not (_DATETIME.fullmatch(text) and 4 <= len(text) <= 14):
         raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
     return text
 
 
-def language_query(text):
-    """A language asked for ('ar', 'ar-EG', 'ara', 'unk') -> its ISO 639-3 code as the profile
-    writes it (profiler.model.language); a UserError for what names no language."""
-    if text is None:
+def value_query(criterion, text):
+    """A value of an optional criterion asked for -> its key field as the profile writes it
+    (Criterion.query: a language 'ar', 'ar-EG', 'ara' -> 'ara'); None for None or '-' (any: not
+    asked); a UserError for what names no value of it."""
+    if text is None or text.strip() == ANY_FIELD:
         return None
-    from profiler.model.language import UNKNOWN, normalise_language
-    text = text.strip()
-    code = normalise_language(text)
-    if code == UNKNOWN and text.lower() != UNKNOWN:
-        raise UserError("not a language (an ISO 639 code or language tag such as ara, ar or ar-EG, "
-                        "or unk): %r" % text[:40])
-    return code
+    try:
+        return criterion.query(text)
+    except ValueError as e:
+        raise UserError(str(e))
+
+
+def language_query(text):
+    """value_query of the language criterion: 'ar', 'ar-EG', 'ara', 'unk' -> ISO 639-3."""
+    return value_query(LANG, text)
 
 
 # ---------------------------------------------------------------- profile or map
@@ -173,41 +183,63 @@ def map_key(nkeys):
 
 
 #: one probe of the file: the prefix of the lines it reads; for a map with a datetime key field
-#: the datetime digits to pick a line by ('' all time); the language code asked (bytes) or None
-Probe = collections.namedtuple("Probe", "prefix dt lang")
+#: the datetime digits to pick a line by ('' all time); the field of the value asked (bytes) or None
+Probe = collections.namedtuple("Probe", "prefix dt value")
 #: the line that answers a probe; ``frequency``: a breakdown entry's, instead of the line's;
-#: ``none``: the line's key lists languages without the one asked (no capture in it)
+#: ``none``: the line's key lists values without the one asked (no capture in it)
 Pick = collections.namedtuple("Pick", "line frequency none", defaults=(None, False))
-#: the frequency of a language a key lists others but not
+#: the frequency of a value a key lists others but not
 NONE = Frequency(0, "", 0, "")
 
 
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
-    def __init__(self, path, mapped=False):
+    def __init__(self, path, mapped=False, verify=False, tolerant=False):
         """path: a profile or map, one of the pages `split` wrote (its pages are found by their
-        links) or the folder of the pages."""
+        links) or the folder of the pages. ``verify``: read every file whole first, checked
+        (profiler.files.datalines: cut, malformed or unsorted, it is refused; remembered per
+        version of the file), so that no answer rests on a damaged line the search does not
+        read; ``tolerant`` (with verify): damaged lines are skipped instead, counted in
+        ``skipped``. Without verify every line an answer reads is checked."""
         from profiler.files.pages import PagedLines, find_pages
-        if not os.path.isfile(path) and not os.path.isdir(path):
-            raise UserError("no such file: %s" % path)
-        pages = find_pages(path)
-        if pages:
-            path, headers, start, _ = pages[0]
-        else:
-            headers, start = read_headers(path)
-        self.path = path
-        self.headers = headers
-        self.kind, self.nkeys = file_kind(path, headers, start)
+        pages = find_pages(path)                # (a file: a regular one holding a profile or map)
+        files = [DataFile(p[0]) for p in pages] if pages else [DataFile(path)]
+        found = files[0]
+        self.path = found.path
+        self.headers = found.headers
+        self.kind, self.nkeys = found.kind, found.nkeys
+        if self.kind == "ukvs" and (self.nkeys not in (1, 2) or found.names not in (None, MAP_FIELDS[self.nkeys])):
+            raise UserError("%s: lookup needs a map keyed by surt or surt,datetime, not %s" % (
+                self.path, " ".join(found.names) if found.names else "%d key fields" % self.nkeys))
+        for other in files[1:]:
+            if (other.kind, other.nkeys, other.names) != (found.kind, found.nkeys, found.names):
+                raise UserError("%s and %s are pages of files of other key fields" % (self.path, other.path))
+        self.checker = found.checker
         #: a profile's key layout (its !keys); a map's optional criteria its lines break down by
-        self.layout = layouts.of_headers(headers, path) if self.kind == "cdxj" else None
-        self.breakdowns = breakdowns(headers) if self.kind == "ukvs" else []
+        self.layout = found.layout
+        self.breakdowns = breakdowns(self.headers) if self.kind == "ukvs" else []
         if self.layout is not None:
             self._dt_at = layouts.index(self.layout, DATETIME.name)
-            self._lang_at = layouts.index(self.layout, LANG.name) if layouts.has(self.layout, LANG.name) else None
-        self.coverage = coverage.of_headers(headers, self.kind)
+        self._asking(LANG.name)         # the optional criterion a lookup asks a value of
+        self.coverage = coverage.of_headers(self.headers, self.kind)
+        self.skipped = []
+        ends = [None] * len(files)
+        if verify:
+            self.skipped = [Skipped(f.path) if tolerant else None for f in files]
+            for f, skipped in zip(files, self.skipped):
+                f.check(skipped, searched=True)
+            ends = [f.end for f in files]
+            if pages:
+                _check_pages(files, [p[3] for p in pages])
+        else:
+            for f in files:
+                _require_whole(f)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
-        self.lines = PagedLines(pages, key, mapped) if pages else SortedLines(path, start, key=key, mapped=mapped)
+        self.lines = PagedLines(pages, key, mapped, ends) if pages else \
+            SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0])
+        if any(s is not None and s.count for s in self.skipped):
+            self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}
 
     def close(self):
@@ -219,45 +251,58 @@ class Lookup:
     def __exit__(self, *exc):
         self.close()
 
+    def has(self, by):
+        """Whether the file can answer a value of the optional criterion named by: a profile with
+        that key field, or a map whose lines break down by it."""
+        return layouts.has(self.layout, by) if self.kind == "cdxj" else by in self.breakdowns
+
     @property
     def has_languages(self):
-        """Whether the file can answer a language: a profile with a lang key field, or a map
-        whose lines break down by lang."""
-        return self._lang_at is not None if self.kind == "cdxj" else LANG.name in self.breakdowns
+        """Whether the file can answer a language (has(LANG.name))."""
+        return self.has(LANG.name)
 
-    def check_language(self):
-        """A UserError when the file cannot answer --lang (one line)."""
-        if self.has_languages:
+    def check(self, by):
+        """A UserError when the file cannot answer a value of the criterion named by (one line)."""
+        if self.has(by):
             return
         if self.kind == "cdxj":
-            raise UserError("%s has no lang key field (its keys: %s): profile with a policy whose levels "
-                            "name lang to look languages up" % (self.path, layouts.describe(self.layout)))
-        raise UserError("%s breaks no line down by language (its !meta has no \"breakdown\":[\"lang\"]): "
-                        "make it with 'ukvs' from a profile whose keys have lang" % self.path)
+            raise UserError("%s has no %s key field (its keys: %s): profile with a policy whose levels "
+                            "name %s to look its values up" % (self.path, by, layouts.describe(self.layout), by))
+        raise UserError("%s breaks no line down by %s (its !meta has no \"breakdown\":[\"%s\"]): "
+                        "make it with 'ukvs' from a profile whose keys have %s" % (self.path, by, by, by))
+
+    def check_language(self):
+        """check(LANG.name): a UserError when the file cannot answer --lang."""
+        self.check(LANG.name)
+
+    def _asking(self, by):
+        """Lookups from here ask values of the optional criterion named by."""
+        self._by = by
+        self._by_at = layouts.index(self.layout, by) if self.kind == "cdxj" and layouts.has(self.layout, by) else None
 
     # ------------------------------------------------------------ probes
 
     def _key(self, surt, **values):
         return layouts.key(self.layout, surt, **values)
 
-    def surt_probes(self, s, dt=None, lang=None):
+    def surt_probes(self, s, dt=None, value=None):
         """The probes of one SURT key (bytes), most specific first. A profile: the key of each
         datetime level the query's digits fill (finest first: day, month, year), then the
-        all-time key, every other criterion '-'; with ``lang``, the lines of those keys with any
-        language (their language picks). A map: the SURT's lines."""
+        all-time key, every other criterion '-'; with ``value`` (of the criterion asked), the
+        lines of those keys with any value of it (their value picks). A map: the SURT's lines."""
         if self.kind == "cdxj":
             periods = _periods(dt) + [ANY_FIELD.encode()]
-            if lang is None:
+            if value is None:
                 return [Probe(self._key(s, datetime=p) + b" ", None, None) for p in periods]
-            cut = self._lang_at
-            return [Probe(b" ".join(self._key(s, datetime=p).split(b" ")[:cut]) + b" ", None, lang) for p in periods]
-        return [Probe(s + b" ", (dt or "") if self.nkeys == 2 else None, lang)]
+            cut = self._by_at
+            return [Probe(b" ".join(self._key(s, datetime=p).split(b" ")[:cut]) + b" ", None, value) for p in periods]
+        return [Probe(s + b" ", (dt or "") if self.nkeys == 2 else None, value)]
 
-    def probes(self, urlkey, dt=None, lang=None):
+    def probes(self, urlkey, dt=None, value=None):
         """The probes of one query, most specific first."""
         out = []
         for s in surt_candidates(urlkey):
-            out += self.surt_probes(s.encode("utf-8", "surrogateescape"), dt, lang)
+            out += self.surt_probes(s.encode("utf-8", "surrogateescape"), dt, value)
         return out
 
     # ------------------------------------------------------------ answers
@@ -266,13 +311,13 @@ class Lookup:
         """The Pick answering a probe among its lines, or None."""
         if not lines:
             return None
-        if probe.lang is not None:
-            return self._pick_language(probe, lines)
+        if probe.value is not None:
+            return self._pick_value(probe, lines)
         line = self._pick_line(probe, lines)
         return None if line is None else Pick(line)
 
     def _pick_line(self, probe, lines):
-        """The line answering a probe without language."""
+        """The line answering a probe without a value asked."""
         dt = probe.dt
         if dt is None:
             return lines[0]
@@ -281,7 +326,7 @@ class Lookup:
             field = line[len(probe.prefix):].split(None, 1)[0]
             span = datetime_span(field)
             if span is None:
-                continue
+                raise self._damaged(line, Bad("key", "datetime field %r" % field[:40]))
             if dt == "":
                 if span[0] != "00000000000000" or span[1] != "99999999999999":
                     continue
@@ -293,19 +338,20 @@ class Lookup:
                     best = (width, line)
         return best[1] if best else None
 
-    def _pick_language(self, probe, lines):
-        """A language probe's Pick: the line of that language; the key's lines (a profile) or
-        complete breakdown (a map) listing languages without it: none (not held in it);
-        otherwise None (the key does not tell languages: the next candidate answers)."""
+    def _pick_value(self, probe, lines):
+        """A probe's Pick for a value asked: the line of that value; the key's lines (a profile)
+        or complete breakdown (a map) listing values without it: none (not held in it);
+        otherwise None (the key does not tell the criterion's values: the next candidate answers)."""
         if self.kind == "cdxj":
             first_any, listed = None, False
             for line in lines:
                 fields = line[:line.find(b" {")].split(b" ")
-                if len(fields) != len(self.layout.fields) or not layouts.is_any(
-                        fields, self.layout, (DATETIME.name, LANG.name)):
+                if len(fields) != len(self.layout.fields):
+                    raise self._damaged(line, Bad("key", "%d key fields" % len(fields)))
+                if not layouts.is_any(fields, self.layout, (DATETIME.name, self._by)):
                     continue
-                field = fields[self._lang_at]
-                if field == probe.lang:
+                field = fields[self._by_at]
+                if field == probe.value:
                     return Pick(line)
                 if field == ANY_FIELD.encode():
                     first_any = first_any or line
@@ -315,10 +361,10 @@ class Lookup:
         line = self._pick_line(probe, lines)
         if line is None:
             return None
-        entries = _breakdown(line, LANG.name)
+        entries = _breakdown(line, self._by)
         if not entries:
             return None
-        code = probe.lang.decode("ascii", "replace")
+        code = probe.value.decode("utf-8", "replace")
         for field, freq in entries:
             if field == code:
                 return Pick(line, freq)
@@ -338,13 +384,13 @@ class Lookup:
 
     def _answer_pick(self, urlkey, probe, pick):
         key, freq = self.parse(pick.line)
-        lang = None
-        if probe.lang is not None:
-            lang = probe.lang.decode("ascii", "replace")
-            # the language's own frequency: its breakdown entry, or none at a key listing others
+        value = None
+        if probe.value is not None:
+            value = probe.value.decode("utf-8", "replace")
+            # the value's own frequency: its breakdown entry, or none at a key listing others
             freq = NONE if pick.none else pick.frequency or freq
         status = HELD if is_held(freq) else NOT_HELD
-        answer = Answer(urlkey, status, key, freq, None, _rolled_up(pick.line), lang)
+        answer = Answer(urlkey, status, key, freq, None, _rolled_up(pick.line), value)
         return self._dated(answer, pick, probe)
 
     def _dated(self, answer, pick, probe):
@@ -361,20 +407,23 @@ class Lookup:
                 return answer._replace(date="period")
             if pick.frequency is None and not pick.none:
                 return self._by_breakdown(answer, line, query_dt)
-            # a language's answer keeps its frequency; the datetime breakdown tells only the date
+            # a value's answer keeps its frequency; the datetime breakdown tells only the date
             dated = self._by_breakdown(answer._replace(frequency=self.parse(line)[1]), line, query_dt)
             return answer._replace(date=dated.date, status=NOT_HELD if dated.status == NOT_HELD else answer.status)
         fields = answer.key.split(b" ")
         if fields[self._dt_at] != ANY_FIELD.encode():
             return answer._replace(date="period")
         if pick.none:
-            return answer        # no capture in that language at all: whatever the date
-        value = jsonnum.loads(line[line.find(b" {") + 1:])
+            return answer        # no capture of that value at all: whatever the date
+        try:
+            value = self.checker(line.rstrip(b"\r"))[2]
+        except Bad as e:
+            raise self._damaged(line, e)
         first, last = value.get("first"), value.get("last")
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
             return answer._replace(status=NOT_HELD, date="outside")
-        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.lang is not None):
+        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.value is not None):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="range" if answer.status == HELD else None)
 
@@ -402,79 +451,90 @@ class Lookup:
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="unknown")
 
-    def _has_period_lines(self, surt, dt, by_language=False):
+    def _has_period_lines(self, surt, dt, by_value=False):
         """True when the profile lists this SURT by year and so tells that the query's year (which
         has no line of its own that answered) holds none: a line of the SURT with a year and
         every other criterion '-' (the policy then writes every year with captures). Asked for a
-        language: a year line of any language (every year's languages are written, and that
-        year's is missing), or a year line of all languages while the query's year has none."""
-        has_year, has_year_lang, this_year = False, False, False
+        value: a year line of any value (every year's values are written, and that year's is
+        missing), or a year line of all values while the query's year has none."""
+        has_year, has_year_value, this_year = False, False, False
         year = dt[:4].encode("ascii")
         for line in self.lines.group(surt + b" "):
             fields = line[:line.find(b" {")].split(b" ")
             if len(fields) != len(self.layout.fields):
-                continue
+                raise self._damaged(line, Bad("key", "%d key fields" % len(fields)))
             field = fields[self._dt_at]
             if len(field) != 4 or not field.isdigit() or not layouts.is_any(
-                    fields, self.layout, (DATETIME.name, LANG.name)):
+                    fields, self.layout, (DATETIME.name, self._by)):
                 continue
-            if self._lang_at is not None and fields[self._lang_at] != ANY_FIELD.encode():
-                has_year_lang = True
+            if self._by_at is not None and fields[self._by_at] != ANY_FIELD.encode():
+                has_year_value = True
             else:
                 has_year = True
                 this_year = this_year or field == year
-        if not by_language:
+        if not by_value:
             return has_year
-        return has_year_lang or (has_year and not this_year)
+        return has_year_value or (has_year and not this_year)
 
     def parse(self, line):
-        """A data line -> (key bytes, Frequency)."""
-        line = line.rstrip(b"\r")
-        i = line.find(b" {")
+        """A data line -> (key bytes, Frequency), the line checked (profiler.files.datalines):
+        a damaged one is a DamagedFile."""
+        body = line[:-1] if line[-1:] == b"\r" else line
         if self.kind == "cdxj":
-            value = jsonnum.loads(line[i + 1:])
-            urim = value.get("urim")
-            urim = urim.get("total") if isinstance(urim, dict) else urim
+            try:
+                key, _, value = self.checker(body)
+            except Bad as e:
+                raise self._damaged(body, e)
             # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
             urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
-            return line[:i], Frequency(urim, "", value.get("urir"), urir_mark)
-        if i < 0 and b"  " not in line and b"\t" not in line:
-            key, _, freq = line.rpartition(b" ")
-        else:
-            fields = (line[:i] if i >= 0 else line).split()
-            key, freq = b" ".join(fields[:-1]), fields[-1]
-        found = self._freqs.get(freq)
-        if found is None:
-            found = parse_frequency(freq)
-            if len(self._freqs) > 10000:
-                self._freqs.clear()
-            self._freqs[freq] = found
+            return key, Frequency(value["urim"]["total"], "", value["urir"], urir_mark)
+        i = body.find(b" {")
+        if i < 0 and b"  " not in body and b"\t" not in body:
+            key, _, freq = body.rpartition(b" ")
+            found = self._freqs.get(freq)
+            if found is not None and key.count(b" ") == self.nkeys - 1 and not _CONTROL.search(key):
+                return key, found
+        try:
+            key, _, found = self.checker(body)
+        except Bad as e:
+            raise self._damaged(body, e)
+        freq = body[:i].split()[-1] if i >= 0 else body.split()[-1]
+        if len(self._freqs) > 10000:
+            self._freqs.clear()
+        self._freqs[freq] = found
         return key, found
+
+    def _damaged(self, line, bad):
+        return DamagedFile("%s: a damaged line (%s): %r; run 'archive-profiler validate %s' for its line number"
+                           % (self.path, bad, line[:80].decode("utf-8", "replace"), self.path))
 
     # ------------------------------------------------------------ lookups
 
-    def lookup(self, uri, dt=None, lang=None):
-        """One lookup: URI or SURT, optional datetime digits and language code -> Answer."""
+    def lookup(self, uri, dt=None, value=None, by=LANG.name):
+        """One lookup: URI or SURT, optional datetime digits and the key field of a value of the
+        optional criterion named by (a language code) -> Answer."""
         urlkey = canonical(uri)
         if urlkey is None:
             return Answer(None, INVALID, None, None)
-        return self.lookup_urlkey(urlkey, dt, lang)
+        return self.lookup_urlkey(urlkey, dt, value, by)
 
-    def lookup_urlkey(self, urlkey, dt=None, lang=None):
+    def lookup_urlkey(self, urlkey, dt=None, value=None, by=LANG.name):
         """lookup() of a urlkey already canonical (profiler.toolkit.lookup.canonical). With
-        ``lang`` (an ISO 639-3 code), the most specific key that tells languages answers for
-        that language; when none does, the lookup without language answers (its lang '-')."""
+        ``value`` (a key field of the optional criterion named by: an ISO 639-3 code), the most
+        specific key that tells that criterion's values answers for that value; when none does,
+        the lookup without it answers (its value '-')."""
         self._query_dt = dt
-        if lang is not None:
-            self.check_language()
-            code = lang.encode("ascii")
+        if value is not None:
+            self.check(by)
+            self._asking(by)
+            code = value.encode("utf-8", "surrogateescape")
             found = {}
             probes = self.probes(urlkey, dt, code)
             for probe in probes:
                 lines = found[probe.prefix] = found.get(probe.prefix) or self.lines.group(probe.prefix)
                 if self._pick(probe, lines) is not None:
                     return self.answer(urlkey, probes, found)
-            return self.lookup_urlkey(urlkey, dt)._replace(lang=ANY_FIELD)
+            return self.lookup_urlkey(urlkey, dt)._replace(value=ANY_FIELD)
         probes = self.probes(urlkey, dt)
         found = {}
         for probe in probes:
@@ -484,28 +544,29 @@ class Lookup:
                 break
         return self.answer(urlkey, probes, found)
 
-    def batch(self, uris, dt=None, chunk=200000, lang=None):
+    def batch(self, uris, dt=None, chunk=200000, value=None, by=LANG.name):
         """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
         one forward walk per chunk of ``chunk`` URIs (memory is bounded by the chunk)."""
         self._query_dt = dt
-        if lang is not None:
-            self.check_language()
+        if value is not None:
+            self.check(by)
+            self._asking(by)
         buf = []
         for uri in uris:
             buf.append(uri)
             if len(buf) >= chunk:
-                yield from zip(buf, self._batch(buf, dt, lang))
+                yield from zip(buf, self._batch(buf, dt, value))
                 buf = []
         if buf:
-            yield from zip(buf, self._batch(buf, dt, lang))
+            yield from zip(buf, self._batch(buf, dt, value))
 
-    def _batch(self, uris, dt, lang=None):
-        """The answers to a chunk of URIs: with a language, one walk over the language probes of
-        every query, then the queries no key answered for it as without language."""
+    def _batch(self, uris, dt, value=None):
+        """The answers to a chunk of URIs: with a value asked, one walk over those probes of
+        every query, then the queries no key answered for it as without it."""
         urlkeys = [canonical(u) for u in uris]
-        if lang is None:
+        if value is None:
             return self._batch_keys(urlkeys, dt)
-        code = lang.encode("ascii")
+        code = value.encode("utf-8", "surrogateescape")
         answers = [None] * len(urlkeys)
         probes = {}
         for n, urlkey in enumerate(urlkeys):
@@ -520,7 +581,7 @@ class Lookup:
             if answers[n] is None:
                 rest.append(n)
         for n, a in zip(rest, self._batch_keys([urlkeys[n] for n in rest], dt)):
-            answers[n] = a._replace(lang=ANY_FIELD)
+            answers[n] = a._replace(value=ANY_FIELD)
         return answers
 
     def _batch_keys(self, urlkeys, dt):
@@ -657,29 +718,38 @@ def is_held(freq):
     return freq.urim > 0
 
 
-def file_kind(path, headers, start):
-    """('cdxj', number of key fields) for a profile (its !keys: profiler.files.layout),
-    ('ukvs', number of key fields) for a map."""
-    names = [n for n, _ in headers]
-    n = key_count(headers)
-    if n is not None:
-        if n not in (1, 2):
-            raise UserError("%s: lookup needs a map keyed by surt or surt,datetime, not %d key fields" % (path, n))
-        return "ukvs", n
-    with open(path, "rb") as f:
-        f.seek(start)
-        first = f.readline().rstrip(b"\r\n")
-    if "!keys" in names or "@keys" in names:
-        return "cdxj", len(layouts.of_headers(headers, path).fields)
-    if b" {" in first and len(first[:first.find(b" {")].split()) == len(CORE_LAYOUT.fields):
-        return "cdxj", len(CORE_LAYOUT.fields)
-    if not first:
-        return "ukvs", 1
-    i = first.find(b" {")
-    fields = (first[:i] if i >= 0 else first).split()
-    if len(fields) not in (2, 3):
-        raise UserError("%s: neither a CDXJ profile nor a UKVS map (first line %r)" % (path, first[:80]))
-    return "ukvs", len(fields) - 1
+#: the key fields of a map lookup reads, by their number
+MAP_FIELDS = {1: ("surt",), 2: ("surt", "datetime")}
+
+
+def _require_whole(found):
+    """A DamagedFile when a file's last line has no newline (a file cut short: the lines a
+    search would not read are gone). One byte read, for files not checked whole."""
+    with open_regular(found.path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > found.data_offset:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":
+                raise DamagedFile("%s was cut short: its last line has no newline (a copy interrupted, a "
+                                  "full disk?); make it again, or check it with --skip-bad-lines" % found.path)
+
+
+def _check_pages(files, metas):
+    """Pages checked whole: each one's first and last keys are those its !meta says (the search
+    skips pages by them), and they follow each other in byte order."""
+    before = None
+    for found, meta in zip(files, metas):
+        keys = meta.get("keys") or []
+        if found.first_key is None:
+            continue
+        said = [k for k in keys] if isinstance(keys, list) else None
+        have = [found.first_key.decode("utf-8", "replace"), found.last_key.decode("utf-8", "replace")]
+        if said != have:
+            raise DamagedFile("%s: its !meta says its keys run %s, its lines run %s" % (
+                found.path, " .. ".join(map(repr, said or [])) or "(nothing)", " .. ".join(map(repr, have))))
+        if before is not None and not before < found.first_key:
+            raise UnsortedFile("%s: its first key does not sort after the page before's last" % found.path)
+        before = found.last_key
 
 
 #: what a matched key's SURT covers, most specific first
@@ -701,12 +771,12 @@ def match_level(key):
     return wildcard_level(surt[:-2].decode("utf-8", "replace"), True)
 
 
-def format_answer(query, a, lang=False):
+def format_answer(query, a, value=False):
     """One output line: QUERY, status, matched key, frequency, the key's level and how the
-    datetime was answered, and with ``lang`` the language answered for (tab-separated; '-' when
-    none)."""
+    datetime was answered, and with ``value`` the value answered for (a language; tab-separated;
+    '-' when none)."""
     freq = "-" if a.frequency is None else format_frequency(a.frequency)
     key = a.key.decode("utf-8", "replace") if a.key is not None else "-"
     level = match_level(a.key) if a.key is not None else "-"
     line = "%s\t%s\t%s\t%s\t%s\t%s" % (query, a.status, key, freq, level, a.date or "-")
-    return line + "\t" + (a.lang or "-") if lang else line
+    return line + "\t" + (a.value or "-") if value else line

@@ -31,8 +31,9 @@ import os
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files import layout as layouts, ukvs
+from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.output import CONTEXT, write_atomic
-from profiler.files.profilefile import FEATURES, extras, flatten, iter_raw, read_header, sniff_kind, unflatten
+from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
 
 DISJOINT_CHOICES = ("urir", "digests")
@@ -131,15 +132,11 @@ def combine_frequencies(freqs, disjoint=()):
 
 # ---------------------------------------------------------------- streams
 
-def _sorted_stream(index, path, pairs):
-    previous = None
-    for lineno, key, value in pairs:
-        if previous is not None and key <= previous:
-            raise MergeError("%s is not sorted (line %d %s the key before it); run "
-                             "'archive-profiler validate %s'" % (
-                                 path, lineno, "repeats" if key == previous else "sorts before", path))
-        previous = key
-        yield key, index, value
+def _stream(index, records):
+    """(key, input index, record) of an input's checked records (profiler.files.datalines: in
+    byte order, each line of the right shape)."""
+    for record in records:
+        yield record.key, index, record
 
 
 def _grouped(streams):
@@ -153,23 +150,6 @@ def _grouped(streams):
         values.append(value)
     if values:
         yield key, values
-
-
-def _map_records(path):
-    """(line number, key, (Frequency, the line's JSON block bytes or None)) of a map's records."""
-    headers, offset = ukvs.read_headers(path)
-    nkeys = ukvs.key_count(headers)
-    lineno = len(headers)
-    with open(path, "rb") as f:
-        f.seek(offset)
-        for line in f:
-            lineno += 1
-            if not line.strip() or line[:1] in (b"!", b"@"):
-                continue
-            key, freq = ukvs.parse_record(line, nkeys, lineno)
-            body = line.rstrip(b"\r\n")
-            i = body.find(b" {")
-            yield lineno, key, (freq, body[i + 1:].strip() if i >= 0 else None)
 
 
 def _block(raw):
@@ -194,8 +174,8 @@ def _breakdown_key(name):
 
 
 #: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
-BREAKDOWN_FIELDS = {name: _breakdown_key(name)
-                    for name in ("datetime",) + tuple(c.name for c in criteria.CRITERIA if c.optional)}
+breakdown_fields = criteria.derived(lambda chosen: {name: _breakdown_key(name) for name in
+                                                    ("datetime",) + tuple(c.name for c in chosen if c.optional)})
 
 
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
@@ -220,8 +200,8 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
         if name == "rollup":
             if any(v is True for v in values):
                 out[name] = True
-        elif name in BREAKDOWN_FIELDS:
-            merged = _merge_breakdowns(values, freqs, disjoint, BREAKDOWN_FIELDS[name])
+        elif name in breakdown_fields():
+            merged = _merge_breakdowns(values, freqs, disjoint, breakdown_fields()[name])
             if merged is None:
                 dropped = True
             else:
@@ -235,7 +215,7 @@ def combine_blocks(raws, freqs, disjoint=(), counter=None):
     return jsonnum.dumps(out) if out else None
 
 
-def _merge_breakdowns(values, freqs, disjoint, valid=BREAKDOWN_FIELDS["datetime"]):
+def _merge_breakdowns(values, freqs, disjoint, valid=_breakdown_key("datetime")):
     """Breakdowns ({datetime or criterion field: frequency}) of one key added up, or None.
     ``valid`` tests a breakdown key."""
     parsed = []
@@ -315,9 +295,21 @@ def _archive_uri(ids, archive_uri):
     return uris.pop() if len(uris) == 1 else None
 
 
-def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
+def _counted(meta, name, kind, path):
+    """A !meta field of one input the merged !meta adds up: its value, or a MergeError."""
+    value = meta.get(name)
+    ok = isinstance(value, kind) and not isinstance(value, bool) and (
+        kind is not int or value >= 0) and (kind is not dict or all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value.values()))
+    if value is not None and not ok:
+        raise MergeError("%s: its !meta %s is %s, not %s" % (path, name, jsonnum.dumps(value)[:40].decode(
+            "utf-8", "replace"), {int: "a whole number", list: "a list", dict: "an object of counts"}[kind]))
+    return value
+
+
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
     """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
-    !keys) are a LayoutError."""
+    !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out."""
     layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
@@ -333,13 +325,13 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     revisits = _common(["resolved" if str(v).startswith("resolved") else v for v in given],
                        "revisit handling", paths)
     exact = exact_features([exact_in(h["meta"]) for h in hs], disjoint)
-    inputs, captures, skipped, skipped_files = [], 0, {}, []
-    for r in runs:
-        inputs += r.get("inputs", [])
-        captures += r.get("captures", 0)
-        for k, v in (r.get("skipped") or {}).items():
+    inputs, captures, skipped_lines, skipped, skipped_files = [], 0, skipped, {}, []
+    for r, path in zip(runs, paths):
+        inputs += _counted(r, "inputs", list, path) or []
+        captures += _counted(r, "captures", int, path) or 0
+        for k, v in (_counted(r, "skipped", dict, path) or {}).items():
             skipped[k] = skipped.get(k, 0) + v
-        skipped_files += r.get("skipped_files", [])
+        skipped_files += _counted(r, "skipped_files", list, path) or []
     run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped.items()))}
     if skipped_files:
         run_meta["skipped_files"] = skipped_files
@@ -351,6 +343,8 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
              "policy": policy, "revisits": revisits,
              "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
+    if skipped_lines:
+        about["merge"]["skipped_lines"] = skipped_lines
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(layout.fields)),
@@ -359,10 +353,10 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None):
     return sorted(lines)
 
 
-def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
+def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
     """The '!' lines of a merged UKVS map, in byte order. Maps whose lines break down by other
     criteria (one by lang, one not) are not merged: a line without the breakdown would hide
-    the other's languages."""
+    the other's languages. ``skipped``: {file: counts} of the damaged lines left out."""
     hs = [header_dict(h) for h in headers]
     fields = _common([h.get("fields") for h in hs], "!fields", paths)
     by = [ukvs.breakdowns(h) for h in headers]
@@ -375,6 +369,8 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
                       "exact": ["urim"] + (["urir"] if exact_urir else []),
                       "part_meta": [h["meta"] for h in hs]}}
+    if skipped:
+        meta["merge"]["skipped_lines"] = skipped
     if by[0]:
         meta[ukvs.BREAKDOWN_META] = by[0]
     out = [("!context", ukvs.CONTEXT),
@@ -386,32 +382,26 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None):
 
 # ---------------------------------------------------------------- merge
 
-def merged_profile_lines(paths, disjoint_of, counter, check=True, tolerant=False):
+def merged_profile_lines(paths, disjoint_of, counter, skipped=None):
     """The 'key value' lines of sorted profiles merged: a key's values combined, disjoint_of(key)
     naming the features (urir, digests) whose inputs hold disjoint URI-Rs or digests under it.
-    counter counts lines, merged keys and keys with bounds. check: a key's lone value is checked
-    to be a profile's too (else copied unread). tolerant: skip malformed lines (the merge
-    command; a nightly fold stays strict, so that a damaged profile is rebuilt)."""
-    streams = [_sorted_stream(i, p, iter_raw(p, tolerant=tolerant)) for i, p in enumerate(paths)]
+    counter counts lines, merged keys and keys with bounds. Every line of every input is checked
+    (profiler.files.datalines): a damaged one is a one-line error, or with ``skipped`` (one
+    Skipped or None per input: the merge command's --skip-bad-lines) counted and left out; a
+    nightly fold stays strict, so that a damaged profile is rebuilt. A key held by one input is
+    copied as it is."""
+    skipped = skipped or [None] * len(paths)
+    streams = [_stream(i, DataFile(p, "cdxj").records(s, parse=False))
+               for i, (p, s) in enumerate(zip(paths, skipped))]
     counter.setdefault("bounded", 0)
-    for key, values in _grouped(streams):
+    for key, records in _grouped(streams):
         counter["lines"] += 1
-        if len(values) == 1 and not check:
-            yield key + b" " + values[0]
+        if len(records) == 1:
+            yield key + b" " + records[0].json
             continue
-        try:
-            parsed = [jsonnum.loads(v) for v in values]
-            if len(values) == 1:
-                if not isinstance(parsed[0], dict) or "urim" not in parsed[0]:
-                    raise TypeError("not a JSON object with features")
-                yield key + b" " + values[0]
-                continue
-            counter["merged"] += 1
-            merged = combine(parsed, disjoint_of(key), counter)
-        except (jsonnum.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
-            raise MergeError("key %r: a value that is not a profile's (%s: %s); run "
-                             "'archive-profiler validate' on the inputs"
-                             % (key[:80].decode("utf-8", "replace"), type(e).__name__, e))
+        counter["merged"] += 1
+        merged = combine([r.value if r.value is not None else jsonnum.loads(r.json) for r in records],
+                         disjoint_of(key), counter)
         counter["bounded"] += "bounds" in merged
         yield key + b" " + jsonnum.dumps(merged)
 
@@ -534,49 +524,55 @@ def widen(value, envelope):
     return unflatten(flat, bounds, extras(value))
 
 
-def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_revisits=True):
-    """Merge sorted profiles or UKVS maps into out_path (written atomically). Returns a summary."""
+def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_revisits=True,
+          skip_bad_lines=False):
+    """Merge sorted profiles or UKVS maps into out_path (written atomically; '-' standard
+    output). Every input is read whole and checked first (profiler.files.datalines), so a damaged
+    or unsorted one is refused before anything is written; ``skip_bad_lines``: damaged lines
+    are left out, counted in the merged !meta and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
-    for p in paths:
-        if not os.path.isfile(p):
-            raise MergeError("input not found: %s" % p)
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
-    kinds = [sniff_kind(p) for p in paths]
-    kind = _common(kinds, "formats (CDXJ profile and UKVS map)", paths)
+    files = [DataFile(p) for p in paths]
+    kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
+    if kind == "ukvs":
+        _common([f.nkeys for f in files], "numbers of key fields", paths)
+    checked = [Skipped(p) if skip_bad_lines else None for p in paths]
+    for f, s in zip(files, checked):
+        f.check(s)
+    skipped_lines = skipped_meta(checked)
+    skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
     if kind == "cdxj":
-        input_headers = [read_header(p) for p in paths]
-        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created)
-        layout = layouts.of_headers(input_headers[0], paths[0])
+        input_headers = [f.headers for f in files]
+        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines)
+        layout = files[0].layout
 
         per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
 
         def data():
-            lines = merged_profile_lines(paths, lambda key: disjoint, counter, tolerant=True)
+            lines = merged_profile_lines(paths, lambda key: disjoint, counter, skipped)
             return bound_revisit_keys(lines, counter, layout) if per_input else lines
     else:
-        headers = map_headers(paths, [ukvs.read_headers(p)[0] for p in paths], disjoint, archive_uri, created)
-        streams = [_sorted_stream(i, p, _map_records(p)) for i, p in enumerate(paths)]
+        headers = map_headers(paths, [f.headers for f in files], disjoint, archive_uri, created, skipped_lines)
+        streams = [_stream(i, f.records(s)) for i, (f, s) in enumerate(zip(files, skipped))]
 
         def data():
-            for key, values in _grouped(streams):
+            for key, records in _grouped(streams):
                 counter["lines"] += 1
-                counter["merged"] += len(values) > 1
-                freqs = [v[0] for v in values]
+                counter["merged"] += len(records) > 1
+                freqs = [r.value for r in records]
                 line = key + b" " + ukvs.format_frequency(combine_frequencies(freqs, disjoint)).encode("ascii")
-                block = combine_blocks([v[1] for v in values], freqs, disjoint, counter)
+                block = combine_blocks([r.json for r in records], freqs, disjoint, counter)
                 yield line + b" " + block if block else line
 
     def lines():
         yield from headers
         yield from data()
 
-    if os.path.isdir(out_path) or not os.path.isdir(os.path.dirname(os.path.abspath(out_path))):
-        raise MergeError("cannot write %s (a folder, or its folder does not exist)" % out_path)
     write_atomic(out_path, lines())
     return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
-            "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0)}
-
+            "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
+            "skipped": [s for s in checked if s is not None and s.count]}

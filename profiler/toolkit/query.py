@@ -9,28 +9,27 @@ Rankings keep the N best lines in a heap.
 
 import heapq
 import itertools
-import logging
+import math
 import os
 
-from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import layout as layouts
-from profiler.files.profilefile import FEATURES, data_offset, extras, flatten, read_header, sniff_kind
+from profiler.files import infiles, layout as layouts
+from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
+from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
 
-log = logging.getLogger("archive-profiler")
 
-#: every key field a profile may have (a file's own are its !keys)
-FIELDS = ("surt",) + criteria.NAMES
 LEVELS = LEVEL_TYPES
 DERIVED = {
     "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
     "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
     "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
     "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+    # FacetRedux's sixth feature, the average document size (spec section 3); None when no URI-R
+    "avg_size": lambda f: round(f["dedup_bytes"] / f["urir"], 2) if f["urir"] else None,
 }
 ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
 FEATURE_NAMES = FEATURES + tuple(DERIVED)
@@ -52,6 +51,55 @@ def feature_value(flat, name):
     return DERIVED[name](flat) if name in DERIVED else flat.get(name)
 
 
+def rank_value(flat, name):
+    """A feature's value as a ranking key: a value that is not there (a derived one divided by
+    zero) ranks last."""
+    value = feature_value(flat, name)
+    return (value is not None, value if value is not None else 0)
+
+
+#: a derived feature as a ratio: (numerator, denominator, decimals, whether it is 1 - the ratio)
+RATIOS = {"avg_bytes": ("bytes", "urim.total", 2, False), "avg_dedup_bytes": ("dedup_bytes", "urim.total", 2, False),
+          "dedup_saving": ("dedup_bytes", "bytes", 4, True), "urim_per_urir": ("urim.total", "urir", 2, False),
+          "avg_size": ("dedup_bytes", "urir", 2, False)}
+
+
+def derived_bounds(flat, name):
+    """[low, high] of a derived feature whose parts have bounds (a merged profile's, a range's),
+    rounded outwards so that it still holds the true value (high None: no ceiling); None when
+    the derived value is exact."""
+    bounds = flat.get("bounds") or {}
+    num, den, digits, complement = RATIOS.get(name, (None, None, 0, False))
+    if num is None or not (num in bounds or den in bounds):
+        return None
+    n0, n1 = bounds.get(num, (flat[num], flat[num]))
+    d0, d1 = bounds.get(den, (flat[den], flat[den]))
+    if not d1:
+        return None                                 # no capture: the value is not there
+    scale = 10 ** digits
+    low = n0 / d1
+    high = n1 / d0 if d0 else None
+    if complement:
+        low, high = (1 - high if high is not None else None), 1 - low
+        low = 0 if low is None else low
+    return [math.floor(low * scale) / scale, None if high is None else math.ceil(high * scale) / scale]
+
+
+def selected(flat, features):
+    """The named features of a line's flat features, as query prints them: each value, and a
+    "bounds" object for those that are not exact (derived ones included)."""
+    value = {f: feature_value(flat, f) for f in features}
+    have = flat.get("bounds") or {}
+    bounds = {}
+    for f in features:
+        found = have.get(f) or derived_bounds(flat, f)
+        if found is not None:
+            bounds[f] = list(found)
+    if bounds:
+        value["bounds"] = bounds
+    return value
+
+
 def surt_level(surt, policy=None):
     """The SURT level of a key's surt field (profiler.model.keys.key_level), by the Public Suffix
     List when the profile's policy counts registered domains."""
@@ -63,9 +111,10 @@ def field_levels(field, value):
     return list(criteria.BY_NAME[field].field_levels(value))
 
 
-
+#: every key field a profile may have (a file's own are its !keys)
+key_fields = criteria.derived(lambda chosen: ("surt",) + tuple(c.name for c in chosen))
 #: representative values of each level of a field, to ask the policy about a grouped field
-GROUP_SAMPLES = {c.name: list(c.samples) for c in criteria.CRITERIA}
+group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c in chosen})
 
 
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
@@ -90,18 +139,26 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
 
 
 class SortedProfile:
-    """A sorted profile opened for range reads: binary search over byte offsets, no full load."""
+    """A sorted profile opened for range reads: binary search over byte offsets, no full load.
+    The file is checked whole when opened (profiler.files.datalines: cut, malformed or unsorted,
+    it is refused; remembered per version of the file), so that a line the search does not read
+    cannot make an answer wrong; ``skipped`` (a Skipped): damaged lines are left out, counted."""
 
-    def __init__(self, path):
-        if not os.path.isfile(path):
-            raise QueryError("profile not found: %s" % path)
-        if sniff_kind(path) != "cdxj":
+    def __init__(self, path, skipped=None):
+        found = DataFile(path)
+        if found.kind != "cdxj":
             raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
+        found.check(skipped, searched=True)
         self.path = path
-        self.headers = read_header(path)
-        self.layout = layouts.of_headers(self.headers, path)
-        self.sorted = SortedLines(path, data_offset(path), key=profile_key)
-        self.skipped = 0            # malformed lines skipped (a warning names the first)
+        self.headers = found.headers
+        self.layout = found.layout
+        self.check = found.checker
+        self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end)
+        if infiles.identity(os.fstat(self.sorted.f.fileno())) != found.identity:
+            self.sorted.close()
+            raise DamagedFile("%s changed while it was read: ask again when it is written" % path)
+        if skipped is not None and skipped.count:
+            self.sorted = WithoutDamaged(self.sorted, self.check)
 
     @property
     def seeks(self):
@@ -126,19 +183,20 @@ class SortedProfile:
         return None
 
     def lines(self, prefix=b""):
-        """(key fields, JSON bytes) of the data lines starting with prefix, in file order."""
+        """(key fields, parsed value) of the data lines starting with prefix, in file order, each
+        checked: a damaged one was counted when the file was opened and is left out (with
+        ``skipped``), or (the file changed since) is a DamagedFile."""
         for line in self.sorted.iter_from(prefix):
-            i = line.find(b" {")
-            if i < 0:
-                if not self.skipped:
-                    log.warning("%s: not a profile line, skipped (further ones are counted): %r",
-                                self.path, line[:80])
-                self.skipped += 1
-                continue
-            yield line[:i].decode("utf-8", "replace").split(" "), line[i + 1:].rstrip(b"\r")
+            body = line[:-1] if line[-1:] == b"\r" else line
+            try:
+                key, _, value = self.check(body)
+            except Bad as e:
+                raise DamagedFile("%s: a damaged line (%s): %r; run 'archive-profiler validate %s'"
+                                  % (self.path, e, body[:80], self.path))
+            yield key.decode("utf-8", "replace").split(" "), value
 
 
-def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
+def query(path, fixed, group=(), under=None, level=None, top=None, by=None, skipped=None):
     """(matching lines as (key str, flat features), a note when nothing matches, seeks made).
 
     The flat features carry the line's "bounds" (a merged profile's) when it has some.
@@ -151,7 +209,7 @@ def query(path, fixed, group=(), under=None, level=None, top=None, by=None):
     if level is not None and level not in LEVELS:
         raise QueryError("unknown level %r (choose from %s)" % (level, ", ".join(LEVELS)))
     by = feature_name(by) if by else None
-    with SortedProfile(path) as profile:
+    with SortedProfile(path, skipped) as profile:
         return _query(profile, fixed, group, under, level, top, by)
 
 
@@ -159,7 +217,7 @@ def _values(profile, fixed, group):
     """{key field: value, or None when it varies} of a query on one profile (its !keys)."""
     layout = profile.layout
     for f in list(group) + [f for f, v in fixed.items() if v is not None]:
-        if f not in FIELDS:
+        if f not in key_fields():
             raise QueryError("cannot %s %r (choose from %s)" % ("group by" if f in group else "fix", f,
                                                                ", ".join(layout.fields)))
         if f not in layout.fields:
@@ -173,8 +231,15 @@ def _values(profile, fixed, group):
     return values
 
 
+def key_values(profile, fixed):
+    """{key field: value} of one key of an open SortedProfile: ``fixed``'s values, '-' (and '*'
+    for the surt) for the others; a QueryError for a field the file does not have or a value
+    that does not fit its criterion."""
+    return _values(profile, fixed, ())
+
+
 def _query(profile, fixed, group, under, level, top, by):
-    path, fields_of = profile.path, profile.layout.fields
+    fields_of = profile.layout.fields
     values = _values(profile, fixed, group)
     if (under is not None or level is not None) and values["surt"] is not None:
         values["surt"] = None
@@ -203,11 +268,7 @@ def _query(profile, fixed, group, under, level, top, by):
                 continue
             if under and not fields[0].startswith(under.rstrip("*")):
                 continue
-            try:
-                parsed = jsonnum.loads(value)
-            except jsonnum.JSONDecodeError as e:
-                raise QueryError("%s: bad JSON for key %r (%s); run 'archive-profiler validate %s'"
-                                 % (path, " ".join(fields), e, path))
+            parsed = value
             flat = flatten(parsed)
             if parsed.get("bounds"):
                 flat["bounds"] = parsed["bounds"]
@@ -219,17 +280,17 @@ def _query(profile, fixed, group, under, level, top, by):
     if top:
         if not by:
             raise QueryError("--top needs --by FEATURE")
-        found = heapq.nlargest(top, matches(), key=lambda kv: feature_value(kv[1], by))
+        found = heapq.nlargest(top, matches(), key=lambda kv: rank_value(kv[1], by))
     else:
         found = list(matches()) if by is None else sorted(
-            matches(), key=lambda kv: feature_value(kv[1], by), reverse=True)
+            matches(), key=lambda kv: rank_value(kv[1], by), reverse=True)
     note = None
     if not found and None in values.values() and values["surt"] is not None:
         policy = profile.policy()
         if policy is not None:
             reasons = [not_emitted(policy, [values["surt"]] + list(combo), profile.layout)
                        for combo in itertools.product(
-                           *[GROUP_SAMPLES[f] if values[f] is None else [values[f]] for f in fields_of[1:]])]
+                           *[group_samples()[f] if values[f] is None else [values[f]] for f in fields_of[1:]])]
             if all(reasons):
                 raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
                                  "emit such keys (%s)" % (values["surt"], ", ".join(

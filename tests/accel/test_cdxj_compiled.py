@@ -159,8 +159,8 @@ def _records(data, policy, cuts, pure, lines=False, gz=False):
 
 def _policy(rng):
     r = rng.random()
-    return lang_policy() if r < 0.3 else random_policy(rng, languages=True) if r < 0.6 else \
-        random_policy(rng, languages=False) if r < 0.8 else by_period(rng.choice([4, 6]))
+    return lang_policy() if r < 0.3 else random_policy(rng, optional={"lang"}, compiled=fast.load()) if r < 0.6 else \
+        random_policy(rng, optional=(), compiled=fast.load()) if r < 0.8 else by_period(rng.choice([4, 6]))
 
 
 def _check_same(data, policy, rng, monkeypatch):
@@ -351,7 +351,7 @@ def test_random_archives_profile_compiled_equals_python_and_oracle(seed, tmp_pat
     """The random archives' CDXJ (languages as tags to normalise, revisits, digests shared):
     compiled and pure-Python profiles are the same bytes and the oracle's."""
     rng = random.Random(seed)
-    policy = random_policy(rng, languages=True) if seed % 2 else lang_policy()
+    policy = random_policy(rng, optional={"lang"}, compiled=fast.load()) if seed % 2 else lang_policy()
     caps = random_captures(rng)
     langs = random_languages(rng, caps)
     path = tmp_path / "index.cdxj"

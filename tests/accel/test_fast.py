@@ -83,7 +83,7 @@ def _reduce(expander, groups, order, raw=False):
 @pytest.mark.parametrize("seed", range(300))
 def test_compiled_expander_equals_python(seed):
     rng = random.Random(seed)
-    policy = random_policy(rng)
+    policy = random_policy(rng, compiled=fast.load())
     lines = cdx_lines(random_captures(rng))
     if rng.random() < 0.5:
         lines.sort()
@@ -202,7 +202,7 @@ def test_tasks_without_the_shipped_file_fall_back_to_python(tmp_path, monkeypatc
 def test_both_paths_equal_the_oracle(seed, monkeypatch):
     """The inline runner's whole job (both paths) against the brute-force oracle."""
     rng = random.Random(seed)
-    policy = random_policy(rng)
+    policy = random_policy(rng, compiled=fast.load())
     caps = random_captures(rng)
     langs = random_languages(rng, caps) if "lang" in policy.names else None
     lines = index_lines(caps, langs)
@@ -387,7 +387,7 @@ def test_compiled_corrections_equal_python(seed):
     from profiler.job import digests
     from profiler.model.keys import SuffixTable
     rng = random.Random(seed)
-    policy = random_policy(rng)
+    policy = random_policy(rng, compiled=fast.load())
     groups = _digest_groups(rng, policy)
     expected = {}
     for group in groups:
@@ -446,7 +446,7 @@ def test_feed_equals_add_raw(seed):
     """Expander.feed() reads reduce input lines in C, in buffers cut anywhere: the same bytes as the
     lines handed to add_raw() one URI-R at a time (profiler.job.steps.uri_r_lines)."""
     rng = random.Random(seed)
-    policy = random_policy(rng)
+    policy = random_policy(rng, compiled=fast.load())
     limit = rng.randint(1, 50)
     lines = _reduce_input(rng, policy)
     data = b"\n".join(lines) + (b"\n" if lines and rng.random() < 0.8 else b"")

@@ -97,3 +97,22 @@ def test_tab_in_an_interactive_bash():
         assert "archive-profiler profile" in pane, pane
     finally:
         subprocess.run(tmux + ["kill-server"], capture_output=True)
+
+
+def test_readme_completion_line_writes_nothing_when_it_fails(tmp_path):
+    """The README's bash one-liner: without archive-profiler on PATH it writes no file (an empty
+    completion file would silence bash's default completion); with it, a script bash loads."""
+    need("bash")
+    from helpers import doc_commands
+    [line] = [c.text for c in doc_commands.commands("README.md")
+              if "completion bash" in c.text and "bash-completion/completions" in c.text]
+    target = tmp_path / ".local" / "share" / "bash-completion" / "completions" / "archive-profiler"
+    r = subprocess.run(["bash", "-c", line], env=dict(os.environ, HOME=str(tmp_path), PATH="/usr/bin:/bin"),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and not target.exists()
+    r = subprocess.run(["bash", "-c", line], env=dict(shell_env(), HOME=str(tmp_path)), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and target.stat().st_size > 1000, r.stderr
+    r = subprocess.run(["bash", "-c", "source %s && complete -p archive-profiler" % target], env=shell_env(),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "_python_argcomplete" in r.stdout, r.stderr

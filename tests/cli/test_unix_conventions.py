@@ -91,3 +91,28 @@ def test_end_summary(tmp_path):
         assert ("%s: %s lines" % (out, format(lines, ","))) in err and "CPU-s" in err
     r = cli("profile", SAMPLE, "-o", str(out), "-q")
     assert r.stderr == b""
+
+
+def test_end_summary_of_a_profile_on_standard_output(tmp_path):
+    """`-o -` gets the same summary, on stderr, skips included, from what was written."""
+    junk = tmp_path / "junk.txt"
+    junk.write_bytes(b"not an index\n")
+    r = cli("profile", SAMPLE, str(junk), "-o", "-")
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    lines = r.stdout.count(b"\n")
+    assert "5,000 captures, 1,875 URI-Rs" in err and "skipped: unusable_file 1" in err and "refused " in err
+    assert ("standard output: %s lines, %.1f MB" % (format(lines, ","), len(r.stdout) / 1e6)) in err
+
+
+def test_standard_input_is_named_dash_in_meta(tmp_path):
+    """The copy of standard input lives in a temp folder removed at the end: !meta names it '-'."""
+    data = open(SAMPLE, "rb").read()
+    r = cli("profile", "-", "-o", "-", stdin=data)
+    assert r.returncode == 0, r.stderr
+    meta = [line for line in r.stdout.splitlines() if line.startswith(b'!meta {"inputs"')][0]
+    assert meta.startswith(b'!meta {"inputs":["-"],"captures":5000')
+    r = cli("profile", "-", SAMPLE, "-o", str(tmp_path / "p.cdxj"), stdin=b"not an index\n")
+    meta = [line for line in (tmp_path / "p.cdxj").read_bytes().splitlines() if line.startswith(b'!meta {"inputs"')][0]
+    assert b'"skipped_files":[{"path":"-","reason":"not ' in meta
+    assert b"archive-profiler-stdin" not in r.stderr and b"refused -: not " in r.stderr

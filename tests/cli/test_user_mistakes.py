@@ -113,3 +113,64 @@ def test_missing_binary_recognised_only_for_the_runners_command():
     assert preflight.missing_binary("hadoop", RuntimeError("hadoop")) is None
     # the Spark runner's temp folder on HDFS (master yarn) without a hadoop command
     assert "--spark-tmp-dir file:///" in str(preflight.missing_binary("spark", FileNotFoundError(2, "x", "hadoop")))
+
+
+def _closed_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("master, words", [
+    ("nonsense://x", ["Spark refuses master 'nonsense://x'", "spark://HOST:PORT"]),
+    ("local[0]", ["Spark refuses master 'local[0]'"]),
+    ("spark://127.0.0.1:%d", ["cannot reach the Spark master spark://127.0.0.1:", "check that the master runs"]),
+])
+def test_a_spark_master_spark_refuses(tmp_path, master, words):
+    """No JVM starts: one line naming the master and what to check, exit status 2."""
+    if "%d" in master:
+        master %= _closed_port()
+    r, out = profile(tmp_path, "-r", "spark", "--", "--spark-master", master)
+    assert_one_line_error(r, *words)
+    assert "Exception in thread" not in r.stderr and len(r.stderr) < 1000 and not out.exists()
+
+
+NO_PYSPARK = """import importlib.machinery
+import sys
+
+
+class _NoPyspark(importlib.machinery.PathFinder):
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.split(".")[0] == "pyspark":
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, path, target)
+
+
+sys.meta_path[:] = [_NoPyspark if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
+"""
+
+
+def test_the_spark_runner_without_pyspark(tmp_path):
+    """pyspark hidden from this Python (a sitecustomize that does not find it), spark-submit
+    found beside it or not: one line with the install hint, exit status 2."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(NO_PYSPARK)
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_HOME"}
+    for path in (os.environ["PATH"], os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]):
+        env.update(PYTHONPATH=os.pathsep.join([str(hide), ROOT]), PATH=path)
+        r, out = profile(tmp_path, "-r", "spark", env=env)
+        assert_one_line_error(r, "needs the spark extra (pyspark)", "pip install")
+        assert len(r.stderr) < 1000 and not out.exists()
+
+
+def test_a_failed_command_is_named_not_dumped():
+    import subprocess as sp
+    from profiler.run.profile import failure_line
+    error = RuntimeError("Steps 1-3 of 3 failed: " + str(sp.CalledProcessError(
+        256, ["/opt/spark/bin/spark-submit"] + ["--conf", "x=%s" % ("y" * 100)] * 40)))
+    line = failure_line(error)
+    assert line == "Steps 1-3 of 3 failed: spark-submit exited with status 256 (its log is above)"
+    assert len(failure_line(RuntimeError("x" * 5000))) <= 300

@@ -194,3 +194,44 @@ def test_stale_temp_files_are_removed_only_when_provably_ours(tmp_path, profile)
 def test_temp_name_matches_the_stale_pattern(tmp_path):
     name = os.path.basename(outfiles.temp_name(str(tmp_path / "x.cdxj")))
     assert outfiles._temp_pattern("x.cdxj").match(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o755, 0o4755, 0o6775])
+def test_a_replaced_file_keeps_its_mode(tmp_path, profile, name, mode):
+    """Every command wrote 0644 over a file of mode 0600 (a private profile made readable by
+    all). The replaced file's permissions stay; the setuid and setgid bits are dropped (an output
+    is data, never a program to run as its owner)."""
+    out = str(tmp_path / "out")
+    path = target_of(name, out)
+    with open(path, "wb") as f:
+        f.write(b"old\n")
+    os.chmod(path, mode)
+    r = cli(*commands(profile, out)[name])
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode & 0o777
+    assert os.path.getsize(path) > 100
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another owner")
+@pytest.mark.parametrize("name", NAMES)
+def test_as_root_a_replaced_file_keeps_its_owner_and_group(tmp_path, profile, name):
+    out = str(tmp_path / "out")
+    path = target_of(name, out)
+    with open(path, "wb") as f:
+        f.write(b"old\n")
+    os.chown(path, 12345, 23456)
+    os.chmod(path, 0o640)
+    r = cli(*commands(profile, out)[name])
+    assert r.returncode == 0, r.stderr
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_new_file_gets_the_umask_mode(tmp_path, profile, name):
+    out = str(tmp_path / "out")
+    r = subprocess.run([sys.executable, "-m", "profiler.cli"] + commands(profile, out)[name], capture_output=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.umask(0o077))
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(os.stat(target_of(name, out)).st_mode) == 0o600

@@ -5,6 +5,9 @@ import sys
 
 import orjson
 import pytest
+
+from profiler.errors import UserError
+from profiler.files.datalines import DamagedFile
 from hypothesis import given, settings, strategies as st
 
 from profiler.files import ukvs
@@ -180,7 +183,7 @@ def test_read_map_errors_name_the_line(tmp_path, body, message):
     path = tmp_path / "bad.ukvs"
     path.write_bytes(b'!fields {"keys":["surt"],"values":["frequency"]}\n' + body)
     _, records = read_map(str(path))
-    with pytest.raises(MapFormatError, match=message):
+    with pytest.raises(DamagedFile, match=message):
         list(records)
 
 
@@ -301,12 +304,13 @@ def test_ukvs_console_script_on_sample(tmp_path):
     [b"!fields {keys: [\"surt\"]}", b"@meta {a: 1}", b"* 1/2", b"com,x)/ 3+/", b"a b c", b"x {y}", b""]),
     max_size=8))
 def test_read_map_fails_only_with_map_errors(tmp_path_factory, lines):
-    """Arbitrary bytes: records or a MapFormatError, never another exception."""
+    """Arbitrary bytes: records or a one-line error (a UserError: not a map, damaged, unsorted),
+    never another exception."""
     path = tmp_path_factory.mktemp("fz") / "m.ukvs"
     path.write_bytes(b"\n".join(line.replace(b"\n", b" ") for line in lines) + b"\n")
     try:
         headers, records = read_map(str(path))
         for key, freq in records:
             assert isinstance(key, bytes) and key and isinstance(freq, Frequency)
-    except MapFormatError:
+    except UserError:
         pass

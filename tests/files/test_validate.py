@@ -213,4 +213,4 @@ def test_cli_exit_codes_and_line_numbers(written, tmp_path):
     assert "INVALID CDXJ profile: 2 problem(s) (1 not listed)" in r.stderr
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "validate", "nope.cdxj"],
                        capture_output=True, text=True, env=env)
-    assert r.returncode == 2 and "file not found: nope.cdxj" in r.stderr
+    assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr

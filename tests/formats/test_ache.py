@@ -16,6 +16,8 @@ import pytest
 from profiler.formats import ache, inputs, warc
 from profiler.run.profile import run_profile
 
+from helpers.captures import expected, fields
+
 MS = 1577934245000              # 2020-01-02T03:04:05Z in milliseconds
 TS = "20200102030405"
 HTML = b"<html><body>relevant page</html>"
@@ -66,9 +68,10 @@ def test_files_page_fields(tmp_path):
     write_files(path, lines)
     caps, skipped = captures(path)
     assert not skipped
-    assert caps[0] == ("com,example)/a", TS, "text/html", "unk", sha1(HTML), len(lines[0]), False, "unk")
-    assert caps[1][:2] == ("com,example)/new", TS)       # the final URL, as in ACHE's WARCs
-    assert caps[2][2] == "image/png" and caps[2][4] == sha1(b"\x89PNG")
+    assert caps[0] == expected(urlkey="com,example)/a", timestamp=TS, mime="text/html", digest=sha1(HTML),
+                              length=len(lines[0]))
+    assert fields(caps[1], "urlkey", "timestamp") == ("com,example)/new", TS)       # the final URL, as in ACHE's WARCs
+    assert caps[2].mime == "image/png" and caps[2].digest == sha1(b"\x89PNG")
 
 
 def test_files_bad_lines_are_counted(tmp_path):
@@ -131,9 +134,9 @@ def test_ache_warc_response_without_status_line(tmp_path):
     got = list(warc.iter_captures(str(path)))
     assert got[0] == "warcinfo_record"
     a, new, img = got[1:]
-    assert a[:5] == ("com,example)/a", TS, "text/html", "unk", sha1(HTML))
-    assert new[:5] == ("com,example)/new", TS, "text/html", "unk", sha1(HTML))
-    assert img[2] == "image/png" and img[4] == sha1(b"\x89PNG")
+    assert fields(a, "urlkey", "timestamp", "mime", "status", "digest") == ("com,example)/a", TS, "text/html", "unk", sha1(HTML))
+    assert fields(new, "urlkey", "timestamp", "mime", "status", "digest") == ("com,example)/new", TS, "text/html", "unk", sha1(HTML))
+    assert img.mime == "image/png" and img.digest == sha1(b"\x89PNG")
 
 
 def test_ache_warc_and_files_give_the_same_profile_but_bytes(tmp_path):

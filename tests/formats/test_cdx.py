@@ -4,6 +4,7 @@ import pytest
 
 from profiler.formats import cdx
 
+from helpers.captures import expected, fields
 from helpers.paths import shared_data
 
 L11 = "N b a m s k r M S V g"
@@ -82,43 +83,44 @@ def test_legend_with_only_original_url():
 # layouts
 
 def test_eleven_fields():
-    assert parse(L11, PYWB_200) == (
-        "com,example)/?example=1", "20140103030321", "text/html", "200",
-        "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", 1043, False, "unk")
+    assert parse(L11, PYWB_200) == expected(
+        urlkey="com,example)/?example=1", timestamp="20140103030321", mime="text/html", status="200",
+        digest="B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", length=1043)
 
 
 def test_revisit_flag_from_mime():
     cap = parse(L11, PYWB_REVISIT)
-    assert cap[2] == "warc/revisit"
-    assert cap[3] == "unk"
-    assert cap[5] == 553
-    assert cap[6] is True
+    assert cap.mime == "warc/revisit"
+    assert cap.status == "unk"
+    assert cap.length == 553
+    assert cap.revisit is True
 
 
 def test_ten_fields_archive_it():
     cap = parse(L10, AIT_200)
-    assert cap[0] == "net,edgesuite,nasa-global,anon)/anon.nasa-global/ksc/ksc_042507_chandra_2.ram"
-    assert cap[1:5] == ("20081119011159", "audio/x-pn-realaudio", "200", "B3WF6MRGG7G2AKW4R4JNL2SBEGTMHREA")
-    assert cap[5] == 0    # no S field in the 10-field layout
-    assert cap[6] is False
+    assert cap.urlkey == "net,edgesuite,nasa-global,anon)/anon.nasa-global/ksc/ksc_042507_chandra_2.ram"
+    assert fields(cap, "timestamp", "mime", "status", "digest") == ("20081119011159", "audio/x-pn-realaudio", "200", "B3WF6MRGG7G2AKW4R4JNL2SBEGTMHREA")
+    assert cap.length == 0    # no S field in the 10-field layout
+    assert cap.revisit is False
 
 
 def test_nine_fields():
     cap = parse(L9, NAS_302)
-    assert cap == ("dk,netarkivet)/", "20100909163328", "text/html", "302",
-                   "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", 0, False, "unk")
+    assert cap == expected(urlkey="dk,netarkivet)/", timestamp="20100909163328", mime="text/html", status="302",
+                           digest="3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
 
 
 def test_seven_fields_wayback_api():
-    assert parse(L7, EDGI) == (
-        "com,usatoday)/2000/century/tech/003d.htm", "20011120210446", "text/html", "200",
-        "EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN", 3823, False, "unk")
+    assert parse(L7, EDGI) == expected(
+        urlkey="com,usatoday)/2000/century/tech/003d.htm", timestamp="20011120210446", mime="text/html",
+        status="200", digest="EJTUZEVOPPFGLXXQK2KV4DPFRSOULYVN", length=3823)
 
 
 def test_netarchivesuite_eight_fields():
     cap = parse(cdx.NETARCHIVESUITE_LAYOUT, FYENS)
-    assert cap == ("dk,fyens)/picturecache/article/getpicture.php?pictureid=117715&width=198",
-                   "20040511211249", "image/jpeg", "unk", "56BF412EAEBC3A9D639898A71DBE614C", 6345, False, "unk")
+    assert cap == expected(urlkey="dk,fyens)/picturecache/article/getpicture.php?pictureid=117715&width=198",
+                           timestamp="20040511211249", mime="image/jpeg", digest="56BF412EAEBC3A9D639898A71DBE614C",
+                           length=6345)
 
 
 def test_layouts_by_field_count_match_their_count():
@@ -131,23 +133,23 @@ def test_layouts_by_field_count_match_their_count():
 
 def test_non_surt_urlkey_recomputed_from_original_url():
     cap = parse(L11, NON_SURT)
-    assert cap[0] == "org,iana)/domains/example"
+    assert cap.urlkey == "org,iana)/domains/example"
 
 
 def test_non_surt_query_url():
     line = PYWB_200.replace(b"com,example)/?example=1", b"example.com/?example=1", 1)
-    assert parse(L11, line)[0] == "com,example)/?example=1"
+    assert parse(L11, line).urlkey == "com,example)/?example=1"
 
 
 def test_dns_url_keeps_its_form():
     cap = parse(L9, NAS_DNS)
-    assert cap[0] == "dns:netarkivet.dk"
-    assert ")" not in cap[0]
-    assert cap[2:4] == ("text/dns", "unk")
+    assert cap.urlkey == "dns:netarkivet.dk"
+    assert ")" not in cap.urlkey
+    assert fields(cap, "mime", "status") == ("text/dns", "unk")
 
 
 def test_urlkey_without_original_url_uses_the_key():
-    assert parse("N b", b"example.com/a 20140101")[0] == "com,example)/a"
+    assert parse("N b", b"example.com/a 20140101").urlkey == "com,example)/a"
 
 
 def test_urlkey_function():
@@ -159,7 +161,7 @@ def test_urlkey_function():
 
 def test_surt_urlkey_is_key_safe():
     cap = parse(L11, PYWB_200.replace(b"com,example)/?example=1", b"com,example)/caf\xe9", 1))
-    assert cap[0] == "com,example)/caf%E9"
+    assert cap.urlkey == "com,example)/caf%E9"
 
 
 @pytest.mark.parametrize("key, expected", [
@@ -168,7 +170,7 @@ def test_surt_urlkey_is_key_safe():
 ])
 def test_urlkey_starting_with_special_line_prefix_is_encoded(key, expected):
     cap = parse(L11, PYWB_200.replace(b"com,example)/?example=1", key, 1))
-    assert cap[0] == expected
+    assert cap.urlkey == expected
 
 
 def test_surt_of_bang_url_is_encoded():
@@ -262,7 +264,7 @@ def test_real_netarchivesuite_cdx():
     caps = [cdx.make_parser(letters)(line) for line in lines]
     assert all(isinstance(c, tuple) for c in caps)
     assert len(caps) == 41
-    assert all(c[0].startswith("dns:") or ")" in c[0] for c in caps)
+    assert all(c.urlkey.startswith("dns:") or ")" in c.urlkey for c in caps)
 
 
 def test_real_iana_cdx():
@@ -272,13 +274,13 @@ def test_real_iana_cdx():
     parse_line = cdx.make_parser(cdx.legend_letters(legend))
     caps = [parse_line(line) for line in lines]
     assert len(caps) == 171
-    assert all(isinstance(c, tuple) and c[0].startswith("org,iana)/") for c in caps)
-    revisits = [c for c in caps if c[6]]
-    assert revisits and all(c[2] == "warc/revisit" and c[3] == "unk" for c in revisits)
+    assert all(isinstance(c, tuple) and c.urlkey.startswith("org,iana)/") for c in caps)
+    revisits = [c for c in caps if c.revisit]
+    assert revisits and all(c.mime == "warc/revisit" and c.status == "unk" for c in revisits)
 
 
 def test_revisit_flag_uses_the_normalised_mime():
     from profiler.formats import cdx
     parse = cdx.make_parser("N b a m s k r M S V g")
     got = parse(b"com,a)/ 20100101000000 http://a/ WARC/Revisit;x=1 - sha1:AA - - 10 0 f")
-    assert got[2] == "warc/revisit" and got[6] is True
+    assert got.mime == "warc/revisit" and got.revisit is True

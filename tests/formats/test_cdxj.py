@@ -4,6 +4,7 @@ import pytest
 
 from profiler.formats import cdxj
 
+from helpers.captures import expected, fields
 from helpers.paths import shared_data
 
 # Real lines, copied from files in ../shared/data.
@@ -37,66 +38,66 @@ IPWB_DIGEST = (b'com,yahoo,search)/mrss 20130411205500 {"status_code": "302", "p
 
 
 def test_pywb_line():
-    assert cdxj.parse(PYWB) == ("org,iana)/", "20140126200624", "text/html", "200",
-                                "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", 2258, False, "unk")
+    assert cdxj.parse(PYWB) == expected(urlkey="org,iana)/", timestamp="20140126200624", mime="text/html",
+                                        status="200", digest="OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", length=2258)
 
 
 def test_pywb_revisit_without_status():
     cap = cdxj.parse(PYWB_REVISIT)
-    assert cap[2:4] == ("warc/revisit", "unk")
-    assert cap[5] == 546
-    assert cap[6] is True
+    assert fields(cap, "mime", "status") == ("warc/revisit", "unk")
+    assert cap.length == 546
+    assert cap.revisit is True
 
 
 def test_pywb_missing_mime_status_digest():
-    assert cdxj.parse(PYWB_NO_DIGEST) == ("org,iana)/domains/example", "20140128051539", "unk", "unk",
-                                          "-", 577, False, "unk")
+    assert cdxj.parse(PYWB_NO_DIGEST) == expected(urlkey="org,iana)/domains/example", timestamp="20140128051539",
+                                                  length=577)
 
 
 def test_pywb_mime_unk():
     cap = cdxj.parse(PYWB_UNK)
-    assert cap[2:4] == ("unk", "302")
+    assert fields(cap, "mime", "status") == ("unk", "302")
 
 
 def test_hex_digest_upper_cased():
-    assert cdxj.parse(PYWB_HEX)[4] == "37CF167C2672A4A64AF901D9484E75EEE0E2C98A"
+    assert cdxj.parse(PYWB_HEX).digest == "37CF167C2672A4A64AF901D9484E75EEE0E2C98A"
 
 
 def test_sha1_prefixed_digest():
     line = b'com,example)/ 20160225042329 {"url": "http://example.com/", "digest": "sha1:b2ltwwpuoyah7uipq7zupq4vmbsvc36a"}'
-    assert cdxj.parse(line)[4] == "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A"
+    assert cdxj.parse(line).digest == "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A"
 
 
 def test_numbers_as_json_numbers():
     line = b'com,example)/ 20160225042329 {"url": "http://example.com/", "status": 404, "length": 12}'
     cap = cdxj.parse(line)
-    assert cap[3] == "404"
-    assert cap[5] == 12
+    assert cap.status == "404"
+    assert cap.length == 12
 
 
 def test_ipwb_line():
-    assert cdxj.parse(IPWB) == ("com,matkelly)/froggies/frog.png", "20170301192639", "image/png", "200",
-                                "-", 0, False, "unk")
+    assert cdxj.parse(IPWB) == expected(urlkey="com,matkelly)/froggies/frog.png", timestamp="20170301192639",
+                                        mime="image/png", status="200")
 
 
 def test_ipwb_payload_digest():
     cap = cdxj.parse(IPWB_DIGEST)
-    assert cap[2:5] == ("text/html", "302", "QMVFEYXN7T3265XMWTRN86TBOVTHZJJEHNUS2HFCWMBAYH")
+    assert fields(cap, "mime", "status", "digest") == ("text/html", "302", "QMVFEYXN7T3265XMWTRN86TBOVTHZJJEHNUS2HFCWMBAYH")
 
 
 def test_non_surt_key_recomputed_from_original_uri():
     line = b'matkelly.com/froggies/frog.png 20170301192639 {"original_uri": "http://matkelly.com/froggies/frog.png"}'
-    assert cdxj.parse(line)[0] == "com,matkelly)/froggies/frog.png"
+    assert cdxj.parse(line).urlkey == "com,matkelly)/froggies/frog.png"
 
 
 def test_non_surt_key_recomputed_from_url():
     line = b'example.com/?example=1 20140103030321 {"url": "http://example.com?example=1"}'
-    assert cdxj.parse(line)[0] == "com,example)/?example=1"
+    assert cdxj.parse(line).urlkey == "com,example)/?example=1"
 
 
 def test_bang_urlkey_is_encoded():
     line = b'!com,example)/ 20140103030321 {"url": "http://example.com/"}'
-    assert cdxj.parse(line)[0] == "%21com,example)/"
+    assert cdxj.parse(line).urlkey == "%21com,example)/"
 
 
 @pytest.mark.parametrize("line", [
@@ -133,7 +134,7 @@ def test_not_a_capture(mime):
 
 def test_timestamp_padded():
     line = b'com,example)/ 2014 {"url": "http://example.com/"}'
-    assert cdxj.parse(line)[1] == "20140101000000"
+    assert cdxj.parse(line).timestamp == "20140101000000"
 
 
 def test_real_pywb_cdxj():
@@ -142,7 +143,7 @@ def test_real_pywb_cdxj():
         caps = [cdxj.parse(line) for line in f.read().splitlines()]
     assert len(caps) == 171
     assert all(isinstance(c, tuple) for c in caps)
-    assert any(c[6] for c in caps)
+    assert any(c.revisit for c in caps)
 
 
 def test_real_ipwb_cdxj():
@@ -150,4 +151,4 @@ def test_real_ipwb_cdxj():
     with open(path, "rb") as f:
         lines = [line for line in f.read().splitlines() if not line.startswith(b"!")]
     caps = [cdxj.parse(line) for line in lines]
-    assert caps and all(isinstance(c, tuple) and c[3] != "unk" for c in caps)
+    assert caps and all(isinstance(c, tuple) and c.status != "unk" for c in caps)

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from profiler.formats.inputs import InputError, plan_splits, resolve, sniff
+from profiler.formats import registry
 
 from helpers.paths import shared_data
 
@@ -192,13 +193,14 @@ def test_sniff_recognises_warc(tmp_path, name, data):
 
 def test_sniff_recognises_real_arc():
     info = sniff(shared_data("pywb", "warcs", "example.arc"))
-    assert info["format"] == "warc"
+    assert info["format"] == "arc"
 
 
 def test_sniff_refuses_prose(tmp_path):
     info = sniff(make(tmp_path, "README.md", PROSE))
     assert info["format"] is None
-    assert "not a CDX/CDXJ" in info["reason"]
+    assert info["reason"] == "not %s (unrecognised layout)" % registry.listing()
+    assert "a CDX index" in info["reason"] and "captures" not in info["reason"]
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n", b'!context ["x"]\n'])
@@ -301,7 +303,7 @@ def test_splits_after_a_mid_file_legend_use_that_legend(tmp_path):
     from profiler.formats.registry import captures as iter_parsed
     parsed = [p for s in splits for p in iter_parsed(s)]
     assert len(parsed) == 100 and all(not isinstance(p, str) for p in parsed)
-    assert sorted({(p[0][:7], p[2], p[3], p[5]) for p in parsed}) == [
+    assert sorted({(p.urlkey[:7], p.mime, p.status, p.length) for p in parsed}) == [
         ("com,a)/", "text/html", "200", 10), ("com,b)/", "image/png", "404", 20)]
 
 

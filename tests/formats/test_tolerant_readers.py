@@ -1,6 +1,7 @@
-"""Readers as tolerant as the ORS/CDXJ format promises: ukvs, merge, report and query skip a
-malformed line (counted, one warning with its line number) and go on; validate stays strict;
-'@' header lines are read exactly like '!' ones."""
+"""Readers are strict unless told: a malformed line makes ukvs, merge, report and query refuse
+the file in one line naming it; with --skip-bad-lines they skip it, counted and reported once,
+and answer as from the file without it; validate stays strict; '@' header lines are read
+exactly like '!' ones."""
 
 import os
 import subprocess
@@ -37,21 +38,34 @@ def files(tmp_path_factory):
             "data": len(lines) - data_start}
 
 
-@pytest.mark.parametrize("args", [
+COMMANDS = [
     ["ukvs", "{bad}", "-o", "{out}.ukvs"],
     ["merge", "{bad}", "{good}", "-o", "{out}.cdxj"],
     ["report", "{bad}", "-o", "{out}.html"],
     ["query", "{bad}", "--level", "host", "--top", "3", "--by", "bytes"],
-])
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS)
+def test_a_malformed_line_is_refused(files, args):
+    out = str(files["dir"] / ("refused-" + args[0]))
+    r = cli(*[a.format(bad=files["bad"], good=files["good"], out=out) for a in args])
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()]
+    assert "bad.cdxj line %d: not KEY {json}" % files["lineno"] in r.stderr
+    assert r.stdout == "" and not [n for n in os.listdir(files["dir"]) if n.startswith("refused-")]
+
+
+@pytest.mark.parametrize("args", COMMANDS)
 def test_a_malformed_line_is_skipped_with_one_warning(files, args):
     out = str(files["dir"] / ("out-" + args[0]))
-    argv = [a.format(bad=files["bad"], good=files["good"], out=out) for a in args]
+    argv = [a.format(bad=files["bad"], good=files["good"], out=out) for a in args] + ["--skip-bad-lines"]
     r = cli(*argv)
     assert r.returncode == 0, r.stderr
-    warnings = [x for x in r.stderr.splitlines() if "not a profile line" in x]
+    warnings = [x for x in r.stderr.splitlines() if "damaged line(s) skipped" in x]
     assert len(warnings) == 1
-    if args[0] != "query":
-        assert "line %d" % files["lineno"] in warnings[0]
+    assert "bad.cdxj: 1 damaged line(s) skipped (1 not a data line)" in warnings[0]
+    assert "line %d" % files["lineno"] in warnings[0]
 
 
 def test_validate_stays_strict(files):
@@ -61,10 +75,12 @@ def test_validate_stays_strict(files):
 
 def test_the_same_answers_without_the_bad_line(files):
     out_bad, out_good = str(files["dir"] / "b.ukvs"), str(files["dir"] / "g.ukvs")
-    assert cli("ukvs", files["bad"], "-o", out_bad).returncode == 0
+    assert cli("ukvs", files["bad"], "-o", out_bad, "--skip-bad-lines").returncode == 0
     assert cli("ukvs", files["good"], "-o", out_good).returncode == 0
     strip = lambda p: [x for x in open(p, "rb") if not x.startswith(b"!meta")]     # noqa: E731
     assert strip(out_bad) == strip(out_good)
+    assert b'"skipped_lines":{"%s":{"lines":1,"reasons":{"not_a_line":1},"first_line":%d}}' \
+        % (files["bad"].encode(), files["lineno"]) in open(out_bad, "rb").read()
 
 
 def test_at_headers_are_read_like_bang_headers(files):

@@ -16,6 +16,7 @@ import zlib
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from profiler import extras
 from profiler.formats import payload, warc, warc_fast
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
@@ -64,7 +65,7 @@ def languages(tmp_path, *records, gz=True):
     path.write_bytes(b"".join(gzip.compress(r) if gz else r for r in records))
     got = read_both(path)
     assert all(not isinstance(c, str) for c in got), got
-    return [c[7] for c in got]
+    return [c.lang for c in got]
 
 
 def page(html_attrs="", head="", body=FRENCH, before=b""):
@@ -197,7 +198,7 @@ def test_resource_records_and_arc_records(tmp_path):
     records = [http + page(' lang="el"'), http + page()]
     arc.write_bytes(b"".join(b"http://example.com/%d 192.0.2.1 20200102030405 text/html %d\n%s\n"
                              % (i, len(r), r) for i, r in enumerate(records)))
-    assert [c[7] for c in read_both(arc)] == ["ell", "swe"]
+    assert [c.lang for c in read_both(arc)] == ["ell", "swe"]
 
 
 def test_the_digest_is_of_the_whole_payload_read_in_the_same_pass(tmp_path):
@@ -207,7 +208,7 @@ def test_the_digest_is_of_the_whole_payload_read_in_the_same_pass(tmp_path):
     got = languages(tmp_path, response(body, headers))
     path = tmp_path / "r.warc.gz"
     assert got == ["rus"]
-    assert read_both(path)[0][4] == base64.b32encode(hashlib.sha1(body).digest()).decode()
+    assert read_both(path)[0].digest == base64.b32encode(hashlib.sha1(body).digest()).decode()
 
 
 HOSTILE = {
@@ -274,7 +275,7 @@ READ = ("import sys; from profiler.formats import warc, warc_fast; "
         "read = warc.iter_captures if sys.argv[2] == 'warcio' else warc_fast.iter_captures; "
         "got = list(read(sys.argv[1])); "
         "peak = [line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')]; "
-        "print(len(got), got[0][7], got[-1][7], peak[0])")
+        "print(len(got), got[0].lang, got[-1].lang, peak[0])")
 
 
 @pytest.mark.parametrize("reader", ["warcio", "fastwarc"])
@@ -306,7 +307,7 @@ def test_generated_captures_have_the_languages_they_declare(tmp_path, gz, arc):
     assert sum(1 for c in captures if c.get("ends") and max(c["ends"].values()) > BOUND) > 5
     for capture, found in zip(captures, got):
         if capture["type"] == "response":
-            assert found[7] == (expected_language(capture) or "unk"), capture
+            assert found.lang == (expected_language(capture) or "unk"), capture
 
 
 @pytest.mark.parametrize("arc", [False, True])
@@ -357,10 +358,11 @@ def test_a_policy_without_languages_reads_none(tmp_path):
         full = [c for c in warc.iter_captures(path) if not isinstance(c, str)]
         for read in (warc.iter_captures, warc_fast.iter_captures):
             bare = [c for c in read(path, languages=False) if not isinstance(c, str)]
-            assert [c[:7] for c in bare] == [c[:7] for c in full] and {c[7] for c in bare} == {"unk"}
+            assert [c._replace(lang="unk") for c in bare] == [c._replace(lang="unk") for c in full]
+            assert {c.lang for c in bare} == {"unk"}
     splits = registry.without_languages([{"format": "warc", "path": paths[0]}, {"format": "cdxj", "path": "x"}])
     assert [s.get("read_languages") for s in splits] == [False, None]
-    assert {c[7] for c in registry.captures(splits[0]) if not isinstance(c, str)} == {"unk"}
+    assert {c.lang for c in registry.captures(splits[0]) if not isinstance(c, str)} == {"unk"}
     cdxj = tmp_path / "index.cdxj"
     synthetic_warc.write_language_cdxj(str(cdxj), captures, [expected_language(c) for c in captures])
     for policy in ("default", "full"):
@@ -481,12 +483,12 @@ def test_declared_languages_win_over_detection(tmp_path):
     path = tmp_path / "r.warc.gz"
     path.write_bytes(b"".join(gzip.compress(response(b)) for b in (
         french, page(), page(body=" ".join(sample_texts.SENTENCES["jpn"]).encode()), page(body=b"Hello"))))
-    got = [c[7] for c in warc.iter_captures(str(path), detect_language=True)]
-    assert got == [c[7] for c in warc_fast.iter_captures(str(path), detect_language=True)]
+    got = [c.lang for c in warc.iter_captures(str(path), detect_language=True)]
+    assert got == [c.lang for c in warc_fast.iter_captures(str(path), detect_language=True)]
     assert got == ["deu", "fra", "jpn", "unk"]                     # too few letters: unk
     header = tmp_path / "h.warc.gz"
     header.write_bytes(gzip.compress(response(page(), (("Content-Language", "it"),))))
-    assert [c[7] for c in warc.iter_captures(str(header), detect_language=True)] == ["ita"]
+    assert [c.lang for c in warc.iter_captures(str(header), detect_language=True)] == ["ita"]
 
 
 def test_index_inputs_ignore_detection(tmp_path):
@@ -522,5 +524,5 @@ def test_detection_without_the_extra_is_a_one_line_error(tmp_path, missing):
                         "--detect-language"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]
-    assert "--detect-language needs the detect extra" in r.stderr and "archive-profiler[detect]" in r.stderr
+    assert "--detect-language needs the detect extra" in r.stderr and extras.install_command("detect") in r.stderr
     assert out.read_bytes() == b"an earlier profile\n"

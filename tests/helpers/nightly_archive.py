@@ -89,11 +89,14 @@ class Archive:
         status = cli.main(["nightly", "--config", self.config, "-q"])
         return status, capsys.readouterr().out.strip()
 
-    def start(self, env=None):
-        """Run nightly as a subprocess in its own process group (to be killed)."""
-        return subprocess.Popen([sys.executable, "-m", "profiler.cli", "nightly", "--config", self.config],
+    def start(self, stall=None):
+        """Run nightly as a subprocess in its own process group (to be killed); with stall, one that
+        stops at that stage (tests/helpers/stalled_nightly.py)."""
+        command = [sys.executable, "-m", "profiler.cli"] if stall is None else \
+            [sys.executable, os.path.join(ROOT, "tests", "helpers", "stalled_nightly.py"), stall, "--"]
+        return subprocess.Popen(command + ["nightly", "--config", self.config],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                env=dict(os.environ, PYTHONPATH=ROOT, **(env or {})), start_new_session=True)
+                                env=dict(os.environ, PYTHONPATH=ROOT), start_new_session=True)
 
     @property
     def latest(self):

@@ -2,7 +2,11 @@
 
 It reads a clean 11-field CDX (SURT urlkeys), resolves revisits per spec section 1 and
 computes every key of every capture (spec section 2) and its features (section 3) with
-plain sets. Only the policy's emit lists come from profiler.model.policy.
+plain sets. Only the policy's emit lists come from profiler.model.policy, and, for an optional
+criterion besides lang (one a plugin adds), its projections and revisit rule from the registry.
+
+A capture is [urlkey, timestamp, mime, status, digest, length, revisit, lang], and after those
+a dict of the values of other optional criteria by name (a criterion it lacks: 'unk').
 """
 
 from collections import defaultdict
@@ -38,15 +42,22 @@ def read_captures(paths):
 
 
 def resolve_revisits(caps):
-    """Revisits take mime, status and language of the earliest original (spec sections 1, 2)."""
+    """Revisits take mime, status and language of the earliest original (spec sections 1, 2), and
+    the values of other optional criteria that a revisit takes from its original."""
+    from profiler.model import criteria
     for c in caps:
         if len(c) < 8:
             c.append("unk")
+        if len(c) < 9:
+            c.append({})
+    taken = [x for x in criteria.CRITERIA if x.optional and x.name != "lang" and x.resolved]
     for c in caps:
         if c[6]:
-            originals = sorted((o[1], o[2], o[3], o[7]) for o in caps
+            originals = sorted((o[1], o[2], o[3], o[7], [o[8].get(x.name, "unk") for x in taken]) for o in caps
                                if o[0] == c[0] and not o[6] and o[4] == c[4] and c[4] != "-")
-            c[2], c[3], c[7] = originals[0][1:] if originals else ("warc/revisit", "unk", "unk")
+            c[2], c[3], c[7], values = originals[0][1:] if originals else \
+                ("warc/revisit", "unk", "unk", [x.revisit for x in taken])
+            c[8] = dict(c[8], **{x.name: v for x, v in zip(taken, values)})
     return caps
 
 
@@ -84,17 +95,29 @@ def url_keys(urlkey, policy):
     return []
 
 
-def field_values(cap, combo):
-    dt, m, s = combo[:3]
-    ts, mime, status = cap[1], cap[2], cap[3]
-    lang = ""
-    if len(combo) > 3:
-        lang = " " + ("-" if combo[3] == "any" else cap[7] if len(cap) > 7 else "unk")
-    d = {"any": "-", "year": ts[:4], "month": ts[:6], "day": ts[:8]}[dt]
-    mm = {"any": "-", "type": mime, "category": mime.split("/")[0] + "/*" if "/" in mime else mime}[m]
-    ss = {"any": "-", "code": status,
-          "class": status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk"}[s]
-    return "%s %s %s%s" % (d, mm, ss, lang)
+def field_values(cap, combo, names=("datetime", "mime", "status", "lang")):
+    """The key fields after the SURT of a capture at a combination of levels, one per criterion
+    of names (the policy's)."""
+    out = []
+    for name, level in zip(names, combo):
+        if level == "any":
+            out.append("-")
+        elif name == "datetime":
+            out.append({"year": cap[1][:4], "month": cap[1][:6], "day": cap[1][:8]}[level])
+        elif name == "mime":
+            mime = cap[2]
+            out.append(mime if level == "type" else mime.split("/")[0] + "/*" if "/" in mime else mime)
+        elif name == "status":
+            status = cap[3]
+            out.append(status if level == "code" else
+                       status[0] + "xx" if status != "unk" and status[0] in "12345" else "unk")
+        elif name == "lang":
+            out.append(cap[7] if len(cap) > 7 else "unk")
+        else:                               # a criterion a plugin adds: its registry entry projects it
+            from profiler.model import criteria
+            value = cap[8].get(name, "unk") if len(cap) > 8 else "unk"
+            out.append(criteria.BY_NAME[name].field(value, level))
+    return " ".join(out)
 
 
 def profile(caps, policy):
@@ -104,7 +127,7 @@ def profile(caps, policy):
         keys = set()
         for level_type, surt in surt_keys(c[0], policy):
             for combo in policy.emit[level_type]:
-                keys.add(surt + " " + field_values(c, combo))
+                keys.add(surt + " " + field_values(c, combo, policy.names))
         for k in keys:
             members[k].append(c)
     out = {}

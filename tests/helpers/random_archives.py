@@ -2,7 +2,9 @@
 
 import random
 
-from profiler.model.policy import CHOICES, CRITERIA, LEVEL_TYPES, REGISTERED_ONLY, Policy
+from profiler.job.kernels import supports
+from profiler.model import criteria
+from profiler.model.policy import LEVEL_TYPES, REGISTERED_ONLY, Policy
 
 
 HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)", "uk,co,y,news,a)",
@@ -16,12 +18,21 @@ PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
 LANGUAGES = ["eng", "ara", "fra", "unk", "zh-Hant", "de-DE,en"]
 
 
-def random_policy(rng, languages=None):
-    """A random policy; with the language criterion in about 4 of 10 (or as languages says)."""
-    if languages is None:
-        languages = rng.random() < 0.4
-    criteria = [c for c in CRITERIA if c != "lang" or languages]
-    levels = {c: [x for x in CHOICES[c] if rng.random() < 0.7] for c in criteria}
+def random_policy(rng, optional=None, compiled=None):
+    """A random policy of the criteria registered now: each optional one in about 4 of 10, or
+    those optional names (a collection of names). compiled: a compiled module: a policy it
+    supports (profiler.job.kernels.supports), drawn again until one is."""
+    while True:
+        policy = _random_policy(rng, optional)
+        if compiled is None or supports(compiled, policy):
+            return policy
+
+
+def _random_policy(rng, optional):
+    chosen = [c for c in criteria.CRITERIA
+              if not c.optional or (rng.random() < 0.4 if optional is None else c.name in optional)]
+    names = [c.name for c in chosen]
+    levels = {c.name: [x for x in c.level_names if rng.random() < 0.7] for c in chosen}
     registered = rng.random() < 0.3
     emit = {}
     for lt in LEVEL_TYPES:
@@ -34,7 +45,7 @@ def random_policy(rng, languages=None):
             emit[lt] = "none"
         else:
             emit[lt] = [{c: rng.sample(["any"] + levels[c], rng.randint(1, 1 + len(levels[c])))
-                         for c in criteria} for _ in range(rng.randint(1, 2))]
+                         for c in names} for _ in range(rng.randint(1, 2))]
     return Policy({"host_depth": rng.randint(0, 4), "path_depth": rng.randint(0, 3),
                    "exact_urls": rng.random() < 0.5, "registered_domains": registered, "levels": levels,
                    "emit": emit})

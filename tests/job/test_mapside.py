@@ -9,6 +9,7 @@ from profiler.job import cells
 from profiler.job.cells import BYTES, COUNT, FIRST, LAST, MAXLEN
 from profiler.job.kernels import Kernels
 from profiler.job.mapside import CaptureAggregator as _CaptureAggregator, map_split
+from profiler.model.capture import Capture
 
 from helpers.policies import by_period
 
@@ -26,7 +27,8 @@ A, B = "com,example)/a", "com,example)/b"
 
 def cap(urlkey=A, ts="20100101000000", mime="text/html", status="200", digest="D1", length=100,
         revisit=False):
-    return (urlkey, ts, mime, status, digest, length, revisit)
+    return Capture(urlkey=urlkey, timestamp=ts, mime=mime, status=status, digest=digest, length=length,
+                   revisit=revisit)
 
 
 def cells_of(agg):

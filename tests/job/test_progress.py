@@ -64,7 +64,7 @@ def test_bar_on_a_terminal_ends_cleanly(index, tmp_path, runner):
     out = tmp_path / "p.cdxj"
     status, text = run_on_terminal(["profile", index, "-o", str(out), "-r", runner, "--cores", "2"])
     assert status == 0, text
-    assert "step 1 of 3" in text and "%|" in text
+    assert "step 1/3" in text and "step 3/3 reduce" in text and "%|" in text
     assert "150,000 captures" in text.split("archive-profiler: 150,000 captures")[0]   # the bar counted them
     # the bar's last state is a whole line, and the summary lines follow it intact
     summary = text.index("archive-profiler: 150,000 captures")
@@ -72,7 +72,7 @@ def test_bar_on_a_terminal_ends_cleanly(index, tmp_path, runner):
     assert "\r" not in text[summary:].replace("\r\n", "\n")
     assert "mrjob" not in text
     last_bar = text[:summary].replace("\r\n", "\n").split("\n")[-2].split("\r")[-1]
-    assert "100%" in last_bar and "150,000 captures" in last_bar, last_bar
+    assert last_bar.startswith("done") and "100%" in last_bar and "150,000 captures" in last_bar, last_bar
 
 
 def test_no_bar_on_a_pipe_or_with_q(index, tmp_path):
@@ -129,6 +129,43 @@ def test_task_reports(tmp_path):
     assert run.total == 500 and run.env() == {}
 
 
+def test_reduce_task_reports(tmp_path):
+    """A reduce task reports the bytes of its input read, of its range, a plain file, or a
+    merge plan; nothing from a pipe or without ENV."""
+    from profiler import contract
+    from profiler.runtime import presorted, task
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    data = tmp_path / "sorted"
+    data.write_bytes(b"".join(b"k%05d\t1\n" for k in range(2000)))
+    env = {task_progress.ENV: str(folder)}
+
+    def report(step, number):
+        return (folder / task_progress.reduce_report_name(step, number)).read_bytes()
+    with open(data, "rb") as f:
+        r = task_progress.ReduceProgress(0, 1, env)
+        assert b"".join(task.input_chunks([], f, 100, dict(env, **{contract.RANGE_ENV: "800 1600"}), r)) \
+            == data.read_bytes()[800:1600]
+    assert report(0, 1) == b"800 800 1"
+    with open(data, "rb") as f:
+        r = task_progress.ReduceProgress(2, 0, env)
+        assert len(b"".join(task.input_chunks([], f, 4096, env, r))) == data.stat().st_size
+    assert report(2, 0) == b"%d %d 1" % (data.stat().st_size, data.stat().st_size)
+    plan = tmp_path / "plan"
+    plan.write_bytes(presorted.dumps(presorted.Plan([(str(data), 0, 160)], [b"z\t1"])))
+    with open(plan, "rb") as f:
+        r = task_progress.ReduceProgress(1, 3, env)
+        assert b"".join(task.input_chunks([], f, 4096, dict(env, **{contract.MERGE_ENV: "1"}), r)).endswith(b"z\t1\n")
+    assert report(1, 3) == b"164 164 1"
+    read, write = os.pipe()
+    os.write(write, b"a\t1\n")
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        assert b"".join(task.input_chunks([], f, 4096, env, task_progress.ReduceProgress(1, 9, env))) == b"a\t1\n"
+    assert not (folder / task_progress.reduce_report_name(1, 9)).exists()
+    assert not task_progress.ReduceProgress(0, 0, {}).path
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="needs tmux")
 def test_seen_in_tmux(index, tmp_path):
     """As a person sees it: tmux runs the command; the pane while it runs and after."""
@@ -161,11 +198,56 @@ def test_seen_in_tmux(index, tmp_path):
         subprocess.run(tmux + ["kill-server"], capture_output=True)
 
 
+BAR = re.compile(r"^(?P<label>\S.*?)\s+(?P<pct>\d+)%\|(?P<bar>[^|]*)\| (?P<captures>[\d,]+) captures (?P<rate>\S+)/s")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="needs tmux")
+@pytest.mark.parametrize("runner", ["local", "inline"])
+def test_whole_run_at_80_columns_in_tmux(index, tmp_path, runner):
+    """At 80 columns, as a person watches it: the bar is readable (a bar of at least 15
+    characters), shows the phases in order (step 1's map and reduce, steps 2 and 3, done), its
+    percentage keeps rising and is below 100 % until the run is done, and the rate is redrawn
+    as the run goes."""
+    socket = "ap-%s" % uuid.uuid4().hex[:8]
+    tmux = ["tmux", "-L", socket]
+    script = tmp_path / "run.sh"
+    script.write_text("cd %s && PYTHONPATH=%s %s -m profiler.cli profile %s -o %s -r %s --cores 2; "
+                      "echo EXIT=$?; sleep 600\n" % (ROOT, ROOT, sys.executable, index, tmp_path / "p.cdxj", runner))
+    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "bash %s" % script], check=True)
+    seen = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            pane = subprocess.run(tmux + ["capture-pane", "-p", "-t", "t"], capture_output=True, text=True).stdout
+            bars = [m for m in map(BAR.match, pane.splitlines()) if m]
+            if bars and (not seen or bars[-1].group(0) != seen[-1].group(0)):
+                seen.append(bars[-1])
+            if "EXIT=" in pane:
+                break
+            time.sleep(0.05)
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+    assert "EXIT=0" in pane, pane
+    labels = [m.group("label") for m in seen]
+    order = ["step 1/3 map", "step 1/3 reduce", "step 2/3 reduce", "step 3/3 reduce", "writing profile", "done"]
+    assert all(label in order for label in labels), labels
+    ranks = [order.index(label) for label in labels]
+    assert ranks == sorted(ranks), labels                                   # the phases in order
+    assert {"step 2/3 reduce", "step 3/3 reduce", "done"} <= set(labels), labels
+    percents = [int(m.group("pct")) for m in seen]
+    assert percents == sorted(percents), list(zip(labels, percents))       # never back
+    assert all(p < 100 for label, p in zip(labels, percents) if label != "done"), list(zip(labels, percents))
+    assert labels[-1] == "done" and percents[-1] == 100
+    assert all(len(m.group("bar")) >= 15 for m in seen), [m.group(0) for m in seen]   # readable at 80
+    reduce_rates = {m.group("rate") for m in seen if "reduce" in m.group("label")}
+    assert len(reduce_rates) > 1, [m.group(0) for m in seen]                # live, not frozen at the map's
+
+
 def test_nightly_draws_the_bar_too(index, tmp_path):
     config = tmp_path / "n.yaml"
     config.write_text("inputs: [%s]\noutput_dir: %s\nname: a\nrunner: local\ncores: 2\n" % (index, tmp_path / "out"))
     status, text = run_on_terminal(["nightly", "--config", str(config)])
     assert status == 0, text
-    assert "step 1 of 3" in text and "%|" in text and "150,000 captures" in text
+    assert "step 1/3" in text and "%|" in text and "150,000 captures" in text
     status, text = run_on_terminal(["nightly", "--config", str(config), "-q"])
     assert "%|" not in text

@@ -6,6 +6,7 @@ import os
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.cli import main as cli
 
@@ -122,3 +123,44 @@ def test_an_output_folder_that_cannot_be_made(tmp_path, capsys):
     status = cli.main(["nightly", "--config", a.config, "-q"])
     err = _output(capsys)
     assert status == 2 and "cannot make the folder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_state_written_before_the_ledgers_is_adopted(tmp_path, capsys):
+    """An earlier version's state folder (no outputs or work ledger, a sets ledger of names): the
+    versions and sets its state names become this config's, are pruned as before, and the
+    published profile is validated before it is folded into."""
+    a = Archive(tmp_path, keep=1)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    first = published(a)
+    for name in ("outputs-ledger.json", "work-ledger.json"):
+        os.unlink(os.path.join(a.state_dir, name))
+    state = orjson.loads(open(os.path.join(a.state_dir, "state.json"), "rb").read())
+    with open(os.path.join(a.state_dir, "sets-ledger.json"), "wb") as f:
+        f.write(orjson.dumps([state["current"]["urirs"], state["current"]["digests"]]))
+    a.add_cdx("b.cdx", hosts(1), tag="B")
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold:" in line, line
+    assert not os.path.exists(first)                            # adopted, then pruned (keep: 1)
+    assert len(os.listdir(os.path.join(a.state_dir, "sets"))) == 2
+    assert_same_profile(a.latest, a.scratch())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=80), st.recursive(
+    st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.text(max_size=8) |
+    st.sampled_from(["file", "link", "dir", "../x", "a/b", ".", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["format", "files", "type", "ino", "size", "mtime_ns", "x.cdxj", "..", "a/b"]), inner,
+        max_size=4), max_leaves=12).map(orjson.dumps)))
+def test_a_ledger_of_any_shape_is_read_or_is_a_one_line_error(tmp_path, data):
+    from profiler.nightly.folder import Folder
+    from profiler.nightly.ownership import Ledger, LedgerError
+    (tmp_path / "ledger.json").write_bytes(data)
+    with Folder.open(str(tmp_path)) as folder:
+        try:
+            entries = Ledger(folder, "ledger.json", folder).entries()
+        except LedgerError as e:
+            assert "\n" not in str(e)
+            return
+    assert all("/" not in name and name not in (".", "..") for name in entries)

@@ -1,10 +1,13 @@
 import gzip
 import random
 
+from profiler.model import capture
 from profiler.nightly import sets
 from profiler.testing import synthetic, synthetic_warc
 from profiler.formats.registry import captures as iter_parsed
 from profiler.formats.inputs import plan_splits, sniff
+
+from helpers import registries
 
 
 def test_sorted_set_spills_and_merges_to_the_same_items(tmp_path):
@@ -44,15 +47,34 @@ def test_scan_collects_the_urirs_and_digests_the_job_sees(tmp_path):
     captures = _captures(cdx) + _captures(warc)
     scan = sets.Scan(str(tmp_path), str(tmp_path / "caps.cdxj"), pairs=True).run([str(cdx), str(warc)])
     assert scan.captures == len(captures)
-    assert list(scan.urirs.sorted_items()) == sorted({c[0].encode() for c in captures})
-    assert list(scan.digests.sorted_items()) == sorted({c[4].encode() for c in captures if c[4] != "-"})
-    assert scan.pairs == {(c[0].encode(), c[4].encode()) for c in captures if c[4] != "-"}
-    # the normalised captures read back as the same captures
+    assert list(scan.urirs.sorted_items()) == sorted({c.urlkey.encode() for c in captures})
+    assert list(scan.digests.sorted_items()) == sorted({c.digest.encode() for c in captures if c.digest != "-"})
+    assert scan.pairs == {(c.urlkey.encode(), c.digest.encode()) for c in captures if c.digest != "-"}
+    # the captures read back as the same captures
+    assert sniff(str(tmp_path / "caps.cdxj"))["format"] == "captures"
     again = _captures(tmp_path / "caps.cdxj")
     assert sorted(again) == sorted(captures)
-    some = {c[0].encode() for c in captures[::3]}
+    some = {c.urlkey.encode() for c in captures[::3]}
     n = sets.write_subset(str(tmp_path / "caps.cdxj"), str(tmp_path / "sub.cdxj"), lambda u, d: u in some)
-    assert n == sum(1 for c in captures if c[0].encode() in some) == len(_captures(tmp_path / "sub.cdxj"))
+    assert n == sum(1 for c in captures if c.urlkey.encode() in some) == len(_captures(tmp_path / "sub.cdxj"))
+    assert sorted(_captures(tmp_path / "sub.cdxj")) == sorted(c for c in captures if c.urlkey.encode() in some)
+
+
+def test_a_capture_field_added_survives_the_captures_file(tmp_path, monkeypatch):
+    """Every field a capture has goes into the night's captures file and comes back from it, one
+    added after these lines were written too (it was read back as a CDXJ line: every capture's
+    new field came back at its default)."""
+    registries.keep(monkeypatch)
+    capture.add_field("scheme", "unk")
+    made = [capture.Capture(urlkey="com,example)/%d" % i, timestamp="2020010100000%d" % i, mime="text/html",
+                            status="200", digest="D%d" % (i % 3), length=10 * i, revisit=i == 4,
+                            lang="fra", scheme=("https", "http")[i % 2]) for i in range(6)]
+    monkeypatch.setattr(sets.registry, "captures", lambda split, opener=open: iter(made))
+    cdx = tmp_path / "a.cdx"
+    cdx.write_text("com,example)/ 20200101000000 http://example.com/ text/html 200 D - - 1 0 f\n")
+    sets.Scan(str(tmp_path), str(tmp_path / "caps.cdxj")).run([str(cdx)])
+    again = list(iter_parsed({"path": str(tmp_path / "caps.cdxj"), "format": "captures"}))    # the registry's reader
+    assert again == made and [c.scheme for c in again] == ["https", "http"] * 3
 
 
 def test_chunked_union_and_common_equal_set_algebra(tmp_path, monkeypatch):

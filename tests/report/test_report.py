@@ -76,13 +76,17 @@ def test_page_tables_match_the_profile(sample_profile, tmp_path):
     assert num(glance["bytes"]) == total["bytes"]
     assert num(glance["bytes after deduplication"]) == total["dedup_bytes"]
     assert glance["first capture"] == "1996-01-08 23:03:06"
+    # the sixth feature, as query derives it (dedup_bytes / urir), two decimals
+    assert glance[report.AVG] == "{:,.2f}".format(round(total["dedup_bytes"] / total["urir"], 2)) == "61,329.07"
 
     years = matching(lines, ["*", None, "-", "-"], is_year)
     rows = page.tables["table-captures-per-year"][1:]
     assert [r[0] for r in rows] == sorted(years)
-    for year, urim, urir, size in rows:
+    assert page.tables["table-captures-per-year"][0][-1] == report.AVG
+    for year, urim, urir, size, avg in rows:
         v = years[year]
         assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+        assert float(avg.replace(",", "")) == round(v["dedup_bytes"] / v["urir"], 2)
 
     mimes = {m: v for m, v in matching(lines, ["*", "-", None, "-"]).items() if not m.endswith("/*")}
     rows = page.tables["table-mime-by-bytes"][1:]
@@ -100,10 +104,11 @@ def test_page_tables_match_the_profile(sample_profile, tmp_path):
     rows = page.tables["table-hosts-by-urir"][1:]
     assert len(rows) == 10
     assert [num(r[3]) for r in rows] == sorted((v["urir"] for v in hosts.values()), reverse=True)[:10]
-    for name, surt, urim, urir, size in rows:
+    for name, surt, urim, urir, size, avg in rows:
         v = hosts[surt]
         assert name == report.host_name(surt)
         assert (num(urim), num(urir), num(size)) == (v["urim"]["total"], v["urir"], v["bytes"])
+        assert float(avg.replace(",", "")) == round(v["dedup_bytes"] / v["urir"], 2)
 
     dedup = dict((r[0], r[1]) for r in page.tables["table-dedup"][1:])
     assert num(dedup["saved by deduplication"]) == total["bytes"] - total["dedup_bytes"] == 13876996
@@ -172,9 +177,9 @@ def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, cap
     assert (tmp_path / "charts" / "captures-per-year.png").exists()
     (tmp_path / "not-a-profile.txt").write_text("hello world\n")
     for args, message in [
-        (["no.cdxj", "-o", "r.html"], "profile not found: no.cdxj"),
+        (["no.cdxj", "-o", "r.html"], "no such file: no.cdxj"),
         ([sample_profile, "-o", "/no/such/folder/r.html"], "output folder does not exist"),
-        (["not-a-profile.txt", "-o", "r.html"], "no profile lines"),     # its line skipped, warned
+        (["not-a-profile.txt", "-o", "r.html"], "not a profile or map"),
         ([sample_profile, "-o", "r.html", "--png", "r.html"], "--png: not a folder"),
     ]:
         assert cli.main(["report"] + args) == 2, args
@@ -230,3 +235,26 @@ def test_chart_labels_are_plain_text():
     assert svg.startswith("<svg role=\"img\" aria-labelledby=\"odd-title\"")
     assert "text/$x" in svg and "a&lt;b&gt;&amp;c" in svg and "MB" in svg
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _labels(surt_host):
+    return len(surt_host[:surt_host.index(")")].split(","))
+
+
+def test_hosts_note_agrees_with_the_chart(sample_profile, tmp_path):
+    """The hosts section says which hosts it can list, and its chart lists exactly those: with
+    registered domains every host under one (deeper than host_depth too); by label count, none
+    deeper than host_depth."""
+    h = report.read_holdings(sample_profile)
+    [section] = [s for s in report.build_sections(h, top=100000) if s.id == "hosts"]
+    listed = [row[1] for row in section.charts[0].rows]
+    assert max(_labels(k) for k in listed) > 3          # uk,co,bbc,news)/*: four labels, listed
+    assert "every host under a registered domain" in section.text and "at most 3 labels" in section.text
+    policy = tmp_path / "by-labels.yaml"
+    policy.write_text("name: by-labels\nhost_depth: 2\nregistered_domains: false\n"
+                      "levels: {datetime: [year]}\nemit: {root: {datetime: [any, year]}}\n")
+    h = report.read_holdings(make_profile(tmp_path, str(policy)))
+    [section] = [s for s in report.build_sections(h, top=100000) if s.id == "hosts"]
+    listed = [row[1] for row in section.charts[0].rows]
+    assert listed and max(_labels(k) for k in listed) == 2
+    assert "at most 2 labels, so deeper hosts" in section.text and "registered" not in section.text

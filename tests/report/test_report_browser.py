@@ -141,9 +141,10 @@ def test_report_in_chromium(browser, tmp_path):
     assert num(glance["unique URLs (URI-Rs)"]) == total["urir"]
     assert num(glance["bytes"]) == total["bytes"]
     assert num(glance["distinct payload digests"]) == total["digests"]
+    assert float(glance[report.AVG].replace(",", "")) == round(total["dedup_bytes"] / total["urir"], 2)
 
     rows = table(browser, "table-captures-per-year")
-    assert rows[0] == ["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes"]
+    assert rows[0] == ["year", "captures (URI-Ms)", "unique URLs (URI-Rs)", "bytes", report.AVG]
     assert [(r[0], num(r[1]), num(r[2]), num(r[3])) for r in rows[1:]] == [
         (y, years[y]["urim"]["total"], years[y]["urir"], years[y]["bytes"]) for y in sorted(years)]
 

@@ -188,6 +188,25 @@ def test_hadoop_spreads_a_hot_digest_over_step_2(fake_cluster, tmp_path):
     assert all("--hot-digests local" in streaming_opts(c[2:])["reducer"] for c in jars)
 
 
+@pytest.mark.parametrize("out", ["hdfs:///profiles/iana.cdxj", "s3://archive-bucket/profiles/iana.cdxj",
+                                 "gs://archive-bucket/profiles/iana.cdxj"])
+def test_the_summary_of_a_profile_written_to_a_cluster_filesystem(fake_cluster, tmp_path, capsys, out):
+    """The command's end summary comes from what was written, not from the output path, which
+    is no local file here: exit 0, and the figures are those of the uploaded profile."""
+    from profiler.cli.main import main as cli_main
+    index = tmp_path / "small.cdx"
+    synthetic.write_lines(str(index), sorted(synthetic.cdx_lines(300, seed=5)), synthetic.LEGEND + "\n")
+    code = cli_main(["profile", str(index), "-o", out, "-r", "hadoop", "-c", os.path.join(CONF, "mrjob-hadoop.conf"),
+                     "--", "--hadoop-bin", fake_cluster.hadoop, "--hadoop-streaming-jar", "/opt/streaming.jar",
+                     "--python-bin", python_without_profiler(tmp_path), "--jobconf", "mapreduce.job.reduces=2"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    with open(fake_hadoop.local(out), "rb") as f:
+        written = f.read()
+    assert "%s: %s lines, %.1f MB" % (out, format(written.count(b"\n"), ","), len(written) / 1e6) in err
+    assert " captures, " in err and "No such file" not in err and "unchanged" not in err
+
+
 def test_missing_remote_input_is_a_user_error(fake_cluster):
     from profiler.errors import UserError
     with pytest.raises(UserError, match="input not found: hdfs:///nowhere"):

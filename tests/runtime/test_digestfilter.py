@@ -11,6 +11,7 @@ from profiler.accel import fast
 from profiler.accel import fast
 from profiler.job import mapside
 from profiler.job.cells import CellKeys
+from profiler.model.capture import Capture
 from profiler.runtime import task as tasks
 from profiler.runtime import digestfilter
 from profiler.run.profile import run_profile
@@ -183,8 +184,10 @@ def test_both_map_sides_put_the_records_they_write_into_the_filter():
     captures = []
     for u in range(60):
         for _ in range(rng.randint(1, 5)):
-            captures.append(("com,example)/%02d" % u, "2010%02d01000000" % rng.randint(1, 12), "text/html", "200",
-                             rng.choice(["A", "B", "C", "-"] + ["U%d" % u] * 3), 100, rng.random() < 0.1))
+            captures.append(Capture(urlkey="com,example)/%02d" % u, timestamp="2010%02d01000000" % rng.randint(1, 12),
+                                    mime="text/html", status="200",
+                                    digest=rng.choice(["A", "B", "C", "-"] + ["U%d" % u] * 3), length=100,
+                                    revisit=rng.random() < 0.1))
     nbytes = 1024
     policy = load_policy("default")
     cell_key = CellKeys(policy, True)
@@ -195,7 +198,7 @@ def test_both_map_sides_put_the_records_they_write_into_the_filter():
         python = mapside.CaptureAggregator(policy, True, limit, on_record=lambda d, f=fp: MODULE.digest_filter_add(f, d))
         written = []
         for capture in captures:
-            if compiled.add_cell(capture[0], capture[1], cell_key(capture), capture[5]):
+            if compiled.add_cell(capture.urlkey, capture.timestamp, cell_key(capture), capture.length):
                 compiled.flush(True)
             if python.add(capture):
                 written.extend(python.flush(keep_last=True))

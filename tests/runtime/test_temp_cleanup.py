@@ -19,8 +19,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
 
-def wrapper_locks():
-    return set(glob.glob(os.path.join(runner_leftovers.WRAPPER_LOCK_DIR, "wrapper.lock.*")))
+def lock_of(job_key):
+    """The setup wrapper's lock file of the run with this job key. Other runs' locks (other
+    users of the shared /tmp run mrjob too) are none of these tests' business."""
+    return os.path.join(runner_leftovers.WRAPPER_LOCK_DIR, "wrapper.lock." + job_key)
+
+
+@pytest.fixture
+def job_keys(monkeypatch):
+    """The job keys of the runs this test makes in its process."""
+    keys = []
+    removed_at_exit = runner_leftovers.removed_at_exit
+
+    def recording(runner):
+        keys.append(runner._job_key)
+        return removed_at_exit(runner)
+    monkeypatch.setattr(runner_leftovers, "removed_at_exit", recording)
+    return keys
 
 
 def task_processes():
@@ -43,21 +58,35 @@ def task_processes():
     return names
 
 
-@pytest.mark.parametrize("runner", ["inline", "local"])
-def test_success_leaves_nothing(tmp_path, runner):
-    locks = wrapper_locks()
-    run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner)
+@pytest.mark.parametrize("runner, extra", [("inline", []), ("local", ["--num-cores", "1"]), ("local", [])])
+def test_success_leaves_nothing(tmp_path, runner, extra, job_keys):
+    """A local run with an mrjob option goes through mrjob; one without runs without it
+    (profiler.runtime.localjob): no mrjob runner, no job key."""
+    run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner, extra_args=extra)
     assert os.listdir(os.environ["TMPDIR"]) == []
-    assert wrapper_locks() <= locks
+    assert len(job_keys) == (0 if runner == "local" and not extra else 1)
+    assert not [k for k in job_keys if os.path.lexists(lock_of(k))]
 
 
-def test_failure_leaves_nothing(tmp_path):
-    locks = wrapper_locks()
+def test_failure_leaves_nothing(tmp_path, job_keys):
     with pytest.raises(JobFailed):
         run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner="local", extra_args=["--python-bin", "false"])
     assert os.listdir(os.environ["TMPDIR"]) == []
-    assert wrapper_locks() <= locks
+    assert job_keys and not [k for k in job_keys if os.path.lexists(lock_of(k))]
     assert not (tmp_path / "out.cdxj").exists()
+
+
+def test_other_users_locks_are_left_alone(tmp_path, job_keys):
+    """A lock file of another run in the shared /tmp (another user's, made while this run goes)
+    is neither removed nor mistaken for this run's (a run through mrjob: an mrjob option)."""
+    other = lock_of("profile_job.someone.%d" % os.getpid())
+    with open(other, "w"):
+        pass
+    try:
+        run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner="local", extra_args=["--num-cores", "1"])
+        assert os.path.exists(other) and job_keys and not os.path.lexists(lock_of(job_keys[0]))
+    finally:
+        os.unlink(other)
 
 
 def test_leftovers_are_only_this_runs():
@@ -77,7 +106,6 @@ def test_signal_during_a_local_run(tmp_path, signum, code, path):
     data = tmp_path / "in.cdx"
     synthetic.write_cdx(str(data), 150000, seed=3)
     tmp = os.environ["TMPDIR"]
-    locks = wrapper_locks()
     extra = ["--", "--num-cores", "2"] if path == "mrjob" else []
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "profile", str(data), "-o",
                              str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"] + extra,
@@ -87,14 +115,17 @@ def test_signal_during_a_local_run(tmp_path, signum, code, path):
     while not glob.glob(os.path.join(tmp, *MAP_OUTPUTS[path])):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.005)
+    # its temp folder's name (a run without mrjob has none)
+    job_keys = [name for name in os.listdir(tmp) if name.startswith("profile_job.")]
+    assert len(job_keys) == (1 if path == "mrjob" else 0)
     proc.send_signal(signum)                   # to the run only, not its process group
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert "Traceback" not in err and ("terminated" if code == 143 else "interrupted") in err
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30                # a loaded machine ends them slowly
     while task_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert task_processes() == []
     assert os.listdir(tmp) == []
-    assert wrapper_locks() <= locks
+    assert not [k for k in job_keys if os.path.lexists(lock_of(k))]
     assert not (tmp_path / "out.cdxj").exists()

@@ -3,6 +3,7 @@
 import collections
 import gzip
 import json
+import os
 import re
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from profiler.formats import cdxj
 from profiler.model.language import normalise_language
 from profiler.testing import synthetic_cc
+
+from helpers.paths import ROOT
 
 N = 20000
 #: the keys of Common Crawl's index lines, in the order it writes them
@@ -175,3 +178,10 @@ def test_the_cdxj_reader_takes_every_line(index):
     assert all(isinstance(c, tuple) for c in captures)
     assert sum(c[6] for c in captures) == sum(b'"warc/revisit"' in line for line in index[1])
     assert {c[3] for c in captures} >= {"200", "301", "404"}
+
+
+def test_the_shipped_sample_is_seed_1():
+    """samples/cc-sample-5k.cdxj.gz (the docs' language examples) is write_cc_index(5000, seed=1)."""
+    with gzip.open(os.path.join(ROOT, "samples", "cc-sample-5k.cdxj.gz"), "rt", encoding="utf-8") as f:
+        shipped = f.read()
+    assert shipped == "".join(synthetic_cc.cc_lines(5000, seed=1))

@@ -143,7 +143,9 @@ def test_zero_wildcard_is_never_a_target(tmp_path):
 def test_quota_out_of_reach(files, tmp_path, capsys):
     out = tmp_path / "c.ukvs"
     assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "3"]) == 2
-    assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "0"]) == 2
+    with pytest.raises(SystemExit) as exit_:          # argparse: a quota is a positive whole number
+        main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "0"])
+    assert exit_.value.code == 2
     assert main(["compact", str(tmp_path / "missing"), "-o", str(out), "--max-bytes", "9"]) == 2
     err = capsys.readouterr().err
     assert "cannot shrink" in err and "Traceback" not in err

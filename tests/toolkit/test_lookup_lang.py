@@ -61,11 +61,11 @@ def test_profile_answers_equal_a_scan(files, policy):
         for q, dt, lang in qs:
             a = index.lookup(q, dt, lang)
             got = (a.status, a.key.decode() if a.key else None,
-                   (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.date, a.lang)
+                   (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.date, a.value)
             assert got == brute.lookup(canonical(q), dt, lang), (q, dt, lang)
         for dt in (None, "2019", "20210315"):
             for lang in (None, "ara", "eng"):
-                batch = [a for _, a in index.batch([q for q, _, _ in qs], dt, chunk=97, lang=lang)]
+                batch = [a for _, a in index.batch([q for q, _, _ in qs], dt, chunk=97, value=lang)]
                 single = [index.lookup(q, dt, lang) for q, _, _ in qs]
                 assert batch == single, (dt, lang)
     kinds = {(a[0], a[4] == lang) for a, lang in ((brute.lookup(canonical(q), dt, lang), lang) for q, dt, lang in qs)}
@@ -89,7 +89,7 @@ def test_any_lookup_equals_a_scan(files, data):
             a = index.lookup(url, dt, lang)
         brute = BruteProfile(lines_of(files[policy]))
         got = (a.status, a.key.decode() if a.key else None,
-               (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.date, a.lang)
+               (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.date, a.value)
         assert got == brute.lookup(canonical(url), dt, lang)
 
 
@@ -103,10 +103,10 @@ def test_map_answers_equal_a_scan(files, name, nkeys):
         for q, dt, lang in qs:
             a = index.lookup(q, dt, lang)
             got = (a.status, a.key.decode() if a.key else None,
-                   (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.lang)
+                   (a.frequency.urim, a.frequency.urir) if a.frequency else None, a.value)
             assert got == brute_map_lookup(entries, nkeys, canonical(q), dt, lang), (q, dt, lang)
-            langs.add((a.status, a.lang))
-        batch = [a for _, a in index.batch([q for q, _, _ in qs], "2021", lang="eng")]
+            langs.add((a.status, a.value))
+        batch = [a for _, a in index.batch([q for q, _, _ in qs], "2021", value="eng")]
         assert batch == [index.lookup(q, "2021", "eng") for q, _, _ in qs]
     assert (HELD, "eng") in langs or (HELD, "spa") in langs
 
@@ -128,7 +128,7 @@ def test_held_in_a_language_only_where_its_captures_are(files):
                 if "revisit" in url:
                     continue
                 a = index.lookup(url, ts[:4] if name != "map" else None, lang)
-                assert a.status == HELD and a.lang in (lang, "-"), (name, url, ts, lang, a)
+                assert a.status == HELD and a.value in (lang, "-"), (name, url, ts, lang, a)
 
 
 def test_language_codes_and_files_without_languages(files):
@@ -181,8 +181,8 @@ def test_a_year_without_captures_holds_no_language(files):
         with Lookup(files["mixedlang"]) as index:
             for year in gaps:
                 a = index.lookup(url, year + "0615", langs[0])
-                assert (a.status, a.lang) == (NOT_HELD, langs[0]) and a.date in ("period", "outside"), (url, year, a)
-                assert (a.status, a.key.decode(), (a.frequency.urim, a.frequency.urir), a.date, a.lang) == \
+                assert (a.status, a.value) == (NOT_HELD, langs[0]) and a.date in ("period", "outside"), (url, year, a)
+                assert (a.status, a.key.decode(), (a.frequency.urim, a.frequency.urir), a.date, a.value) == \
                     brute.lookup(canonical(url), year + "0615", langs[0])
                 checked += a.date == "period"
     assert checked > 0

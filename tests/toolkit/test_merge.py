@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.model import stats
 from profiler.testing import synthetic
+from profiler.files.datalines import DamagedFile
+from profiler.files.sortedfile import UnsortedFile
 from profiler.toolkit.merge import MergeError, combine, combine_frequencies, combine_marks, merge
 from profiler.files.output import header_lines, write_atomic
 from profiler.run.profile import run_profile
@@ -180,7 +182,7 @@ def test_unsorted_input_refuses_and_keeps_old_output(corpus, tmp_path):
     bad.write_bytes(b"\n".join(lines) + b"\n")
     out = tmp_path / "out.cdxj"
     out.write_bytes(b"previous\n")
-    with pytest.raises(MergeError, match="bad.cdxj is not sorted"):
+    with pytest.raises(UnsortedFile, match="bad.cdxj is not sorted"):
         merge([str(bad), corpus["by_urir"][1]], str(out))
     assert out.read_bytes() == b"previous\n"
 
@@ -219,7 +221,7 @@ def test_cli(corpus, tmp_path):
     assert data(out) == data(corpus["whole"])
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", "nope.cdxj", "-o", out],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
-    assert r.returncode == 2 and "input not found: nope.cdxj" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr and "Traceback" not in r.stderr
 
 
 # ---------------------------------------------------------------- rules, unit by unit
@@ -315,12 +317,11 @@ def test_property_merge_bounds_hold(tmp_path, caps, k, data_, mode):
 def test_bad_values_are_one_line_errors(corpus, tmp_path):
     with open(corpus["by_urir"][0], "rb") as f:
         lines = f.read().splitlines()
-    # (a line cut short is malformed: skipped and counted, tests/formats/test_tolerant_readers.py)
+    # (tests/files/test_damaged_files.py tries every kind of damage on every command)
     for i, broken in enumerate([lines[-1].split(b" {")[0] + b" {\"x\":1}"]):
         bad = tmp_path / ("bad%d.cdxj" % i)
         bad.write_bytes(b"\n".join(lines[:-1] + [broken]) + b"\n")
-        key = broken.split(b" {")[0].decode()
-        with pytest.raises(MergeError, match=re.escape("key %r: a value that is not a profile's" % key)):
+        with pytest.raises(DamagedFile, match=re.escape("bad%d.cdxj line %d: urim is null" % (i, len(lines)))):
             merge([str(bad), corpus["by_component"][0]], str(tmp_path / "out.cdxj"))
     assert not os.path.exists(tmp_path / "out.cdxj")
 

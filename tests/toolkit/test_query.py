@@ -19,6 +19,10 @@ from profiler.files.ukvs import profile_to_map
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
+#: a data line's value of the spec's shape
+VALUE = (b'{"urim":{"total":1,"min":1,"max":1},"urir":1,"bytes":5,"digests":1,"dedup_bytes":5,'
+         b'"first":"20130101000000","last":"20130101000000"}')
+
 
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory):
@@ -128,11 +132,11 @@ def test_cli(profiles):
 def test_property_prefix_range_is_a_full_scan(tmp_path, keys, prefix, headers):
     path = tmp_path / "p.cdxj"
     lines = ([b'!keys ["surt","datetime","mime","status"]'] + [b"!meta {}"] * headers
-             + [k.encode() + b" - - - {}" for k in sorted(keys)])
+             + [k.encode() + b" - - - " + VALUE for k in sorted(keys)])
     path.write_bytes(b"".join(l + b"\n" for l in lines))
     with SortedProfile(str(path)) as p:
         got = [" ".join(f) for f, _ in p.lines(prefix.encode())]
-    assert got == [k + " - - -" for k in sorted(keys) if (k + " - - - {}").startswith(prefix)]
+    assert got == [k + " - - -" for k in sorted(keys) if (k + " - - - {").startswith(prefix)]
 
 
 def test_merged_profile_answers_carry_bounds(profiles, tmp_path):

@@ -8,9 +8,10 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from profiler.files.sortedfile import UnsortedFile
 from profiler.toolkit.merge import merge
 from profiler.run.profile import run_profile
-from profiler.toolkit.split import SplitError, split
+from profiler.toolkit.split import split
 from profiler.files.ukvs import profile_to_map
 from profiler.files.validate import validate
 
@@ -96,7 +97,7 @@ def test_unsorted_input_writes_nothing(sample, tmp_path):
     (tmp_path / "out").mkdir()
     bad = tmp_path / "out" / "bad.cdxj"
     bad.write_bytes(b"\n".join(heads + data) + b"\n")
-    with pytest.raises(SplitError, match="not sorted"):
+    with pytest.raises(UnsortedFile, match="not sorted"):
         split(str(bad), 3)
     assert os.listdir(tmp_path / "out") == ["bad.cdxj"]
 

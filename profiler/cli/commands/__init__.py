@@ -19,5 +19,6 @@ SUBCOMMANDS = [
     "overlap",
     "nightly",
     "serve",
+    "explore",
     "completion",
 ]

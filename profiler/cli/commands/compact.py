@@ -2,7 +2,7 @@
 
 import sys
 
-from profiler.errors import UserError
+from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
 
 NAME = "compact"
 HELP = "shrink a UKVS map or CDXJ profile to a line or byte quota by rolling lines up into wildcards"
@@ -18,18 +18,20 @@ def add_arguments(p):
     p.add_argument("file", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="OUT")
     quota = p.add_mutually_exclusive_group(required=True)
-    quota.add_argument("--max-lines", type=int, metavar="N", help="at most N lines, headers included")
-    quota.add_argument("--max-bytes", type=int, metavar="B", help="at most B bytes")
+    quota.add_argument("--max-lines", type=positive_int, metavar="N", help="at most N lines, headers included")
+    quota.add_argument("--max-bytes", type=positive_int, metavar="B", help="at most B bytes")
+    add_skip_bad_lines(p)
 
 
 def run(args):
     from profiler.files import outfiles
     outfiles.refuse_inputs(args.output, [args.file])
+    from profiler.files.datalines import Skipped
     from profiler.toolkit.compact import compact_file
-    for value in (args.max_lines, args.max_bytes):
-        if value is not None and value <= 0:
-            raise UserError("the quota must be positive")
-    report = compact_file(args.file, args.output, max_lines=args.max_lines, max_bytes=args.max_bytes)
+    skipped = Skipped(args.file) if args.skip_bad_lines else None
+    report = compact_file(args.file, args.output, max_lines=args.max_lines, max_bytes=args.max_bytes,
+                          skipped=skipped)
+    report_skipped([skipped])
     if not args.quiet:
         print(report.summary(args.output), file=sys.stderr)
     return 0

@@ -4,8 +4,10 @@ parser by argcomplete (subcommands, options, choices; file names for inputs)."""
 NAME = "completion"
 HELP = "print the bash or zsh completion script (see the README: one line installs it)"
 DESCRIPTION = ("Print the completion script of archive-profiler for bash or zsh, generated from its "
-               "argument parser. Install it with: eval \"$(archive-profiler completion bash)\" in ~/.bashrc, "
-               "or archive-profiler completion bash > ~/.local/share/bash-completion/completions/archive-profiler "
+               "argument parser; it completes where archive-profiler is on PATH. Install it with: "
+               "eval \"$(archive-profiler completion bash)\" in ~/.bashrc, or with the bash-completion package: "
+               "s=$(archive-profiler completion bash) && mkdir -p ~/.local/share/bash-completion/completions && "
+               "echo \"$s\" > ~/.local/share/bash-completion/completions/archive-profiler "
                "(zsh: eval \"$(archive-profiler completion zsh)\" in ~/.zshrc, after compinit).")
 
 

@@ -2,12 +2,15 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+
 NAME = "diff"
 HELP = "per-key changes between two profiles or maps: what appeared, vanished, grew, shrank"
 DESCRIPTION = ("Compare two sorted profiles (or two UKVS maps) key by key in one streaming pass. "
                "Prints one line per changed key, KEY {\"change\":..,\"delta\":{..},\"old\":{..},"
                "\"new\":{..}}, in key order; change is appeared, vanished, grew or shrank (captures) "
-               "or changed (same captures, other features). The counts go to stderr.")
+               "or changed (same captures, other features). The counts go to stderr. Both files are "
+               "checked whole first: a damaged or unsorted one is refused before a line is printed.")
 
 
 def add_arguments(p):
@@ -19,6 +22,7 @@ def add_arguments(p):
     p.add_argument("--only", action="append", default=[], choices=CHANGES,
                    help="print only this kind of change (repeatable)")
     p.add_argument("--summary", action="store_true", help="print only the counts, as JSON, to stdout")
+    add_skip_bad_lines(p)
 
 
 def run(args):
@@ -27,8 +31,11 @@ def run(args):
     from profiler.files.profilefile import FEATURES
     from profiler.toolkit.query import feature_name
 
+    from profiler.files.datalines import Skipped
     features = [feature_name(f) for f in args.feature] or list(FEATURES)
-    changes, summary = diff(args.old, args.new, features, set(args.only))
+    skipped = [Skipped(args.old), Skipped(args.new)] if args.skip_bad_lines else None
+    changes, summary = diff(args.old, args.new, features, set(args.only), skipped)
+    report_skipped(skipped or [])
     out = sys.stdout.buffer
     for key, change, old, new in changes:
         if not args.summary:

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+
 NAME = "lookup"
 HELP = "look URIs up in a CDXJ profile or UKVS map (binary search)"
 DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/MementoMap: the most "
@@ -9,35 +11,54 @@ DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/Memento
                "wildcard, '*'); a zero count is an explicit 'not held'. Without URI, reads one URI "
                "a line from stdin (batch mode). Prints QUERY, held|not-held|no-match|invalid, the "
                "matched key and its frequency, its level and how the datetime was answered, "
-               "tab-separated, one line per query in input order; with --lang, the most specific "
-               "key that tells languages answers, and a last column names the language answered "
-               "for ('-': no key tells languages, the answer is for any).")
+               "tab-separated, one line per query in input order; with --lang (or the option of another "
+               "optional criterion), the most specific key that tells languages (its values) answers, "
+               "and a last column names the value answered for ('-': no key tells them, the answer is "
+               "for any). The file is checked whole when it is first used (cut, malformed or unsorted, it is "
+               "refused), remembered for that version of it.")
+
+
+def _takes(c):
+    return c.name == "datetime" or c.optional
+
+
+def _help(c):
+    if c.name == "datetime":
+        return "4 to 14 digits (2013, 201305, ...)"
+    return "%s: needs a profile whose keys have %s, or a map made from one" % (c.example or c.describe, c.name)
 
 
 def add_arguments(p):
+    from profiler.cli.arguments import add_criteria_options
     p.add_argument("file", metavar="FILE")
     p.add_argument("uri", nargs="?", metavar="URI", help="URI or SURT (- or none: read URIs from stdin, one a line)")
-    p.add_argument("--datetime", default=None, metavar="D", help="4 to 14 digits (2013, 201305, ...)")
-    p.add_argument("--lang", default=None, metavar="CODE",
-                   help="a language (ISO 639-3 such as ara, or a tag such as ar-EG; unk: unknown): needs a "
-                        "profile whose keys have lang, or a map made from one")
+    add_criteria_options(p, _help, _takes)
+    add_skip_bad_lines(p)
 
 
 def run(args):
-    from profiler.toolkit.lookup import Lookup, datetime_query, format_answer, language_query
+    from profiler.errors import UserError
+    from profiler.model import criteria
+    from profiler.toolkit.lookup import Lookup, datetime_query, format_answer, value_query
     dt = datetime_query(args.datetime)
-    lang = language_query(args.lang)
+    asked = [(c.name, value_query(c, getattr(args, c.name, None))) for c in criteria.CRITERIA
+             if c.optional and _takes(c)]
+    asked = [(by, value) for by, value in asked if value is not None]
+    if len(asked) > 1:
+        raise UserError("ask a value of one criterion at a time, not --%s" % " and --".join(by for by, _ in asked))
+    by, value = asked[0] if asked else (criteria.LANG.name, None)
     out = sys.stdout
-    with Lookup(args.file) as index:
-        if lang is not None:
-            index.check_language()
+    with Lookup(args.file, verify=True, tolerant=args.skip_bad_lines) as index:
+        report_skipped(index.skipped)
+        if value is not None:
+            index.check(by)
         if args.uri is not None and args.uri != "-":
-            out.write(format_answer(args.uri, index.lookup(args.uri, dt, lang), lang is not None) + "\n")
+            out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None) + "\n")
             return 0
         queries = (line.strip() for line in sys.stdin.buffer)
         buf = []
-        for query, answer in index.batch((q for q in queries if q), dt, lang=lang):
-            buf.append(format_answer(query.decode("utf-8", "replace"), answer, lang is not None))
+        for query, answer in index.batch((q for q in queries if q), dt, value=value, by=by):
+            buf.append(format_answer(query.decode("utf-8", "replace"), answer, value is not None))
             if len(buf) >= 10000:
                 out.write("\n".join(buf) + "\n")
                 buf = []

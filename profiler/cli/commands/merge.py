@@ -2,12 +2,15 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+
 NAME = "merge"
 HELP = "merge sorted profiles or UKVS maps of different captures into one"
 DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) into one sorted file, "
                "streaming (k-way merge). urim and bytes add up; urir, urim.min/max, digests and "
                "dedup_bytes are exact only for inputs declared disjoint with --disjoint, otherwise "
-               "they get bounds (see README, 'Split and merge rules').")
+               "they get bounds (see README, 'Split and merge rules'). Every input is checked whole "
+               "first: a damaged or unsorted one is refused before anything is written.")
 
 
 def add_arguments(p):
@@ -18,11 +21,14 @@ def add_arguments(p):
                         "keeps those features exact (repeatable)")
     p.add_argument("--archive-uri", default=None, help="URI for the !id line (default: the inputs' "
                    "common one, else null)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
     from profiler.toolkit.merge import merge
-    summary = merge(args.inputs, args.output, sorted(set(args.disjoint)), args.archive_uri)
+    summary = merge(args.inputs, args.output, sorted(set(args.disjoint)), args.archive_uri,
+                    skip_bad_lines=args.skip_bad_lines)
+    report_skipped(summary["skipped"])
     if not args.quiet:
         print("%s: %d lines from %d inputs (%d keys in more than one)" % (
             summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)

@@ -21,7 +21,7 @@ def add_arguments(p):
 def run(args):
     from profiler import jsonnum
     from profiler.errors import RunError, UserError
-    from profiler.nightly import Night, summary_line
+    from profiler.nightly.night import Night, summary_line
     from profiler.nightly.config import load
     from profiler.nightly.lock import LockHeld
 

@@ -1,17 +1,28 @@
-"""`archive-profiler profile`: CDX/CDXJ indexes in, a sorted CDXJ archive profile out."""
+"""`archive-profiler profile`: indexes and crawl files in, a sorted CDXJ archive profile out."""
 
 import argparse
 import os
+import re
 
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.run.progress import wanted
-from profiler.cli.arguments import positive_int
+from profiler.cli.arguments import cores
+from profiler.runtime.preflight import MAX_CORES
 
 NAME = "profile"
-HELP = "profile CDX/CDXJ indexes (or WARC/ARC/ACHE crawl files) into a CDXJ archive profile"
-DESCRIPTION = ("Profile CDX/CDXJ index files (plain, .gz or .bz2; files, folders, glob patterns or "
-               "manifests of paths), or WARC/ARC files and ACHE crawl output, into a sorted CDXJ "
-               "archive profile. Arguments after '--' go to mrjob unchanged.")
+
+
+def HELP():
+    from profiler.formats import registry
+    return "profile indexes and crawl files (%s) into a CDXJ archive profile" % ", ".join(
+        name for name, f in registry.FORMATS.items() if not f.internal)
+
+
+def DESCRIPTION():
+    from profiler.formats import registry
+    return ("Profile input files (%s; plain, .gz or .bz2; files, folders, glob patterns or manifests "
+            "of paths) into a sorted CDXJ archive profile. Arguments after '--' go to mrjob unchanged."
+            % registry.listing(conjunction="and"))
 TAKES_EXTRA = True
 
 
@@ -21,10 +32,9 @@ def size(text):
     text = text.strip().lower().rstrip("b")
     mult = units.get(text[-1:], 1)
     number = text[:-1] if text[-1:] in units else text
-    try:
-        value = int(float(number) * mult)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text)
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):          # ASCII digits: float() takes others too
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 64M)" % text[:40])
+    value = int(float(number) * mult)
     if value <= 0:
         raise argparse.ArgumentTypeError("size must be positive")
     return value
@@ -56,7 +66,8 @@ def add_arguments(p):
     p.add_argument("--split-size", type=split_size, default=DEFAULT_SPLIT_SIZE,
                    help="bytes of uncompressed input per map task (default 64M, at least 1M; the local runner "
                         "rounds the number of map tasks to a multiple of --cores)")
-    p.add_argument("--cores", type=positive_int, default=None, help="processes for the local runner")
+    p.add_argument("--cores", type=cores, default=None, help="processes for the local runner (1 to %d)"
+                   % MAX_CORES)
     p.add_argument("--manifest", action="append", default=[], help="file listing input paths, one per line")
     p.add_argument("--format", default="cdxj", choices=["cdxj", "ukvs", "ukvs:surt,datetime"],
                    help="cdxj: an archive profile (default); ukvs: a MementoMap keyed by surt "
@@ -92,13 +103,13 @@ def run(args):
     import time
     from profiler.run.profile import run_profile
     wall, cpu = time.monotonic(), _cpu()
-    run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
-                args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
-                args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet),
-                detect_language=args.detect_language)
-    if not args.quiet and args.output != "-":
+    done = run_profile(args.inputs, args.output, args.policy, args.runner, args.conf_path,
+                       args.archive_uri, args.resolve_revisits, args.split_size, args.cores,
+                       args.manifest, args.extra, warc_reader=args.warc_reader, progress=wanted(args.quiet),
+                       detect_language=args.detect_language, input_names=getattr(args, "input_names", None))
+    if not args.quiet:
         import sys
-        for line in summary_lines(args.output, time.monotonic() - wall, _cpu() - cpu):
+        for line in summary_lines(done["summary"], args.output, time.monotonic() - wall, _cpu() - cpu):
             print("archive-profiler: " + line, file=sys.stderr)
     return 0
 
@@ -109,21 +120,12 @@ def _cpu():
     return t.user + t.system + t.children_user + t.children_system
 
 
-def summary_lines(path, wall, cpu):
-    """The end-of-run summary, the same on every runner: read back from the profile written."""
-    from profiler import jsonnum
+def summary_lines(summary, output, wall, cpu):
+    """The end-of-run summary, the same on every runner and whatever the output (a file, standard
+    output, a cluster's filesystem): from the figures counted while the profile was written
+    (profiler.run.profile.run_profile's "summary"), not from reading it back."""
     from profiler.io.names import display_name
-    from profiler.files import layout as layouts
-    from profiler.files.profilefile import read_header
-    header = read_header(path)
-    run = next((v for n, v in header if n == "!meta" and isinstance(v, dict) and "inputs" in v), {})
-    total = b"*" + layouts.any_suffix(layouts.of_headers(header, path)) + b" {"
-    root, lines = {}, 0
-    with open(path, "rb") as f:
-        for line in f:
-            lines += 1
-            if line.startswith(total):
-                root = jsonnum.loads(line[len(total) - 1:])
+    run, root = summary["run"], summary["root"]
     skipped = run.get("skipped") or {}
     out = ["%s captures, %s URI-Rs, %s bytes (%s after deduplication) from %d input(s)" % (
         "{:,}".format(run.get("captures", 0)), "{:,}".format(root.get("urir", 0)),
@@ -136,13 +138,14 @@ def summary_lines(path, wall, cpu):
     for item in run.get("duplicate_inputs", ()):
         out.append("not read twice: %s (the same file as %s)" % (item["path"], item["same_as"]))
     out.append("%s: %s lines, %.1f MB, in %.1f s (%.1f CPU-s)" % (
-        path, "{:,}".format(lines), os.path.getsize(path) / 1e6, wall, cpu))
+        "standard output" if output == "-" else output, "{:,}".format(summary["lines"]), summary["bytes"] / 1e6,
+        wall, cpu))
     return out
 
 
 def _run_on_stdin(args):
     """`profile -`: an index piped in is saved to a temp folder first (splits and tasks read
-    files), profiled, and the folder removed."""
+    files), profiled, and the folder removed; !meta names it '-'."""
     import shutil
     import sys
     import tempfile
@@ -152,6 +155,7 @@ def _run_on_stdin(args):
         with open(path, "wb") as f:
             shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
         args.inputs = [path if i == "-" else i for i in args.inputs]
+        args.input_names = {path: "-"}
         return run(args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -173,7 +177,8 @@ def _run_to_map(args):
         profile = os.path.join(folder, "profile.cdxj")
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
                     args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
-                    warc_reader=args.warc_reader, progress=wanted(args.quiet), detect_language=args.detect_language)
+                    warc_reader=args.warc_reader, progress=wanted(args.quiet), detect_language=args.detect_language,
+                    input_names=getattr(args, "input_names", None))
         profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

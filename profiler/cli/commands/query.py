@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+
 NAME = "query"
 HELP = "answer questions from a profile: one key, a group of keys, top-N rankings"
 DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a binary search on "
@@ -13,58 +15,57 @@ DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a 
                "Arabic captures under com: --surt 'com,*' --lang ara; languages by captures: "
                "--group lang --by urim.")
 
-#: examples of each criterion's option, for its help
-EXAMPLES = {"datetime": "YYYY, YYYYMM or YYYYMMDD", "mime": "e.g. text/html or text/*", "status": "e.g. 2xx or 404",
-            "lang": "a language, ISO 639-3 (ara) or a tag (ar-EG), or unk; needs a profile whose keys have lang"}
-
 
 def add_arguments(p):
-    from profiler.toolkit.query import FEATURE_NAMES, FIELDS, LEVELS
+    from profiler.cli.arguments import add_criteria_options, needs_keys
+    from profiler.toolkit.query import FEATURE_NAMES, LEVELS, key_fields
     p.add_argument("profile", metavar="PROFILE.cdxj")
     p.add_argument("--surt", default=None, help="SURT key, e.g. '*', 'com,*', 'com,cnn)/*' (default '*')")
-    from profiler.model.criteria import CRITERIA
-    for c in CRITERIA:
-        p.add_argument("--" + c.name, default=None, metavar=c.name.upper(),
-                       help="%s (default '-': any)" % EXAMPLES.get(c.name, c.describe))
-    p.add_argument("--group", action="append", default=[], choices=FIELDS,
+    add_criteria_options(p, lambda c: "%s%s (default '-': any)" % (c.example or c.describe, needs_keys(c)))
+    p.add_argument("--group", action="append", default=[], choices=key_fields(),
                    help="let this key field vary over its values (repeatable)")
     p.add_argument("--under", default=None, metavar="PREFIX",
                    help="SURT prefix the varying surt must start with ('com,', 'com,cnn)/')")
     p.add_argument("--level", default=None, choices=LEVELS, help="keep keys of one SURT level")
     p.add_argument("--feature", action="append", default=[], metavar="NAME",
                    help="print only these features (%s; repeatable)" % ", ".join(FEATURE_NAMES))
-    p.add_argument("--top", type=int, default=None, metavar="N", help="the N lines with the largest --by")
+    p.add_argument("--top", type=positive_int, default=None, metavar="N", help="the N lines with the largest --by")
     p.add_argument("--by", default=None, metavar="FEATURE", help="rank by this feature, largest first")
+    p.add_argument("--from", dest="range_from", default=None, metavar="PERIOD",
+                   help="a datetime range from this period (YYYY, YYYYMM or YYYYMMDD; with --to, inclusive): "
+                        "exact features, and bounds for the others")
+    p.add_argument("--to", dest="range_to", default=None, metavar="PERIOD", help="a datetime range to this period")
+    from profiler.toolkit.ranges import prefix_levels
+    p.add_argument("--series", default=None, choices=[lv.name for lv in prefix_levels()],
+                   help="one line per period of this level (over the range, or over all time)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
     from profiler import jsonnum
     from profiler.files.profilefile import unflatten
-    from profiler.model.criteria import CRITERIA, LANG
-    from profiler.toolkit.lookup import language_query
-    from profiler.toolkit.query import feature_name, feature_value, query
-    from profiler.errors import UserError
+    from profiler.cli.arguments import criteria_values
+    from profiler.toolkit.query import feature_name, query, selected
+    from profiler.files.datalines import Skipped
 
     features = [feature_name(f) for f in args.feature]
-    if args.top is not None and args.top < 1:
-        raise UserError("--top must be at least 1")
     group = list(args.group)
     if (args.under is not None or args.level is not None) and "surt" not in group:
         group.append("surt")
     fixed = {"surt": args.surt}
-    fixed.update((c.name, getattr(args, c.name)) for c in CRITERIA)
-    if fixed[LANG.name] not in (None, "-"):
-        fixed[LANG.name] = language_query(fixed[LANG.name])
-    found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by)
+    fixed.update(criteria_values(args))
+    skipped = Skipped(args.profile) if args.skip_bad_lines else None
+    if args.range_from is not None or args.range_to is not None or args.series:
+        found, note = _over_time(args, fixed, group, skipped)
+    else:
+        found, note, seeks = query(args.profile, fixed, group, args.under, args.level, args.top, args.by, skipped)
+    report_skipped([skipped])
     out = sys.stdout.buffer
     for key, flat in found:
-        bounds = flat.get("bounds") or {}
         if features:
-            value = {f: feature_value(flat, f) for f in features}
-            if any(f in bounds for f in features):
-                value["bounds"] = {f: bounds[f] for f in features if f in bounds}
+            value = selected(flat, features)
         else:
-            value = unflatten(flat, bounds, flat.get("extras"))
+            value = unflatten(flat, flat.get("bounds") or {}, flat.get("extras"))
         out.write(key.encode("utf-8") + b" " + jsonnum.dumps(value) + b"\n")
     out.flush()
     if note:
@@ -72,3 +73,30 @@ def run(args):
             print("%s: %s" % (args.profile, note), file=sys.stderr)
         return 1
     return 0
+
+
+def _over_time(args, fixed, group, skipped=None):
+    """(key, flat) answers of a range (--from, --to) or a series (--series), and a note when
+    nothing is held."""
+    from profiler.toolkit import ranges
+    from profiler.toolkit.query import SortedProfile, key_values
+    rng = None
+    if args.range_from is not None or args.range_to is not None:
+        rng = ranges.parse_range(args.range_from, args.range_to)
+    if args.series:
+        if group or args.top or args.by:
+            raise ranges.RangeError("--series answers one key: it takes no --group, --under, --level, --top or --by")
+        with SortedProfile(args.profile, skipped) as profile:
+            values = key_values(profile, fixed)
+            found = ranges.series(ranges.Lines(profile, budget=float("inf")), values, args.series, rng)
+        return [(a.key, a.flat) for a in found], None if found else "no captures in that time"
+    if group:
+        found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by,
+                                     skipped)
+        return [(a.key, a.flat) for a in found], note or (None if found else "no captures in %s" % rng.text)
+    with SortedProfile(args.profile, skipped) as profile:
+        values = key_values(profile, fixed)
+        found = ranges.answer(ranges.Lines(profile, budget=float("inf")), values, rng)
+    if not found.flat["urim.total"]:
+        return [], "no captures in %s" % rng.text
+    return [(found.key, found.flat)], None

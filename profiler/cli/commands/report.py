@@ -3,7 +3,7 @@
 import sys
 
 from profiler.report.holdings import DEFAULT_TOP
-from profiler.cli.arguments import positive_int
+from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
 
 NAME = "report"
 HELP = "write a self-contained HTML holdings report (charts and tables) of a profile"
@@ -20,13 +20,17 @@ def add_arguments(p):
     p.add_argument("--top", type=positive_int, default=DEFAULT_TOP,
                    help="how many MIME types, TLDs and hosts the rankings show (default %d)" % DEFAULT_TOP)
     p.add_argument("--title", default=None, help="page title (default: 'Holdings of' the archive's URI)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
     from profiler.files import outfiles
     outfiles.refuse_inputs(args.output, [args.profile])
+    from profiler.files.datalines import Skipped
     from profiler.report.holdings import write_report
-    summary = write_report(args.profile, args.output, args.png, args.top, args.title)
+    skipped = Skipped(args.profile) if args.skip_bad_lines else None
+    summary = write_report(args.profile, args.output, args.png, args.top, args.title, skipped)
+    report_skipped([skipped])
     if not args.quiet:
         missing = " (not drawn, keys absent: %s)" % ", ".join(summary["missing"]) if summary["missing"] else ""
         print("%s: %d charts%s" % (summary["output"], len(summary["charts"]), missing), file=sys.stderr)

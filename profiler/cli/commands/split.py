@@ -2,7 +2,7 @@
 
 import sys
 
-from profiler.cli.arguments import positive_int
+from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
 
 NAME = "split"
 HELP = "split a profile or map into sorted, self-describing pages that link to each other"
@@ -20,11 +20,15 @@ def add_arguments(p):
                         "(default: FILE without its extension)")
     p.add_argument("--base-uri", default=None,
                    help="links are BASE_URI + page file name (default: the bare file names)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
+    from profiler.files.datalines import Skipped
     from profiler.toolkit.split import split
-    pages = split(args.input, args.max_lines, args.prefix, args.base_uri)
+    skipped = Skipped(args.input) if args.skip_bad_lines else None
+    pages = split(args.input, args.max_lines, args.prefix, args.base_uri, skipped)
+    report_skipped([skipped])
     if not args.quiet:
         print("%d page(s): %s%s" % (len(pages), pages[0], " ... " + pages[-1] if len(pages) > 1 else ""),
               file=sys.stderr)

@@ -2,13 +2,14 @@
 
 import sys
 
-from profiler.errors import UserError
+from profiler.cli.arguments import add_skip_bad_lines, report_skipped
 
 NAME = "ukvs"
 HELP = "write the MementoMap (UKVS) of a CDXJ profile"
 DESCRIPTION = ("Write the UKVS/MementoMap of a CDXJ archive profile: one 'SURT urim/urir' line per "
                "all-time profile line (--keys surt), or 'SURT DATETIME urim/urir' lines with ':' "
-               "for all time (--keys surt,datetime). Counts are exact; the map is byte-wise sorted.")
+               "for all time (--keys surt,datetime). Counts are exact; the map is byte-wise sorted. "
+               "The profile is checked whole first: a damaged or unsorted one is refused.")
 
 
 def add_arguments(p):
@@ -18,16 +19,17 @@ def add_arguments(p):
                    help="key fields of the map (default: surt)")
     p.add_argument("--archive-uri", default=None, help="URI of the archive for the !id line "
                    "(default: the profile's)")
+    add_skip_bad_lines(p)
 
 
 def run(args):
     from profiler.files import outfiles
-    outfiles.refuse_inputs(args.output, [args.profile])
+    from profiler.files.datalines import Skipped
     from profiler.files.ukvs import KEY_CHOICES, profile_to_map
-    import os
-    if not os.path.isfile(args.profile):
-        raise UserError("no such file: %s" % args.profile)
-    n = profile_to_map(args.profile, args.output, KEY_CHOICES[args.keys], args.archive_uri)
+    outfiles.refuse_inputs(args.output, [args.profile])
+    skipped = Skipped(args.profile) if args.skip_bad_lines else None
+    n = profile_to_map(args.profile, args.output, KEY_CHOICES[args.keys], args.archive_uri, skipped=skipped)
+    report_skipped([skipped])
     if not args.quiet:
         print("%s: %d records" % (args.output, n), file=sys.stderr)
     return 0

@@ -2,6 +2,8 @@
 
 import sys
 
+from profiler.cli.arguments import whole_number
+
 NAME = "validate"
 HELP = "check CDXJ profiles and UKVS maps (grammar, byte-wise order, duplicate keys, features)"
 DESCRIPTION = ("Check CDXJ archive profiles and UKVS maps: no empty lines or CR, single-space "
@@ -17,13 +19,11 @@ def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="FILE", help="files to check; - reads standard input")
     p.add_argument("--type", choices=["cdxj", "ukvs"], default=None,
                    help="file type (default: from the header lines, else the first data line)")
-    p.add_argument("--max-problems", type=int, default=50, metavar="N",
+    p.add_argument("--max-problems", type=whole_number, default=50, metavar="N",
                    help="problems listed per file (all are counted; default 50)")
 
 
 def run(args):
-    import os
-    from profiler.errors import UserError
     from profiler.files.validate import validate
 
     status = 0
@@ -31,8 +31,6 @@ def run(args):
         if path == "-":
             report = _validate_stdin(args)
         else:
-            if not os.path.isfile(path):
-                raise UserError("file not found: %s" % path)
             report = validate(path, args.type, args.max_problems)
         for problem in report.problems:
             print("%s:%d: %s" % (path, problem.lineno, problem.message))
@@ -56,8 +54,12 @@ def _validate_stdin(args):
     first, removed after."""
     import shutil
     import tempfile
+    from profiler.files.infiles import InputError
     from profiler.files.validate import validate
     with tempfile.NamedTemporaryFile(prefix="archive-profiler-stdin-", suffix=".txt") as f:
         shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
         f.flush()
-        return validate(f.name, args.type, args.max_problems)
+        try:
+            return validate(f.name, args.type, args.max_problems)
+        except InputError as e:
+            raise InputError(str(e).replace(f.name, "standard input"))

@@ -1,0 +1,246 @@
+"""Serving the explorer: the standard library's HTTP server, bounded.
+
+At most MAX_CONNECTIONS connections are served at once, each by its own thread (more: 503 and
+closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
+its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
+a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
+http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). One answer is computed at
+a time per profile (profiler.explore.answers: bounded work a question).
+"""
+
+import http.server
+import logging
+import os
+import socket
+import socketserver
+import sys
+import threading
+import time
+import urllib.parse
+
+from profiler.errors import UserError
+from profiler.explore.web import HEADERS, Profile, Service
+
+log = logging.getLogger("archive-profiler")
+
+MAX_CONNECTIONS = 32
+HEAD_SECONDS = 10.0
+IO_SECONDS = 10.0
+
+
+class _Watchdog:
+    """Shuts the socket of a connection whose next request head is late."""
+
+    def __init__(self):
+        self._deadlines = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, name="explore-watchdog", daemon=True).start()
+
+    def expect(self, sock, seconds):
+        with self._lock:
+            self._deadlines[sock] = time.monotonic() + seconds
+
+    def busy(self, sock):
+        with self._lock:
+            self._deadlines.pop(sock, None)
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            now = time.monotonic()
+            with self._lock:
+                late = [s for s, d in self._deadlines.items() if d < now]
+                for s in late:
+                    del self._deadlines[s]
+            for s in late:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stop(self):
+        self._stop.set()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """One connection: requests answered by the server's Service."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True          # an answer's head and body go out at once
+    server_version = "archive-profiler-explore"
+    sys_version = ""
+    timeout = IO_SECONDS
+
+    def version_string(self):
+        return self.server_version
+
+    def setup(self):
+        super().setup()
+        self.server.watchdog.expect(self.connection, HEAD_SECONDS)
+
+    def finish(self):
+        self.server.watchdog.busy(self.connection)
+        super().finish()
+
+    def parse_request(self):
+        ok = super().parse_request()
+        self.server.watchdog.busy(self.connection)
+        return ok
+
+    def _answer(self, head_only):
+        target = urllib.parse.urlsplit(self.path)
+        status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("ascii", "replace"))
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache")
+        for name, value in HEADERS:
+            self.send_header(name, value)
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(body)
+        self.server.watchdog.expect(self.connection, HEAD_SECONDS)
+
+    def do_GET(self):
+        self._answer(False)
+
+    def do_HEAD(self):
+        self._answer(True)
+
+    def _not_allowed(self):
+        self.send_response(405)
+        body = b'{"error":"only GET and HEAD"}'
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Allow", "GET, HEAD")
+        for name, value in HEADERS:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own errors (a bad request line, a header too long) as JSON, closing."""
+        self.close_connection = True
+        try:
+            self.send_response(code, message)
+            body = ('{"error":"%s"}' % (message or self.responses.get(code, ("error",))[0]).replace('"', "'")).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            for name, value in HEADERS:
+                self.send_header(name, value)
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_message(self, format, *args):
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    """A threading HTTP server with at most MAX_CONNECTIONS connections at once."""
+
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128
+    allow_reuse_address = True
+
+    def __init__(self, sock, service):
+        self.service = service
+        self.watchdog = _Watchdog()
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        http.server.HTTPServer.__init__(self, sock.getsockname()[:2], Handler, bind_and_activate=False)
+        self.socket.close()
+        self.socket = sock
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                b"Content-Length: 35\r\nConnection: close\r\n\r\n"
+                                b'{"error":"too many connections now"}'[:35])
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request, client_address):
+        log.debug("connection from %s ended with an error", client_address[0], exc_info=True)
+
+    def server_close(self):
+        self.watchdog.stop()
+        super().server_close()
+
+
+def bind(host, port):
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise UserError("cannot listen on %s: %s" % (host, e))
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise UserError("cannot listen on %s port %d: %s" % (host, port, e.strerror or e))
+    sock.listen(128)
+    return sock
+
+
+def open_profiles(specs):
+    """Profiles from 'NAME=FILE' or 'FILE' specs; names must differ."""
+    profiles = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not (sep and name and not os.path.exists(spec)):
+            name, path = None, spec
+        if not os.path.isfile(path):
+            raise UserError("profile not found: %s" % path)
+        profiles.append(Profile(path, name))
+    names = [p.name for p in profiles]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError("two files name the profile %s: name them with NAME=FILE" % twice[0])
+    return profiles
+
+
+def make_server(specs, host="127.0.0.1", port=8080):
+    """(Server, its URL): the profiles opened and indexed, a socket listening (port 0: a free
+    one). A mistake (a missing file, a damaged one) is a UserError before anything listens."""
+    started = time.monotonic()
+    profiles = open_profiles(specs)
+    sock = bind(host, port)
+    real = sock.getsockname()[1]
+    url = "http://%s:%d/" % (host if ":" not in host else "[%s]" % host, real)
+    server = Server(sock, Service(profiles))
+    server.started_in = time.monotonic() - started
+    return server, url
+
+
+def explore(specs, host="127.0.0.1", port=8080):
+    """Index the profiles, then serve until SIGINT or SIGTERM."""
+    server, url = make_server(specs, host, port)
+    profiles = server.service.profiles
+    lines = sum(p.explorer.index.lines for p in profiles)
+    print("archive-profiler: exploring %d profile(s), %s lines indexed in %.1f s, on %s"
+          % (len(profiles), "{:,}".format(lines), server.started_in, url), file=sys.stderr, flush=True)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    finally:
+        server.server_close()
+        for p in profiles:
+            p.explorer.close()

@@ -1,0 +1,146 @@
+"""The explorer's HTTP layer: the page, its script and style, and the JSON API under it.
+
+GET (or HEAD) only; the path picks one of a few fixed resources, and nothing in a request names
+a file: the page's files are read from the package once, at start. Every response carries a
+Content-Security-Policy that lets the page load only its own script and style and call only
+its own API. Answers are JSON (orjson); errors too: {"error": "..."} with 400 (a bad
+parameter), 404, 405, 414 or 503 (a profile that changed and cannot be read now).
+"""
+
+import logging
+import os
+import threading
+import time
+
+from profiler import jsonnum
+from profiler.errors import UserError
+from profiler.explore import questions
+from profiler.explore.answers import MAX_ROWS, ROWS, SHOWN, Explorer
+
+log = logging.getLogger("archive-profiler")
+
+#: the longest request target (path and query) answered; longer: 414
+MAX_TARGET = 8192
+#: seconds between two checks of whether a profile's path names a changed file (0: every answer)
+CHECK_EVERY = 0.0
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
+           ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY")]
+STATIC = {"/": ("explore.html", "text/html; charset=utf-8"),
+          "/explore.js": ("explore.js", "text/javascript; charset=utf-8"),
+          "/explore.css": ("explore.css", "text/css; charset=utf-8"),
+          "/favicon.svg": ("favicon.svg", "image/svg+xml")}
+JSON = "application/json"
+
+
+def _identity(path):
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class Profile:
+    """One explored profile: the Explorer of the file its path names now. A changed file is
+    opened (and indexed) again before the next answer; while it cannot be, answers are 503."""
+
+    def __init__(self, path, name=None):
+        self.path, self.given_name = path, name
+        self.explorer = Explorer(path, name)
+        self.identity = _identity(path)
+        self.name = self.explorer.name
+        self._checked = time.monotonic()
+        self._lock = threading.Lock()
+        self.broken = None
+
+    def current(self):
+        now = time.monotonic()
+        if now - self._checked >= CHECK_EVERY or self.broken:
+            with self._lock:
+                self._checked = now
+                try:
+                    identity = _identity(self.path)
+                except OSError:
+                    identity = self.identity    # gone for a moment (a link being moved): keep the open one
+                if identity != self.identity:
+                    try:
+                        fresh = Explorer(self.path, self.given_name or self.name)
+                    except (OSError, UserError) as e:
+                        self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
+                        log.warning("%s", self.broken)
+                    else:
+                        old, self.explorer, self.identity, self.broken = self.explorer, fresh, identity, None
+                        log.info("exploring the new version of %s", self.path)
+                        old.close()
+        if self.broken:
+            raise _Unavailable(self.broken)
+        return self.explorer
+
+
+class _Unavailable(Exception):
+    pass
+
+
+class Service:
+    """The profiles and the request handler over them."""
+
+    def __init__(self, profiles):
+        self.profiles = profiles
+        self.by_name = {p.name: p for p in profiles}
+        self.static = {}
+        from importlib.resources import files
+        for path, (name, kind) in STATIC.items():
+            self.static[path] = (files("profiler.explore").joinpath("static", name).read_bytes(), kind)
+
+    def handle(self, method, path, query):
+        """(status, content type, body bytes) of one request: method and path str, query bytes."""
+        if len(path) + len(query) > MAX_TARGET:
+            return _error(414, "request target longer than %d bytes" % MAX_TARGET)
+        if method not in ("GET", "HEAD"):
+            return _error(405, "only GET and HEAD")
+        if path in self.static:
+            if query and path != "/":
+                return _error(400, "the page's files take no parameters")
+            body, kind = self.static[path]
+            return 200, kind, body
+        endpoint = {"/api/profiles": self.describe, "/api/answer": self.answer}.get(path)
+        if endpoint is None:
+            return _error(404, "no such page: /, /api/profiles and /api/answer are served")
+        try:
+            return 200, JSON, jsonnum.dumps(endpoint(questions.parse_query(query)))
+        except questions.BadRequest as e:
+            return _error(400, str(e))
+        except _Unavailable as e:
+            return _error(503, str(e))
+        except UserError as e:              # the file found out of order, or a line that is not a profile line
+            log.error("%s", e)
+            return _error(500, "the profile cannot answer: %s" % e)
+        except Exception:                   # never a traceback to the client, always one in the log
+            log.exception("answering %s", path)
+            return _error(500, "internal error")
+
+    def describe(self, params):
+        if params:
+            raise questions.BadRequest("/api/profiles takes no parameters")
+        out = []
+        for p in self.profiles:
+            try:
+                out.append(p.current().describe())
+            except _Unavailable as e:
+                out.append({"name": p.name, "file": p.path, "error": str(e)})
+        return {"profiles": out}
+
+    def answer(self, params):
+        name = params.get("profile")
+        if name is None or name == "":
+            profile = self.profiles[0]
+        else:
+            profile = self.by_name.get(name)
+            if profile is None:
+                raise questions.BadRequest("no profile named %r (see /api/profiles)" % name[:80])
+        explorer = profile.current()
+        question = questions.question(params, explorer.layout, SHOWN, MAX_ROWS, ROWS)
+        return explorer.answer(question)
+
+
+def _error(status, message):
+    return status, JSON, jsonnum.dumps({"error": message})

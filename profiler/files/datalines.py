@@ -1,0 +1,575 @@
+"""Reading a profile's or a map's lines, checked: a damaged file never answers silently.
+
+Every command that reads profiles and maps opens them here (only regular files, told from
+indexes and compressed files: profiler.files.infiles), reads the header lines (at most one
+``!keys`` or ``!fields``: the key fields are found by their names there), then reads the data
+lines and checks each one:
+
+- it ends with a newline (a last line without one is a file cut short: a copy interrupted, a
+  full disk) and holds at most MAX_LINE bytes;
+- it sorts after the line before, its key strictly after the one before (no key twice); an
+  empty line, or a header line after the data, is refused too;
+- a profile line is ``KEY {json}``: one key field per name of its ``!keys``, each matching its
+  criterion, no control byte; the JSON is an object with the spec's nine features, whole
+  numbers >= 0 (never a fraction, a float, a boolean or a string: integers of any size are
+  exact, profiler.jsonnum) and 14-digit timestamps, and ``bounds`` of the same shape;
+- a map line is one key field per name of its ``!fields`` (a datetime field a datetime or a
+  range), a frequency and an optional JSON object whose breakdowns hold frequencies.
+
+A bad line stops the read with one line naming the file and the line (DamagedFile, exit 2);
+given a Skipped (the commands' ``--skip-bad-lines``) the line is skipped and counted by reason
+instead, and the count is reported. A line out of order (UnsortedFile), an empty line or a
+header line after the data is never skipped: a binary search of the file would be misled by it. ``DataFile.check()`` reads a whole file this way
+before a command answers or writes anything; a clean result is remembered for that version of
+the file (profiler.files.checkcache).
+"""
+
+import collections
+import os
+import re
+import time
+
+from profiler import jsonnum
+from profiler.errors import UserError
+from profiler.files import checkcache, infiles, layout as layouts
+from profiler.files.profilefile import FEATURES
+from profiler.files.sortedfile import UnsortedFile, profile_key
+from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
+from profiler.model import criteria
+
+#: the longest data line read (a longer one is damaged), and the longest header line
+MAX_LINE = 1 << 22
+MAX_HEADER = 1 << 26
+#: bytes of a line too long to read that are kept, for its key's place in the order
+LONG_HEAD = 1 << 12
+#: bytes of the first data line read with the header lines (its fields, when !fields is missing)
+HEAD_OF_DATA = 1 << 16
+CHUNK = 1 << 20
+
+#: why a line is skipped, for people
+REASONS = {
+    "cut": "cut short",
+    "too_long": "longer than %d MiB" % (MAX_LINE >> 20),
+    "not_a_line": "not a data line",
+    "key": "bad key fields",
+    "json": "bad JSON",
+    "value": "values not of the spec's shape",
+    "frequency": "bad frequency",
+    "block": "bad JSON block",
+}
+
+#: one data line read: its number, key, JSON bytes (a map: its block or None), value (a
+#: profile's parsed JSON; a map's Frequency) and the line itself (without its newline or CR)
+Record = collections.namedtuple("Record", "lineno key json value line")
+
+
+class DamagedFile(UserError):
+    """A damaged profile or map: a line cut, malformed or of another layout (exit status 2)."""
+
+
+class Bad(Exception):
+    """One line's problem: a reason (REASONS) and what exactly."""
+
+    def __init__(self, reason, text):
+        super().__init__(text)
+        self.reason = reason
+
+
+class Skipped:
+    """The damaged lines a tolerant read of one file skipped: counted by reason, the first named."""
+
+    def __init__(self, path):
+        self.path = path
+        self.count = 0
+        self.reasons = {}
+        self.first = None
+
+    def add(self, lineno, bad):
+        self.count += 1
+        self.reasons[bad.reason] = self.reasons.get(bad.reason, 0) + 1
+        if self.first is None:
+            self.first = (lineno, str(bad))
+
+    def message(self):
+        """One line for stderr."""
+        reasons = ", ".join("%d %s" % (n, REASONS.get(r, r)) for r, n in sorted(self.reasons.items()))
+        return ("%s: %d damaged line(s) skipped (%s); the first: line %d: %s"
+                % (self.path, self.count, reasons, self.first[0], self.first[1]))
+
+    def meta(self):
+        """What an output's !meta records of it."""
+        return {"lines": self.count, "reasons": dict(sorted(self.reasons.items())), "first_line": self.first[0]}
+
+
+def skipped_meta(skipped):
+    """{file as given: Skipped.meta()} of the files with skipped lines, or None."""
+    out = {s.path: s.meta() for s in skipped if s is not None and s.count}
+    return out or None
+
+
+# ---------------------------------------------------------------- lines of a file
+
+def physical_lines(f, offset, limit=MAX_LINE):
+    """(offset, bytes, whole, too long, offset after it) of each line of f from offset: bytes
+    without the newline (only the first LONG_HEAD of a line longer than limit, which is never
+    held whole); ``whole`` is False for a last line without a newline."""
+    pieces, size, start = [], 0, offset
+    while True:
+        data = f.read(CHUNK)
+        if not data:
+            break
+        parts = data.split(b"\n")
+        tail = parts.pop()
+        for part in parts:
+            if pieces:
+                if size + len(part) <= limit:
+                    pieces.append(part)
+                elif size < LONG_HEAD:
+                    pieces.append(part[:LONG_HEAD - size])
+                size += len(part)
+                line = b"".join(pieces)
+            else:
+                line, size = part, len(part)
+            end = start + size + 1
+            if size > limit:
+                yield start, line[:LONG_HEAD], True, True, end
+            else:
+                yield start, line, True, False, end
+            start, pieces, size = end, [], 0
+        if tail:
+            if size + len(tail) <= limit:
+                pieces.append(tail)
+            elif size < LONG_HEAD:
+                pieces.append(tail[:LONG_HEAD - size])
+            size += len(tail)
+    if size:
+        line = b"".join(pieces)
+        yield start, line[:LONG_HEAD] if size > limit else line, False, size > limit, start + size
+
+
+# ---------------------------------------------------------------- line checks
+
+_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+_MAP_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+COUNTS = ("urir", "bytes", "digests", "dedup_bytes")
+
+
+def _is_count(x):
+    return type(x) is int and x >= 0
+
+
+def _is_timestamp(x):
+    return type(x) is str and len(x) == 14 and x.isascii() and x.isdigit()
+
+
+def _show(x):
+    text = jsonnum.dumps(x).decode("utf-8", "replace") if isinstance(x, (int, str, list, dict, bool)) \
+        or x is None else repr(x)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def value_problem(v):
+    """Why a profile line's parsed JSON is not the spec's (a str), or None."""
+    if type(v) is not dict:
+        return "the JSON block is not an object"
+    urim = v.get("urim")
+    if type(urim) is not dict:
+        return "urim is %s, not {\"total\":..,\"min\":..,\"max\":..}" % _show(urim)
+    for name in ("total", "min", "max"):
+        x = urim.get(name)
+        if not _is_count(x):
+            return "urim.%s is %s, not a whole number >= 0" % (name, _show(x))
+    for name in COUNTS:
+        x = v.get(name)
+        if not _is_count(x):
+            return "%s is %s, not a whole number >= 0" % (name, _show(x))
+    for name in ("first", "last"):
+        x = v.get(name)
+        if not _is_timestamp(x):
+            return "%s is %s, not a 14-digit timestamp" % (name, _show(x))
+    bounds = v.get("bounds")
+    if bounds is not None:
+        return _bounds_problem(bounds)
+    return None
+
+
+def _bounds_problem(bounds):
+    if type(bounds) is not dict:
+        return "bounds is not an object {feature: [low, high]}"
+    for name, pair in bounds.items():
+        if name not in FEATURES:
+            return "bounds of an unknown feature %s" % _show(name)
+        test = _is_timestamp if name in ("first", "last") else _is_count
+        if type(pair) is not list or len(pair) != 2 or not (test(pair[0]) and test(pair[1])):
+            return "bounds of %s are %s, not [low, high]" % (name, _show(pair))
+    return None
+
+
+_COUNT = rb"(?:0|[1-9][0-9]{0,17})"      # longer numbers are parsed (jsonnum reads them exactly)
+_STAMP = rb'"[0-9]{14}"'
+_BOUND = (rb'"(?:urim\.total|urim\.min|urim\.max|urir|bytes|digests|dedup_bytes)":\[%s,%s\]|"(?:first|last)":\[%s,%s\]'
+          % (_COUNT, _COUNT, _STAMP, _STAMP))
+#: a value as this tool writes it, with or without merge's bounds (no other attribute): valid
+#: without a look inside
+_CANONICAL = re.compile(
+    rb'\A\{"urim":\{"total":%s,"min":%s,"max":%s\},"urir":%s,"bytes":%s,"digests":%s,"dedup_bytes":%s,'
+    rb'"first":%s,"last":%s(?:,"bounds":\{(?:%s)(?:,(?:%s))*\})?\}\Z' % ((_COUNT,) * 7 + (_STAMP,) * 2 + (_BOUND,) * 2))
+
+
+class ProfileCheck:
+    """The checks of a profile's data lines (its key layout)."""
+
+    def __init__(self, layout):
+        self.layout = layout
+        self.width = len(layout.fields)
+        # every field without blanks or control bytes, and matching its criterion's pattern
+        field = rb"(?=[^\x00-\x20\x7f]+(?: |\Z))(?:%s)"
+        key = rb"[^\x00-\x20\x7f!@][^\x00-\x20\x7f]*" + b"".join(
+            b" " + field % c.pattern.encode("ascii") for c in layout.criteria)
+        self.key = re.compile(rb"\A" + key + rb"\Z")
+
+    def key_of(self, body):
+        return profile_key(body)
+
+    def __call__(self, body, parse=True):
+        """body (a line without its end) -> (key, JSON bytes, parsed value: None when not
+        ``parse`` and the value is as this tool writes it); Bad when damaged."""
+        i = body.find(b" {")
+        if i <= 0:
+            raise Bad("not_a_line", "not KEY {json} (%r)" % body[:60])
+        key = body[:i]
+        if not self.key.match(key):
+            raise Bad("key", self._key_problem(key))
+        raw = body[i + 1:]
+        canonical = _CANONICAL.match(raw) is not None
+        if canonical and not parse:
+            return key, raw, None
+        try:
+            value = jsonnum.loads(raw)
+        except jsonnum.JSONDecodeError as e:
+            raise Bad("json", "bad JSON (%s)" % str(e)[:80])
+        if not canonical:
+            problem = value_problem(value)
+            if problem is not None:
+                raise Bad("value", problem)
+        return key, raw, value
+
+    def _key_problem(self, key):
+        fields = key.split(b" ")
+        if len(fields) != self.width:
+            return "%d key fields, its !keys has %d (%s): %r" % (
+                len(fields), self.width, layouts.describe(self.layout), key[:80].decode("utf-8", "replace"))
+        m = _CONTROL.search(key)
+        if m:
+            return "a tab or control byte in the key (column %d)" % (m.start() + 1)
+        if not fields[0] or fields[0][:1] in (b"!", b"@"):
+            return "the SURT field %r" % fields[0][:40].decode("utf-8", "replace")
+        for c, field in zip(self.layout.criteria, fields[1:]):
+            if not self.layout.patterns[c.name].match(field):
+                return "%s field %r is not %s" % (c.name, field[:40].decode("utf-8", "replace"), c.describe)
+        return "bad key %r" % key[:80]
+
+
+
+def _criterion_field(pattern):
+    return lambda field: field != criteria.ANY_FIELD and bool(pattern.match(field.encode("utf-8", "replace")))
+
+
+#: {breakdown name: the test of its keys} of the criteria registered now
+breakdown_keys = criteria.derived(lambda chosen: dict(
+    [("datetime", lambda field: datetime_span(field) is not None)]
+    + [(c.name, _criterion_field(re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii"))))
+       for c in chosen if c.optional]))
+
+
+def _frequency_of(value):
+    text = str(value) if type(value) is int else value
+    if not isinstance(text, str) or not text.isascii():
+        raise MapFormatError("not a frequency: %s" % _show(value))
+    return parse_frequency(text)
+
+
+def block_problem(raw):
+    """Why a map line's JSON block is not one (a str), or None."""
+    try:
+        block = jsonnum.loads(raw)
+    except jsonnum.JSONDecodeError:
+        try:
+            block = relaxed_json_loads(raw)
+        except (MapFormatError, RecursionError) as e:
+            return "bad JSON (%s)" % str(e)[:80]
+    if type(block) is not dict:
+        return "the JSON block is not an object"
+    for name, valid in breakdown_keys().items():
+        if name not in block:
+            continue
+        entries = block[name]
+        if type(entries) is not dict:
+            return "the %s breakdown is not an object {field: frequency}" % name
+        for field, value in entries.items():
+            if not valid(field):
+                return "%s breakdown key %s" % (name, _show(field))
+            try:
+                _frequency_of(value)
+            except MapFormatError:
+                return "%s breakdown value %s is not a frequency" % (name, _show(value))
+    if "rollup" in block and type(block["rollup"]) is not bool:
+        return "rollup is %s, not true or false" % _show(block["rollup"])
+    return None
+
+
+_FREQUENCY = rb"(?=[0-9/])(?:(?:0|[1-9][0-9]*)[+\-~]?)?(?:/(?:(?:0|[1-9][0-9]*)[+\-~]?)?)?"
+_DATETIME_FIELD = rb"(?:[:-]|[0-9]{4,14})"
+
+
+class MapCheck:
+    """The checks of a map's data lines (its key fields: !fields, else the first line's)."""
+
+    def __init__(self, nkeys, names=None):
+        self.nkeys = nkeys
+        self.names = names
+        self.datetime_at = names.index("datetime") if names and "datetime" in names else None
+        # the common line, valid at a glance: single spaces, a datetime '-', ':' or digits, no block
+        fields = [_DATETIME_FIELD if i == self.datetime_at else rb"[^\x00-\x20\x7f]+" for i in range(nkeys)]
+        self.plain = re.compile(rb"\A(?![!@])" + b" ".join(fields) + b" " + _FREQUENCY + rb"\Z")
+
+    def key_of(self, body):
+        return b" ".join(body.split(None, self.nkeys)[:self.nkeys])
+
+    def __call__(self, body, parse=True):
+        """body -> (key, JSON block bytes or None, Frequency: None when not ``parse`` and the line
+        is plain); Bad when damaged."""
+        if not parse and self.plain.match(body) is not None:
+            return body[:body.rindex(b" ")], None, None
+        i = body.find(b" {")
+        if i < 0:
+            i = body.find(b"\t{")
+        text = body[:i] if i >= 0 else body
+        m = _MAP_CONTROL.search(text)
+        if m:
+            raise Bad("key", "a control byte in the line (column %d)" % (m.start() + 1))
+        fields = text.split()
+        if len(fields) != self.nkeys + 1:
+            raise Bad("key", "%d fields, expected %d key field(s) and a frequency: %r"
+                      % (len(fields), self.nkeys, text[:80].decode("utf-8", "replace")))
+        try:
+            freq = parse_frequency(fields[-1])
+        except MapFormatError as e:
+            raise Bad("frequency", str(e))
+        if self.datetime_at is not None and datetime_span(fields[self.datetime_at]) is None:
+            raise Bad("key", "datetime field %r is not a datetime or range"
+                      % fields[self.datetime_at][:40].decode("utf-8", "replace"))
+        block = None
+        if i >= 0:
+            block = body[i + 1:].strip()
+            problem = block_problem(block)
+            if problem is not None:
+                raise Bad("block", problem)
+        return b" ".join(fields[:-1]), block, freq
+
+
+# ---------------------------------------------------------------- a file
+
+def _header(line, kind):
+    """(name with '@' read as '!', value): JSON (a map's relaxed JSON), else the raw text."""
+    name, _, rest = line.partition(b" ")
+    name = name.decode("utf-8", "replace")
+    name = "!" + name[1:] if name.startswith("@") else name
+    rest = rest.strip() if kind == "ukvs" else rest
+    try:
+        return name, (relaxed_json_loads(rest) if kind == "ukvs" else jsonnum.loads(rest))
+    except (ValueError, RecursionError):
+        return name, rest.decode("utf-8", "replace") if kind == "ukvs" else rest
+
+
+class DataFile:
+    """A profile or map opened for checked reads: what it is, its header lines, its key fields.
+
+    ``kind`` ('cdxj' or 'ukvs'): what the caller reads; by default what the file is. A file of
+    another kind, a folder, a device, an index or a compressed file is refused (InputError)."""
+
+    def __init__(self, path, kind=None):
+        self.path = path
+        found = infiles.recognise(path)
+        if kind is not None and found != kind:
+            names = {"cdxj": "CDXJ profile", "ukvs": "UKVS map"}
+            raise DamagedFile("%s is a %s, not a %s" % (path, names[found], names[kind]))
+        self.kind = found
+        with infiles.open_regular(path) as f:
+            self.identity = infiles.identity(os.fstat(f.fileno()))
+            raw, first, offset = [], None, 0
+            while True:
+                if f.peek(1)[:1] not in (b"!", b"@"):       # the data: its first line's start is enough
+                    first = f.readline(HEAD_OF_DATA).rstrip(b"\r\n")
+                    break
+                line = f.readline(MAX_HEADER + 1)
+                if not line.endswith(b"\n"):
+                    raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, "a header line longer than %d MiB"
+                                      % (MAX_HEADER >> 20) if len(line) > MAX_HEADER else
+                                      "the last line has no newline: the file was cut short"))
+                raw.append(line[:-1].rstrip(b"\r"))
+                offset += len(line)
+            self.data_offset = offset
+        self.raw_headers = raw
+        self.headers = [_header(line, self.kind) for line in raw]
+        declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
+        if len(declared) > 1:
+            raise DamagedFile("%s declares its key fields twice (%s on line %d, %s on line %d): one is wrong"
+                              % (path, declared[0][1], declared[0][0], declared[1][1], declared[1][0]))
+        if self.kind == "cdxj":
+            if declared and declared[0][1] != "!keys":
+                raise DamagedFile("%s line %d: a profile declares its key fields with !keys, not !fields"
+                                  % (path, declared[0][0]))
+            self.layout = layouts.of_headers(self.headers, path)
+            self.names = self.layout.fields
+            self.checker = ProfileCheck(self.layout)
+        else:
+            self.layout = None
+            if declared and declared[0][1] != "!fields":
+                raise DamagedFile("%s line %d: a map declares its key fields with !fields, not !keys"
+                                  % (path, declared[0][0]))
+            self.names = _map_names(self.headers, path)
+            if self.names is not None:
+                nkeys = len(self.names)
+            elif first:
+                i = first.find(b" {")
+                nkeys = max(1, len((first[:i] if i >= 0 else first).split()) - 1)
+            else:
+                nkeys = 1
+            self.checker = MapCheck(nkeys, self.names or (("surt", "datetime") if nkeys == 2 else None))
+        self.nkeys = len(self.names) if self.names is not None else self.checker.nkeys
+        self.end = None             # after a read: the offset after the last whole line
+        self.first_key = self.last_key = None
+        self.data_lines = 0
+
+    def _open_again(self):
+        f = infiles.open_regular(self.path)
+        if infiles.identity(os.fstat(f.fileno())) != self.identity:
+            f.close()
+            raise DamagedFile("%s changed while it was read: read it again when it is written" % self.path)
+        return f
+
+    def records(self, skipped=None, parse=True, searched=False):
+        """The data lines as Records, checked (see the module docstring); a damaged line is a
+        DamagedFile, or with ``skipped`` (a Skipped) counted and left out. Lines out of order
+        are an UnsortedFile either way, and a line too long is a DamagedFile in a file
+        ``searched`` by bisection (profiler.files.sortedfile), which would read it whole."""
+        check, key_of, path = self.checker, self.checker.key_of, self.path
+        with self._open_again() as f:
+            f.seek(self.data_offset)
+            lineno = len(self.raw_headers)
+            before_key = before = None
+            self.end, self.data_lines = self.data_offset, 0
+            for offset, line, whole, long, after in physical_lines(f, self.data_offset):
+                lineno += 1
+                body = line[:-1] if line[-1:] == b"\r" else line
+                if not whole:
+                    _bad(skipped, path, lineno, Bad("cut", "the file was cut short: its last line (%d bytes) "
+                                                            "has no newline" % (after - offset)))
+                    break
+                self.end = after
+                if not body or body[:1] in (b"!", b"@"):
+                    raise DamagedFile("%s line %d: %s: make it again, or remove the line if nothing else is damaged"
+                                      % (path, lineno, "an empty line" if not body else "a header line after the data"))
+                key = key_of(body)
+                if before is not None and not (before_key < key and before < body):
+                    raise _unsorted(path, lineno, before_key, key)
+                if before is None:
+                    self.first_key = key
+                before_key, before = key, body
+                self.last_key = key
+                self.data_lines += 1
+                if long:
+                    text = "a line of %d bytes, longer than %d MiB" % (after - offset - 1, MAX_LINE >> 20)
+                    _bad(None if searched else skipped, path, lineno,
+                         Bad("too_long", text + (": a search would read it whole" if searched else "")))
+                    continue
+                try:
+                    key, raw, value = check(body, parse)
+                except Bad as e:
+                    _bad(skipped, path, lineno, e)
+                    continue
+                yield Record(lineno, key, raw, value, body)
+            if infiles.identity(os.fstat(f.fileno())) != self.identity:
+                raise DamagedFile("%s changed while it was read: read it again when it is written" % path)
+
+    def check(self, skipped=None, searched=False):
+        """Read the whole file (records()), unless this version of it was found clean before
+        (profiler.files.checkcache); a clean read is remembered. Sets end, first_key, last_key
+        and data_lines; returns self."""
+        what = "%s %s" % (CHECK_VERSION, " ".join(self.names) if self.names else self.checker.nkeys)
+        facts = checkcache.recall(self.identity, what)
+        if facts is not None:
+            self.end, self.data_lines = facts["end"], facts["lines"]
+            self.first_key = bytes.fromhex(facts["first"]) if facts["first"] is not None else None
+            self.last_key = bytes.fromhex(facts["last"]) if facts["last"] is not None else None
+            return self
+        started = time.time_ns()
+        for _ in self.records(skipped, parse=False, searched=searched):
+            pass
+        if skipped is None or not skipped.count:
+            checkcache.remember(self.identity, what, {
+                "end": self.end, "lines": self.data_lines,
+                "first": self.first_key.hex() if self.first_key is not None else None,
+                "last": self.last_key.hex() if self.last_key is not None else None}, started)
+        return self
+
+
+class WithoutDamaged:
+    """The lines of a searched file whose damaged lines a tolerant check counted (a SortedLines
+    or PagedLines): what its searches find, without the damaged lines."""
+
+    def __init__(self, lines, check):
+        self._lines = lines
+        self._check = check
+
+    def _whole(self, line):
+        try:
+            self._check(line[:-1] if line[-1:] == b"\r" else line)
+        except Bad:
+            return False
+        return True
+
+    def group(self, prefix, forward=False):
+        return [line for line in self._lines.group(prefix, forward) if self._whole(line)]
+
+    def iter_from(self, prefix):
+        return (line for line in self._lines.iter_from(prefix) if self._whole(line))
+
+    def __getattr__(self, name):
+        return getattr(self._lines, name)
+
+
+#: the version of the checks: a file found clean by other checks is checked again
+CHECK_VERSION = "checks-1"
+
+
+def _map_names(headers, path):
+    for name, value in headers:
+        if name == "!fields":
+            keys = value.get("keys") if isinstance(value, dict) else None
+            if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
+                raise DamagedFile("%s: !fields must be {\"keys\": [field names], \"values\": [\"frequency\"]}, not %s"
+                                  % (path, _show(value)))
+            return tuple(keys)
+    return None
+
+
+def _bad(skipped, path, lineno, bad):
+    if skipped is None:
+        raise DamagedFile("%s line %d: %s; --skip-bad-lines skips such lines, counted" % (path, lineno, bad))
+    skipped.add(lineno, bad)
+
+
+def _unsorted(path, lineno, before, key):
+    if before == key:
+        what = "holds the key %r twice" % _text(key)
+    else:
+        what = "is not in byte order (%r comes after %r)" % (_text(key), _text(before))
+    return UnsortedFile("%s is not sorted: line %d %s; sort it (LC_ALL=C sort) or make it again"
+                        % (path, lineno, what))
+
+
+def _text(key, limit=60):
+    text = key.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + "..."

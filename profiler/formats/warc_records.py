@@ -1,0 +1,342 @@
+"""The records of a WARC or ARC file, read with warcio a gzip member at a time, around damage.
+
+Damage is one counted reason, and the records before it count. In a file of gzip members a
+member that does not inflate ('corrupt_gzip') or holds no record ('bad_record') is skipped, and
+reading goes on at the next member that starts a record (profiler.formats.members); from a
+member that holds more than one record on, the file is read as it inflates ('not_chunked'). A
+plain file, or one gzip stream, ends at its damage ('truncated_record', 'bad_record',
+'corrupt_gzip'; 'truncated_file' when a gzip stream ends early between records). Lengths are a
+member's bytes when the member ended with its record, or a record's bytes between offsets that
+only grow: never negative. After its first record, a file's records are read in its format.
+"""
+
+import re
+import zlib
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecordLoader
+from warcio.utils import BUFF_SIZE
+
+from profiler.formats import members
+
+
+def captures(f, start, capture, inflate=False):
+    """Yield capture(record, iterator) for every record of the file f stands in (at offset
+    start, where a record or gzip member begins), and the reasons of its damage; inflate: the
+    file is one gzip stream, read as it inflates."""
+    if inflate:
+        yield from _inflated_captures(f, capture)
+    else:
+        yield from _member_captures(f, start, capture)
+
+
+def one_stream(f, start):
+    """Whether the gzip member at offset start of f (its first) is one gzip stream over several
+    records: it holds more than one record, as far as it inflates, and when it is damaged no
+    later member starts a record (a file of a member per record has them; the bytes a damaged
+    member inflates to past its damage may repeat its own, "WARC/" included)."""
+    f.seek(start)
+    stream = members.InflatedStream(f, first_only=True)
+    it = _QuietIterator(stream, no_record_parse=True, arc2warc=True)
+    several = False
+    try:
+        for _ in it:
+            it.read_to_end()
+            several = it.member_state() == "more"
+            break
+    except Exception:
+        pass
+    if several and stream.damage:
+        return members.next_record_member(f, start + 1) is None
+    return several
+
+
+class _StrictReader(DecompressingBufferedReader):
+    """warcio's reader, raising on a damaged gzip member instead of writing to stderr or
+    reading it as plain bytes (warcio does that when a member's first block does not inflate)."""
+
+    _head = b""                 # the first bytes fed to the member's inflater
+
+    def _init_decomp(self, decomp_type):
+        self._head = b""
+        super()._init_decomp(decomp_type)
+
+    def _decompress(self, data):
+        if self.decompressor and data:
+            if len(self._head) < len(members.MEMBER_START):
+                self._head += data[:len(members.MEMBER_START)]
+            if self.num_block_read or self._head.startswith(members.MEMBER_START):
+                return self.decompressor.decompress(data)       # zlib.error: counted by the caller
+        return super()._decompress(data)
+
+
+class _Loader(ArcWarcRecordLoader):
+    """warcio's record loader that says which format it read a record header as."""
+
+    last_format = None
+
+    def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
+        found = super()._detect_type_load_headers(stream, statusline, known_format)
+        self.last_format = found[0]
+        return found
+
+
+class _QuietIterator(ArchiveIterator):
+    """warcio's iterator that never writes to stderr (mrjob's inline runner gives tasks a
+    binary stderr, so warcio's warnings would fail there and pass elsewhere), and that reads
+    the records after a file's first one in its format (kind, 'warc' or 'arc', once known):
+    warcio would take any line of five words in a damaged WARC for an ARC record. An ARC
+    record header must end with a length (a number)."""
+
+    def __init__(self, fileobj, kind=None, **kwargs):
+        super().__init__(fileobj, **kwargs)
+        self.reader = _StrictReader(self.fh, block_size=BUFF_SIZE)
+        self.loader = _Loader(verify_http=False, arc2warc=kwargs.get("arc2warc", False))
+        self.known_format = kind
+
+    def _next_record(self, next_line):
+        record = super()._next_record(next_line)
+        if self.known_format is None or self.known_format == "arc":
+            if self.loader.last_format != "warc" and _not_arc(record):
+                raise ArchiveLoadFailed("not an ARC record header")
+            self.known_format = "warc" if self.loader.last_format == "warc" else "arc"
+        return record
+
+    def _consume_blanklines(self):
+        """warcio's, without the 'Record not followed by newline' warning (err_count still counts)."""
+        empty_size, first_line = 0, True
+        while True:
+            line = self.reader.readline()
+            if not line:
+                return None, empty_size
+            stripped = line.rstrip()
+            if not stripped or first_line:
+                empty_size += len(line)
+                if stripped:
+                    self.err_count += 1
+                first_line = False
+                continue
+            return line, empty_size
+
+    def member_state(self):
+        """After a record is read to its end: 'ok' (its gzip member ended with it: its length
+        is the member's), 'more' (the member goes on with another record: one gzip stream over
+        several records), 'junk' (the member goes on with bytes that start no record), 'open'
+        (the data ends inside the member); 'plain' when the record is not in a gzip member
+        (its length is its bytes) or is read from inflated bytes."""
+        inflater = self.reader.decompressor
+        if self.next_line:
+            inflated = isinstance(self.fh, members.InflatedStream)
+            if inflater is None and not inflated:
+                return "plain"
+            if members.starts_record(self.next_line):
+                return "more"
+            ended = self.fh.done if inflated else not inflater.eof
+            return "more" if ended and not self.next_line.endswith(b"\n") else "junk"     # a line cut short
+        if inflater is None:
+            return "plain"
+        return "ok" if inflater.eof else "open"
+
+
+def _unread_tail(f, offset):
+    """True when the bytes after the last record hold more than blank lines and empty gzip
+    members: warcio ends quietly when the last record is cut inside its header."""
+    try:
+        f.seek(offset)
+        data = f.read(1 << 16)
+    except (OSError, ValueError, AttributeError):
+        return False
+    while data.startswith(b"\x1f\x8b"):
+        d = zlib.decompressobj(31)
+        try:
+            if d.decompress(data).strip() or not d.eof:
+                return True
+        except zlib.error:
+            return True
+        data = d.unused_data
+    return bool(data.strip())
+
+
+def _seekable(f):
+    try:
+        return f.seekable()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _member_captures(f, pos, capture):
+    """The records of a plain file, or of a file of gzip members, from offset pos (where f stands)."""
+    seekable = _seekable(f)
+    gzipped = seekable and f.read(len(members.MEMBER_START)) == members.MEMBER_START
+    kind = None
+    while pos is not None:
+        if seekable:
+            f.seek(pos)
+        run = _Run(f, gzipped, seekable, kind)
+        yield from run.records(capture)
+        pos, kind = run.resume, run.kind
+
+
+
+
+class _Run:
+    """Records read by one warcio iterator from where f stands; ``resume``: where reading goes
+    on after them (a raw offset), or None at the end of the file; ``kind``: 'warc' or 'arc',
+    the format of the file's first record (given on)."""
+
+    def __init__(self, f, gzipped, seekable, kind=None):
+        self.f, self.gzipped, self.seekable, self.kind = f, gzipped, seekable, kind
+        self.resume = None
+
+    def records(self, capture):
+        f = self.f
+        it = _QuietIterator(f, arc2warc=True, kind=self.kind)
+        try:
+            for record in it:
+                start = it.offset
+                if self.gzipped and it.reader.decompressor is None:
+                    raise ArchiveLoadFailed("bytes that are no gzip member between members")
+                self.kind = it.known_format
+                if self.kind == "warc" and self.seekable and it.reader.empty() and \
+                        _header_cut(f, start, record.rec_headers.total_len, it.reader.decompressor is None):
+                    yield self._ends_early(start)        # the data ends inside its header
+                    return
+                result = capture(record, it)
+                it.read_to_end()
+                if cut(record):
+                    result = "truncated_record"          # the file ends inside its block
+                state = it.member_state()
+                if state == "more":                  # one gzip stream over several records
+                    if not self.seekable:
+                        yield "whole_file_gzip"
+                        return
+                    yield "not_chunked"
+                    f.seek(start)
+                    yield from _inflated_captures(f, capture)
+                    return
+                if state == "open":                  # the file ends inside the record's member
+                    yield self._ends_early(start)
+                    return
+                if state == "junk":                  # its member goes on with bytes that are no record
+                    raise ArchiveLoadFailed("a gzip member holds more than its record")
+                if record.length is None and state == "plain" and self.seekable:
+                    after = start + record.rec_headers.total_len
+                    if _more_than_blank_lines(f, after):     # warcio read the records after it as its block
+                        yield result
+                        self.resume = after
+                        return
+                yield result
+            if _unread_tail(f, it.offset):
+                yield self._ends_early(it.offset)
+            return
+        except ArchiveLoadFailed as e:
+            reason = "whole_file_gzip" if "non-chunked" in str(e) else "bad_record"
+        except zlib.error:
+            if self.seekable and it.offset == 0 and one_stream(f, 0):     # one damaged gzip stream
+                yield "not_chunked"
+                f.seek(it.offset)
+                yield from _inflated_captures(f, capture)
+                return
+            reason = "corrupt_gzip"
+        except EOFError:
+            yield self._ends_early(it.offset)
+            return
+        except OSError:
+            raise
+        except Exception:                # warcio raises AttributeError, ValueError... on broken headers
+            reason = "bad_record"
+        yield reason
+        if self.gzipped and self.seekable:
+            self.resume = members.next_record_member(f, it.offset + 1)
+
+    def _ends_early(self, start):
+        """The reason for the record at start whose data ends early. In a file of gzip members
+        where a later member starts a record, its member is damaged (its header may claim bytes
+        past the next member's start): reading goes on there. Else the file ends there."""
+        if self.gzipped and self.seekable:
+            later = members.next_record_member(self.f, start + 1)
+            if later is not None:
+                self.resume = later
+                return "corrupt_gzip"
+        return "truncated_record"
+
+
+def _header_cut(f, start, header_length, plain):
+    """Whether the WARC header of header_length bytes that starts at offset start of f (plain)
+    or of the gzip member there ends without its blank line: the data ends inside it. f is
+    left where it was."""
+    where = f.tell()
+    try:
+        f.seek(start)
+        if plain:
+            head = f.read(header_length)
+        else:
+            head = members.inflated_start(f.read(header_length + (1 << 12)), header_length)
+        return not head.endswith((b"\n\r\n", b"\n\n"))
+    finally:
+        f.seek(where)
+
+
+def _more_than_blank_lines(f, start):
+    """Whether bytes other than white space follow offset start of f (left where it was)."""
+    where = f.tell()
+    try:
+        f.seek(start)
+        while True:
+            data = f.read(1 << 16)
+            if not data:
+                return False
+            if data.strip():
+                return True
+    finally:
+        f.seek(where)
+
+
+def _inflated_captures(f, capture):
+    """The records of a file that is one gzip stream, from where f stands, read as they inflate:
+    lengths are record lengths in the inflated bytes. Damage ends the file with one reason."""
+    stream = members.InflatedStream(f)
+    it = _QuietIterator(stream, arc2warc=True)
+    reported = False
+    try:
+        for record in it:
+            header_cut = it.known_format == "warc" and stream.done and it.reader.empty() and \
+                not stream.tail.endswith((b"\n\r\n", b"\n\n"))
+            result = capture(record, it)
+            it.read_to_end()
+            if header_cut or cut(record):
+                result = _damage_reason(stream.damage, True)      # its header or its block is cut
+                reported = bool(stream.damage)
+            yield result
+        error = None
+    except OSError:
+        raise
+    except Exception:                   # a broken record header
+        error = "bad_record"
+    lost = stream.tell() > it.offset     # bytes after the last whole record that made none
+    if stream.damage and not reported:
+        yield _damage_reason(stream.damage, lost)
+    elif error or (lost and not reported):
+        yield error or "truncated_record"
+
+
+_ARC_LENGTH = re.compile(r"-?[0-9]+\Z")
+
+
+def _not_arc(record):
+    """Whether an ARC record's header line has no length (a number) at its end: warcio takes any
+    line of five words for one."""
+    return not _ARC_LENGTH.match((record.rec_headers.get_header("Content-Length") or "").strip())
+
+
+def cut(record):
+    """Whether a record read to its end holds fewer bytes than its Content-Length."""
+    return getattr(record.raw_stream, "limit", 0) > 0
+
+
+def _damage_reason(damage, record_lost):
+    if damage == "corrupt":
+        return "corrupt_gzip"
+    return "truncated_record" if record_lost else "truncated_file"

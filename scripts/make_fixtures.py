@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Write tests/data: tiny real-shaped inputs of every format, a broken one of each, and their
+golden profiles.
+
+    python scripts/make_fixtures.py [--golden-only]
+
+The copied files come from ../shared/data, permissively licensed sources only (their origin in
+tests/data/README.md); the others are written here from the tests' generators, in the shapes of
+real files. --golden-only rewrites the golden profiles (tests/data/golden/) from the inputs as
+they are: run it when a change of the profile is intended, and read the diff.
+"""
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import sys
+import zlib
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [REPO, os.path.join(REPO, "tests")]
+
+from helpers import fixtures  # noqa: E402
+from profiler.testing import synthetic, synthetic_cc, synthetic_warc  # noqa: E402
+
+DATA = fixtures.DATA
+SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
+#: copied excerpts: (fixture, source in ../shared/data, first lines kept or None: the whole file)
+COPIED = [
+    ("cdx10-archive-it.cdx", "archive_profiler/index-1.cdx", 12),
+    ("cdx7-wayback-api.cdx", "edgi-wayback/zew.de-cdx-api-response.txt", 12),
+    ("cdxj-ipwb.cdxj", "ipwb/indexes/salam-home.cdxj", None),
+    ("warc-commoncrawl.warc.gz", "cdxj-indexer/cc.warc.gz", None),
+    ("broken-space-in-url.arc", "warcio/example-space-in-url.arc", None),
+]
+
+
+def write(name, data):
+    with open(os.path.join(DATA, name), "wb") as f:
+        f.write(data)
+
+
+def copied():
+    os.makedirs(os.path.join(DATA, "licences"), exist_ok=True)
+    for name, source, lines in COPIED:
+        licence = os.path.join(DATA, "licences", source.split("/")[0] + ".txt")
+        shutil.copyfile(os.path.join(SHARED, source.split("/")[0], "LICENSE"), licence)
+        os.chmod(licence, 0o644)
+        path = os.path.join(SHARED, source)
+        if lines is None:
+            shutil.copyfile(path, os.path.join(DATA, name))
+        else:
+            with open(path, "rb") as f:
+                write(name, b"".join(f.readlines()[:lines]))
+        os.chmod(os.path.join(DATA, name), 0o644)
+
+
+def generated():
+    cdx11 = [line.rstrip("\n") for line in synthetic.cdx_lines(14, seed=21)]
+    write("cdx11-legend.cdx", ("%s\n%s\n" % (synthetic.LEGEND, "\n".join(cdx11))).encode())
+    # 9 fields (N b a m s k r V g, no legend): the 11-field lines without M and S
+    cdx9 = [" ".join(f[:7] + f[9:]) for f in (line.split(" ") for line in cdx11)]
+    write("cdx9-legendless.cdx", ("\n".join(cdx9) + "\n").encode())
+    # NetarchiveSuite's 8 fields (url ip date mime length file offset md5), no legend
+    nas = ["%s 192.0.2.%d %s %s %s nas-%s.arc %d %032x" % (f[2], i, f[1], f[3], f[8], f[1][:8], 1000 * i, i * 7919)
+           for i, f in enumerate(line.split(" ") for line in cdx11)]
+    write("cdx8-netarchivesuite.cdx", ("\n".join(nas) + "\n").encode())
+    # two CDX files concatenated: a legend mid-file names another layout
+    second = [" ".join([f[2], f[1], f[0], f[4], f[3], f[5], f[6], f[7], f[9], f[8], f[10]])
+              for f in (line.split(" ") for line in cdx11[7:])]
+    write("cdx-mid-file-legend.cdx", ("%s\n%s\n CDX a b N s m k r M V S g\n%s\n"
+                                      % (synthetic.LEGEND, "\n".join(cdx11[:7]), "\n".join(second))).encode())
+    # pywb's CDXJ (surt timestamp {url, mime, status, digest, length, offset, filename})
+    pywb = []
+    for f in (line.split(" ") for line in cdx11):
+        block = {"url": f[2], "mime": f[3], "status": f[4], "digest": "sha1:" + f[5], "length": f[8],
+                 "offset": f[9], "filename": f[10]}
+        if f[3] == "warc/revisit":
+            del block["status"]
+        pywb.append("%s %s %s" % (f[0], f[1], json.dumps(block)))
+    write("cdxj-pywb.cdxj", ("\n".join(pywb) + "\n").encode())
+    write("cdxj-commoncrawl.cdxj", "".join(synthetic_cc.cc_lines(12, seed=5)).encode())
+    write("ache-files.deflate", ache_files(ache_pages()))
+    synthetic_warc.write_language_warc(os.path.join(DATA, "arc-generated.arc.gz"), 4, seed=3, gzip=True, arc=True,
+                                       bound_share=0)
+
+
+def ache_pages():
+    html = b"<html lang='fr'><body>Bonjour</body></html>"
+    out = []
+    for i, (url, ctype, when) in enumerate([("http://example.com/a", "text/html; charset=UTF-8", 1577934245000),
+                                            ("http://example.com/b", "text/html", 1577934246000),
+                                            ("https://www.example.org/i.png", "image/png", 1577934247)]):
+        out.append(json.dumps({"url": url, "redirected_url": None, "content": base64.b64encode(html + b"%d" % i).decode(),
+                               "content_type": ctype, "response_headers": {"Content-Type": [ctype]},
+                               "fetch_time": when, "crawler_id": "default"}).encode() + b"\n")
+    return out
+
+
+def ache_files(lines, finish=True):
+    """As ACHE writes FILES: one zlib stream, sync-flushed after every line."""
+    c = zlib.compressobj()
+    data = b"".join(c.compress(line) + c.flush(zlib.Z_SYNC_FLUSH) for line in lines)
+    return data + (c.flush() if finish else b"")
+
+
+def broken():
+    """One broken file of each format: what breaks in real files (cut, bad lines)."""
+    def read(name):
+        with open(os.path.join(DATA, name), "rb") as f:
+            return f.read()
+    cdx = read("cdx11-legend.cdx").split(b"\n")
+    cdx[3] = cdx[3].replace(b" 20", b" 19", 1)[:-3]                      # a field short
+    cdx[5] = b" ".join([cdx[5].split(b" ")[0], b"2013130101"] + cdx[5].split(b" ")[2:])   # month 13
+    text = b"\n".join(cdx)
+    write("broken-cut.cdx", text[:len(text) - 40])                         # cut mid-line
+    cdxj = read("cdxj-pywb.cdxj").split(b"\n")
+    cdxj[2] = cdxj[2][:cdxj[2].index(b"{") + 20]                           # a JSON block cut
+    cdxj[4] = cdxj[4].replace(b'"mime"', b'"mime" "')                     # not JSON
+    write("broken-json.cdxj", b"\n".join(cdxj))
+    warc = read("warc-commoncrawl.warc.gz")
+    write("broken-cut.warc.gz", warc[:len(warc) * 2 // 3])                 # cut inside its response
+    arc = read("arc-generated.arc.gz")
+    write("broken-cut.arc.gz", arc[:len(arc) - 100])                       # cut inside its last gzip member
+    write("broken-unfinished.deflate", ache_files(ache_pages(), finish=False)[:-7])   # no end, last line cut
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--golden-only", action="store_true")
+    args = parser.parse_args(argv)
+    os.makedirs(DATA, exist_ok=True)
+    if not args.golden_only:
+        copied()
+        generated()
+        broken()
+    os.makedirs(fixtures.GOLDEN, exist_ok=True)
+    for name in fixtures.names():
+        for policy in fixtures.policies(name):
+            with open(fixtures.golden(name, policy), "w", encoding="utf-8") as f:
+                f.write(fixtures.profile_text(name, policy))
+    print("wrote %d inputs and their golden profiles in %s" % (len(fixtures.names()), DATA))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The explorer's HTTP service as an attacker and a careless user meet it: bad parameters are a
+400 with one line, no path reaches the filesystem, every response carries the strict CSP,
+idle and slow clients are cut off, too many connections are refused, a profile that changes
+under it is read again (or refused while it is damaged) and the service keeps answering; a
+damaged profile at start is a one-line error (exit 2)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+
+from profiler.explore import server as explore_server
+from profiler.explore.web import CSP
+
+from helpers.explore import answer, get, serving
+from helpers.paths import ROOT
+from helpers.reports import make_profile
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return make_profile(tmp_path_factory.mktemp("explore-web"))
+
+
+@pytest.fixture(scope="module")
+def served(sample):
+    with serving("S=" + sample) as (url, server):
+        yield url
+
+
+BAD = [
+    {"datetime": "٢٠١٣"},                         # Arabic-Indic digits
+    {"datetime": "２０１３"},                        # full-width digits
+    {"datetime": "2013-01"},
+    {"datetime": "20130230"},
+    {"from": "٢٠١٢", "to": "2013"},
+    {"from": "2014", "to": "2013"},
+    {"from": "2012", "datetime": "2013"},
+    {"to": "2013 "},
+    {"status": "OK"},
+    {"mime": "text/html plain"},
+    {"surt": "com,* - - -"},
+    {"surt": "com,\n*"},
+    {"surt": "x" * 3000},
+    {"limit": "0"}, {"limit": "10000"}, {"limit": "１０"}, {"limit": "-1"}, {"limit": "1e3"},
+    {"sort": "__class__"}, {"sort": "urim"},
+    {"levels": "datetime:week"}, {"levels": "nope:year"}, {"levels": "lang:code"},
+    {"profile": "../../etc/passwd"}, {"profile": "nope"},
+    {"lang": "ara"},                               # a profile without a lang key field
+    {"file": "/etc/passwd"}, {"callback": "x"},
+]
+
+
+@pytest.mark.parametrize("params", BAD, ids=[repr(p)[:40] for p in BAD])
+def test_bad_parameters_are_400_with_one_line(served, params):
+    status, headers, body = get(served, "/api/answer", params)
+    assert status == 400, body
+    error = orjson.loads(body)["error"]
+    assert "\n" not in error and "Traceback" not in error and len(error) < 400
+    assert headers["content-security-policy"] == CSP
+
+
+def test_raw_query_strings(served):
+    for target in ["/api/answer?datetime=2013&datetime=2014", "/api/answer?%ff=1", "/api/answer?datetime=%ff",
+                   "/api/answer?" + "&".join("a%d=1" % i for i in range(100))]:
+        status, _, body = get(served, target)
+        assert status == 400, (target, body)
+    status, _, body = get(served, "/api/answer?surt=com%2C%2A&datetime=2013")
+    assert status == 200 and orjson.loads(body)["key"] == "com,* 2013 - -"
+
+
+def test_no_path_reaches_the_filesystem(served):
+    for path in ["/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/explore.js/../../../etc/passwd",
+                 "/static/explore.js", "/profiler/explore/static/explore.js", "//etc/passwd", "/api",
+                 "/api/answer/..", "/favicon.ico", "/.git/config", "/explore.js%00.html"]:
+        status, headers, body = get(served, path)
+        assert status in (400, 404), (path, status)
+        assert b"root:" not in body and headers["content-type"] == "application/json"
+
+
+def test_methods_and_limits(served):
+    for method in ["POST", "PUT", "DELETE", "OPTIONS"]:
+        status, _, _ = get(served, "/api/answer", method=method)
+        assert status == 405
+    status, _, body = get(served, "/api/answer", method="HEAD")
+    assert status == 200 and body == b""
+    status, _, _ = get(served, "/api/answer?surt=" + "a" * 9000)
+    assert status == 414
+    status, _, _ = get(served, "/", headers={"X-Big": "x" * 70000})
+    assert status in (400, 431)
+    status, _, _ = get(served, "/", headers={"X-H%d" % i: "1" for i in range(120)})
+    assert status in (400, 431)
+
+
+def test_page_and_its_files(served):
+    status, headers, body = get(served, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert headers["content-security-policy"] == CSP and "unsafe" not in CSP
+    assert headers["x-content-type-options"] == "nosniff"
+    assert b'src="/explore.js"' in body and b"http" not in body.replace(b"http-equiv", b"")
+    for path, kind in [("/explore.js", "text/javascript"), ("/explore.css", "text/css"), ("/favicon.svg", "image/svg+xml")]:
+        status, headers, body = get(served, path)
+        assert status == 200 and headers["content-type"].startswith(kind) and body
+    js = get(served, "/explore.js")[2]
+    assert b"innerHTML" not in js and b"eval(" not in js and b"http://" not in js.replace(b"http://www.w3.org/2000/svg", b"")
+
+
+def _connect(url):
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_idle_and_slow_clients_are_cut_off(sample, monkeypatch):
+    monkeypatch.setattr(explore_server, "HEAD_SECONDS", 1.0)
+    with serving(sample) as (url, _):
+        idle = _connect(url)                              # sends nothing
+        slow = _connect(url)
+        slow.sendall(b"GET /api/answer HTTP/1.1\r\nHost: x\r\n")   # a head never finished
+        started = time.monotonic()
+        for s in (idle, slow):
+            s.settimeout(10)
+            assert s.recv(1024) == b""                    # closed by the server
+        assert time.monotonic() - started < 8
+        assert answer(url)["status"] == "answered"        # and it still answers others
+
+
+def test_too_many_connections_are_refused(sample, monkeypatch):
+    monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
+    with serving(sample) as (url, _):
+        held = [_connect(url) for _ in range(3)]
+        time.sleep(0.3)
+        extra = _connect(url)
+        extra.settimeout(10)
+        assert extra.recv(1024).startswith(b"HTTP/1.1 503")
+        for s in held:
+            s.close()
+        time.sleep(0.3)
+        assert answer(url)["status"] == "answered"
+
+
+def test_a_profile_that_changes_is_read_again(sample, tmp_path, monkeypatch):
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving(str(path)) as (url, _):
+        before = answer(url)["features"]["urim.total"]
+        # replaced by another version (what nightly's link move does): the new one answers
+        lines = path.read_bytes().splitlines(keepends=True)
+        head = [l for l in lines if l.startswith(b"!")]
+        data = [l for l in lines if not l.startswith(b"!")]
+        smaller = tmp_path / "smaller.cdxj"
+        smaller.write_bytes(b"".join(head + [l for l in data if not l.startswith(b"* ")]))
+        os.replace(smaller, path)
+        a = answer(url)
+        assert a["status"] != "answered" and a["features"] is None
+        # cut in place mid-line: refused with 503 while it is so, never a wrong number
+        with open(path, "wb") as f:
+            f.write(b"".join(head + data)[:-40])
+        status, _, body = get(url, "/api/answer")
+        assert status == 503 and b"cut short" in body
+        shutil.copy(sample, path)
+        assert answer(url)["features"]["urim.total"] == before
+
+
+def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
+    lines = open(sample, "rb").read().splitlines(keepends=True)
+    head = [l for l in lines if l.startswith(b"!")]
+    data = [l for l in lines if not l.startswith(b"!")]
+    cases = {"unsorted": head + data[1:3] + data[:1] + data[3:], "twice": head + data[:5] + data[4:],
+             "cut": [b"".join(head + data)[:-30]], "junk": head + data[:3] + [b"not a profile line\n"] + data[3:],
+             "keys": [b'!keys ["surt","when"]\n'] + data}
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for name, content in cases.items():
+        bad = tmp_path / (name + ".cdxj")
+        bad.write_bytes(b"".join(content))
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore", str(bad), "--port", "0"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 2, (name, r.stderr)
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (name, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore", str(tmp_path / "missing.cdxj")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2 and "not found" in r.stderr
+
+
+def test_the_command_serves_and_stops(sample):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", sample, "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stderr.readline()
+        assert "exploring 1 profile(s)" in line
+        url = line.strip().rsplit(" ", 1)[-1]
+        assert answer(url)["key"] == "* - - -"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0

@@ -1,0 +1,449 @@
+"""A damaged profile or map never answers silently (profiler.files.datalines): cut mid-line,
+out of order, of mixed layouts, holding values that are not counts. Every command that reads
+them refuses in one line naming the file and the line (exit 2), or with --skip-bad-lines skips
+the damaged lines, counted and reported on stderr and in the output's !meta, and then answers
+exactly as it does from the file without them."""
+
+import os
+import random
+import shutil
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from profiler.files.datalines import MAX_LINE
+from profiler.files.validate import validate
+from profiler.run.profile import run_profile
+from profiler.testing import synthetic
+
+from helpers.damage import NOT_COUNTS, data_lines, one_line_error, pages, run, split_file, with_value
+
+CREATED = "2026-01-01T00:00:00Z"
+#: a profile line's value of the spec's shape
+VALUE_LINE = (b'{"urim":{"total":1,"min":1,"max":1},"urir":1,"bytes":5,"digests":1,"dedup_bytes":5,'
+              b'"first":"20130101000000","last":"20130101000000"}')
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("damage")
+    out = {}
+    for name, seed in (("profile", 3), ("other", 4)):
+        cdx = d / ("%s.cdx" % name)
+        synthetic.write_cdx(str(cdx), 300, seed=seed)
+        out[name] = str(d / ("%s.cdxj" % name))
+        run_profile([str(cdx)], out[name], created=CREATED)
+        out[name + "_map"] = str(d / ("%s.ukvs" % name))
+        assert run(["ukvs", out[name], "-o", out[name + "_map"], "-q"])[0] == 0
+    with open(out["profile"], "rb") as f:
+        out["urls"] = ["http://" + ".".join(reversed(x.split(b")")[0].decode().split(","))) + "/"
+                       for x in split_file(f.read())[1] if b")/* - - -" in x][:20]
+    out["dir"] = d
+    return out
+
+
+def commands(path, other, out):
+    """Every command that reads profiles or maps, on path (other: a second file of its kind)."""
+    return {
+        "lookup": ["lookup", path, "http://www.example.com/a/b"],
+        "query": ["query", path, "--surt", "com,*"],
+        "merge": ["merge", path, other, "-o", out + ".merge"],
+        "ukvs": ["ukvs", path, "-o", out + ".ukvs"],
+        "compact": ["compact", path, "--max-lines", "60", "-o", out + ".compact"],
+        "split": ["split", path, "--max-lines", "50", "-o", out + ".split"],
+        "diff": ["diff", path, other, "--summary"],
+        "overlap": ["overlap", other, path],
+    }
+
+
+def answer(name, argv, out):
+    """What a command answered: stdout, or the data lines it wrote."""
+    status, stdout, err = run(argv + ["-q"])
+    written = None
+    if status == 0 and name in ("merge", "ukvs", "compact"):
+        written = data_lines(argv[argv.index("-o") + 1])
+    elif status == 0 and name == "split":
+        written = data_lines(pages(out + ".split"))
+    return status, stdout, written, err
+
+
+def damaged(rng, data, how):
+    """(damaged bytes, clean equivalent or None, tolerant must answer, line number) of a file."""
+    headers, lines = split_file(data)
+    first = len(headers) + 1
+    n = rng.randrange(len(lines))
+    if how == "cut":
+        start = sum(map(len, headers)) + sum(map(len, lines[:n]))
+        at = start + rng.randrange(1, len(lines[n]) - 1)
+        return data[:at], data[:start], True, first + n
+    if how == "swap":
+        n = min(n, len(lines) - 2)
+        lines[n], lines[n + 1] = lines[n + 1], lines[n]
+        return b"".join(headers + lines), None, False, first + n + 1
+    clean = b"".join(headers + lines[:n] + lines[n + 1:])
+    line = lines[n]
+    if how == "value":
+        if b'"urim"' not in line:
+            how = "nul"             # a map line: damage it another way
+        else:
+            feature = rng.choice(["urim.total", "urim.min", "urir", "bytes", "dedup_bytes", "first"])
+            line = with_value(line, feature, rng.choice(NOT_COUNTS if feature != "first" else [b"2013", b"1"]))
+    if how == "field":
+        cut = line.find(b" {") if b" {" in line else line.rfind(b" ")
+        line = line[:cut] + b" eng" + line[cut:]
+    if how == "nul":
+        cut = line.find(b" {") if b" {" in line else line.rfind(b" ")
+        at = rng.randrange(cut + 1, len(line) - 1)
+        line = line[:at] + b"\x00" + line[at:]
+    lines[n] = line
+    return b"".join(headers + lines), clean, True, first + n
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(seed=st.integers(0, 10 ** 6), which=st.sampled_from(["profile", "map"]),
+       how=st.sampled_from(["cut", "swap", "value", "field", "nul", "crlf"]),
+       name=st.sampled_from(["lookup", "query", "merge", "ukvs", "compact", "split", "diff", "overlap"]))
+def test_damaged_files_are_refused_or_skipped_counted(files, tmp_path_factory, seed, which, how, name):
+    """Whatever the damage, a command refuses in one line (exit 2) or answers; with
+    --skip-bad-lines it answers exactly as from the file without the damaged line, and says
+    what it skipped; a CRLF file is read as it is. validate never passes a damaged file."""
+    if which == "map" and name in ("ukvs", "query"):
+        name = "lookup"
+    rng = random.Random(seed)
+    original = files[which if which == "profile" else "profile_map"]
+    other = files["other" if which == "profile" else "other_map"]
+    with open(original, "rb") as f:
+        data = f.read()
+    d = tmp_path_factory.mktemp("d")
+    if how == "crlf":
+        bad, clean, tolerant_answers, lineno = data.replace(b"\n", b"\r\n"), data, True, None
+    else:
+        bad, clean, tolerant_answers, lineno = damaged(rng, data, how)
+    path = str(d / ("bad" + os.path.splitext(original)[1]))
+    with open(path, "wb") as f:
+        f.write(bad)
+    argv = commands(path, other, str(d / "out"))[name]
+    status, out, written, err = answer(name, argv, str(d / "out"))
+    if how == "crlf":
+        assert status != 0 or "damaged" not in err
+    else:
+        assert one_line_error(status, err, os.path.basename(path)), (how, name, err)
+        assert ("line %d" % lineno) in err or "not sorted" in err, err
+        assert not validate(path).ok
+    if clean is None:                       # out of order: refused whatever the option
+        status, _, _, err = answer(name, argv + ["--skip-bad-lines"], str(d / "out"))
+        assert one_line_error(status, err, "not sorted"), err
+        return
+    clean_path = str(d / ("clean" + os.path.splitext(original)[1]))
+    with open(clean_path, "wb") as f:
+        f.write(clean)
+    expected = answer(name, commands(clean_path, other, str(d / "clean"))[name], str(d / "clean"))
+    got = answer(name, argv + ["--skip-bad-lines"], str(d / "out"))
+    if got[0] == 2 and not tolerant_answers:
+        assert one_line_error(got[0], got[3]), got[3]
+        return
+    assert got[:3] == expected[:3], (how, name, got[3])
+    if how != "crlf":
+        assert "1 damaged line(s) skipped" in got[3] and "line %d" % lineno in got[3], got[3]
+
+
+@pytest.mark.parametrize("name", ["lookup", "query", "merge", "ukvs", "compact", "split", "diff", "overlap",
+                                  "report"])
+def test_a_profile_cut_mid_line(files, tmp_path, name):
+    """The audit's case: a copy interrupted mid-line. Before, merge dropped the line's key with
+    exit 0 and ukvs a record; now every command refuses, or with --skip-bad-lines counts it (in
+    the output's !meta too)."""
+    with open(files["profile"], "rb") as f:
+        data = f.read()
+    cut = data[:data.rindex(b"\n", 0, len(data) - 1) + 40]
+    path = str(tmp_path / "cut.cdxj")
+    with open(path, "wb") as f:
+        f.write(cut)
+    argv = commands(path, files["other"], str(tmp_path / "out")).get(name) or \
+        ["report", path, "-o", str(tmp_path / "out.html")]
+    status, out, err = run(argv)
+    assert one_line_error(status, err, "cut.cdxj line %d" % (cut.count(b"\n") + 1), "cut short"), err
+    assert out == b""
+    status, out, err = run(argv + ["--skip-bad-lines"])
+    assert status == 0, err
+    assert "cut.cdxj: 1 damaged line(s) skipped (1 cut short)" in err
+    if name == "split":
+        written = pages(str(tmp_path / "out.split"))
+        assert written and all(validate(p).ok for p in written)
+        with open(written[0], "rb") as f:
+            assert b'cut.cdxj":{"lines":1,"reasons":{"cut":1},"first_line":%d}}' % (cut.count(b"\n") + 1) \
+                in f.read()
+    if name in ("merge", "ukvs", "compact"):
+        with open(argv[argv.index("-o") + 1], "rb") as f:
+            assert b'cut.cdxj":{"lines":1,"reasons":{"cut":1},"first_line":%d}}' % (cut.count(b"\n") + 1) \
+                in f.read()
+
+
+def test_a_stray_line_of_another_layout(files, tmp_path):
+    """merge of a four-field profile with one five-field line: refused, naming the line; skipped
+    and counted with --skip-bad-lines, the output valid."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = len(lines) // 2
+    lines[n] = lines[n].replace(b" {", b" eng {", 1)
+    path = str(tmp_path / "mixed.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    out = str(tmp_path / "m.cdxj")
+    status, _, err = run(["merge", path, files["other"], "-o", out])
+    assert one_line_error(status, err, "mixed.cdxj line %d" % (len(headers) + n + 1), "5 key fields"), err
+    assert not os.path.exists(out)
+    status, _, err = run(["merge", path, files["other"], "-o", out, "--skip-bad-lines"])
+    assert status == 0 and "1 bad key fields" in err
+    assert validate(out).ok
+
+
+@pytest.mark.parametrize("value", NOT_COUNTS)
+@pytest.mark.parametrize("name", ["lookup", "ukvs", "query", "merge", "diff"])
+def test_values_that_are_not_counts(files, tmp_path, value, name):
+    """NaN, infinities, 1e400, negative, fractional, boolean, string, nested and endless numbers
+    where a count belongs: one line, exit 2 (lookup and ukvs gave tracebacks)."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
+    lines[n] = with_value(lines[n], "urim.total", value)
+    path = str(tmp_path / "values.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    argv = {"lookup": ["lookup", path, "http://nowhere.example.com/"],
+            "ukvs": ["ukvs", path, "-o", str(tmp_path / "m.ukvs")],
+            "query": ["query", path, "--surt", "com,*"],
+            "merge": ["merge", path, "-o", "-"],
+            "diff": ["diff", files["profile"], path]}[name]
+    status, out, err = run(argv)
+    assert one_line_error(status, err, "values.cdxj line %d" % (len(headers) + n + 1)), err
+    assert out == b""
+
+
+def test_huge_integers_stay_exact(files, tmp_path):
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    big = 2 ** 80 + 7
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
+    lines[n] = with_value(with_value(lines[n], "urim.total", b"%d" % big), "bytes", b"%d" % (big * 3))
+    path = str(tmp_path / "big.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, out, err = run(["lookup", path, "http://nowhere.example.com/"])
+    assert status == 0 and ("\t%d/" % big).encode() in out, err
+    status, out, err = run(["query", path, "--surt", "com,*", "--feature", "urim", "--feature", "bytes"])
+    assert status == 0 and out == b'com,* - - - {"urim.total":%d,"bytes":%d}\n' % (big, big * 3), err
+    assert run(["ukvs", path, "-o", str(tmp_path / "m.ukvs"), "-q"])[0] == 0
+    with open(tmp_path / "m.ukvs", "rb") as f:
+        assert b"\ncom,* %d/" % big in f.read()
+
+
+def test_an_unsorted_line_the_search_does_not_touch(files, tmp_path):
+    """The audit's case: a line moved far from its place. The binary search never reads it, so
+    query said 'none are held' and lookup answered at a shallower level, exit 0; now both are
+    refused, and so is every streaming command before it writes anything."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = max(i for i, x in enumerate(lines) if b")/* - - - " in x)
+    moved = lines.pop(n)
+    lines.insert(3, moved)
+    path = str(tmp_path / "moved.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    surt = moved.split(b" ")[0].decode()
+    host = "http://" + ".".join(reversed(surt.split(")")[0].split(","))) + "/"
+    for argv in (["query", path, "--surt", surt], ["lookup", path, host], ["merge", path, "-o", "-"],
+                 ["diff", files["profile"], path], ["overlap", path, files["profile"]], ["ukvs", path, "-o", "-"],
+                 ["compact", path, "--max-lines", "99", "-o", "-"], ["split", path, "--max-lines", "99"],
+                 ["lookup", path, host, "--skip-bad-lines"]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "moved.cdxj is not sorted: line"), (argv, err)
+        assert out == b"", argv
+    assert not [n for n in os.listdir(tmp_path) if n.startswith("moved-")]
+
+
+def test_a_line_too_long_is_never_held(files, tmp_path):
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = len(lines) // 2
+    lines[n] = lines[n].rstrip(b"\n")[:-1] + b',"x":"' + b"a" * (MAX_LINE + 10) + b'"}\n'
+    path = str(tmp_path / "long.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, _, err = run(["ukvs", path, "-o", str(tmp_path / "m.ukvs")])
+    assert one_line_error(status, err, "long.cdxj line %d" % (len(headers) + n + 1), "longer than"), err
+    status, _, err = run(["ukvs", path, "-o", str(tmp_path / "m.ukvs"), "--skip-bad-lines"])
+    assert status == 0 and "1 longer than" in err
+    status, _, err = run(["lookup", path, "http://a.com/", "--skip-bad-lines"])      # a search would read it
+    assert one_line_error(status, err, "long.cdxj line %d" % (len(headers) + n + 1), "search would read it whole")
+
+
+@pytest.mark.parametrize("text, words", [
+    (b"", ["is empty"]),
+    (b'!keys ["surt","datetime","mime","status"]\n!keys ["surt","datetime","mime","status","lang"]\n',
+     ["declares its key fields twice"]),
+    (b'!keys ["surt","when","mime","status"]\n* - - - {}\n', ["!keys", "not a profile's key fields"]),
+    (b'!fields {"keys":["surt"]}\n* 10/3\ncom,* 2013 4/1\n', ["line 3", "3 fields"]),
+    (b'!fields {"keys":"surt"}\n* 10/3\n', ["!fields must be"]),
+    (b'!fields {"keys":["surt"]}\n* 10/3\n\ncom,* 4/1\n', ["line 3", "an empty line"]),
+    (b'!fields {"keys":["surt"]}\n* 10/3\ncom,a)/\tx 4/1\n', ["line 3"]),
+    (b'!fields {"keys":["surt"]}\n* 10/3\n!meta {}\n', ["line 3", "a header line after the data"]),
+    (b'!keys ["surt","datetime","mime","status"]\n* - - -\t{}\n', ["line 2"]),
+    (b'!fields {"keys":["surt"]}\n* 10/3\ncom,* \xd9\xa3/1\n', ["line 3", "frequency"]),
+])
+def test_hostile_files(tmp_path, text, words):
+    """Empty files, header lines only twice, unknown or lying key fields, blank lines, tabs,
+    late header lines, non-ASCII digits: one line, exit 2, for every reader."""
+    path = str(tmp_path / "f.ukvs")
+    with open(path, "wb") as f:
+        f.write(text)
+    for argv in (["lookup", path, "http://a.com/"], ["merge", path, "-o", "-"], ["split", path, "--max-lines", "5"],
+                 ["compact", path, "--max-lines", "5", "-o", "-"], ["diff", path, path], ["overlap", path, path]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, *words), (argv, err)
+        assert out == b""
+
+
+def test_header_lines_only_is_a_profile_of_nothing(tmp_path):
+    path = str(tmp_path / "h.cdxj")
+    with open(path, "wb") as f:
+        f.write(b'!keys ["surt","datetime","mime","status"]\n!meta {}\n')
+    status, out, err = run(["lookup", path, "http://a.com/"])
+    assert status == 0 and out.split(b"\t")[1] == b"no-match", err
+    assert run(["merge", path, path, "-o", str(tmp_path / "m.cdxj")])[0] == 0
+
+
+def test_check_is_remembered_per_version(files, tmp_path, monkeypatch):
+    """A file checked clean is not read whole again until it changes (its identity: device,
+    inode, size, mtime, ctime); the record lives in the user's cache folder."""
+    from profiler.files import checkcache, datalines
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(checkcache, "RACY_NS", 0)
+    checkcache.forget()
+    path = str(tmp_path / "p.cdxj")
+    shutil.copy(files["profile"], path)
+    reads = []
+    real = datalines.DataFile.records
+
+    def counted(self, *a, **kw):
+        reads.append(self.path)
+        return real(self, *a, **kw)
+    monkeypatch.setattr(datalines.DataFile, "records", counted)
+    assert run(["lookup", path, "http://a.com/"])[0] == 0
+    assert len(reads) == 1 and os.path.isfile(tmp_path / "cache" / "archive-profiler" / "checked-files.json")
+    checkcache.forget()                     # a new process: only the cache file remembers
+    assert run(["lookup", path, "http://a.com/"])[0] == 0
+    assert len(reads) == 1
+    time.sleep(0.1)                         # (a file changed within a clock tick is not remembered)
+    with open(path, "r+b") as f:            # changed in place, same size: checked again
+        f.seek(-3, 2)
+        f.write(b"x}\n")
+    status, _, err = run(["lookup", path, "http://a.com/"])
+    assert len(reads) == 2 and one_line_error(status, err, "p.cdxj line"), err
+
+
+def test_a_file_just_written_is_not_remembered(files, tmp_path, monkeypatch):
+    """Its time stamps could stay the same through a change made within the same clock tick."""
+    from profiler.files import checkcache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    checkcache.forget()
+    path = str(tmp_path / "p.cdxj")
+    shutil.copy(files["profile"], path)
+    assert run(["lookup", path, "http://a.com/"])[0] == 0
+    assert not os.path.exists(tmp_path / "cache" / "archive-profiler" / "checked-files.json")
+
+
+@pytest.mark.parametrize("how", ["link", "others_can_write", "not_ours"])
+def test_a_cache_file_not_safely_ours_is_not_used(files, tmp_path, monkeypatch, how):
+    from profiler.files import checkcache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(checkcache, "RACY_NS", 0)
+    checkcache.forget()
+    path = str(tmp_path / "p.cdxj")
+    shutil.copy(files["profile"], path)
+    assert run(["lookup", path, "http://a.com/"])[0] == 0
+    record = tmp_path / "cache" / "archive-profiler" / "checked-files.json"
+    assert record.is_file()
+    if how == "link":
+        record.rename(tmp_path / "elsewhere.json")
+        record.symlink_to(tmp_path / "elsewhere.json")
+        before = (tmp_path / "elsewhere.json").read_bytes()
+    elif how == "others_can_write":
+        record.chmod(0o666)
+    else:
+        os.chown(str(record), 12345, 12345)
+    checkcache.forget()
+    assert checkcache.recall(datalines_identity(path), "x") is None
+    from profiler.files.datalines import DataFile
+    found = DataFile(path)
+    reads = []
+    monkeypatch.setattr(DataFile, "records", lambda self, *a, **kw: reads.append(1) or iter(()))
+    found.check()
+    assert reads == [1]                     # read whole again: the record was not trusted
+    if how == "link":
+        assert (tmp_path / "elsewhere.json").read_bytes() == before     # never written through
+        assert not record.is_symlink()
+
+
+def datalines_identity(path):
+    from profiler.files import infiles
+    return infiles.identity(os.stat(path))
+
+
+def test_split_pages_are_checked_each(files, tmp_path):
+    """lookup of a page (or the pages' folder) checks every page whole, and that each page's
+    !meta keys, by which the search skips pages, are those of its lines."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    assert run(["split", files["profile"], "--max-lines", "200", "-o", str(folder) + "/", "-q"])[0] == 0
+    names = sorted(os.listdir(folder))
+    assert len(names) > 2
+    whole = run(["lookup", files["profile"], files["urls"][0]])
+    assert whole[0] == 0
+    assert run(["lookup", str(folder / names[0]), files["urls"][0]])[1] == whole[1]
+    assert run(["lookup", str(folder), files["urls"][0]])[1] == whole[1]
+    page = folder / names[1]
+    data = page.read_bytes()
+    headers, lines = split_file(data)
+    page.write_bytes(b"".join(headers + lines[:-1]) + lines[-1][:-5])          # cut short
+    status, _, err = run(["lookup", str(folder), files["urls"][0]])
+    assert one_line_error(status, err, "%s line %d" % (names[1], len(headers) + len(lines)), "cut short"), err
+    page.write_bytes(b"".join(headers + lines[:-1]))                            # whole, its last line gone
+    status, _, err = run(["lookup", str(folder), files["urls"][0]])
+    assert one_line_error(status, err, names[1], "its !meta says its keys run"), err
+
+
+LINES = [b'!keys ["surt","datetime","mime","status"]', b'!keys ["surt","datetime","mime","status","lang"]',
+         b'!fields {"keys":["surt"]}', b'!fields {keys: ["surt", "datetime"]}', b"!meta {}", b'@meta {"policy":5}',
+         b'!meta {"inputs":3,"captures":"x"}', b"* 10/3", b"com,* 2013 4/1", b"com,* : 4+/2 {\"lang\":{\"ara\":\"1/1\"}}",
+         b"com,a)/ 5 {\"datetime\":{\"2013\":7}}", b'* - - - {"urim":{"total":1,"min":1,"max":1},"urir":1}',
+         b"* - - - " + VALUE_LINE, b"com,* - - - " + VALUE_LINE, b"com,* - - - eng " + VALUE_LINE,
+         b"com,* 2013 - - " + VALUE_LINE.replace(b"dedup_bytes", b"bounds\":{\"urir\":[2,1]},\"x"), b"", b"\r",
+         b"\x1f\x8b", b"WARC/1.0", b" CDX N b a m s k r M S V g"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(lines=st.lists(st.sampled_from(LINES) | st.binary(max_size=40), max_size=8), end=st.booleans(),
+       name=st.sampled_from(["lookup", "query", "merge", "ukvs", "compact", "split", "diff", "overlap", "validate"]),
+       tolerant=st.booleans())
+def test_any_bytes_never_a_traceback(tmp_path_factory, lines, end, name, tolerant):
+    """Whatever a file holds, every command answers or refuses (exit 0, 1 or 2), never a
+    traceback."""
+    d = tmp_path_factory.mktemp("any")
+    path = str(d / "f.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"\n".join(x.replace(b"\n", b" ") for x in lines) + (b"\n" if end else b""))
+    argv = {"lookup": ["lookup", path, "http://a.com/x"], "query": ["query", path, "--surt", "com,*"],
+            "merge": ["merge", path, path, "-o", str(d / "m")], "ukvs": ["ukvs", path, "-o", str(d / "u")],
+            "compact": ["compact", path, "--max-lines", "3", "-o", str(d / "c")],
+            "split": ["split", path, "--max-lines", "2"], "diff": ["diff", path, path],
+            "overlap": ["overlap", path, path], "validate": ["validate", path]}[name]
+    if tolerant and name != "validate":
+        argv.append("--skip-bad-lines")
+    status, _, err = run(argv)
+    assert status in (0, 1, 2) and "Traceback" not in err, err
+    if status == 2:
+        assert one_line_error(status, err), err

@@ -1,0 +1,13 @@
+"""Captures in tests, by name: a reader's fields compared by name, never by position."""
+
+from profiler.model import capture
+
+
+def fields(c, *names):
+    """The named fields of a capture, as a tuple."""
+    return tuple(getattr(c, name) for name in names)
+
+
+def expected(**values):
+    """The capture a reader should give: these fields, every other one its default."""
+    return capture.Capture(**values)
