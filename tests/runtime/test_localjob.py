@@ -142,3 +142,29 @@ def test_a_task_holds_none_of_the_client_s_files(tmp_path, monkeypatch):
         held.close()
     targets = seen.read_text().splitlines()
     assert targets and str(tmp_path / "held.lock") not in targets
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_reduce_tasks_report_their_input_read(tmp_path, monkeypatch, shuffled):
+    """Each reduce task of each step reports the bytes of its input read, of its whole input
+    (merged runs or a range of GNU sort's file), ending at all of it: the progress bar's share of
+    the reduce side, as through mrjob (profiler.runtime.task.input_chunks)."""
+    from profiler.formats import inputs
+    from profiler.job import progress
+    from profiler.model.policy import load
+    from profiler.run.profile import write_manifest
+    cdx = _index(tmp_path, shuffled=shuffled)
+    if shuffled:                # not sorted in memory: by GNU sort
+        monkeypatch.setattr(presorted, "SHORT_LIMIT", 1000)
+    splits = inputs.plan_splits([inputs.sniff(cdx)], 100000, 2)
+    manifests = write_manifest(splits, str(tmp_path / "manifest"))
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    parts, _ = localjob.LocalJob(manifests, load("default"), str(tmp_path / "job"), cores=2,
+                                 env={progress.ENV: str(reports)}).run()
+    assert parts
+    names = sorted(name for name in os.listdir(reports) if name.startswith("reduce-"))
+    assert {name.split("-")[1] for name in names} == {"0", "1", "2"}
+    for name in names:
+        read, total, done = (reports / name).read_bytes().split()
+        assert read == total and int(total) > 0 and done == b"1", name
