@@ -45,6 +45,9 @@ INTERNAL_ENV = (contract.RANGE_ENV, contract.MERGE_ENV, digestfilter.FILTER_ENV,
     contract.TASK_PARTITION_ENVS
 #: memory of GNU sort, when the map outputs must be sorted (mrjob's local runner: the same)
 SORT_BUFFER = "256M"
+#: the most map records (bytes) one step-1 reduce task reads, when there are more than one task
+#: of them per core: its memory stays bounded whatever the input's size
+STEP1_PART_BYTES = 64 << 20
 #: bytes of the buffers a reduce task reads its input in (its output per buffer grows with it)
 CHUNK = 1 << 20
 #: where mrjob looks for a config when none is given (mrjob.conf.find_mrjob_conf): a run with one
@@ -144,6 +147,10 @@ class LocalJob:
         """The reduce tasks of a step over the step's input files (deleted after): its output files."""
         cost = None
         parts = self.cores
+        if step == 0:
+            # a step-1 reducer's tables grow with its URI-Rs' hosts: a part of at most
+            # STEP1_PART_BYTES of map records each, more parts than cores when the input is large
+            parts = max(parts, -(-sum(_size(path) for path in inputs) // STEP1_PART_BYTES))
         if step == 1 and self.digest_filter:
             # step 2's work is in its digest records, and one digest may hold most of it: parts of
             # equal work, twice as many, go to whichever core is free
@@ -225,6 +232,13 @@ def _task_environ():
 def _compiled():
     from profiler.accel import fast
     return fast.load() is not None
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _split_bytes(manifest_line):

@@ -168,3 +168,29 @@ def test_reduce_tasks_report_their_input_read(tmp_path, monkeypatch, shuffled):
     for name in names:
         read, total, done = (reports / name).read_bytes().split()
         assert read == total and int(total) > 0 and done == b"1", name
+
+
+def test_large_map_outputs_are_reduced_in_bounded_parts(tmp_path, monkeypatch):
+    """Step 1's map records are cut into reduce tasks of at most STEP1_PART_BYTES each, more of
+    them than cores when there are more records (a task's memory stays bounded), and the output
+    is the same bytes as one task's."""
+    from profiler.formats import inputs
+    from profiler.job import progress
+    from profiler.model.policy import load
+    from profiler.run.profile import write_manifest
+    cdx = _index(tmp_path, n=6000)
+    splits = inputs.plan_splits([inputs.sniff(cdx)], 200000, 1)
+    manifests = write_manifest(splits, str(tmp_path / "manifest"))
+
+    def run(name, part_bytes):
+        monkeypatch.setattr(localjob, "STEP1_PART_BYTES", part_bytes)
+        reports = tmp_path / ("reports-" + name)
+        reports.mkdir()
+        parts, _ = localjob.LocalJob(manifests, load("default"), str(tmp_path / name), cores=1,
+                                     env={progress.ENV: str(reports)}).run()
+        step1 = [n for n in os.listdir(reports) if n.startswith("reduce-0-")]
+        return b"".join(open(p, "rb").read() for p in parts), len(step1)
+    whole, one = run("whole", 1 << 40)
+    cut, many = run("cut", 50000)
+    assert one == 1 and many > 4
+    assert cut == whole
