@@ -28,6 +28,9 @@ PLUGINS_ENV = "ARCHIVE_PROFILER_PLUGINS"
 #: a reduce task's number among its step's, as Hadoop (and mrjob's inline and local runners) set
 #: it from the jobconf (Hadoop 2 and later, Hadoop 1): salts of hot digests (profiler.job.hotdigests)
 TASK_PARTITION_ENVS = ("mapreduce_task_partition", "mapred_task_partition")
+#: a file every process of a local run appends its CPU by stage to (profiler.runtime.cpulog: what
+#: scripts/bench --breakdown reads); unset, nothing is measured
+CPU_LOG_ENV = "ARCHIVE_PROFILER_CPU_LOG"
 
 #: entries per reducer table before it is flushed or spilled (any value gives the same profile)
 TABLE_LIMIT = 200000

@@ -20,6 +20,11 @@ into 64 sorted parts (Hadoop's and Spark's) and 64 unsorted ones, with its memor
 --floor it also times the least Spark program of the job's shape, started as the runner starts a
 local master's driver: a SparkContext and one job of one map task and 1, then 3, shuffles of
 empty blobs (no records), the fixed cost under any run on that master.
+
+With --marginal A,B it runs Spark and the local runner (--local-cores) on inputs of A and B
+captures instead, in rounds (--repeat; the least CPU of each kept), and prints each one's CPU per
+capture between the two sizes (its marginal cost, the fixed start-up left out: what a larger input
+costs more) and Spark's over the local runner's.
 """
 
 import argparse
@@ -327,11 +332,15 @@ def main(argv=None):
     parser.add_argument("--floor", action="store_true",
                         help="also time the least Spark program of the job's shape (no records) on --master")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "archive-profiler-bench"))
+    parser.add_argument("--marginal", metavar="A,B", help="the marginal CPU per capture of Spark and the local "
+                        "runner between inputs of A and B captures (e.g. 200000,1000000)")
     parser.add_argument("--merge-parts", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.merge_parts:
         print(json.dumps(merge_parts(args.merge_parts)))
         return 0
+    if args.marginal:
+        return marginal(args)
 
     input_path, _ = cached_input(args.workdir, args.lines, args.seed, False)
     scratch = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="spark-", dir=args.workdir)
@@ -440,6 +449,70 @@ def main(argv=None):
     ok = figures.get("identical_except_created", True) and all(
         v["identical_to_spark_except_created"] for v in figures.get("standalone", {}).values())
     return 0 if ok else 1
+
+
+def marginal(args):
+    """--marginal A,B: Spark's and the local runner's CPU at both sizes, in rounds, and their CPU per
+    capture between them (µs), fixed start-up apart; the profiles of one size must be the same bytes."""
+    sizes = sorted(int(n) for n in args.marginal.split(","))
+    if len(sizes) != 2 or sizes[0] == sizes[1]:
+        print("bench_spark: --marginal takes two different sizes, e.g. 200000,1000000", file=sys.stderr)
+        return 2
+    scratch = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="spark-", dir=args.workdir)
+    os.makedirs(scratch, exist_ok=True)
+    env, cwd = package_env(dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")))
+    inputs = {n: cached_input(args.workdir, n, args.seed, False)[0] for n in sizes}
+    cores = args.local_cores.split(",")[0]
+    spark_args = ["-c", os.path.join(REPO, "conf", "mrjob-spark.conf"), "--", "--python-bin", sys.executable,
+                  "--spark-master", args.master]
+    kinds = {"spark": ["-r", "spark"] + spark_args, "local": ["-r", "local", "--cores", cores]}
+    if args.policy:
+        kinds = {k: ["--policy", resolve(args.policy)] + v for k, v in kinds.items()}
+    runs = {(kind, n): [] for kind in kinds for n in sizes}
+    identical = True
+    for r in range(args.repeat):
+        for n in sizes:
+            outs = {}
+            for kind, extra in kinds.items():
+                outs[kind] = os.path.join(scratch, "%s-%d.cdxj" % (kind, n))
+                cmd = profiler_command() + ["profile", inputs[n], "-o", outs[kind]] + extra
+                print("running    %s  (round %d of %d)" % (" ".join(cmd), r + 1, args.repeat), flush=True)
+                tmp = _fresh(scratch, "tmp-" + kind)
+                status, wall, cpu, by = run(cmd, dict(env, TMPDIR=tmp), os.path.join(scratch, "%s.log" % kind), cwd)
+                shutil.rmtree(tmp, ignore_errors=True)
+                if status:
+                    return status
+                runs[kind, n].append({"cpu_seconds": round(cpu, 3), "wall_seconds": round(wall, 3),
+                                      "cpu_by_process": by})
+            identical = identical and same_except_created(outs["spark"], outs["local"])
+    best = {key: min(v, key=lambda x: x["cpu_seconds"]) for key, v in runs.items()}
+    figures = {"sizes": sizes, "master": args.master, "local_cores": int(cores), "repeat": args.repeat,
+               "load_average": [round(x, 2) for x in os.getloadavg()], "identical_except_created": identical,
+               "runs": {"%s-%d" % key: v for key, v in runs.items()}}
+    a, b = sizes
+    for kind in kinds:
+        per = (best[kind, b]["cpu_seconds"] - best[kind, a]["cpu_seconds"]) / (b - a)
+        figures[kind] = {"cpu_seconds": {str(n): best[kind, n]["cpu_seconds"] for n in sizes},
+                         "cpu_by_process": {str(n): best[kind, n]["cpu_by_process"] for n in sizes},
+                         "marginal_us_per_capture": round(per * 1e6, 3),
+                         "fixed_cpu_seconds": round(best[kind, a]["cpu_seconds"] - per * a, 3)}
+    ratio = figures["spark"]["marginal_us_per_capture"] / figures["local"]["marginal_us_per_capture"]
+    figures["spark_marginal_over_local"] = round(ratio, 2)
+    print(json.dumps(figures, indent=2, sort_keys=True))
+    for kind in kinds:
+        f = figures[kind]
+        print("%-6s %s CPU-s at %s captures: %.2f us per extra capture, %.2f CPU-s fixed" % (
+            kind, " / ".join("%.2f" % f["cpu_seconds"][str(n)] for n in sizes), " / ".join(map(str, sizes)),
+            f["marginal_us_per_capture"], f["fixed_cpu_seconds"]))
+    print("Spark's marginal CPU per capture over the local runner's: %.2fx (goal <= 1.5: %s); profiles %s"
+          % (ratio, "met" if ratio <= 1.5 else "NOT met", "identical" if identical else "DIFFER"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=2, sort_keys=True)
+            f.write("\n")
+    if not args.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0 if identical else 1
 
 
 def _fresh(scratch, name):

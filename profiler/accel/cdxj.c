@@ -21,7 +21,7 @@ typedef struct { const char *s[NCJ]; Py_ssize_t n[NCJ]; } CJFields;
 
 /* JSON white space (RFC 8259): space, tab, line feed, carriage return */
 static inline const char *cj_ws(const char *p, const char *e) {
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    while (p < e && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
     return p;
 }
 
@@ -184,8 +184,10 @@ static const char *cj_skip(const char *p, const char *e, int depth) {
 
 /* the needed key (CJ_*) spelt by k[0:n], or -1 */
 static inline int cj_key(const char *k, Py_ssize_t n) {
+    if (n < 4 || n > 14 || (k[0] != 'm' && k[0] != 's' && k[0] != 'd' && k[0] != 'p' && k[0] != 'l'))
+        return -1;                                              /* no needed key has that length or start */
     for (int i = 0; i < NCJ; i++)
-        if (CJ_KEY_LEN[i] == n && memcmp(CJ_KEYS[i], k, n) == 0) return i;
+        if (CJ_KEY_LEN[i] == n && CJ_KEYS[i][0] == k[0] && memcmp(CJ_KEYS[i], k, n) == 0) return i;
     return -1;
 }
 

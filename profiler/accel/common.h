@@ -218,40 +218,44 @@ static int resize(void **arr, Py_ssize_t n, size_t size) {
     return 0;
 }
 
-/* indices by a small integer id (suffix and tuple ids), one generation at a time: at[id] holds
- * while gen[id] == cur, so a new generation (stamp_next) empties it without clearing */
-typedef struct { uint32_t *gen, cur; int32_t *at; Py_ssize_t cap; } StampIndex;
+/* indices by a small integer id (suffix and tuple ids), one generation at a time: e[id].at holds
+ * while e[id].gen == cur, so a new generation (stamp_next) empties it without clearing; the two
+ * words of an id side by side (one cache line read per lookup) */
+typedef struct { uint32_t gen; int32_t at; } StampEntry;
+typedef struct { StampEntry *e; uint32_t cur; Py_ssize_t cap; } StampIndex;
 
 /* the index of id, or -1 */
 static inline Py_ssize_t stamp_get(const StampIndex *s, Py_ssize_t id) {
-    return id < s->cap && s->gen[id] == s->cur ? s->at[id] : -1;
+    return id < s->cap && s->e[id].gen == s->cur ? s->e[id].at : -1;
+}
+
+static int stamp_grow(StampIndex *s, Py_ssize_t id) {
+    Py_ssize_t old = s->cap, cap = old ? old : 64;
+    while (cap <= id) cap *= 2;
+    if (resize((void **)&s->e, cap, sizeof(StampEntry)) < 0) return -1;
+    memset(s->e + old, 0, (cap - old) * sizeof(StampEntry));
+    s->cap = cap;
+    return 0;
 }
 
 /* at[id] = v in this generation */
-static int stamp_set(StampIndex *s, Py_ssize_t id, Py_ssize_t v) {
+static inline int stamp_set(StampIndex *s, Py_ssize_t id, Py_ssize_t v) {
     if (v >= INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many entries"); return -1; }
-    if (id >= s->cap) {
-        Py_ssize_t old = s->cap, cap = old ? old : 64;
-        while (cap <= id) cap *= 2;
-        if (resize((void **)&s->gen, cap, sizeof(uint32_t)) < 0 || resize((void **)&s->at, cap, sizeof(int32_t)) < 0)
-            return -1;
-        memset(s->gen + old, 0, (cap - old) * sizeof(uint32_t));
-        s->cap = cap;
-    }
+    if (id >= s->cap && stamp_grow(s, id) < 0) return -1;
     if (s->cur == 0) s->cur = 1;
-    s->gen[id] = s->cur; s->at[id] = (int32_t)v;
+    s->e[id].gen = s->cur; s->e[id].at = (int32_t)v;
     return 0;
 }
 
 static void stamp_next(StampIndex *s) {
     if (++s->cur == 0) {      /* the generations wrapped round: every entry is stale again */
-        if (s->gen) memset(s->gen, 0, s->cap * sizeof(uint32_t));
+        if (s->e) memset(s->e, 0, s->cap * sizeof(StampEntry));
         s->cur = 1;
     }
 }
 
 static void stamp_free(StampIndex *s) {
-    PyMem_Free(s->gen); PyMem_Free(s->at);
+    PyMem_Free(s->e);
     memset(s, 0, sizeof *s);
 }
 
@@ -292,8 +296,7 @@ static int get_i64(PyObject *o, int64_t *v) {
     return 0;
 }
 
-static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
-    if (need <= *cap) return 0;
+static int grow_to(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
     Py_ssize_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
     void *p = PyMem_Realloc(*arr, c * size);
@@ -302,12 +305,19 @@ static int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
     return 0;
 }
 
+/* an array of *cap elements of size bytes grown to hold need (the check inline, the growth not) */
+static inline int grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
+    return need <= *cap ? 0 : grow_to(arr, cap, need, size);
+}
+
 /* grow two parallel arrays of one capacity */
-static int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py_ssize_t need) {
-    if (need <= *cap) return 0;
+static int grow2_to(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py_ssize_t need) {
     Py_ssize_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
     if (resize(a, c, asz) < 0 || resize(b, c, bsz) < 0) return -1;
     *cap = c;
     return 0;
+}
+static inline int grow2(void **a, size_t asz, void **b, size_t bsz, Py_ssize_t *cap, Py_ssize_t need) {
+    return need <= *cap ? 0 : grow2_to(a, asz, b, bsz, cap, need);
 }

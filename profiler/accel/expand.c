@@ -22,7 +22,7 @@ typedef struct {   /* SURT levels: combination set and key of each (is_host: the
 typedef struct { int64_t n, total, largest; } KeyAcc;   /* a shared digest under one key */
 
 /* the records of one level key (root, a TLD, a domain) over consecutive hosts, added to the table
- * when the key changes: sfx (suffix id * nsets + set) -> multi-tuple URI-Rs' exact records, tup
+ * when the key changes: sfx (a pair id: suffix and set) -> multi-tuple URI-Rs' exact records, tup
  * (tuple id * nsets + set) -> single-tuple URI-Rs' records rolled up by tuple (expanded then) */
 typedef struct { Buf key; int used; IdRecs sfx, tup; } LevelAcc;
 
@@ -39,7 +39,7 @@ typedef struct {
     Py_ssize_t limit;
     RecMap table;              /* profile key -> record (flushed at limit) */
     IdRecs host_tuples;        /* tuple id -> single-tuple URI-Rs' records of the open host */
-    IdRecs host_suffix;        /* suffix id * nsets + set -> multi-tuple URI-Rs' exact records */
+    IdRecs host_suffix;        /* pair id (suffix and set) -> multi-tuple URI-Rs' exact records */
     LevelAcc *acc; int nacc;   /* per position of the open host's levels above the host */
     int have_group, host_none;
     Buf host;
@@ -53,11 +53,14 @@ typedef struct {
     /* entries (tuple, digest, max_len): chained per tuple (dg_next) and per digest (dg_dnext) */
     Py_ssize_t *dg_did, *dg_next, *dg_t, *dg_dnext; int64_t *dg_ml; Py_ssize_t dgn, dgcap;
     Map origmap; Py_ssize_t *orig_cell; Py_ssize_t ocap;
-    /* suffixes by id: tidmap (tuple key -> id), sfxmap (suffix -> id), memo[tid * ctot + cofs[set] +
-     * combination] (suffix id or -1, rows for memo_rows tuples); forgotten between hosts when large */
-    Map tidmap, sfxmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows, id_limit; int ctot, *cofs;
+    /* suffixes by id: tidmap (tuple key -> id), sfxmap (suffix -> id), pairmap ((suffix id, set) ->
+     * pair id: the ids of host_suffix and the accumulators, dense, so that their indices stay small),
+     * pair_sid and pair_set (a pair's suffix id and set), memo[tid * ctot + cofs[set] + combination]
+     * (pair id or -1, rows for memo_rows tuples); forgotten between hosts when large */
+    Map tidmap, sfxmap, pairmap; int32_t *memo; Py_ssize_t memo_cap, memo_rows, id_limit; int ctot, *cofs;
+    int32_t *pair_sid, *pair_set; Py_ssize_t pair_cap;
     StampIndex pj;             /* projection groups of one set: suffix id -> group */
-    Py_ssize_t *pj_head, *pj_last, *pj_sid, pjcap, npg; Py_ssize_t *pe_t, *pe_next, pecap, pen;
+    Py_ssize_t *pj_head, *pj_last, *pj_pid, pjcap, npg; Py_ssize_t *pe_t, *pe_next, pecap, pen;
     uint64_t *pj_mask; Py_ssize_t pjmcap;       /* a group's tuples as bits (URI-Rs of <= 64 tuples) */
     struct MaskRec *mrec; uint32_t mrec_gen; int mrec_n;   /* the URI-R's group records by bits */
     Py_ssize_t *dr_start, drcap; Py_ssize_t *de_t, *de_d, decap;   /* digest records' entries */
@@ -66,7 +69,7 @@ typedef struct {
     Map cmine; int64_t *cmine_ml; Py_ssize_t cmine_cap;         /* key -> the URI-R's largest length */
     Map ckey; KeyAcc *ck; Py_ssize_t ck_cap;                    /* key -> URI-Rs, sum, largest */
     Buf kb, sb;
-    /* raw mode: digest record lines held back, written in byte order a run (4 MiB, or limit lines)
+    /* raw mode: digest record lines held back, written in byte order a run (1 MiB, or limit lines)
      * at a time: the sort between steps 1 and 2 takes half the time over sorted runs */
     Buf drun; Py_ssize_t *drun_off, drun_cap, ndrun;
     PyObject *out;             /* list of output pairs of the current call */
@@ -188,7 +191,7 @@ static int acc_flush(Expander *x, LevelAcc *a) {
     const char *key = a->key.p;
     Py_ssize_t kn = a->key.n;
     for (Py_ssize_t i = 0; i < a->sfx.n; i++)
-        if (add_keyed(x, key, kn, (uint32_t)(a->sfx.ids[i] / x->nsets), &a->sfx.recs[i]) < 0) return -1;
+        if (add_keyed(x, key, kn, (uint32_t)x->pair_sid[a->sfx.ids[i]], &a->sfx.recs[i]) < 0) return -1;
     idrecs_clear(&a->sfx);
     for (Py_ssize_t i = 0; i < a->tup.n; i++) {
         int64_t id = a->tup.ids[i];
@@ -236,7 +239,8 @@ static int close_group(Expander *x) {
         int idx = x->grp.set[g];
         if (x->grp.is_host[g]) {
             for (Py_ssize_t i = 0; i < hs->n; i++)
-                if (hs->ids[i] % ns == idx && add_keyed(x, key, kn, (uint32_t)(hs->ids[i] / ns), &hs->recs[i]) < 0)
+                if (x->pair_set[hs->ids[i]] == idx
+                    && add_keyed(x, key, kn, (uint32_t)x->pair_sid[hs->ids[i]], &hs->recs[i]) < 0)
                     return -1;
             if (x->ncombos[idx] == 0) continue;
             for (Py_ssize_t i = 0; i < ht->n; i++)
@@ -246,7 +250,7 @@ static int close_group(Expander *x) {
         LevelAcc *a = acc_for(x, g, key, kn);
         if (!a) return -1;
         for (Py_ssize_t i = 0; i < hs->n; i++)
-            if (hs->ids[i] % ns == idx && idrecs_add(&a->sfx, hs->ids[i], &hs->recs[i]) < 0) return -1;
+            if (x->pair_set[hs->ids[i]] == idx && idrecs_add(&a->sfx, hs->ids[i], &hs->recs[i]) < 0) return -1;
         if (x->ncombos[idx] > 0)
             for (Py_ssize_t i = 0; i < ht->n; i++)
                 if (idrecs_add(&a->tup, ht->ids[i] * ns + idx, &ht->recs[i]) < 0) return -1;
@@ -254,9 +258,11 @@ static int close_group(Expander *x) {
     }
     idrecs_clear(hs);
     idrecs_clear(ht);
-    if (x->sfxmap.n > x->id_limit || x->tidmap.n > x->id_limit) {   /* bounded: ids start again */
+    if (x->sfxmap.n > x->id_limit || x->tidmap.n > x->id_limit || x->pairmap.n > x->id_limit) {
+        /* bounded: ids start again */
         if (acc_flush_all(x) < 0) return -1;
         map_clear(&x->sfxmap);
+        map_clear(&x->pairmap);
         map_clear(&x->tidmap);
         x->memo_rows = 0;
     }
@@ -444,8 +450,9 @@ static void mask_records_next(Expander *x) {
     }
 }
 
-/* the id of the suffix of tuple tp under combination c of set idx (memoised per tuple) */
-static Py_ssize_t suffix_id(Expander *x, const Tup *tp, int idx, int c) {
+/* the pair id of the suffix of tuple tp under combination c of set idx, and that set (memoised per
+ * tuple) */
+static Py_ssize_t pair_id(Expander *x, const Tup *tp, int idx, int c) {
     int32_t *slot = &x->memo[tp->tid * x->ctot + x->cofs[idx] + c];
     if (*slot >= 0) return *slot;
     Buf *b = &x->sb;
@@ -455,8 +462,19 @@ static Py_ssize_t suffix_id(Expander *x, const Tup *tp, int idx, int c) {
     Py_ssize_t sid = map_find_or_add(&x->sfxmap, b->p, b->n, &added);
     if (sid < 0) return -1;
     if (sid > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many suffixes"); return -1; }
-    *slot = (int32_t)sid;
-    return sid;
+    int32_t key[2] = {(int32_t)sid, idx};
+    Py_ssize_t pid = map_find_or_add(&x->pairmap, (const char *)key, sizeof key, &added);
+    if (pid < 0) return -1;
+    if (pid > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many suffixes"); return -1; }
+    if (added) {
+        Py_ssize_t cap = x->pair_cap;
+        if (grow2((void **)&x->pair_sid, sizeof(int32_t), (void **)&x->pair_set, sizeof(int32_t), &cap, pid + 1) < 0)
+            return -1;
+        x->pair_cap = cap;
+        x->pair_sid[pid] = (int32_t)sid; x->pair_set[pid] = idx;
+    }
+    *slot = (int32_t)pid;
+    return pid;
 }
 
 /* the URI-R's exact record of each suffix of set idx; added to table under key, or to
@@ -467,31 +485,34 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
     stamp_next(&x->pj);
     x->npg = 0;
     x->pen = 0;
+    /* at most one group and one entry for each (tuple, combination): room for them all at once */
+    Py_ssize_t most = ntup * nc, cap = x->pjcap;
+    if (grow2((void **)&x->pj_head, sizeof(Py_ssize_t), (void **)&x->pj_last, sizeof(Py_ssize_t), &cap, most) < 0
+        || grow((void **)&x->pj_pid, &x->pjcap, most, sizeof(Py_ssize_t)) < 0
+        || grow((void **)&x->pj_mask, &x->pjmcap, most, sizeof(uint64_t)) < 0
+        || grow2((void **)&x->pe_t, sizeof(Py_ssize_t), (void **)&x->pe_next, sizeof(Py_ssize_t), &x->pecap, most) < 0)
+        return -1;
+    Py_ssize_t *head = x->pj_head, *last = x->pj_last, *gpid = x->pj_pid, *pe_t = x->pe_t, *pe_next = x->pe_next;
+    uint64_t *gmask = x->pj_mask;
     for (Py_ssize_t t = 0; t < ntup; t++) {
         Tup *tp = &x->tups[t];
+        uint64_t bit = t < 64 ? (uint64_t)1 << t : 0;
         for (int c = 0; c < nc; c++) {
-            Py_ssize_t sid = suffix_id(x, tp, idx, c);
-            if (sid < 0) return -1;
-            Py_ssize_t g = stamp_get(&x->pj, sid);
+            Py_ssize_t pid = pair_id(x, tp, idx, c);
+            if (pid < 0) return -1;
+            Py_ssize_t g = stamp_get(&x->pj, pid);
             if (g < 0) {
                 g = x->npg++;
-                Py_ssize_t cap = x->pjcap;
-                if (grow2((void **)&x->pj_head, sizeof(Py_ssize_t), (void **)&x->pj_last, sizeof(Py_ssize_t),
-                          &cap, g + 1) < 0 || grow((void **)&x->pj_sid, &x->pjcap, g + 1, sizeof(Py_ssize_t)) < 0
-                    || grow((void **)&x->pj_mask, &x->pjmcap, g + 1, sizeof(uint64_t)) < 0
-                    || stamp_set(&x->pj, sid, g) < 0)
-                    return -1;
-                x->pj_head[g] = -1; x->pj_last[g] = -1; x->pj_sid[g] = sid; x->pj_mask[g] = 0;
-            } else if (x->pe_t[x->pj_last[g]] == t) {
+                if (stamp_set(&x->pj, pid, g) < 0) return -1;
+                head[g] = -1; last[g] = -1; gpid[g] = pid; gmask[g] = 0;
+            } else if (pe_t[last[g]] == t) {
                 continue;     /* the tuple is in the group already */
             }
-            if (grow2((void **)&x->pe_t, sizeof(Py_ssize_t), (void **)&x->pe_next, sizeof(Py_ssize_t),
-                      &x->pecap, x->pen + 1) < 0) return -1;
             Py_ssize_t e = x->pen++;
-            x->pe_t[e] = t; x->pe_next[e] = -1;
-            if (x->pj_last[g] < 0) x->pj_head[g] = e; else x->pe_next[x->pj_last[g]] = e;
-            x->pj_last[g] = e;
-            if (t < 64) x->pj_mask[g] |= (uint64_t)1 << t;
+            pe_t[e] = t; pe_next[e] = -1;
+            if (last[g] < 0) head[g] = e; else pe_next[last[g]] = e;
+            last[g] = e;
+            gmask[g] |= bit;
         }
     }
     for (Py_ssize_t g = 0; g < x->npg; g++) {
@@ -501,15 +522,15 @@ static int project(Expander *x, Py_ssize_t ntup, int idx, const char *key, Py_ss
         if (x->pe_next[e] < 0) r = &x->tups[x->pe_t[e]].rec;
         else if (ntup <= 64) r = mask_record(x, g, &scratch);
         else group_record(x, g, &scratch);
-        uint32_t sid = (uint32_t)x->pj_sid[g];
+        Py_ssize_t pid = x->pj_pid[g];
         if (key) {
-            if (add_keyed(x, key, kn, sid, r) < 0) return -1;
-        } else if (idrecs_add(&x->host_suffix, (int64_t)sid * x->nsets + idx, r) < 0) return -1;
+            if (add_keyed(x, key, kn, (uint32_t)x->pair_sid[pid], r) < 0) return -1;
+        } else if (idrecs_add(&x->host_suffix, pid, r) < 0) return -1;
     }
     return 0;
 }
 
-#define DRUN_BYTES (4 << 20)
+#define DRUN_BYTES (1 << 20)
 /* suffix and tuple ids held before they start again (the arrays indexed by them stay small) */
 #define ID_LIMIT 32768
 
@@ -830,7 +851,7 @@ static PyObject *run_sink(Expander *x, int raw, int (*step)(Expander *, void *),
     if (raw) {
         PyObject *out = r < 0 ? NULL : PyBytes_FromStringAndSize(x->raw.p ? x->raw.p : "", x->raw.n);
         x->raw.n = 0;
-        if (x->raw.cap > (64 << 20)) buf_free(&x->raw);   /* a large flush: give the memory back */
+        if (x->raw.cap > (8 << 20)) buf_free(&x->raw);    /* a large flush: give the memory back */
         return out;
     }
     PyObject *out = x->out;
@@ -915,14 +936,49 @@ static int close_step(Expander *x, void *unused) {
 /* step 2 (profiler.job.digests.corrections): one URI-R of a digest that several URI-Rs hold. The
  * largest length of each profile key its entries [[values..., max_len], ...] reach is
  * added to the digest's (URI-Rs, sum of lengths, largest) of that key. */
+/* one entry (values v, largest length ml) of the URI-R whose levels are in x->clev: the largest
+ * length of each profile key it reaches, in x->cmine */
+static int correct_entry(Expander *x, const char *const *v, const Py_ssize_t *vn, int64_t ml) {
+    Levels *L = &x->clev;
+    Map *mm = &x->cmine;
+    for (int l = 0; l < L->n; l++) {
+        int idx = L->set[l];
+        for (int c = 0; c < x->ncombos[idx]; c++) {
+            Buf *b = &x->kb;
+            b->n = 0;
+            if (buf_put(b, L->keys.p + L->off[l], L->len[l]) < 0 || buf_putc(b, ' ') < 0
+                || put_suffix(b, &x->crit, v, vn, x->combos[idx][c]) < 0) return -1;
+            int added;
+            Py_ssize_t k = map_find_or_add(mm, b->p, b->n, &added);
+            if (k < 0 || grow((void **)&x->cmine_ml, &x->cmine_cap, k + 1, sizeof(int64_t)) < 0) return -1;
+            if (added || ml > x->cmine_ml[k]) x->cmine_ml[k] = ml;
+        }
+    }
+    return 0;
+}
+
+/* the URI-R's largest lengths (x->cmine) added to the digest's keys (x->ckey) */
+static int correct_commit(Expander *x) {
+    Map *mm = &x->cmine;
+    for (Py_ssize_t i = 0; i < mm->n; i++) {
+        int added;
+        Py_ssize_t k = map_find_or_add(&x->ckey, map_key(mm, i), mm->ents[i].len, &added);
+        if (k < 0 || grow((void **)&x->ck, &x->ck_cap, k + 1, sizeof(KeyAcc)) < 0) return -1;
+        int64_t ml = x->cmine_ml[i];
+        KeyAcc *a = &x->ck[k];
+        if (added) { a->n = 1; a->total = a->largest = ml; continue; }
+        a->n++; a->total += ml;
+        if (ml > a->largest) a->largest = ml;
+    }
+    return 0;
+}
+
 static int correct_uri_r(Expander *x, PyObject *urlkey, PyObject *entries) {
     Py_ssize_t un;
     const char *u = utf8(urlkey, &un);
     if (!u) return -1;
-    Levels *L = &x->clev;
-    if (urlkey_levels(x, L, u, un, 1) < 0) return -1;
-    Map *mm = &x->cmine;
-    map_clear(mm);
+    if (urlkey_levels(x, &x->clev, u, un, 1) < 0) return -1;
+    map_clear(&x->cmine);
     Py_ssize_t ne = PyList_GET_SIZE(entries);
     for (Py_ssize_t i = 0; i < ne; i++) {
         PyObject *e = PyList_GET_ITEM(entries, i);
@@ -937,31 +993,77 @@ static int correct_uri_r(Expander *x, PyObject *urlkey, PyObject *entries) {
             if (!(v[q] = utf8(PyList_GET_ITEM(e, q), &vn[q]))) return -1;
         int64_t ml;
         if (get_i64(PyList_GET_ITEM(e, k), &ml) < 0) return -1;
-        for (int l = 0; l < L->n; l++) {
-            int idx = L->set[l];
-            for (int c = 0; c < x->ncombos[idx]; c++) {
-                Buf *b = &x->kb;
-                b->n = 0;
-                if (buf_put(b, L->keys.p + L->off[l], L->len[l]) < 0 || buf_putc(b, ' ') < 0
-                    || put_suffix(b, &x->crit, v, vn, x->combos[idx][c]) < 0) return -1;
-                int added;
-                Py_ssize_t k = map_find_or_add(mm, b->p, b->n, &added);
-                if (k < 0 || grow((void **)&x->cmine_ml, &x->cmine_cap, k + 1, sizeof(int64_t)) < 0) return -1;
-                if (added || ml > x->cmine_ml[k]) x->cmine_ml[k] = ml;
-            }
+        if (correct_entry(x, v, vn, ml) < 0) return -1;
+    }
+    return correct_commit(x);
+}
+
+/* a digest record's value [urlkey, [[values..., max_len], ...]] in the plain JSON step 1 writes
+ * (digest_records): 0 read (with apply, its URI-R's entries go to x->cmine, then x->ckey), 1 not in
+ * that form (a marker, escapes, text past ASCII: Python's), -1 error */
+static int digest_value(Expander *x, const char *p, const char *end, int apply) {
+    const char *u;
+    Py_ssize_t un;
+    if (json_char(&p, end, '[') || json_plain_str(&p, end, &u, &un) || json_char(&p, end, ',')
+        || json_char(&p, end, '[')) return 1;
+    if (apply) {
+        if (urlkey_levels(x, &x->clev, u, un, 1) < 0) return -1;
+        map_clear(&x->cmine);
+    }
+    for (;;) {
+        const char *v[MAXC];
+        Py_ssize_t vn[MAXC];
+        int64_t ml;
+        if (json_char(&p, end, '[')) return 1;
+        for (int q = 0; q < x->crit.k; q++)
+            if (json_plain_str(&p, end, &v[q], &vn[q]) || json_char(&p, end, ',')) return 1;
+        if (json_plain_int(&p, end, &ml) || json_char(&p, end, ']')) return 1;
+        if (apply && correct_entry(x, v, vn, ml) < 0) return -1;
+        if (p < end && *p == ',') { p++; continue; }
+        break;
+    }
+    if (json_char(&p, end, ']') || json_char(&p, end, ']') || p != end) return 1;
+    return apply ? (correct_commit(x) < 0 ? -1 : 0) : 0;
+}
+
+static int skim_run(void *unused, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                    int tab, Buf *out);
+static int end_digest_step(Expander *x, void *unused);
+
+/* step 2 over sorted lines (profiler.job.steps.digest_step): skim's runs, and the runs of a digest
+ * several URI-Rs hold read here into its corrections (the table), as digest_lines reads them with
+ * correct() and end_digest_raw(); a run with a record not in plain form, a marker (a salted digest's
+ * group), or one touching limit keys or more (Python spills it) is Python's, whole */
+static int digest_run(void *ctx, const char *buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t kn, Py_ssize_t nlines,
+                      int tab, Buf *out) {
+    Expander *x = ctx;
+    if (nlines < 2 || !tab || !(kn >= 2 && buf[pos] == 'D' && buf[pos + 1] == ' '))
+        return skim_run(NULL, buf, pos, end, kn, nlines, tab, out);
+    for (int apply = 0; apply < 2; apply++) {       /* every record plain before any is counted */
+        for (Py_ssize_t at = pos; at < end; ) {
+            const char *nl = memchr(buf + at, '\n', end - at);
+            Py_ssize_t le = nl ? nl - buf : end;
+            int r = digest_value(x, buf + at + kn + 1, buf + le, apply);
+            if (r != 0) { map_clear(&x->ckey); return r; }
+            if (apply && x->ckey.n >= x->limit) { map_clear(&x->ckey); return 1; }
+            at = le + 1;
         }
     }
-    for (Py_ssize_t i = 0; i < mm->n; i++) {
-        int added;
-        Py_ssize_t k = map_find_or_add(&x->ckey, map_key(mm, i), mm->ents[i].len, &added);
-        if (k < 0 || grow((void **)&x->ck, &x->ck_cap, k + 1, sizeof(KeyAcc)) < 0) return -1;
-        int64_t ml = x->cmine_ml[i];
-        KeyAcc *a = &x->ck[k];
-        if (added) { a->n = 1; a->total = a->largest = ml; continue; }
-        a->n++; a->total += ml;
-        if (ml > a->largest) a->largest = ml;
-    }
-    return 0;
+    return end_digest_step(x, NULL);
+}
+
+static int skim_digests_step(Expander *x, void *arg) { return scan_runs(arg, digest_run, x, &x->raw); }
+
+/* skim_digests(buf, pos, final) -> (state, pos, end, lines): as skim(), with the corrections of the
+ * digests several URI-Rs hold in the table (their K lines when it fills up; the rest at close_raw) */
+static PyObject *Expander_skim_digests(Expander *x, PyObject *args) {
+    Py_buffer view;
+    Feed fd;
+    if (parse_feed(args, &view, &fd) < 0) return NULL;
+    PyObject *lines = run_sink(x, 1, skim_digests_step, &fd);
+    PyBuffer_Release(&view);
+    if (!lines) return NULL;
+    return Py_BuildValue("(innN)", fd.state, fd.pos, fd.end, lines);
 }
 
 /* correct(urlkey, entries) -> the number of profile keys the digest touches so far */
@@ -1030,8 +1132,9 @@ static void Expander_dealloc(Expander *x) {
     PyMem_Free(x->dhead);
     PyMem_Free(x->dg_did); PyMem_Free(x->dg_next); PyMem_Free(x->dg_t); PyMem_Free(x->dg_dnext); PyMem_Free(x->dg_ml);
     map_free(&x->origmap); PyMem_Free(x->orig_cell);
-    map_free(&x->tidmap); map_free(&x->sfxmap); PyMem_Free(x->memo); PyMem_Free(x->cofs);
-    stamp_free(&x->pj); PyMem_Free(x->pj_sid);
+    map_free(&x->tidmap); map_free(&x->sfxmap); map_free(&x->pairmap); PyMem_Free(x->memo); PyMem_Free(x->cofs);
+    PyMem_Free(x->pair_sid); PyMem_Free(x->pair_set);
+    stamp_free(&x->pj); PyMem_Free(x->pj_pid);
     PyMem_Free(x->pj_head); PyMem_Free(x->pj_last); PyMem_Free(x->pj_mask); PyMem_Free(x->mrec);
     PyMem_Free(x->pe_t); PyMem_Free(x->pe_next);
     PyMem_Free(x->dr_start); PyMem_Free(x->de_t); PyMem_Free(x->de_d);
@@ -1111,7 +1214,7 @@ static int Expander_init(Expander *x, PyObject *args, PyObject *kw) {
     if (recmap_init(&x->table) < 0
         || map_init(&x->cellmap) < 0
         || map_init(&x->digmap) < 0 || map_init(&x->origmap) < 0 || map_init(&x->tidmap) < 0
-        || map_init(&x->sfxmap) < 0
+        || map_init(&x->sfxmap) < 0 || map_init(&x->pairmap) < 0
         || map_init(&x->cmine) < 0 || map_init(&x->ckey) < 0 || map_init(&x->regmap) < 0) return -1;
     return 0;
 }
@@ -1139,6 +1242,8 @@ static PyMethodDef Expander_methods[] = {
     {"close_raw", (PyCFunction)Expander_close_raw, METH_NOARGS, "close_raw() -> bytes: close()'s records as lines"},
     {"feed", (PyCFunction)Expander_feed, METH_VARARGS,
      "feed(buf, pos, final) -> (state, pos, end, lines): add_raw() over sorted reduce input lines"},
+    {"skim_digests", (PyCFunction)Expander_skim_digests, METH_VARARGS,
+     "skim_digests(buf, pos, final) -> (state, pos, end, lines): step 2's runs, shared digests' corrections to the table"},
     {"correct", (PyCFunction)Expander_correct, METH_VARARGS,
      "correct(urlkey, entries) -> int: add one URI-R of a shared digest (step 2); the digest's keys so far"},
     {"take_digest_keys", (PyCFunction)Expander_take_digest_keys, METH_NOARGS,

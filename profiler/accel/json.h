@@ -4,6 +4,17 @@ static int json_plain_str(const char **at, const char *end, const char **s, Py_s
     const char *p = *at;
     if (p >= end || *p != '"') return 1;
     const char *q = ++p;
+#if defined(__SSE2__)
+    /* 16 bytes a step up to the first '"', '\\', control byte or byte past ASCII */
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    for (; end - q >= 16; q += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)q);
+        __m128i m = _mm_or_si128(_mm_cmplt_epi8(v, space),        /* signed: control bytes and 0x80-0xff */
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) { q += __builtin_ctz(mask); break; }
+    }
+#endif
     while (q < end && *q != '"') {
         unsigned char c = (unsigned char)*q;
         if (c < 0x20 || c >= 0x80 || c == '\\') return 1;
@@ -45,6 +56,14 @@ static inline Py_ssize_t json_plain_end(const char *s, Py_ssize_t j, Py_ssize_t 
         if (mask) return j + __builtin_ctz(mask);
     }
 #endif
+    /* 8 bytes a step (a word's bytes below 0x20, or equal to '"' or '\\': exact as to whether any is) */
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t v, q, b;
+        memcpy(&v, s + j, 8);
+        q = v ^ (ones * '"'); b = v ^ (ones * '\\');
+        if ((((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) break;
+    }
     while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
     return j;
 }

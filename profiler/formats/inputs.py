@@ -334,12 +334,62 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
             if base["format"] == "cdx" \
             else [(0, size, None)]
         for seg_start, seg_end, fields in segments:
-            for start in range(seg_start, seg_end, split_size):
-                split = dict(base, start=start, end=min(seg_end, start + split_size))
+            bounds = list(range(seg_start, seg_end, split_size)) + [seg_end]
+            if split_size >= MIN_SPLIT_SIZE:
+                bounds = _between_urirs(info["path"], bounds)
+            for start, end in zip(bounds, bounds[1:]):
+                split = dict(base, start=start, end=end)
                 if fields:
                     split["fields"] = fields
                 splits.append(split)
     return splits
+
+
+#: bytes past a split's nominal end searched for the start of the next URI-R's lines
+URIR_WINDOW = 1 << 20
+
+
+def _between_urirs(path, bounds, window=URIR_WINDOW):
+    """Split bounds of a sorted index moved on to the next line whose first field (its URI-R's
+    key) differs from the line's before it, within window bytes (else left at the line they are
+    in): a URI-R's lines then stay in one split, and step 1 finds every record of a URI-R in one
+    map task's output (a Spark local master reduces each split's own records then:
+    profiler.runtime.sparksteps). Any bounds give the same profile; empty splits are left out."""
+    out = [bounds[0]]
+    with open(path, "rb") as f:
+        for nominal in bounds[1:-1]:
+            moved = _next_urir(f, nominal, window)
+            if out[-1] < moved < bounds[-1]:
+                out.append(moved)
+    out.append(bounds[-1])
+    return out
+
+
+def _next_urir(f, offset, window):
+    """The offset of the first line starting at or after offset whose first field differs from
+    the line's before it, or offset when there is none within window bytes."""
+    f.seek(max(0, offset - 1))
+    data = f.read(window + 1)
+    if offset == 0 or not data:
+        return offset
+    # data[0] is byte offset - 1: the lines starting at or after offset follow its first newline
+    # at or after it; the line before them is the one holding byte offset - 1
+    nl = data.find(b"\n")
+    if nl < 0:
+        return offset
+    f.seek(max(0, offset - 1 - window))
+    before = f.read(min(offset - 1, window) + nl + 1)
+    line_start = before.rfind(b"\n", 0, len(before) - 1) + 1
+    key = before[line_start:].split(b" ", 1)[0].rstrip(b"\r\n")
+    pos = nl + 1
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        if data[pos:end].split(b" ", 1)[0].rstrip(b"\r") != key:
+            return offset - 1 + pos
+        pos = end + 1
+    return offset
 
 
 #: bytes of a CDX file read at a time by the legend scan

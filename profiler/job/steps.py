@@ -83,14 +83,18 @@ def _add_uri_rs(lines, add_raw, write):
 
 
 def digest_step(chunks, policy, table_limit, write, kernels, count=None):
-    """Step 2 over sorted buffers: the compiled skim() drops the lone digest records, copies the
-    lone key records and sums a key's several (almost all lines); the other runs of lines go
-    through digest_lines."""
+    """Step 2 over sorted buffers: a compiled Expander's skim_digests() drops the lone digest
+    records, copies the lone key records, sums a key's several and reads the groups of digests
+    several URI-Rs hold into their corrections, in its own table (almost all lines); the other
+    runs of lines (!meta, salted digests' groups, JSON that is not plain) go through digest_lines,
+    which reads them with another (it reads a run while the first reads on)."""
     with no_cycle_collection():
         if not kernels.compiled:
             return digest_lines(lines_of_chunks(chunks), policy, table_limit, write, kernels, count)
-        runs = runs_left(chunks, kernels.module.skim, write, LONG_RUN)
+        skimmer = kernels.expander(table_limit)
+        runs = runs_left(chunks, skimmer.skim_digests, write, LONG_RUN)
         digest_lines(itertools.chain.from_iterable(runs), policy, table_limit, write, kernels, count)
+        write(skimmer.close_raw())
 
 
 def digest_lines(lines, policy, limit, write, kernels, count=None):

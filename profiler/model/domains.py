@@ -41,8 +41,25 @@ def _list():
     global _psl
     if _psl is None:
         from publicsuffixlist import PublicSuffixList
-        _psl = PublicSuffixList(_list_bytes(), accept_unknown=False, only_icann=True)
+        _psl = PublicSuffixList(_with_punycode(_list_bytes()), accept_unknown=False, only_icann=True,
+                                accept_encoded_idn=False)
     return _psl
+
+
+def _with_punycode(data):
+    """The list's lines, each rule that is not ASCII followed by its punycode form: the rules
+    PublicSuffixList holds when it encodes every rule itself (an IDNA encoding of each ASCII
+    rule too, most of the time a run spends reading the list)."""
+    from publicsuffixlist import encode_idn
+    out = []
+    for line in data.splitlines():
+        out.append(line)
+        if line.isascii():
+            continue
+        rule = line.decode("utf-8").lower().split(" ")[0].rstrip()
+        if rule and not rule.startswith("//"):
+            out.append(("!" if rule[0] == "!" else "") + encode_idn(rule.lstrip("!")))
+    return out
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -20,7 +20,7 @@ from profiler.run.progress import RunProgress
 from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
-from profiler.runtime import leftovers as runner_leftovers, preflight, remote, taskenv
+from profiler.runtime import leftovers as runner_leftovers, localjob, preflight, remote, taskenv
 from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -107,43 +107,56 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
     runner that does not take it (another Python for the tasks, say) leaves it to be closed here."""
     from profiler.job.kernels import task_preloads
-    from profiler.runtime import forkserver
-    if runner == "local":
+    from profiler.runtime import cpulog, forkserver
+    phases = cpulog.Phases()
+    phases.enter("plan")
+    if runner == "local" and not localjob.usable(conf_paths, extra_args):
         policy = load_policy(policy) if isinstance(policy, str) else policy
         forkserver.prestart(task_preloads(policy))
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language, input_names, collections)
+                            progress, detect_language, input_names, collections, phases)
     finally:
         forkserver.close_prestarted()
+        phases.close()
+        cpulog.write_children("client:children")
 
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False, input_names=None, collections=None):
-    from profiler.runtime.profile_job import ProfileJob
-
+                 detect_language=False, input_names=None, collections=None, phases=None):
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
-    preflight.check_libraries(runner)
-    preflight.check_conf_paths(runner, conf_paths)
+    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
+    # a local run that asks nothing of mrjob runs without it (profiler.runtime.localjob)
+    direct = runner == "local" and not out_remote and localjob.usable(conf_paths, extra_args)
+    ProfileJob = None
+    if not direct:
+        _enter(phases, "imports")
+        from profiler.runtime.profile_job import ProfileJob
+        _enter(phases, "plan")
+        preflight.check_libraries(runner)
+        preflight.check_conf_paths(runner, conf_paths)
     if cores is not None:
         preflight.check_cores(cores)
-    out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
     if not out_remote:
         _check_output(out_path)
     if detect_language:
         registry.require_detection()
     pol = load_policy(policy) if isinstance(policy, str) else policy
     detect_language = detect_language and uses_language(pol, "--detect-language")
-    job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
-    if runner == "spark":
-        preflight.check_spark(job)
+    if not direct:
+        job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
+        if runner == "spark":
+            preflight.check_spark(job)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", display_name(item["path"]),
                     display_name(item["same_as"]))
+    if direct and any(map(remote.is_remote, files)):
+        direct = False      # mrjob's local runner says why it cannot list them
+        from profiler.runtime.profile_job import ProfileJob
     fs = _runner_fs(runner, pol, conf_paths, extra_args) if out_remote or any(map(remote.is_remote, files)) else None
     files = [u for f in files for u in (remote.resolve(fs, f) if remote.is_remote(f) else [f])]
     if not out_remote:
@@ -180,7 +193,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     work = tempfile.mkdtemp(prefix="archive-profiler-")
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
-        shipping = ship_package and runner != "inline"
+        shipping = ship_package and runner != "inline" and not direct
         py_files = [package_zip(work)] if shipping else []
         # the compiled hot path, if built, into each task's working directory (profiler.accel.fast)
         files = fast.shipped_files() if shipping else []
@@ -188,10 +201,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         os.makedirs(signals)
         for pure in (bool(os.environ.get(fast.PURE_ENV)), True):
             try:
-                n_lines, size, parts, counters, summary = _run_job(
+                n_lines, size, parts, counters, summary = (_run_local_job if direct else _run_job)(
                     ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
                     manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-                    archive_uri, created, skipped_files, duplicates, detect_language, input_names)
+                    archive_uri, created, skipped_files, duplicates, detect_language, input_names, phases)
                 break
             except JobFailed as e:
                 if pure or not bigsums.signalled(signals, e):
@@ -203,23 +216,25 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         return {"output": out_path, "lines": n_lines, "parts": parts, "splits": len(splits),
                 "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
+        _enter(phases, "cleanup")
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _enter(phases, name):
+    """The client's CPU from here on logged under name (profiler.runtime.cpulog)."""
+    if phases is not None:
+        phases.enter(name)
 
 
 def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
              manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
-             archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None):
+             archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None,
+             phases=None):
     """One run of the job and the writing of its profile: (lines, size, parts, counters, summary).
     pure: the pure-Python kernels in every task (profiler.job.bigsums). summary: what was
     written, counted as it was (lines, bytes, the run's !meta, the '*' line's values)."""
-    task_env = {bigsums.ENV: signals}
-    if pure:
-        task_env[fast.PURE_ENV] = "1"
-    if plugins.names():                 # the client's plugins, in every task (profiler.plugins)
-        task_env[contract.PLUGINS_ENV] = ",".join(plugins.names())
-    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
-                      os.path.join(work, "progress"), runner, enabled=progress)
-    task_env.update(bar.env())
+    _enter(phases, "job")
+    task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
                     cmdenv + list(extra_args), files)
@@ -239,37 +254,93 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
         from mrjob.util import to_lines
 
         readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
-
-        detection = None
-        if detect_language:
-            from profiler.model.detect import meta as detection_meta
-            detection = detection_meta()
-
-        written = []
-
-        def headers(meta):
-            lines = output.header_lines(archive_uri, pol.to_dict(), shown(used), meta, shown_items(skipped_files),
-                                        resolve_revisits, created, shown_items(duplicates), detection)
-            written[:] = lines
-            return lines
-
-        def shown(paths):
-            return sorted(input_names.get(p, p) for p in paths) if input_names else paths
-
-        def shown_items(items):
-            return [dict(i, path=input_names.get(i["path"], i["path"])) for i in items] if input_names else items
-        bar.writing()
-        local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
-        tally = output.Tally(b" ".join([b"*"] + [b"-"] * (len(output.keys_of(pol.to_dict())) - 1)))
-        n_lines = output.write_profile(local_out, readers, headers, local_parts, tally)
-        size = tally.bytes
+        bar.writing()
+        _enter(phases, "write")
+        n_lines, size, summary = _write_profile(readers, local_parts, pol, work, out_path, out_remote, used,
+                                                archive_uri, created, skipped_files, duplicates, resolve_revisits,
+                                                detect_language, input_names)
         if out_remote:
-            remote.publish(mr.fs, local_out, out_path)
+            remote.publish(mr.fs, os.path.join(work, "profile.cdxj"), out_path)
         counters = mr.counters()
+        _enter(phases, "cleanup")
+    return n_lines, size, len(parts), counters, summary
+
+
+def _task_env(signals, pure, splits, infos, work, runner, progress):
+    """The variables every task of a run gets, and the run's progress bar."""
+    task_env = {bigsums.ENV: signals}
+    if pure:
+        task_env[fast.PURE_ENV] = "1"
+    if plugins.names():                 # the client's plugins, in every task (profiler.plugins)
+        task_env[contract.PLUGINS_ENV] = ",".join(plugins.names())
+    bar = RunProgress(splits, {i["path"]: i["size"] for i in infos if i["format"]},
+                      os.path.join(work, "progress"), runner, enabled=progress)
+    task_env.update(bar.env())
+    return task_env, bar
+
+
+def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra_args, splits, infos,
+                   manifest_paths, py_files, files, work, signals, pure, progress, out_path, out_remote, used,
+                   archive_uri, created, skipped_files, duplicates, detect_language=False, input_names=None,
+                   phases=None):
+    """_run_job for a local run without mrjob (profiler.runtime.localjob): the same profile,
+    counters and summary. Its tasks are forked from this process: they have its criteria and
+    formats (plugins included) and choose their kernels as a task through mrjob does."""
+    _enter(phases, "job")
+    task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
+    folder = os.path.join(work, "job-pure" if pure else "job")
+    with bar, bar.logging_through():
+        try:
+            parts, counters = localjob.LocalJob(manifest_paths, pol, folder, cores, resolve_revisits,
+                                                env=task_env, on_step=bar.step if bar.enabled else None).run()
+        except localjob.TaskFailed as e:
+            raise JobFailed("the local job failed: %s" % e) from e
+        readers = [lambda p=p: _file_lines(p) for p in parts]
+        bar.writing()
+        _enter(phases, "write")
+        n_lines, size, summary = _write_profile(readers, parts, pol, work, out_path, out_remote, used, archive_uri,
+                                                created, skipped_files, duplicates, resolve_revisits,
+                                                detect_language, input_names)
+        _enter(phases, "cleanup")
+    shutil.rmtree(folder, ignore_errors=True)
+    return n_lines, size, len(parts), counters, summary
+
+
+def _file_lines(path):
+    with open(path, "rb") as f:
+        yield from f
+
+
+def _write_profile(readers, local_parts, pol, work, out_path, out_remote, used, archive_uri, created,
+                   skipped_files, duplicates, resolve_revisits, detect_language, input_names):
+    """The profile of the job's output parts written (to work/profile.cdxj when out_path is
+    remote): (lines, bytes, summary). summary: what was written, counted as it was (lines,
+    bytes, the run's !meta, the '*' line's values)."""
+    detection = None
+    if detect_language:
+        from profiler.model.detect import meta as detection_meta
+        detection = detection_meta()
+
+    written = []
+
+    def headers(meta):
+        lines = output.header_lines(archive_uri, pol.to_dict(), shown(used), meta, shown_items(skipped_files),
+                                    resolve_revisits, created, shown_items(duplicates), detection)
+        written[:] = lines
+        return lines
+
+    def shown(paths):
+        return sorted(input_names.get(p, p) for p in paths) if input_names else paths
+
+    def shown_items(items):
+        return [dict(i, path=input_names.get(i["path"], i["path"])) for i in items] if input_names else items
+    local_out = os.path.join(work, "profile.cdxj") if out_remote else out_path
+    tally = output.Tally(b" ".join([b"*"] + [b"-"] * (len(output.keys_of(pol.to_dict())) - 1)))
+    n_lines = output.write_profile(local_out, readers, headers, local_parts, tally)
     run_meta = next((jsonnum.loads(line[6:]) for line in written if line.startswith(b'!meta {"inputs"')), {})
     summary = {"lines": tally.lines, "bytes": tally.bytes, "run": run_meta, "root": tally.root or {}}
-    return n_lines, size, len(parts), counters, summary
+    return n_lines, tally.bytes, summary
 
 
 #: mrjob's words for a command that failed (subprocess.CalledProcessError), the whole command line

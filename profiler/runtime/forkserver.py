@@ -145,6 +145,8 @@ def serve(fd, preloads=()):
         _serve(fd, preloads)
     except KeyboardInterrupt:
         pass
+    from profiler.runtime import cpulog
+    cpulog.write_process("server")
     os._exit(0)
 
 
@@ -253,6 +255,8 @@ def _child(fds):
                 f.flush()
             except (OSError, ValueError):
                 code = code or 1
+        from profiler.runtime import cpulog
+        cpulog.write_process("task:" + request["name"].rsplit("-", 1)[0])
     finally:
         try:
             os.write(status, b"%d" % code)

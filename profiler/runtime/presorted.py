@@ -26,6 +26,7 @@ import orjson
 
 from profiler.accel import fast
 from profiler.io.readers import iter_chunks, lines_of_chunks
+from profiler.job.lines import key_of
 
 #: runs shorter than this are sorted in memory with the others' lines
 SHORT_RUN = 64 << 10
@@ -272,3 +273,45 @@ def _merged_chunks_python(p, size):
             batch, n = [], 0
     if batch:
         yield b"".join(batch)
+
+
+def key_bounds(path, split_size):
+    """Offsets [0, ..., size] cutting a sorted file of key<TAB>value lines where mrjob's
+    _split_records would: a part ends at the first key change at or after split_size bytes."""
+    size = os.path.getsize(path)
+    bounds = [0]
+    with open(path, "rb") as f:
+        while True:
+            target = bounds[-1] + max(split_size, 1)
+            if target >= size:
+                break
+            # the line holding byte target-1 ends the part's first split_size bytes
+            line_start = _line_start(f, target - 1)
+            f.seek(line_start)
+            line = f.readline()
+            key = key_of(line)
+            pos = line_start + len(line)
+            while pos < size:           # lines of the same key stay in this part
+                nxt = f.readline()
+                if key_of(nxt) != key:
+                    break
+                pos += len(nxt)
+            if pos >= size:
+                break
+            bounds.append(pos)
+    bounds.append(size)
+    return bounds
+
+
+def _line_start(f, offset, window=1 << 16):
+    """Offset of the start of the line holding byte offset."""
+    end = offset
+    while end > 0:
+        start = max(0, end - window)
+        f.seek(start)
+        data = f.read(end - start)
+        i = data.rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        end = start
+    return 0

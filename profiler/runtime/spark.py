@@ -9,7 +9,10 @@ with ``--files``), with partitionBy shuffles of one blob per task and partition:
 
 The map tasks run as a job of their own first; what they report (their digest filters, samples
 of their digests) tells step 1's reducers which digest records to write and which digests to
-spread over every partition of step 2 (profiler.runtime.sparksteps).
+spread over every partition of step 2 (profiler.runtime.sparksteps). On a local master they keep
+their records on local disk instead of writing them to a shuffle: when the splits' records are
+in key order and their spans apart (a sorted index's), each split's step-1 reducer reads its own
+split's records, and the largest shuffle is not made at all; else they are shuffled from there.
 
 Counters go to mrjob's counter folder, one dict per step, as its harness writes them. Each task
 reports its own, and a task that Spark runs again (a lost executor) replaces its earlier report
@@ -18,6 +21,7 @@ rather than adding to it.
 
 import argparse
 import functools
+import glob
 import gzip
 import importlib
 import json
@@ -102,9 +106,11 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
         size = digestfilter.bitmap_bytes(total)
     reports = sc.accumulator({}, _Replacing())
     filters = sc.accumulator(sparksteps.FilterMerge(size), _Filters())
+    out_parts = min(parts, MAX_OUTPUT_PARTS)
+    if sparksteps.is_local_master(sc.master):
+        return _run_kept(sc, lines, job, parts, out_parts, reports, filters, size, output_path, codec, hot_records)
     mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
         functools.partial(_map, job, parts, reports, filters, size)).partitionBy(parts, int)
-    out_parts = min(parts, MAX_OUTPUT_PARTS)
     shared, hot, points = None, set(), None
     if map_stage(sc, mapped):
         merged = filters.value
@@ -129,6 +135,88 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
     save_parts(final, output_path, codec)
     check_parts(output_path, out_parts)
     return sparksteps.step_counters(reports.value)
+
+
+def _learnt(sc, lines, parts, out_parts, reports, filters, hot_records):
+    """What the driver learns from the map tasks' reports: (the shared-digest bitmap or None, the
+    hot digests, step 3's split points or None), each broadcast when there is one."""
+    merged = filters.value
+    shared = merged.shared(len(lines))
+    if shared is not None and merged.fraction_set() > MAX_FILTER_SET:
+        log.info("digest filter not used: %.0f%% of its bits are set", 100 * merged.fraction_set())
+        shared = None
+    maps = [r for r in reports.value.values() if isinstance(r, sparksteps.MapReport)]
+    hot = sparksteps.hot_digests(maps, hot_records or sparksteps.default_hot_threshold(maps, parts))
+    if hot:
+        log.info("%d hot digest(s) spread over %d partitions", len(hot), parts)
+        reports.add({("driver", 0, 0): {"spark": {"hot digests (records spread over partitions)": len(hot)}}})
+    points = sparksteps.split_points(maps, out_parts)
+    return (sc.broadcast(shared) if shared else None, sc.broadcast(hot) if hot else None,
+            sc.broadcast(points) if points else None, maps)
+
+
+def _run_kept(sc, lines, job, parts, out_parts, reports, filters, size, output_path, codec, hot_records):
+    """run() on a local master: the map tasks keep their records on local disk (a job of its
+    own, no shuffle); step 1's reducers take each split's own when the splits' spans are apart,
+    else the records are shuffled from there to step 1 as run() shuffles them."""
+    import uuid
+    run_id = uuid.uuid4().hex
+    try:
+        n = len(lines)
+        sc.parallelize(lines, n).mapPartitionsWithIndex(
+            functools.partial(_map_kept, job, parts, reports, filters, size, run_id)).count()
+        shared, hot, points, maps = _learnt(sc, lines, parts, out_parts, reports, filters, hot_records)
+        if sparksteps.spans_apart([m.span for m in maps]):
+            log.info("step 1 reduces each split's own records: the splits hold URI-Rs apart")
+            reports.add({("driver", 0, 1): {"spark": {"splits reduced where they were mapped": n}}})
+            step1 = sc.parallelize(lines, n).mapPartitionsWithIndex(
+                functools.partial(_reduce_kept, job, parts, reports, shared, hot, run_id)).partitionBy(parts, int)
+        else:
+            mapped = sc.parallelize(lines, n).mapPartitionsWithIndex(
+                functools.partial(_shuffle_kept, job, parts, run_id)).partitionBy(parts, int)
+            step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot,
+                                                                    None)).partitionBy(parts, int)
+        step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
+                                                               points)).partitionBy(out_parts, int)
+        final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
+        save_parts(final, output_path, codec)
+        check_parts(output_path, out_parts)
+        return sparksteps.step_counters(reports.value)
+    finally:
+        for path in glob.glob(_kept_path(None, run_id, "*")):
+            os.unlink(path)
+
+
+def _kept_path(folder, run_id, index):
+    """Where a map task keeps its records: the task's Spark local folder (removed with the
+    application), else the system's temp folder (removed by the driver)."""
+    import tempfile
+    name = "archive-profiler-%s-map-%s" % (run_id, index if isinstance(index, str) else "%05d" % index)
+    return os.path.join(folder or tempfile.gettempdir(), name)
+
+
+def _map_kept(job, parts, reports, filters, size, run_id, index, lines):
+    forget_archives()
+
+    def report(task, value):
+        reports.add({task: value})
+        if value.filter is not None:
+            filters.add({task[2]: value.filter})
+    return sparksteps.map_partition(index, lines, job, parts, report, filter_bytes=size,
+                                    keep=_kept_path(sparksteps.scratch(), run_id, index))
+
+
+def _reduce_kept(job, parts, reports, shared, hot, run_id, index, lines):
+    forget_archives()
+    return sparksteps.reduce_kept(index, list(lines), job, parts, _reporter(reports),
+                                  _kept_path(sparksteps.scratch(), run_id, index),
+                                  shared=shared.value if shared else None, hot=hot.value if hot else None)
+
+
+def _shuffle_kept(job, parts, run_id, index, lines):
+    forget_archives()
+    data = sparksteps.kept(index, list(lines), job, _kept_path(sparksteps.scratch(), run_id, index))
+    return sparksteps.bucketed([data], parts)
 
 
 def map_stage(sc, shuffled):

@@ -34,6 +34,7 @@ from tempfile import gettempdir
 from profiler import contract
 from profiler.runtime import shipping
 from profiler.runtime.sparklaunch import ClassArchive, DriverCommand
+from profiler.runtime.sparksteps import is_local_master
 from profiler.runtime.startup import import_mrjob_bin
 
 import_mrjob_bin()      # without pyspark, which it imports only to find spark-submit
@@ -80,10 +81,6 @@ LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compres
 #: the environment of the driver and the executors' Python: numpy (imported by pyspark, unused
 #: here) starts no thread pools; each unless set
 THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def is_local_master(master):
-    return (master or "local").split("[")[0] == "local"
 
 
 class SparkRunner(SparkMRJobRunner):

@@ -149,7 +149,7 @@ def _chunks(lines, size=CHUNK):
         yield b"\n".join(batch) + b"\n"
 
 
-def _scratch():
+def scratch():
     """The folder of a task's own files: Spark's local folder for the task (removed with the
     application, whatever happens to the task), else the system's."""
     folder = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
@@ -158,7 +158,7 @@ def _scratch():
 
 def _spill(data):
     """(an unnamed temporary file of data, its length): gone when closed, or when the process dies."""
-    run = tempfile.TemporaryFile(dir=_scratch())
+    run = tempfile.TemporaryFile(dir=scratch())
     run.write(data)
     run.flush()
     run.seek(0)
@@ -205,26 +205,29 @@ def _merged(runs, tail, size):
 
 # --- the tasks
 
-class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples keys")):
+class MapReport(collections.namedtuple("MapReport", "counts filter digests lines samples keys span",
+                                       defaults=(None,))):
     """What a map task tells the driver: its counters; its digest filter ((one, two) bitmaps,
     zlib-compressed) or None; {digest: sampled records holding it} (digests sampled twice or
     more), its records, the records sampled, and some of their keys (URI-Rs, for the split
-    points of step 3)."""
+    points of step 3); with its records kept on local disk, their span (``record_span``)."""
 
 
-def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0):
+def map_partition(index, manifest_lines, job, parts, report, environ=None, filter_bytes=0, keep=None):
     """Step 1's map task over a partition of manifest lines (profiler.runtime.task.run_mapper):
-    [(part, blob), ...]. report(task, MapReport) gets what it tells the driver."""
+    [(part, blob), ...]. report(task, MapReport) gets what it tells the driver. With keep (a
+    path), the records go to that file instead (``kept``), their span in the report, and the
+    task returns nothing."""
     with job_lines.no_cycle_collection():
-        return _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes)
+        return _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes, keep)
 
 
-def _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes):
+def _map_partition(index, manifest_lines, job, parts, report, environ, filter_bytes, keep=None):
     environ = dict(os.environ if environ is None else environ)
     environ.pop(digestfilter.FILTER_ENV, None)
     out, counts, path = [], Counts(), None
     if filter_bytes:
-        fd, path = tempfile.mkstemp(prefix="digest-filter-", dir=_scratch())
+        fd, path = tempfile.mkstemp(prefix="digest-filter-", dir=scratch())
         os.close(fd)
         environ[digestfilter.FILTER_ENV] = "%d %s" % (filter_bytes, path)
     try:
@@ -234,8 +237,99 @@ def _map_partition(index, manifest_lines, job, parts, report, environ, filter_by
         if path:
             os.unlink(path)
     data = b"".join(out)
+    if keep is not None:
+        _keep(data, keep)
+        report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data), span=record_span(data, keep)))
+        return []
     report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data)))
     return bucketed([data], parts)
+
+
+# --- map records kept where the next job's task of the same split finds them (a local master)
+
+def is_local_master(master):
+    """Whether a Spark master runs every task on this machine (local, local[N], local[*])."""
+    return (master or "local").split("[")[0] == "local"
+
+
+def _keep(data, path):
+    """A map task's records into path, whole or not at all (a task run again writes the same)."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def kept(index, manifest_lines, job, path, environ=None):
+    """The records a map task kept in path (taken: the file is removed), or, when the file is not
+    there (another machine's task wrote it, or a task run again took it), the split mapped again:
+    the same records (its counters are the kept ones', already reported)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        out = []
+        environ = dict(os.environ if environ is None else environ)
+        environ.pop(digestfilter.FILTER_ENV, None)
+        with job_lines.no_cycle_collection():
+            task.run_mapper(manifest_lines, policy_of(job), job.resolve_revisits, out.append, Counts(), environ)
+        return b"".join(out)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return data
+
+
+def record_span(data, path=None):
+    """(first key, last key) of a map task's records when they are in key order (a sorted split's:
+    each URI-R once, the task's !meta record last), (None, None) when it has none, else None.
+    Splits whose spans do not overlap hold every record of their URI-Rs: each reduces its own
+    (``spans_apart``). path: a file holding data (the kept records), read to check the order."""
+    meta = job_lines.META + b"\t"
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    cut = data.rfind(b"\n", 0, end) + 1                 # the last line's start
+    body_end = cut if data.startswith(meta, cut) else len(data)
+    if body_end == 0:
+        return (None, None)
+    if data.startswith(meta) or data.find(b"\n" + meta, 0, body_end) >= 0 or not _in_order(data, body_end, path):
+        return None
+    first = job_lines.key_of(data[:data.find(b"\n", 0, body_end) if b"\n" in data[:body_end] else body_end])
+    tail_end = body_end - 1 if data[body_end - 1:body_end] == b"\n" else body_end
+    last = job_lines.key_of(data[data.rfind(b"\n", 0, tail_end) + 1:tail_end])
+    return (first, last)
+
+
+def _in_order(data, body_end, path=None):
+    """Whether the lines of data[:body_end] are in byte order (LC_ALL=C sort's): then each key's
+    lines follow each other. The compiled sorted_runs() reads them from path when there is one."""
+    module = fast.load()
+    if path is not None and module is not None and hasattr(module, "sorted_runs"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            runs = module.sorted_runs(fd, 1 << 20, 2)
+        finally:
+            os.close(fd)
+        # one run, or two of which the second is the !meta record after the body
+        return runs is not None and (len(runs) == 1 or runs[0] == body_end)
+    lines = data[:body_end].rstrip(b"\n").split(b"\n")
+    return all(a <= b for a, b in zip(lines, lines[1:]))
+
+
+def spans_apart(spans):
+    """Whether the map tasks' records, by their spans (record_span), hold every URI-R in one task
+    only, each in key order: no span unknown, and the spans of tasks with records apart."""
+    if any(span is None for span in spans):
+        return False
+    known = sorted(span for span in spans if span[0] is not None)
+    return all(a[1] < b[0] for a, b in zip(known, known[1:]))
+
+
+def reduce_kept(index, manifest_lines, job, parts, report, path, environ=None, shared=None, hot=None):
+    """Step 1's reduce task over one split's kept records (a split whose URI-Rs no other split
+    holds: ``spans_apart``), in place of a shuffle to step 1: the next step's [(part, blob), ...]."""
+    data = kept(index, manifest_lines, job, path, environ)
+    return reduce_partition(0, index, [(index, data)], job, parts, report, environ, shared, hot, presorted=True)
 
 
 def _read_filter(path, size):
@@ -291,7 +385,7 @@ def _task_env(environ, shared):
     environ.pop(digestfilter.SHARED_ENV, None)
     if not shared:
         return environ, None
-    fd, path = tempfile.mkstemp(prefix="shared-digests-", dir=_scratch())
+    fd, path = tempfile.mkstemp(prefix="shared-digests-", dir=scratch())
     with os.fdopen(fd, "wb") as f:
         f.write(digestfilter.SHARED_MAGIC)
         f.write(shared)
@@ -300,21 +394,23 @@ def _task_env(environ, shared):
 
 
 def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, shared=None, hot=None,
-                     points=None):
+                     points=None, presorted=False):
     """Reduce task of step step_num (0 or 1) over one partition's (part, blob) pairs
     (profiler.runtime.task.run_reducer): the next step's [(part, blob), ...]. Step 1 reads the
     shared-digest bitmap shared (bytes) and salts the records of the hot digests; step 2 cuts
-    its output at the split points when there are some."""
+    its output at the split points when there are some. presorted: the blobs' records are in
+    an order where each key's follow each other (one sorted split's): not sorted again."""
     with job_lines.no_cycle_collection():
-        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points)
+        return _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points,
+                                 presorted)
 
 
-def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points):
+def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points, presorted=False):
     environ, path = _task_env(environ, shared if step_num == 0 else None)
     out, counts = [], Counts()
+    chunks = (blob for _, blob in pairs) if presorted else sorted_chunks(blob for _, blob in pairs)
     try:
-        task.run_reducer(step_num, sorted_chunks(blob for _, blob in pairs), policy_of(job), job.table_limit,
-                         out.append, counts, environ)
+        task.run_reducer(step_num, chunks, policy_of(job), job.table_limit, out.append, counts, environ)
         if step_num == 0 and hot:
             out = salted(out, hot, parts)
     finally:
@@ -432,11 +528,13 @@ def step_counters(by_task, steps=3):
 # --- the whole job in this process (tests)
 
 def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=True, hot=None,
-                   hot_threshold=None, out_parts=None, ranged=True):
+                   hot_threshold=None, out_parts=None, ranged=True, keep=None, lose=()):
     """The whole job with a shuffle in this process, what Spark does between the functions above:
     (profile lines of each partition, counters per step, the hot digests). hot: the hot digests,
     or None to find them from the map tasks' samples with hot_threshold (None: none); out_parts:
-    the partitions of step 3 (parts when None); ranged: step 3's partitions by key ranges."""
+    the partitions of step 3 (parts when None); ranged: step 3's partitions by key ranges; keep:
+    a folder where the map tasks keep their records (a local master's way: step 1 reduces each
+    split's own when their spans are apart), lose: the splits whose kept records are lost."""
     by_task = {}
     out_parts = out_parts or parts
 
@@ -453,8 +551,12 @@ def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=Tru
     size = 0
     if digest_filter and fast.load() is not None:
         size = digestfilter.bitmap_bytes(sum(digestfilter.split_bytes(jsonnum.loads(line)) for line in manifest_lines))
-    mapped = shuffle([map_partition(i, [line], job, parts, report, environ, size)
+    paths = [os.path.join(keep, "map-%05d" % i) for i in range(len(manifest_lines))] if keep else None
+    mapped = shuffle([map_partition(i, [line], job, parts, report, environ, size, paths[i] if keep else None)
                       for i, line in enumerate(manifest_lines)], parts)
+    for i in lose:
+        if keep and os.path.exists(paths[i]):
+            os.unlink(paths[i])
     merged = FilterMerge(size)
     for (_, _, index), value in by_task.items():
         merged.add(index, value.filter)
@@ -462,8 +564,16 @@ def run_in_process(manifest_lines, job, parts=3, environ=None, digest_filter=Tru
     shared = merged.shared(len(manifest_lines))
     if hot is None:
         hot = hot_digests(reports, hot_threshold) if hot_threshold is not None else set()
-    step1 = shuffle([reduce_partition(0, i, pairs, job, parts, report, environ, shared, hot)
-                     for i, pairs in enumerate(mapped)], parts)
+    fused = keep is not None and spans_apart([r.span for r in reports])
+    if fused:
+        step1 = shuffle([reduce_kept(i, [line], job, parts, report, paths[i], environ, shared, hot)
+                         for i, line in enumerate(manifest_lines)], parts)
+    else:
+        if keep:
+            mapped = shuffle([bucketed([kept(i, [line], job, paths[i], environ)], parts)
+                              for i, line in enumerate(manifest_lines)], parts)
+        step1 = shuffle([reduce_partition(0, i, pairs, job, parts, report, environ, shared, hot)
+                         for i, pairs in enumerate(mapped)], parts)
     points = split_points(reports, out_parts) if ranged else None
     step2 = shuffle([reduce_partition(1, i, pairs, job, out_parts, report, environ, points=points)
                      for i, pairs in enumerate(step1)], out_parts)

@@ -67,21 +67,21 @@ def task_number(environ):
     return 0
 
 
-def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, progress=None):
+def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, progress=None, stage="merge"):
     """A task's input in buffers of bytes, read as mrjob's MRJob._read_input reads its lines:
     stdin for '-' (or no path), .gz and .bz2 files decompressed; of stdin only the byte range
     RANGE_ENV gives, when it is set, or the merged lines of the plan stdin holds, when
-    MERGE_ENV is set. progress (a profiler.job.progress.ReduceProgress) reports the bytes read
-    where their total is known."""
+    MERGE_ENV is set (its CPU logged under stage: profiler.runtime.cpulog). progress (a
+    profiler.job.progress.ReduceProgress) reports the bytes read where their total is known."""
     report = progress.chunks if progress is not None else (lambda chunks, total: chunks)
     span = environ.get(contract.RANGE_ENV)
     for path in paths or ["-"]:
         if path == "-":
             if environ.get(contract.MERGE_ENV):
-                from profiler.runtime import presorted
+                from profiler.runtime import cpulog, presorted
                 plan = presorted.loads(stdin.read())
                 total = sum(s[2] for s in plan.streams) + sum(len(line) + 1 for line in plan.tail)
-                yield from report(presorted.merged_chunks(plan, size), total)
+                yield from report(cpulog.timed_chunks(presorted.merged_chunks(plan, size), stage, environ), total)
             elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
@@ -165,7 +165,8 @@ def main(argv, stdin=None, stdout=None, stderr=None):
         run_mapper(stdin, policy, opts["resolve_revisits"], stdout.write, count)
     else:
         progress = ReduceProgress(opts["step_num"], task_number(os.environ))
-        run_reducer(opts["step_num"], input_chunks([], stdin, progress=progress), policy, opts["table_limit"],
-                    stdout.write, count, salt_after=salt_after(opts))
+        chunks = input_chunks([], stdin, progress=progress, stage="merge%d" % (opts["step_num"] + 1))
+        run_reducer(opts["step_num"], chunks, policy, opts["table_limit"], stdout.write, count,
+                    salt_after=salt_after(opts))
     stdout.flush()
     return True

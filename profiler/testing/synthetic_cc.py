@@ -234,8 +234,10 @@ def _capture_times(rng, count):
     return sorted((seconds, crawl) for seconds, crawl in times)
 
 
-def urir_records(rng, host, surt_path, original_path, class_index, count):
-    """Yield (urlkey, timestamp, fields) for the count captures of one URI-R, in time order."""
+def urir_records(rng, host, surt_path, original_path, class_index, count, revisit=REVISIT, languages_kept=1.0):
+    """Yield (urlkey, timestamp, fields) for the count captures of one URI-R, in time order.
+    revisit: the share of recaptures written as revisits; languages_kept: the share of the pages
+    that would carry languages that do (below 1: an index where CLD2 was run on fewer pages)."""
     surt_host, netloc, https_year, primary, second = host
     name, _, variants, _, median, sigma = synthetic.MIME_CLASSES[class_index]
     robots = surt_path == "/robots.txt"
@@ -254,7 +256,7 @@ def urir_records(rng, host, surt_path, original_path, class_index, count):
         scheme = "https" if int(timestamp[:4]) >= https_year else "http"
         url = "%s://%s%s" % (scheme, netloc, original_path)
         fields = {"url": url}
-        if last and rng.random() < REVISIT:
+        if last and rng.random() < revisit:
             fields.update((("mime", "warc/revisit"), ("status", "200"), ("digest", last[0]),
                            ("length", str(rng.randint(500, 900)))))
             subset = "warc"
@@ -289,7 +291,7 @@ def urir_records(rng, host, surt_path, original_path, class_index, count):
             if crawl >= LANGUAGES_SINCE:
                 fields["charset"] = _charset(rng, primary)
                 languages = _languages(rng, primary, second)
-                if languages:
+                if languages and (languages_kept >= 1 or rng.random() < languages_kept):
                     fields["languages"] = languages
         elif status in ("301", "302") and new and rng.random() < 0.95:
             fields["redirect"] = ("https://%s%s" % (netloc, original_path) if scheme == "http"
@@ -299,10 +301,11 @@ def urir_records(rng, host, surt_path, original_path, class_index, count):
         yield urlkey, timestamp, fields
 
 
-def generate_records(n_lines, seed=0, hosts=None, urirs=None):
+def generate_records(n_lines, seed=0, hosts=None, urirs=None, revisit=REVISIT, languages_kept=1.0):
     """Yield n_lines (urlkey, timestamp, fields dict), byte-wise sorted by (urlkey, timestamp).
 
-    hosts / urirs override the number of distinct hosts / URI-Rs.
+    hosts / urirs override the number of distinct hosts / URI-Rs (urirs=n_lines: one capture per
+    URI-R); revisit and languages_kept: as urir_records takes them.
     """
     if n_lines <= 0:
         return
@@ -316,7 +319,7 @@ def generate_records(n_lines, seed=0, hosts=None, urirs=None):
         start = int(starts[h])
         counts = captures_per_urir[start:start + urirs_per_host[h]]
         for (path, original, cls), count in zip(_host_urirs(rng, urirs_per_host[h]), counts):
-            yield from urir_records(rng, host_table[h], path, original, cls, count)
+            yield from urir_records(rng, host_table[h], path, original, cls, count, revisit, languages_kept)
 
 
 def cc_line(urlkey, timestamp, fields):

@@ -43,11 +43,14 @@ def test_lookup_and_validate_read_stdin(tmp_path):
 
 
 def test_mrjob_lines_only_with_verbose(tmp_path):
+    """The runner's own lines (mrjob's, or the local runner's without mrjob: localjob's) only with -v."""
     out = tmp_path / "o.cdxj"
-    r = cli("profile", SAMPLE, "-o", str(out), "-r", "local")
-    assert r.returncode == 0 and b"mrjob." not in r.stderr and b"Counters" not in r.stderr
-    r = cli("profile", SAMPLE, "-o", str(out), "-r", "local", "-v")
-    assert r.returncode == 0 and b"mrjob." in r.stderr
+    for extra in ([], ["--", "--num-cores", "2"]):
+        r = cli("profile", SAMPLE, "-o", str(out), "-r", "local", *extra)
+        assert r.returncode == 0 and b"mrjob." not in r.stderr and b"Counters" not in r.stderr
+        assert b"localjob" not in r.stderr
+        r = cli("profile", SAMPLE, "-o", str(out), "-r", "local", "-v", *extra)
+        assert r.returncode == 0 and (b"mrjob." if extra else b"archive-profiler.localjob: Running step") in r.stderr
 
 
 def test_split_into_a_folder(tmp_path):

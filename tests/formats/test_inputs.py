@@ -367,3 +367,37 @@ def test_a_legend_at_a_chunk_edge_is_found(tmp_path, form):
         segments = legend_segments(str(path), len(data), "N b a m s k S", chunk=page)
         assert [(start, letters) for start, _, letters in segments] == \
             [(0, "N b a m s k S"), (at, "a b N m s k S")], at
+
+
+def _first_fields(path, split):
+    """The first field of every line of a split (lines whose first byte is in [start, end))."""
+    with open(path, "rb") as f:
+        data = f.read()
+    start, end = split["start"], split["end"] if split["end"] is not None else len(data)
+    if start:
+        start = data.index(b"\n", start - 1) + 1
+    out, pos = [], start
+    while pos < end and pos < len(data):
+        nl = data.find(b"\n", pos)
+        nl = len(data) if nl < 0 else nl
+        out.append(data[pos:nl].split(b" ", 1)[0])
+        pos = nl + 1
+    return out
+
+
+def test_splits_of_a_sorted_index_end_between_urirs(tmp_path):
+    """Splits of 1 MiB or more end where a line's first field (its URI-R) changes, so that a URI-R's
+    lines are in one split; every line is in exactly one split; smaller splits (tests' cuts of
+    URI-Rs apart) keep their byte bounds."""
+    from profiler.formats.inputs import MIN_SPLIT_SIZE
+    path = tmp_path / "sorted.cdx"
+    lines = [b"com,example)/p%05d 2010%010d http://example.com/ text/html 200 D%05d - - 100 0 a.warc.gz\n"
+             % (i // 40, i, i) for i in range(60000)]                  # 40 captures a URI-R
+    path.write_bytes(b" CDX N b a m s k r M S V g\n" + b"".join(lines))
+    for size, apart in ((MIN_SPLIT_SIZE, True), (MIN_SPLIT_SIZE + 12345, True), (100000, False)):
+        splits = plan_splits([sniff(str(path))], size)
+        assert len(splits) > 2
+        fields = [_first_fields(str(path), s) for s in splits]
+        assert sum(len(f) for f in fields) == len(lines) + 1           # the legend too, each line once
+        straddling = [a[-1] == b[0] for a, b in zip(fields, fields[1:])]
+        assert (not any(straddling)) if apart else any(straddling), size

@@ -89,10 +89,12 @@ def test_no_bar_on_a_pipe_or_with_q(index, tmp_path):
 def test_verbose_lines_go_above_the_bar(index, tmp_path):
     status, text = run_on_terminal(["profile", index, "-o", str(tmp_path / "p.cdxj"), "-r", "local", "-v"])
     assert status == 0
-    # mrjob's lines appear with -v, each a whole line, never glued to a bar's redraw
+    # the runner's lines appear with -v, each a whole line, never glued to a bar's redraw (mrjob's,
+    # or those of the local runner without mrjob: profiler.runtime.localjob)
     lines = [line.split("\r")[-1] for line in text.replace("\r\n", "\n").split("\n")]
-    assert any(line.startswith("mrjob.sim: Running step 2 of 3") for line in lines), text
-    assert not [line for line in lines if "%|" in line and "mrjob" in line]
+    runner_lines = ("mrjob.sim: Running step 2 of 3", "archive-profiler.localjob: Running step 2 of 3")
+    assert any(line.startswith(runner_lines) for line in lines), text
+    assert not [line for line in lines if "%|" in line and ("mrjob" in line or "localjob" in line)]
 
 
 def test_profile_unchanged_by_the_bar(index, tmp_path):

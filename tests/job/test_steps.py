@@ -102,3 +102,62 @@ def test_input_chunks_of_a_byte_range_of_stdin(tmp_path):
         assert b"".join(chunks) == data[start:end] and all(len(c) <= size for c in chunks)
     with open(path, "rb") as stdin:
         assert b"".join(task.input_chunks(["-"], stdin, 3, {})) == data
+
+
+def _step2(lines, policy, limit, kernels, chunk):
+    out = []
+    data = b"".join(lines)
+    chunks = (data[i:i + chunk] for i in range(0, len(data), chunk))
+    steps.digest_step(chunks, policy, limit, out.append, kernels)
+    return out
+
+
+def _summed(out):
+    """{key: sum of its records} of step 2's output lines (what step 3 makes of them)."""
+    by_key = {}
+    for line in b"".join(out).splitlines():
+        key, _, value = line.partition(b"\t")
+        by_key.setdefault(key, []).append(orjson.loads(value))
+    from profiler.job.hotdigests import with_corrections
+    out = {}
+    for key, records in by_key.items():
+        records = records if key == b"!meta" else with_corrections(records)
+        if records:                 # a key of shares that correct nothing has none
+            out[key] = records if key == b"!meta" else stats.sum_all(records)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_step2_reads_shared_digests_in_c_as_python_does(seed, monkeypatch):
+    """The compiled step 2 reads the groups of digests several URI-Rs hold itself (skim_digests);
+    its records add up per key to the pure-Python step's, whatever the buffers, the table limit
+    (a group touching that many keys goes to Python whole), markers of salted digests, records
+    that are not plain JSON (Python's, read while the compiled reader reads on) and long runs
+    handed to Python in parts."""
+    from profiler.accel import fast
+    if fast.load() is None:
+        pytest.skip("the C extension is not built")
+    rng = random.Random(seed)
+    if seed % 2:
+        monkeypatch.setattr(steps, "LONG_RUN", 300)
+    policy = load(rng.choice(["default", "hosts", "full"]))
+    hosts = ["com,a", "com,b,www", "uk,co,bbc,news", "org,c", "de,d", "1,0,0,127"]
+    records = []
+    for d in range(rng.randint(5, 60)):
+        digest = b"D DIG%03d" % d
+        for _ in range(rng.choice([1, 1, 2, 3, 9])):
+            entries = [[rng.choice(["2010", "2011", "2012"]), rng.choice(["text/html", "image/png", "unk"]),
+                        rng.choice(["200", "404", "unk"]), rng.randint(1, 10 ** 6)]
+                       for _ in range(rng.randint(1, 3))]
+            urlkey = "%s)/%s" % (rng.choice(hosts), rng.choice(["", "a", "b/c", "caf\u00e9"]))
+            records.append((digest, [urlkey, entries]))
+        if rng.random() < 0.1:
+            records.append((digest, b'"S"'))                      # a marker: the group's shares
+    for k in range(rng.randint(0, 20)):
+        records.append((b"K %s)/* - - -" % rng.choice(hosts).encode(), [1, 1, 1, 1, 5, 1, 5, "2010", "2010"]))
+    records.append((b"!meta", {"captures": 3, "skipped": {}}))
+    lines = sorted(_lines(*records))
+    limit = rng.choice([1, 3, 50, 200000])
+    compiled = _step2(lines, policy, limit, Kernels(policy), rng.choice([64, 1000, 1 << 20]))
+    python = _step2(lines, policy, limit, Kernels(policy, pure=True), 1 << 20)
+    assert _summed(compiled) == _summed(python)

@@ -109,3 +109,14 @@ def test_works_from_zips(tmp_path):
                         "D.list_version())")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[:2] == ["3", "None"] and out.stdout.split()[2][:4].isdigit()
+
+
+def test_the_list_holds_the_rules_publicsuffixlist_makes_of_it():
+    """Read with only its IDN rules encoded (the others are ASCII already), the list holds the
+    rules, punycode forms included, that the package makes when it encodes every rule itself."""
+    from publicsuffixlist import PublicSuffixList
+    theirs = PublicSuffixList(domains._list_bytes(), accept_unknown=False, only_icann=True)
+    ours = domains._list()
+    assert ours._publicsuffix == theirs._publicsuffix and ours._maxlabel == theirs._maxlabel
+    assert any(not rule.isascii() for rule in ours._publicsuffix)
+    assert any(rule.startswith("xn--") for rule in ours._publicsuffix)

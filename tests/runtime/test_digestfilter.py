@@ -14,9 +14,9 @@ from profiler.job.cells import CellKeys
 from profiler.model.capture import Capture
 from profiler.runtime import task as tasks
 from profiler.runtime import digestfilter
-from profiler.runtime.localrunner import LocalRunner
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
+from helpers import localpaths
 from helpers.exactness import check_against_oracle, without_created, generate_lines, write_files
 
 MODULE = fast.load()
@@ -237,31 +237,22 @@ def test_step_1_writes_digest_records_only_for_digests_the_bitmap_holds(tmp_path
     assert set(kept) <= set(everything)
 
 
-def _runs(monkeypatch):
-    runners = []
-    real = LocalRunner.__init__
-
-    def init(self, *args, **kwargs):
-        real(self, *args, **kwargs)
-        runners.append(self)
-    monkeypatch.setattr(LocalRunner, "__init__", init)
-    return runners
-
-
 def _held_back(summary):
     return sum(step.get("digest filter", {}).get("digest records not written (one map record)", 0)
                for step in summary["counters"])
 
 
 @needs_compiled
+@pytest.mark.parametrize("path", localpaths.PATHS)
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_the_local_runner_s_filtered_profile_is_exact(tmp_path, monkeypatch, shuffle):
+def test_the_local_runner_s_filtered_profile_is_exact(tmp_path, monkeypatch, shuffle, path):
     """Shared digests, revisits and URI-Rs across files and map tasks: the local runner's map tasks
     write filters, its step-1 reducers leave out most digest records, and every line is the
-    oracle's; so it is with a bitmap too small to leave any out."""
+    oracle's; so it is with a bitmap too small to leave any out (with mrjob and without)."""
     lines = generate_lines(seed=11)
     paths = write_files(str(tmp_path), lines, shuffle=shuffle)
-    runners = _runs(monkeypatch)
+    localpaths.choose(monkeypatch, path)
+    runners = localpaths.runs(monkeypatch)
     out = str(tmp_path / "local.cdxj")
     summary = run_profile(paths, out, policy="default", runner="local", split_size=4000, cores=2)
     assert runners[-1].digest_filter["tasks"] == summary["splits"] > 3

@@ -1,5 +1,6 @@
 """profiler.runtime.forkserver: a forked task writes what the job script writes for its command line, in
-its own environment, and its CPU time counts in the client's."""
+its own environment, and its CPU time counts in the client's (mrjob's local runner forks its tasks
+from it; the local runner without mrjob, profiler.runtime.localjob, forks them from the client)."""
 
 import os
 import resource
@@ -16,6 +17,7 @@ from profiler.testing import synthetic
 from profiler.runtime.localrunner import LocalRunner
 from profiler.run.profile import run_profile
 from profiler.model.policy import load
+from helpers import localpaths
 from helpers.exactness import without_created
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -99,6 +101,7 @@ def test_the_local_runner_forks_its_own_tasks_only(tmp_path, monkeypatch):
     setup command of the user's, or another Python, mrjob runs them."""
     cdx = str(tmp_path / "in.cdx")
     synthetic.write_cdx(cdx, 3000, seed=2)
+    localpaths.choose(monkeypatch, "mrjob")
     forked = []
     real = forkserver.ForkServer.run
     monkeypatch.setattr(forkserver.ForkServer, "run", lambda self, *a: forked.append(a[-1]) or real(self, *a))
@@ -132,6 +135,7 @@ def test_a_local_run_takes_the_server_started_while_it_reads_its_inputs(tmp_path
     one started for a run that fails on its input."""
     cdx = str(tmp_path / "in.cdx")
     synthetic.write_cdx(cdx, 2000, seed=3)
+    localpaths.choose(monkeypatch, "mrjob")
     started = _servers(monkeypatch)
     forked_by = []
     real_run = forkserver.ForkServer.run
@@ -154,6 +158,7 @@ def test_a_local_run_takes_the_server_started_while_it_reads_its_inputs(tmp_path
 def test_a_task_that_fails_in_a_local_run_fails_the_run(tmp_path, monkeypatch):
     cdx = str(tmp_path / "in.cdx")
     synthetic.write_cdx(cdx, 300, seed=2)
+    localpaths.choose(monkeypatch, "mrjob")
     monkeypatch.setattr(LocalRunner, "_forkable_task_argv",
                         lambda self, *a: ["--step-num=2", "--reducer", "--policy-json", '{"emit": 3}'])
     from profiler.run.profile import JobFailed

@@ -1,4 +1,5 @@
-"""profiler.runtime.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte."""
+"""profiler.runtime.localrunner: the local runner's fast splits cut where mrjob cuts, and change no byte
+(mrjob's local runner: these tests make local runs take it, profiler.runtime.localjob's path aside)."""
 
 import os
 import random
@@ -9,9 +10,16 @@ from mrjob.sim import _split_records
 
 from profiler.files import output
 from profiler.testing import synthetic
-from profiler.runtime.localrunner import LocalRunner, key_bounds
+from profiler.runtime.localrunner import LocalRunner
+from profiler.runtime.presorted import key_bounds
 from profiler.run.profile import run_profile
+from helpers import localpaths
 from helpers.exactness import without_created
+
+
+@pytest.fixture(autouse=True)
+def through_mrjob(monkeypatch):
+    localpaths.choose(monkeypatch, "mrjob")
 
 
 def test_key_bounds_cut_where_mrjob_cuts(tmp_path):

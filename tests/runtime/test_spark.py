@@ -4,8 +4,9 @@ its profile must equal the inline runner's byte for byte.
 The driver and every executor's Python workers run a python_bin that can import `profiler`
 only from a shipped .zip, so the profile proves that --py-files reaches the executors, and its
 counters that the shipped compiled kernels ran there, with the digest filter and hot digests
-(every digest sampled twice is hot here). One Spark run. Under CI=true a missing pyspark or
-Java fails; elsewhere the test skips with a message.
+(every digest sampled twice is hot here), and each split reduced where it was mapped (its map
+records kept on local disk); a second run, of splits that share URI-Rs, shuffles them from
+there. Under CI=true a missing pyspark or Java fails; elsewhere the test skips with a message.
 """
 
 import os
@@ -67,3 +68,23 @@ def test_spark_profile_equals_inline_runner(spark_python, tmp_path):
     # digests held by two or more sampled records were hot: their records spread, their shares added up
     assert summary["counters"][0]["spark"]["hot digests (records spread over partitions)"] > 0
     assert summary["counters"][1]["hot digests"]["share records written"] > 0
+    # one split (a gzip file): step 1 reduced its records where the map task kept them, no shuffle to it
+    assert summary["counters"][0]["spark"]["splits reduced where they were mapped"] == 1
+
+
+def test_splits_that_share_urirs_are_shuffled_to_step_1(spark_python, tmp_path):
+    """Two files whose URI-Rs interleave: the kept map records are shuffled to step 1 as ever."""
+    import gzip
+    with gzip.open(SAMPLE, "rb") as f:
+        legend, *lines = f.read().splitlines(keepends=True)
+    for name, part in (("a.cdx", lines[0::2]), ("b.cdx", lines[1::2])):
+        (tmp_path / name).write_bytes(legend + b"".join(part))
+    inputs = [str(tmp_path / "a.cdx"), str(tmp_path / "b.cdx")]
+    spark_out, inline_out = tmp_path / "spark.cdxj", tmp_path / "inline.cdxj"
+    summary = run_profile(inputs, str(spark_out), runner="spark", created=CREATED,
+                          conf_paths=[os.path.join(ROOT, "conf", "mrjob-spark.conf")],
+                          extra_args=["--python-bin", spark_python])
+    run_profile(inputs, str(inline_out), runner="inline", created=CREATED)
+    assert spark_out.read_bytes() == inline_out.read_bytes()
+    assert "splits reduced where they were mapped" not in summary["counters"][0].get("spark", {})
+    assert os.listdir(os.environ["TMPDIR"]) == []

@@ -1,7 +1,9 @@
 """The Spark runner's steps over partitions (profiler.runtime.sparksteps), without Spark: the shuffle's
 pieces compiled and in Python, and the whole job with an in-process shuffle against the
-brute-force oracle, over random archives, policies, partitions, table limits, digest filters
-and hot digests (whose records are spread over partitions and their shares added up)."""
+brute-force oracle, over random archives, policies, partitions, table limits, digest filters,
+hot digests (whose records are spread over partitions and their shares added up) and map
+records kept where they were mapped (a local master's: each split reduced where it was mapped
+when the splits hold URI-Rs apart, some kept records lost)."""
 
 import contextlib
 import os
@@ -135,12 +137,77 @@ def check_in_process(seed):
         hot = set(rng.sample(digests, rng.randint(0, len(digests)))) if rng.random() < 0.7 else None
         job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, rng.choice([1, 2, 7, 200000]))
         ranged = rng.random() < 0.7
+        keep = os.path.join(folder, "kept") if rng.random() < 0.5 else None
+        if keep:
+            os.mkdir(keep)
+            if rng.random() < 0.5:          # splits of whole URI-Rs: each reduced where it was mapped
+                manifest = _apart(folder, lines, rng)
+        lose = [i for i in range(len(manifest)) if rng.random() < 0.2]
         parts, counters, _ = sparksteps.run_in_process(
             manifest, job, parts=rng.randint(1, 5), digest_filter=rng.random() < 0.7, hot=hot,
-            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]), ranged=ranged)
+            hot_threshold=rng.choice([1, 5, 10 ** 9]), out_parts=rng.choice([None, 1, 2]), ranged=ranged,
+            keep=keep, lose=lose)
         expected = oracle_profile(resolve_revisits(read_captures(paths)), policy)
     assert_same_profile(_profile_of(parts, ranged), expected)
     assert counters[0]["profile"]["captures"] == len(lines)
+
+
+def _apart(folder, lines, rng):
+    """Manifest lines of files that each hold whole URI-Rs, in order (a sorted index cut between
+    URI-Rs), some of them empty or of one URI-R."""
+    by_urir = {}
+    for line in lines:
+        by_urir.setdefault(line.split()[0], []).append(line)
+    urirs = sorted(by_urir)
+    cuts = sorted(rng.sample(range(len(urirs) + 1), min(len(urirs) + 1, rng.randint(1, 5))))
+    paths = []
+    for k, (a, b) in enumerate(zip([0] + cuts, cuts + [len(urirs)])):
+        path = os.path.join(folder, "apart%d.cdx" % k)
+        with open(path, "w") as f:
+            f.writelines(line + "\n" for u in urirs[a:b] for line in by_urir[u])
+        paths.append(path)
+    return manifest_lines(paths, 1 << 20)
+
+
+def test_splits_of_urirs_apart_are_reduced_where_they_were_mapped(tmp_path):
+    """A sorted index cut between URI-Rs: every split's span is apart from the others', step 1
+    reduces each split's own records (no shuffle to it), and the profile is the oracle's; one
+    whose URI-Rs two splits share, or whose records are out of order, is shuffled as before."""
+    lines = generate_lines(5, n_urirs=150)
+    policy = load_policy("default")
+    job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, 200000)
+    expected = oracle_profile(resolve_revisits(read_captures(write_files(str(tmp_path), lines, 1))), policy)
+    rng = random.Random(5)
+    for kind in ("apart", "shared", "shuffled"):
+        folder = tmp_path / kind
+        (folder / "kept").mkdir(parents=True)
+        if kind == "apart":
+            manifest = _apart(str(folder), lines, rng)
+        else:
+            manifest = manifest_lines(write_files(str(folder), lines, 3, seed=5, shuffle=kind == "shuffled"), 1 << 20)
+        spans = []
+        real = sparksteps.reduce_kept
+        calls = []
+        sparksteps.reduce_kept = lambda *a, **k: calls.append(a[0]) or real(*a, **k)
+        try:
+            parts, counters, _ = sparksteps.run_in_process(manifest, job, parts=3, keep=str(folder / "kept"))
+        finally:
+            sparksteps.reduce_kept = real
+        assert_same_profile(_profile_of(parts, True), expected)
+        assert (sorted(calls) == list(range(len(manifest)))) == (kind == "apart"), kind
+        assert os.listdir(folder / "kept") == []            # every kept file taken
+        assert counters[0]["profile"]["captures"] == len(lines)
+
+
+def test_spans_of_records():
+    assert sparksteps.record_span(b"a\t1\nb\t2\n!meta\t{}\n") == (b"a", b"b")
+    assert sparksteps.record_span(b"a\t1\na\t3\nc\t2\n!meta\t{}") == (b"a", b"c")
+    assert sparksteps.record_span(b"!meta\t{}\n") == (None, None)
+    assert sparksteps.record_span(b"b\t1\na\t2\n!meta\t{}\n") is None              # out of order
+    assert sparksteps.record_span(b"a\t1\n!meta\t{}\nb\t2\n!meta\t{}\n") is None  # two splits' records
+    assert sparksteps.spans_apart([(b"a", b"b"), (None, None), (b"c", b"d")])
+    assert not sparksteps.spans_apart([(b"a", b"c"), (b"c", b"d")])                    # c in both
+    assert not sparksteps.spans_apart([(b"a", b"b"), None])
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

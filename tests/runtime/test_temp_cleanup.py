@@ -39,24 +39,33 @@ def job_keys(monkeypatch):
 
 
 def task_processes():
-    """Running forked tasks (they name themselves ap-map1-0, ap-red2-1, ...)."""
+    """Running forked tasks of this test's runs (they name themselves ap-map1-0, ap-red2-1, ...;
+    their environment has this test's TMPDIR: others' runs on the machine are not counted)."""
     names = []
+    mine = ("TMPDIR=" + os.environ["TMPDIR"]).encode()
     for path in glob.glob("/proc/[0-9]*/comm"):
         try:
             with open(path) as f:
                 name = f.read().strip()
+            if not name.startswith(("ap-map", "ap-red")):
+                continue
+            with open(os.path.join(os.path.dirname(path), "environ"), "rb") as f:
+                if mine not in f.read().split(b"\0"):
+                    continue
         except OSError:
             continue
-        if name.startswith(("ap-map", "ap-red")):
-            names.append(name)
+        names.append(name)
     return names
 
 
-@pytest.mark.parametrize("runner", ["inline", "local"])
-def test_success_leaves_nothing(tmp_path, runner, job_keys):
-    run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner)
+@pytest.mark.parametrize("runner, extra", [("inline", []), ("local", ["--num-cores", "1"]), ("local", [])])
+def test_success_leaves_nothing(tmp_path, runner, extra, job_keys):
+    """A local run with an mrjob option goes through mrjob; one without runs without it
+    (profiler.runtime.localjob): no mrjob runner, no job key."""
+    run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner, extra_args=extra)
     assert os.listdir(os.environ["TMPDIR"]) == []
-    assert len(job_keys) == 1 and not os.path.lexists(lock_of(job_keys[0]))
+    assert len(job_keys) == (0 if runner == "local" and not extra else 1)
+    assert not [k for k in job_keys if os.path.lexists(lock_of(k))]
 
 
 def test_failure_leaves_nothing(tmp_path, job_keys):
@@ -69,12 +78,12 @@ def test_failure_leaves_nothing(tmp_path, job_keys):
 
 def test_other_users_locks_are_left_alone(tmp_path, job_keys):
     """A lock file of another run in the shared /tmp (another user's, made while this run goes)
-    is neither removed nor mistaken for this run's."""
+    is neither removed nor mistaken for this run's (a run through mrjob: an mrjob option)."""
     other = lock_of("profile_job.someone.%d" % os.getpid())
     with open(other, "w"):
         pass
     try:
-        run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner="local")
+        run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner="local", extra_args=["--num-cores", "1"])
         assert os.path.exists(other) and job_keys and not os.path.lexists(lock_of(job_keys[0]))
     finally:
         os.unlink(other)
@@ -85,20 +94,30 @@ def test_leftovers_are_only_this_runs():
     assert runner_leftovers.remove(None) == []
 
 
+#: a map task's output file as each local path writes it: mrjob's (an mrjob option after '--'
+#: makes the run take it) and the one without mrjob (profiler.runtime.localjob)
+MAP_OUTPUTS = {"mrjob": ("profile_job.*", "step", "000", "mapper", "*"),
+               "direct": ("archive-profiler-*", "job", "map-*")}
+
+
+@pytest.mark.parametrize("path", sorted(MAP_OUTPUTS))
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_during_a_local_run(tmp_path, signum, code):
+def test_signal_during_a_local_run(tmp_path, signum, code, path):
     data = tmp_path / "in.cdx"
     synthetic.write_cdx(str(data), 150000, seed=3)
     tmp = os.environ["TMPDIR"]
+    extra = ["--", "--num-cores", "2"] if path == "mrjob" else []
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "profile", str(data), "-o",
-                             str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"],
+                             str(tmp_path / "out.cdxj"), "-r", "local", "--cores", "2", "--split-size", "1M"] + extra,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=ROOT))
     deadline = time.monotonic() + 120
-    while not glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*")):
+    while not glob.glob(os.path.join(tmp, *MAP_OUTPUTS[path])):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.005)
-    [job_key] = [name for name in os.listdir(tmp) if name.startswith("profile_job.")]   # its temp folder's name
+    # its temp folder's name (a run without mrjob has none)
+    job_keys = [name for name in os.listdir(tmp) if name.startswith("profile_job.")]
+    assert len(job_keys) == (1 if path == "mrjob" else 0)
     proc.send_signal(signum)                   # to the run only, not its process group
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
@@ -108,5 +127,5 @@ def test_signal_during_a_local_run(tmp_path, signum, code):
         time.sleep(0.05)
     assert task_processes() == []
     assert os.listdir(tmp) == []
-    assert not os.path.lexists(lock_of(job_key))
+    assert not [k for k in job_keys if os.path.lexists(lock_of(k))]
     assert not (tmp_path / "out.cdxj").exists()
