@@ -184,7 +184,7 @@ static const char *cj_skip(const char *p, const char *e, int depth) {
 
 /* the needed key (CJ_*) spelt by k[0:n], or -1 */
 static inline int cj_key(const char *k, Py_ssize_t n) {
-    if (n < 4 || n > 14 || (k[0] != 'm' && k[0] != 's' && k[0] != 'd' && k[0] != 'p' && k[0] != 'l'))
+    if (n < 4 || n > 14 || (k[0] != 'm' && k[0] != 's' && k[0] != 'd' && k[0] != 'p' && k[0] != 'l' && k[0] != 'f'))
         return -1;                                              /* no needed key has that length or start */
     for (int i = 0; i < NCJ; i++)
         if (CJ_KEY_LEN[i] == n && CJ_KEYS[i][0] == k[0] && memcmp(CJ_KEYS[i], k, n) == 0) return i;
