@@ -307,9 +307,11 @@ def _counted(meta, name, kind, path):
     return value
 
 
-def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, bound_revisits=True):
     """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
-    !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out."""
+    !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out;
+    ``bound_revisits``: whether keys of revisits resolved per input get bounds (the !meta says
+    so, with the ABSENT_KEYS note)."""
     layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
@@ -345,6 +347,8 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
     if skipped_lines:
         about["merge"]["skipped_lines"] = skipped_lines
+    if revisits == REVISITS_PER_INPUT and bound_revisits:
+        about["merge"]["absent_keys"] = ABSENT_KEYS
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(layout.fields)),
@@ -408,9 +412,14 @@ def merged_profile_lines(paths, disjoint_of, counter, skipped=None):
 
 #: the features a key with a mime or status gets bounds for when revisits may resolve elsewhere
 REVISIT_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
-#: lines of one (surt, datetime) held to find their '- -' line; past it, the envelope is taken
-#: from the SURT's all-time line (or the root's)
+#: lines of one SURT held to find their '- -' lines; past it, the envelope is taken from the
+#: SURT's all-time line (or the root's)
 GROUP_LIMIT = 100000
+#: the merged !meta's "merge" note for keys without a line when revisits were resolved per input
+#: (read by query: profiler.toolkit.query)
+ABSENT_KEYS = ("a key with a resolved criterion (mime, status, lang) other than '-' that has no line may "
+               "hold revisits resolved in another input: each feature within [0, the high of the line of "
+               "its SURT and datetime whose resolved criteria are '-' (else its SURT's all-time line)]")
 
 
 def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
@@ -420,9 +429,9 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
     such a key may lose or gain captures. Its true features lie within [0, the same SURT and
     datetime's all-'-' line's high] (that line's captures do not depend on resolution), its
     first/last within that line's first and last. A from-scratch key the inputs lack (all its
-    captures revisits resolved elsewhere) has values the same SURT has at another datetime of
-    the same level: those keys are added, with zero values and the same bounds (README, "Split
-    and merge rules")."""
+    captures revisits resolved elsewhere) gets no line: the merged !meta's "absent_keys" note
+    (ABSENT_KEYS) carries that possibility once, and query answers such a key with the same
+    bounds (README, "Split and merge rules")."""
     state = {"root": None, "all_time": None}
     surt, section = None, []
     for line in lines:
@@ -433,16 +442,15 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
                 yield from _bound_section(section, state, counter, layout)
             surt, section = fields[0], []
         section.append((fields, line, i))
-        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them, add no keys
-            yield from _bound_section(section, state, counter, layout, add=False)
+        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them as they come
+            yield from _bound_section(section, state, counter, layout)
             section = []
     if section:
         yield from _bound_section(section, state, counter, layout)
 
 
-def _bound_section(section, state, counter, layout, add=True):
-    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded, with the
-    missing keys."""
+def _bound_section(section, state, counter, layout):
+    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded."""
     dt_at = layouts.index(layout, criteria.DATETIME.name)
     resolved = [layouts.index(layout, c.name) for c in layout.criteria if c.resolved]
 
@@ -450,55 +458,27 @@ def _bound_section(section, state, counter, layout, add=True):
         return tuple(fields[j] for j in resolved)
 
     anys = (b"-",) * len(resolved)
-    groups = []
-    for item in section:
-        if not groups or groups[-1][0] != item[0][dt_at]:
-            groups.append((item[0][dt_at], []))
-        groups[-1][1].append(item)
     envelopes = {}
-    for dt, items in groups:
-        for fields, line, i in items:
-            if rest(fields) == anys:
-                envelopes[dt] = jsonnum.loads(line[i + 1:])
+    for fields, line, i in section:
+        if rest(fields) == anys:
+            envelopes[fields[dt_at]] = jsonnum.loads(line[i + 1:])
     surt = section[0][0][0]
     if b"-" in envelopes:
         state["all_time"] = (surt, envelopes[b"-"])
         if surt == b"*":
             state["root"] = envelopes[b"-"]
     fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
-    combos = {}                         # datetime level -> the resolved criteria's values of the SURT
-    if add:
-        for dt, items in groups:
-            level = combos.setdefault(len(dt), set())
-            for fields, _, _ in items:
-                if rest(fields) != anys:
-                    level.add(rest(fields))
-    for dt, items in groups:
-        envelope = envelopes.get(dt, fallback)
-        out = []
-        for fields, line, i in items:
-            if rest(fields) != anys and envelope is not None:
-                counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
-                out.append((line[:i], fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))))
-            else:
-                out.append((line[:i], line))
-        if add and envelope is not None:
-            have = {rest(f) for f, _, _ in items}
-            for values in sorted(combos.get(len(dt), ()) - have):
-                fields = [surt] + [b"-"] * len(layout.names)
-                fields[dt_at] = dt
-                for j, v in zip(resolved, values):
-                    fields[j] = v
-                key = b" ".join(fields)
-                out.append((key, fields_line(key, widen(_ZERO, envelope))))
-                counter["added"] = counter.get("added", 0) + 1
-            out.sort(key=lambda kv: kv[0])
-        for _, line in out:
+    for fields, line, i in section:
+        envelope = envelopes.get(fields[dt_at], fallback)
+        if rest(fields) != anys and envelope is not None:
+            counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
+            yield fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))
+        else:
             yield line
 
 
 #: the value of a key no input holds: no captures (bounds added by widen)
-_ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
+ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
 
 
 def fields_line(key, value):
@@ -547,10 +527,11 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     counter = {"lines": 0, "merged": 0}
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
-        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines)
+        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
+                                  bound_revisits)
         layout = files[0].layout
 
-        per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
+        per_input = bound_revisits and any(b'"absent_keys"' in h for h in headers)
 
         def data():
             lines = merged_profile_lines(paths, lambda key: disjoint, counter, skipped)
@@ -568,11 +549,15 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
                 block = combine_blocks([r.json for r in records], freqs, disjoint, counter)
                 yield line + b" " + block if block else line
 
+    written = {"data": 0}
+
     def lines():
         yield from headers
-        yield from data()
+        for line in data():
+            written["data"] += 1
+            yield line
 
     write_atomic(out_path, lines())
-    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
+    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written["data"],
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count]}
