@@ -8,6 +8,7 @@ import threading
 import time
 
 from profiler.errors import UserError
+from profiler.files.datalines import written_here
 from profiler.toolkit.lookup import Lookup
 
 log = logging.getLogger("archive-profiler")
@@ -55,6 +56,11 @@ class Archive:
         try:
             identity = _identity(self.path)
             lookup = Lookup(self.path, mapped=True)
+            if not written_here(lookup.headers):
+                # another tool's file (mementomap generate writes its lines unsorted): checked
+                # whole once (remembered per version), so no answer rests on lines out of order
+                lookup.close()
+                lookup = Lookup(self.path, mapped=True, verify=True)
         except (OSError, UserError, ValueError) as e:
             raise UserError("cannot serve %s: %s" % (self.path, e))
         self.lookup, self.identity = lookup, identity

@@ -220,7 +220,9 @@ class Lookup:
         self.layout = found.layout
         self.breakdowns = breakdowns(self.headers) if self.kind == "ukvs" else []
         if self.layout is not None:
-            self._dt_at = layouts.index(self.layout, DATETIME.name)
+            # another producer's profile may have no datetime field: its all-time lines answer
+            self._dt_at = layouts.index(self.layout, DATETIME.name) if layouts.has(self.layout, DATETIME.name) \
+                else None
         self._asking(LANG.name)         # the optional criterion a lookup asks a value of
         self.coverage = coverage.of_headers(self.headers, self.kind)
         self.skipped = []
@@ -291,7 +293,7 @@ class Lookup:
         all-time key, every other criterion '-'; with ``value`` (of the criterion asked), the
         lines of those keys with any value of it (their value picks). A map: the SURT's lines."""
         if self.kind == "cdxj":
-            periods = _periods(dt) + [ANY_FIELD.encode()]
+            periods = (_periods(dt) if self._dt_at is not None else []) + [ANY_FIELD.encode()]
             if value is None:
                 return [Probe(self._key(s, datetime=p) + b" ", None, None) for p in periods]
             cut = self._by_at
@@ -411,6 +413,8 @@ class Lookup:
             dated = self._by_breakdown(answer._replace(frequency=self.parse(line)[1]), line, query_dt)
             return answer._replace(date=dated.date, status=NOT_HELD if dated.status == NOT_HELD else answer.status)
         fields = answer.key.split(b" ")
+        if self._dt_at is None:
+            return answer._replace(date="range" if answer.status == HELD else None)
         if fields[self._dt_at] != ANY_FIELD.encode():
             return answer._replace(date="period")
         if pick.none:
@@ -487,7 +491,8 @@ class Lookup:
                 raise self._damaged(body, e)
             # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
             urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
-            return key, Frequency(value["urim"]["total"], "", value["urir"], urir_mark)
+            # another producer's value may lack urir (profiler.files.datalines.foreign_value)
+            return key, Frequency(value["urim"]["total"], "", value.get("urir"), urir_mark)
         i = body.find(b" {")
         if i < 0 and b"  " not in body and b"\t" not in body:
             key, _, freq = body.rpartition(b" ")

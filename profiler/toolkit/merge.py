@@ -24,14 +24,16 @@ unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' sta
 marks become '~'); an unknown count in one input makes the sum a lower bound ('+').
 """
 
+import contextlib
 import datetime
 import heapq
 import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import layout as layouts, ukvs
+from profiler.files import insort, layout as layouts, ukvs
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
+from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
@@ -61,6 +63,10 @@ def combine(values, disjoint=(), counter=None):
     counter['extras_dropped'])."""
     if len(values) == 1:
         return values[0]
+    flats = [flatten(v) for v in values]
+    lacking = {n for n in FEATURES for f in flats if n not in f}
+    if lacking:
+        return _combine_partial(values, flats, lacking, disjoint, counter)
     kept_extras = extras(values[0])
     if any(extras(v) != kept_extras for v in values[1:]):
         kept_extras = None
@@ -100,6 +106,27 @@ def combine(values, disjoint=(), counter=None):
         b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
     kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
     return unflatten(out, kept, kept_extras)
+
+
+#: what stands in for a feature another producer's line lacks while its inputs are combined
+_STAND_IN = {"first": "00000000000000", "last": "00000000000000"}
+
+
+def _combine_partial(values, flats, lacking, disjoint, counter):
+    """combine() of lines of which some lack features (another producer's profiles: the CDXJ
+    blog's {"urim": {...}, "urir": N}): the features every input has are combined by the same
+    rules, the others left out (urim.min goes with urim.max, whose highs bound it)."""
+    if "urim.max" in lacking:
+        lacking = lacking | {"urim.min"}
+    filled = []
+    for v, f in zip(values, flats):
+        full = {n: f.get(n, _STAND_IN.get(n, 0)) for n in FEATURES}
+        bounds = {n: b for n, b in (v.get("bounds") or {}).items() if n not in lacking}
+        filled.append(unflatten(full, bounds, extras(v)))
+    merged = combine(filled, disjoint, counter)
+    flat = {n: x for n, x in flatten(merged).items() if n not in lacking}
+    bounds = {n: b for n, b in (merged.get("bounds") or {}).items() if n not in lacking}
+    return unflatten(flat, bounds, extras(merged))
 
 
 def combine_marks(marks):
@@ -307,11 +334,12 @@ def _counted(meta, name, kind, path):
     return value
 
 
-def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, bound_revisits=True):
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, bound_revisits=True,
+                    sorted_inputs=None):
     """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
     !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out;
     ``bound_revisits``: whether keys of revisits resolved per input get bounds (the !meta says
-    so, with the ABSENT_KEYS note)."""
+    so, with the ABSENT_KEYS note); ``sorted_inputs``: {file: lines} sorted on the way in."""
     layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
@@ -349,6 +377,8 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
         about["merge"]["skipped_lines"] = skipped_lines
     if revisits == REVISITS_PER_INPUT and bound_revisits:
         about["merge"]["absent_keys"] = ABSENT_KEYS
+    if sorted_inputs:
+        about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(layout.fields)),
@@ -357,12 +387,18 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
     return sorted(lines)
 
 
-def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
+def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, nkeys=None,
+                sorted_inputs=None):
     """The '!' lines of a merged UKVS map, in byte order. Maps whose lines break down by other
     criteria (one by lang, one not) are not merged: a line without the breakdown would hide
-    the other's languages. ``skipped``: {file: counts} of the damaged lines left out."""
+    the other's languages. ``skipped``: {file: counts} of the damaged lines left out; ``nkeys``:
+    the inputs' numbers of key fields (a map without !fields, as ``mementomap generate`` writes
+    it, has the usual ones); ``sorted_inputs``: {file: lines} sorted on the way in."""
     hs = [header_dict(h) for h in headers]
-    fields = _common([h.get("fields") for h in hs], "!fields", paths)
+    usual = {1: {"keys": ["surt"], "values": ["frequency"]},
+             2: {"keys": ["surt", "datetime"], "values": ["frequency"]}}
+    fields = _common([h.get("fields") or usual.get(n) for h, n in zip(hs, nkeys or [None] * len(hs))],
+                     "!fields", paths)
     by = [ukvs.breakdowns(h) for h in headers]
     for p, other in zip(paths[1:], by[1:]):
         if other != by[0]:
@@ -375,6 +411,8 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
                       "part_meta": [h["meta"] for h in hs]}}
     if skipped:
         meta["merge"]["skipped_lines"] = skipped
+    if sorted_inputs:
+        meta["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
     if by[0]:
         meta[ukvs.BREAKDOWN_META] = by[0]
     out = [("!context", ukvs.CONTEXT),
@@ -508,14 +546,53 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
           skip_bad_lines=False):
     """Merge sorted profiles or UKVS maps into out_path (written atomically; '-' standard
     output). Every input is read whole and checked first (profiler.files.datalines), so a damaged
-    or unsorted one is refused before anything is written; ``skip_bad_lines``: damaged lines
-    are left out, counted in the merged !meta and the summary. Returns a summary."""
+    or unsorted one is refused before anything is written; an unsorted file another tool wrote
+    (``mementomap generate``'s) is sorted on the way in instead (profiler.files.insort: temporary
+    files in the output's folder, removed after), counted in the summary's "sorted" and the
+    merged !meta. ``skip_bad_lines``: damaged lines are left out, counted in the merged !meta
+    and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
+    folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
+    with contextlib.ExitStack() as stack:
+        read, sorted_inputs = [], {}
+        for p in paths:
+            copy = _sorted_if_foreign(p, folder, skip_bad_lines, stack)
+            read.append(copy.path if copy else p)
+            if copy:
+                sorted_inputs[p] = copy.lines
+        try:
+            summary = _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits,
+                             skip_bad_lines, sorted_inputs)
+        except UserError as e:
+            message = str(e)
+            for p, r in zip(paths, read):
+                if r != p:
+                    message = message.replace(r, "%s (sorted)" % p)
+            if message == str(e):
+                raise
+            raise type(e)(message) from e
+    summary["sorted"] = sorted(sorted_inputs.items())
+    return summary
+
+
+def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
+    """A SortedCopy of an input another tool wrote whose lines are out of order, else None."""
+    found = DataFile(path)
+    if insort.written_here(found.headers):
+        return None
+    try:
+        found.check(Skipped(path) if skip_bad_lines else None)
+        return None
+    except UnsortedFile:
+        return stack.enter_context(insort.SortedCopy(path, folder))
+
+
+def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs):
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
-    files = [DataFile(p) for p in paths]
+    files = [DataFile(r) for r in read]
     kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
     if kind == "ukvs":
         _common([f.nkeys for f in files], "numbers of key fields", paths)
@@ -528,16 +605,17 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
-                                  bound_revisits)
+                                  bound_revisits, sorted_inputs)
         layout = files[0].layout
 
         per_input = bound_revisits and any(b'"absent_keys"' in h for h in headers)
 
         def data():
-            lines = merged_profile_lines(paths, lambda key: disjoint, counter, skipped)
+            lines = merged_profile_lines(read, lambda key: disjoint, counter, skipped)
             return bound_revisit_keys(lines, counter, layout) if per_input else lines
     else:
-        headers = map_headers(paths, [f.headers for f in files], disjoint, archive_uri, created, skipped_lines)
+        headers = map_headers(paths, [f.headers for f in files], disjoint, archive_uri, created, skipped_lines,
+                              [f.nkeys for f in files], sorted_inputs)
         streams = [_stream(i, f.records(s)) for i, (f, s) in enumerate(zip(files, skipped))]
 
         def data():

@@ -49,7 +49,12 @@ def feature_name(name):
 
 
 def feature_value(flat, name):
-    return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+    """A feature's value, or None when the line lacks it or a part of it (another producer's
+    profile: profiler.files.datalines.foreign_value)."""
+    try:
+        return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+    except KeyError:
+        return None
 
 
 def rank_value(flat, name):
