@@ -325,7 +325,7 @@ def _criterion_field(pattern):
 breakdown_keys = criteria.derived(lambda chosen: dict(
     [("datetime", lambda field: datetime_span(field) is not None)]
     + [(c.name, _criterion_field(re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii"))))
-       for c in chosen if c.optional]))
+       for c in chosen if c.name != "datetime"]))
 
 
 def _frequency_of(value):

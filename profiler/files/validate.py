@@ -258,10 +258,12 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
     return b" ".join(fields[:-1])
 
 
-#: breakdowns of a map line by an optional criterion (profiler.files.ukvs: {"lang": {"ara": "12/3"}})
-optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.optional})
+#: breakdowns of a map line by a criterion but datetime (profiler.files.ukvs: {"lang": {"ara": "12/3"}},
+#: {"status": {"2xx": "40/9", "5xx": "12/3"}})
+optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.name != "datetime"})
 #: per-line attributes of a map this tool reads (the rest is kept and noted)
-known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen if c.optional})
+known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen
+                                                                              if c.name != "datetime"})
 
 
 def _check_block(report, lineno, raw, freq=None):

@@ -202,7 +202,8 @@ def _breakdown_key(name):
 
 #: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
 breakdown_fields = criteria.derived(lambda chosen: {name: _breakdown_key(name) for name in
-                                                    ("datetime",) + tuple(c.name for c in chosen if c.optional)})
+                                                    ("datetime",) + tuple(c.name for c in chosen
+                                                                          if c.name != "datetime")})
 
 
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
