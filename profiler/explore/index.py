@@ -13,7 +13,7 @@ for each such node:
 Memory is bounded: at most LIST_MAX keys or MAX_COMBOS x len(RANKED) x TOP offsets a node, at
 most MAX_ENTRIES in all (past it, a node is noted as not indexed), whatever the file's size.
 The pass refuses a file out of byte order, with a key twice, or with a line that is not a
-profile line (profiler.files.sortedfile.UnsortedFile, ProfileFormatError): exit status 2.
+profile line (profiler.files.sortedfile.UnsortedFile, DamagedFile): exit status 2.
 """
 
 import array
@@ -26,7 +26,7 @@ import orjson
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.explore import tree
-from profiler.files.profilefile import ProfileFormatError
+from profiler.files.datalines import DamagedFile
 from profiler.files.sortedfile import UnsortedFile
 
 SCAN_BYTES = 1 << 18
@@ -97,14 +97,14 @@ class Index:
     def find(self, key):
         """The line (without its newline) whose key is ``key`` (bytes), or None: one read of the
         block holding it, located by the block keys the pass noted. A read that comes back short
-        (the file cut since) is a ProfileFormatError."""
+        (the file cut since) is a DamagedFile."""
         i = bisect.bisect_right(self._keys, key) - 1
         if i < 0:
             return None
         at, end = self._offsets[i], self._offsets[i + 1]
         data = os.pread(self._fd, end - at, at)
         if len(data) != end - at:
-            raise ProfileFormatError("%s changed while it was read: ask again" % self.path)
+            raise DamagedFile("%s changed while it was read: ask again" % self.path)
         wanted = key + b" {"
         j = 0 if data.startswith(wanted) else data.find(b"\n" + wanted)
         if j < 0:
@@ -127,7 +127,7 @@ class Index:
             for line in block:
                 i = line.find(b" {")
                 if i <= 0 or line[-1:] != b"}":
-                    raise ProfileFormatError("%s: line at byte %d is not a profile line (%r): run "
+                    raise DamagedFile("%s: line at byte %d is not a profile line (%r): run "
                                              "'archive-profiler validate %s'" % (self.path, at, line[:60], self.path))
                 key = line[:i]
                 if previous_key is not None and not previous_key < key:
@@ -205,10 +205,10 @@ class Index:
             urir, dedup = value["urir"], value["dedup_bytes"]
             values = (value["urim"]["total"], urir, value["bytes"], value["digests"], dedup)
         except (jsonnum.JSONDecodeError, KeyError, TypeError):
-            raise ProfileFormatError("%s: the line at byte %d is not a profile line with every feature: run "
+            raise DamagedFile("%s: the line at byte %d is not a profile line with every feature: run "
                                      "'archive-profiler validate %s'" % (self.path, at, self.path))
         if not all(type(v) is int for v in values):
-            raise ProfileFormatError("%s: a count that is not a whole number at byte %d: run 'archive-profiler "
+            raise DamagedFile("%s: a count that is not a whole number at byte %d: run 'archive-profiler "
                                      "validate %s'" % (self.path, at, self.path))
         for value, heap in zip(values + ((round(dedup / urir, 2) if urir else None),), slot[1]):
             if value is None:
@@ -258,7 +258,7 @@ def _blocks(path, start):
             at += len(block) - len(rest)
             yield lines
         if rest:
-            raise ProfileFormatError("%s ends without a newline: the file was cut short (at byte %d); "
+            raise DamagedFile("%s ends without a newline: the file was cut short (at byte %d); "
                                      "make it again" % (path, at + len(rest)))
 
 

@@ -99,8 +99,9 @@ class PagedLines:
     """The data lines of pages in page order, searched by prefix like one SortedLines (each page
     bisected on its own; a prefix's lines may run over a page boundary)."""
 
-    def __init__(self, pages, key, mapped=False, ends=None):
-        """``ends``: where each page's lines end (SortedLines), when known."""
+    def __init__(self, pages, key, mapped=False, ends=None, opener=None):
+        """``ends``: where each page's lines end (SortedLines), when known; ``opener``: path ->
+        the reader a page is read with (SortedLines), instead of opening it."""
         self.path = pages[0][0]
         self.pages = []
         previous = None
@@ -110,7 +111,8 @@ class PagedLines:
             if previous is not None and first is not None and not previous < first:
                 raise UnsortedFile("%s: its first key does not sort after the page before's last" % path)
             previous = last if last is not None else previous
-            self.pages.append((first, last, SortedLines(path, start, key=key, mapped=mapped, end=end)))
+            self.pages.append((first, last, SortedLines(path, start, key=key, mapped=mapped, end=end,
+                                                        reader=opener(path) if opener else None)))
         self.seeks = 0
 
     def forget_block(self):

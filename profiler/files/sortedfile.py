@@ -36,18 +36,19 @@ class SortedLines:
     reading the file whole: seek-based bisection to a block, then bisection inside the block.
     ``key`` gives a line's key, which must increase strictly from line to line. ``end``: where
     the lines end (a whole-file check found the bytes after it damaged: a last line cut short),
-    else the file's end."""
+    else the file's end. ``reader``: an open file object to read instead of opening path (seek,
+    tell, read, readline, close, and the fixed ``size`` it reads: profiler.serve.reader)."""
 
     def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False,
-                 end=None):
+                 end=None, reader=None):
         self.path = path
         self.key = key
         self._probes = []           # (line start offset, key) of bisection probes, by offset
-        self.f = open_regular(path)
-        self.size = os.fstat(self.f.fileno()).st_size
+        self.f = open_regular(path) if reader is None else reader
+        self.size = os.fstat(self.f.fileno()).st_size if reader is None else reader.size
         if end is not None:
             self.size = min(self.size, end)
-        if mapped and self.size:
+        if mapped and self.size and reader is None:
             # memory-mapped: the pages read stay in the page cache, shared by every process
             # that maps the file (a server's workers), and the file handle is not needed
             import mmap

@@ -1,6 +1,8 @@
 """WARC and ARC files -> captures, for crawls that have no index yet (warcio).
 
-A record becomes the capture its CDXJ line (as written by cdxj-indexer) would give:
+A record becomes the capture its CDXJ line (as written by cdxj-indexer) would give, by one
+definition (capture_of, over a view of the record that either reader, warcio here or fastwarc
+in profiler.formats.warc_fast, gives):
 urlkey from surt, timestamp from WARC-Date (the ARC date for ARC), mime and status from
 the HTTP headers, digest from WARC-Payload-Digest or computed, length = the record's
 stored length (its gzip member for .gz). Other records and broken ones become skip
@@ -89,60 +91,105 @@ def _no_header(name):
     return None
 
 
-def capture_of(record, it, detect=None, languages=True):
-    """The Capture of one warcio record, or a skip-reason str. Consumes the record.
+#: what a view's length() gives for a record that holds fewer bytes than its Content-Length
+TRUNCATED = "truncated"
+
+
+def capture_of(view, detect=None, languages=True):
+    """The Capture of one WARC/ARC record, or a skip-reason str: the one definition of which
+    record is a capture and what its fields are, whichever reader framed the record.
+
+    view: the record as its reader gives it (WarcioRecord here, the fastwarc reader's in
+    profiler.formats.warc_fast): ``rec_type`` (the WARC-Type; ARC records are 'response'),
+    ``header(name)`` (a WARC header's value or None, case-insensitive, the first one wins),
+    ``content_length`` (None without one), ``http`` (the parsed HTTP head or None, read on first
+    use), ``stream`` (the block after the HTTP head, read once) and ``length(read)`` (after the
+    block is read to its end, read bytes of it after the HTTP head: the record's stored length,
+    None when its reader gives it later, or TRUNCATED). Consumes the record.
     detect: the language detector for HTML that declares none (language_detector);
     languages=False: no language is read (lang 'unk'; a policy without lang levels)."""
-    rec_type = record.rec_type
+    rec_type = view.rec_type
     if rec_type not in CAPTURE_TYPES:
         return SKIPPED_TYPES.get(rec_type, "other_record")
-    headers = record.rec_headers
-    if rec_type == "resource" and headers.get_header("Content-Type") == WARC_FIELDS:
+    if rec_type == "resource" and view.header("Content-Type") == WARC_FIELDS:
         return "warc_fields_record"
-    if record.length is None:
+    if view.content_length is None:
         return "header_only_record"              # no Content-Length: no block to count
-    url = headers.get_header("WARC-Target-URI")
+    url = view.header("WARC-Target-URI")
     if not url:
         return "bad_url"
-    ts = warc_timestamp(headers.get_header("WARC-Date"))
+    ts = warc_timestamp(view.header("WARC-Date"))
     if ts is None:
         return "bad_timestamp"
     status = normalise.UNKNOWN
-    http = record.http_headers
+    http = view.http
     if rec_type == "revisit":
         mime = normalise.REVISIT_MIME
         if http:
             status = normalise.status(_text(http.get_statuscode() or "-"))
     elif rec_type == "resource":
-        mime = _mime(headers.get_header("Content-Type"))
-    elif http and headers.get_header(ACHE_HEADER) and not http.protocol.startswith("HTTP/"):
+        mime = _mime(view.header("Content-Type"))
+    elif http and view.header(ACHE_HEADER) and not http.protocol.startswith("HTTP/"):
         mime = _ache_mime(http)          # ACHE writes the response headers without a status line
     else:
         mime = _mime(http.get_header("Content-Type") if http else None)
         if http:
             status = normalise.status(_text(http.get_statuscode() or "-"))
-    digest = headers.get_header("WARC-Payload-Digest")
+    digest = view.header("WARC-Payload-Digest")
     sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
-    lang = normalise.UNKNOWN
+    lang, read = normalise.UNKNOWN, 0
+    stream = view.stream
     if rec_type != "revisit" and languages:
         header = http.get_header if http else _no_header
-        lang, _ = payload_language(record.raw_stream, mime, header, sha1.update if sha1 else None, detect)
-    if sha1:
-        stream = record.raw_stream
-        while True:
-            buf = stream.read(_BUF)
-            if not buf:
-                break
+        lang, read = payload_language(stream, mime, header, sha1.update if sha1 else None, detect)
+    while True:                                  # the rest of the block: hashed, or only read
+        buf = stream.read(_BUF)
+        if not buf:
+            break
+        read += len(buf)
+        if sha1:
             sha1.update(buf)
-        digest = base64.b32encode(sha1.digest()).decode("ascii")
-    length = it.get_record_length()           # reads the record to its end
-    if warc_records.cut(record):
+    length = view.length(read)
+    if length is TRUNCATED:
         return "truncated_record"                # the file ended before Content-Length bytes
+    if sha1:
+        digest = base64.b32encode(sha1.digest()).decode("ascii")
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
     return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
                        length=length, revisit=rec_type == "revisit", lang=lang)
+
+
+class WarcioRecord:
+    """A warcio record as capture_of views it; it: its ArchiveIterator (which gives its length)."""
+    __slots__ = ("record", "it")
+
+    def __init__(self, record, it):
+        self.record, self.it = record, it
+
+    @property
+    def rec_type(self):
+        return self.record.rec_type
+
+    def header(self, name):
+        return self.record.rec_headers.get_header(name)
+
+    @property
+    def content_length(self):
+        return self.record.length
+
+    @property
+    def http(self):
+        return self.record.http_headers
+
+    @property
+    def stream(self):
+        return self.record.raw_stream
+
+    def length(self, read):
+        length = self.it.get_record_length()          # reads the record to its end
+        return TRUNCATED if warc_records.cut(self.record) else length
 
 
 #: media types whose payload may declare its language in HTML
@@ -198,7 +245,7 @@ def iter_captures(path, opener=open, start=0, detect_language=False, languages=T
     detect = language_detector(detect_language)
 
     def capture(record, it):
-        return capture_of(record, it, detect, languages)
+        return capture_of(WarcioRecord(record, it), detect, languages)
     try:
         with opener(path, "rb") as f:
             if start:

@@ -2,21 +2,17 @@
 
 The fastwarc extra (``pip install '.[fastwarc]'`` in the checkout) and ``profile --warc-reader fastwarc``. fastwarc
 frames the records and reads WARC headers (several times faster than warcio); the
-HTTP head is parsed as warcio parses it, so captures and profile bytes are the same.
+HTTP head is parsed as warcio parses it, and each record becomes its capture through the one
+profiler.formats.warc.capture_of, so captures and profile bytes are the same.
 ARC files, and WARCs fastwarc cannot open, are read with warcio. Known differences on
 broken files are listed in the README.
 """
 
-import base64
-import hashlib
 import os
 import zlib
 
 from profiler.formats import members, warc
-from profiler.formats.cdx import urlkey
-from profiler.model import capture, normalise
 
-_BUF = 1 << 16
 _HTTP_SCHEMES = ("http:", "https:")
 #: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
 _HTTP_RECORDS = ("response", "request", "revisit")
@@ -89,10 +85,10 @@ def _header_length(raw, pos):
 
 
 def capture_of(record, head_length=None, detect=None, languages=True):
-    """The capture of one fastwarc record (or a skip reason). Its length: the WARC header's
-    head_length plus Content-Length for plain files; None for gzip files (set by the caller).
-    detect, languages: as for profiler.formats.warc.capture_of."""
-    rec_type = str(record.record_type)
+    """The capture of one fastwarc record (or a skip reason), as profiler.formats.warc.capture_of
+    gives it; 'bad_record' where warcio decides what the record is (warcio reads the file from it
+    on). Its length: the WARC header's head_length plus Content-Length for plain files; None for
+    gzip files (set by the caller). detect, languages: as for warc.capture_of."""
     headers = {}
     for name, value in record.headers.items():          # case-insensitive, first one wins
         if "\n" in value:
@@ -100,7 +96,7 @@ def capture_of(record, head_length=None, detect=None, languages=True):
         if "\ufffd" in value:                    # not UTF-8: decoded as warcio decodes it
             return _with_raw_headers(record, head_length, detect, languages)
         headers.setdefault(name.lower(), value)
-    return _capture(record, rec_type, headers, head_length, detect, languages)
+    return _capture(_FastRecord(record, headers, head_length), detect, languages)
 
 
 def _with_raw_headers(record, head_length, detect, languages):
@@ -109,72 +105,67 @@ def _with_raw_headers(record, head_length, detect, languages):
         if b"\n" in value:
             return "bad_record"
         headers.setdefault(_decode(name).lower(), _decode(value))
-    return _capture(record, str(record.record_type), headers, head_length, detect, languages)
+    return _capture(_FastRecord(record, headers, head_length), detect, languages)
 
 
-def _capture(record, rec_type, headers, head_length, detect, languages):
+def _capture(view, detect, languages):
+    """'bad_record' for a record warcio must read (it decides what it is and what follows it),
+    else warc.capture_of over the record."""
+    headers, rec_type = view.headers, view.rec_type
     if rec_type in _HTTP_RECORDS and "warc-target-uri" not in headers and headers.get("content-length") != "0":
         return "bad_record"                      # warcio cannot read it: it decides what follows
-    if rec_type not in warc.CAPTURE_TYPES:
-        return warc.SKIPPED_TYPES.get(rec_type, "other_record")
-    if headers.get("content-type") == warc.WARC_FIELDS and rec_type == "resource":
-        return "warc_fields_record"
-    if headers.get("content-length") is None:
-        return "header_only_record"
-    url = headers.get("warc-target-uri")
-    if url and url.startswith("<") and url.endswith(">"):
-        url = url[1:-1]
-    if not url:
-        return "bad_record"                      # warcio decides (it may not read such a record)
-    url = url.replace(" ", "%20")
-    ts = warc.warc_timestamp(headers.get("warc-date"))
-    if ts is None:
-        return "bad_timestamp"
-    content_length = record.content_length
-    if content_length is None or content_length < 0:
-        return "bad_record"                      # warcio decides what such a record is
-    reader = record.reader
-    http, consumed = None, 0
-    if rec_type != "resource" and content_length and url.startswith(_HTTP_SCHEMES):
-        http, consumed = parse_http_head(lambda: reader.readline(1 << 20))
-    status = normalise.UNKNOWN
-    if rec_type == "revisit":
-        mime = normalise.REVISIT_MIME
-        if http:
-            status = normalise.status(warc._text(http.get_statuscode() or "-"))
-    elif rec_type == "resource":
-        mime = warc._mime(headers.get("content-type"))
-    elif http and headers.get(warc.ACHE_HEADER.lower()) and not http.protocol.startswith("HTTP/"):
-        mime = warc._ache_mime(http)
-    else:
-        mime = warc._mime(http.get_header("Content-Type") if http else None)
-        if http:
-            status = normalise.status(warc._text(http.get_statuscode() or "-"))
-    digest = headers.get("warc-payload-digest")
-    sha1 = hashlib.sha1() if not digest and rec_type != "revisit" else None
-    lang = normalise.UNKNOWN
-    if rec_type != "revisit" and languages:
-        header = http.get_header if http else warc._no_header
-        lang, read = warc.payload_language(reader, mime, header, sha1.update if sha1 else None, detect)
-        consumed += read
-    while True:
-        buf = reader.read(_BUF)
-        if not buf:
-            break
-        consumed += len(buf)
-        if sha1:
-            sha1.update(buf)
-    if consumed < content_length:
-        return "truncated_record"
-    if sha1:
-        digest = base64.b32encode(sha1.digest()).decode("ascii")
-    key = urlkey(None, warc._text(url))
-    if key is None:
-        return "bad_url"
-    length = head_length + content_length if head_length is not None else None
-    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status,
-                       digest=normalise.digest(warc._text(digest)), length=length,
-                       revisit=rec_type == "revisit", lang=lang)
+    if rec_type in warc.CAPTURE_TYPES and "content-length" in headers:
+        if not view.url:
+            return "bad_record"                  # warcio decides (it may not read such a record)
+        if view.content_length is None or view.content_length < 0:
+            return "bad_record"                  # warcio decides what such a record is
+    return warc.capture_of(view, detect, languages)
+
+
+class _FastRecord:
+    """A fastwarc record as profiler.formats.warc.capture_of views it: its WARC headers (lower-case
+    names), its target URI as warcio reads it (without <>, spaces percent-encoded), its HTTP head
+    parsed as warcio parses it, on first use."""
+    __slots__ = ("record", "headers", "head_length", "url", "_http", "_head_read")
+
+    def __init__(self, record, headers, head_length):
+        self.record, self.headers, self.head_length = record, headers, head_length
+        url = headers.get("warc-target-uri")
+        if url and url.startswith("<") and url.endswith(">"):
+            url = url[1:-1]
+        self.url = url.replace(" ", "%20") if url else url
+        self._http, self._head_read = False, 0
+
+    @property
+    def rec_type(self):
+        return str(self.record.record_type)
+
+    def header(self, name):
+        name = name.lower()
+        return self.url if name == "warc-target-uri" else self.headers.get(name)
+
+    @property
+    def content_length(self):
+        return self.record.content_length if "content-length" in self.headers else None
+
+    @property
+    def http(self):
+        if self._http is False:
+            self._http = None
+            if self.rec_type != "resource" and self.record.content_length and self.url.startswith(_HTTP_SCHEMES):
+                reader = self.record.reader
+                self._http, self._head_read = parse_http_head(lambda: reader.readline(1 << 20))
+        return self._http
+
+    @property
+    def stream(self):
+        return self.record.reader
+
+    def length(self, read):
+        content_length = self.record.content_length
+        if self._head_read + read < content_length:
+            return warc.TRUNCATED
+        return self.head_length + content_length if self.head_length is not None else None
 
 
 #: raw bytes before a member searched for a member that fastwarc passed over

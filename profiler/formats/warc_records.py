@@ -22,6 +22,11 @@ from warcio.utils import BUFF_SIZE
 from profiler.formats import members
 
 
+#: the note (counted with the skip reasons, no record lost) of a record followed straight by the
+#: next record's header, with no blank line between: both are read
+UNSEPARATED = "unseparated_record"
+
+
 def captures(f, start, capture, inflate=False):
     """Yield capture(record, iterator) for every record of the file f stands in (at offset
     start, where a record or gzip member begins), and the reasons of its damage; inflate: the
@@ -104,14 +109,25 @@ class _QuietIterator(ArchiveIterator):
             self.known_format = "warc" if self.loader.last_format == "warc" else "arc"
         return record
 
+    #: records followed straight by the next record's header line (no separator between)
+    unseparated = 0
+
     def _consume_blanklines(self):
-        """warcio's, without the 'Record not followed by newline' warning (err_count still counts)."""
+        """warcio's, without the 'Record not followed by newline' warning (err_count still counts),
+        and one difference: warcio takes whatever line follows a record for its separator, so a
+        record followed straight by the next record's header (NetarchiveSuite's ARC files have
+        no newline between records) would lose that header, and the lines of its block would be
+        read as records. A first line that starts a record of the file's format is the next
+        record's (``unseparated`` counts them); any other is taken for the separator."""
         empty_size, first_line = 0, True
         while True:
             line = self.reader.readline()
             if not line:
                 return None, empty_size
             stripped = line.rstrip()
+            if stripped and first_line and self._starts_record(line):
+                self.unseparated += 1
+                return line, empty_size
             if not stripped or first_line:
                 empty_size += len(line)
                 if stripped:
@@ -119,6 +135,17 @@ class _QuietIterator(ArchiveIterator):
                 first_line = False
                 continue
             return line, empty_size
+
+    def _starts_record(self, line):
+        """Whether a whole line is a record's first line in the file's format ('WARC/...' in a
+        WARC; a 'filedesc:' or 'URL IP DATE MIME LENGTH' header line in an ARC)."""
+        if not line.endswith(b"\n"):
+            return False
+        if self.known_format == "warc":
+            return line.startswith(b"WARC/")
+        if self.known_format == "arc":
+            return members.starts_record(line) and not line.startswith(b"WARC/")
+        return False
 
     def member_state(self):
         """After a record is read to its end: 'ok' (its gzip member ended with it: its length
@@ -203,6 +230,7 @@ class _Run:
                         _header_cut(f, start, record.rec_headers.total_len, it.reader.decompressor is None):
                     yield self._ends_early(start)        # the data ends inside its header
                     return
+                unseparated = it.unseparated
                 result = capture(record, it)
                 it.read_to_end()
                 if cut(record):
@@ -228,6 +256,8 @@ class _Run:
                         self.resume = after
                         return
                 yield result
+                if it.unseparated > unseparated:
+                    yield UNSEPARATED
             if _unread_tail(f, it.offset):
                 yield self._ends_early(it.offset)
             return
@@ -304,12 +334,15 @@ def _inflated_captures(f, capture):
         for record in it:
             header_cut = it.known_format == "warc" and stream.done and it.reader.empty() and \
                 not stream.tail.endswith((b"\n\r\n", b"\n\n"))
+            unseparated = it.unseparated
             result = capture(record, it)
             it.read_to_end()
             if header_cut or cut(record):
                 result = _damage_reason(stream.damage, True)      # its header or its block is cut
                 reported = bool(stream.damage)
             yield result
+            if it.unseparated > unseparated:
+                yield UNSEPARATED
         error = None
     except OSError:
         raise

@@ -19,19 +19,55 @@ Asked for a value of an optional criterion (``lang=ara``, or any optional criter
 archive's answer also has the `lookup --NAME` answer (the most specific key that tells that
 criterion's values; its value '-' when none does, or the file has no such values), under
 "language" for lang and under the criterion's name for the others (ANSWER_NAMES).
+
+An archive that cannot answer (no version to serve, a damaged line met) answers "error" with
+the reason, and only it: the others answer as ever; /route leaves it out and lists it under
+"errors".
+
+A query's work is bounded: a lookup probes the file once per candidate key (the exact key, one
+per path directory, the host, one per host label, '*'), so a URI or SURT of more than
+MAX_SEGMENTS directories or MAX_LABELS host labels, or a urlkey longer than MAX_URLKEY, is
+refused (QueryTooLarge) rather than costing hundreds of lookups.
 """
 
 import math
 
+from profiler.errors import UserError
 from profiler.files.coverage import listed
 from profiler.files.ukvs import format_frequency
+from profiler.model.keys import directories, host_part
 from profiler.toolkit.lookup import HELD, INVALID, NOT_HELD, NO_MATCH, breakdown_texts, canonical, match_level
 
 LEVEL_WEIGHT = {"exact": 50, "path": 40, "host": 30, "domain": 20, "tld": 10, "root": 0}
 #: what an archive whose captures there are mostly 5xx loses (more than any other part adds)
 MOSTLY_5XX_PENALTY = 100
+ERROR = "error"
 #: the name of an archive's answer for a value asked, by criterion (the criterion's name otherwise)
 ANSWER_NAMES = {"lang": "language"}
+#: the most path directories and host labels of a query, and the longest urlkey (bytes)
+MAX_SEGMENTS = 32
+MAX_LABELS = 16
+MAX_URLKEY = 8192
+
+
+class QueryTooLarge(UserError):
+    """A query past MAX_SEGMENTS, MAX_LABELS or MAX_URLKEY."""
+
+
+def query_key(url):
+    """The urlkey of a URI or SURT, None when it is neither; QueryTooLarge past the bounds."""
+    urlkey = canonical(url)
+    if urlkey is None:
+        return None
+    if len(urlkey) > MAX_URLKEY:
+        raise QueryTooLarge("a URI's key may be at most %d bytes" % MAX_URLKEY)
+    host = host_part(urlkey)
+    if host is not None:
+        if host.count(",") + 1 > MAX_LABELS:
+            raise QueryTooLarge("a host may have at most %d labels" % MAX_LABELS)
+        if len(directories(urlkey, host)) > MAX_SEGMENTS:
+            raise QueryTooLarge("a path may have at most %d directories" % MAX_SEGMENTS)
+    return urlkey
 
 
 def answer_name(by):
@@ -69,22 +105,35 @@ def value_answer(by, answer):
             "frequency": format_frequency(answer.frequency) if answer.frequency is not None else None}
 
 
-def lookup_all(archives, url, dt=None, asked=None):
-    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``asked``:
-    (criterion name, key field) of a value asked (("lang", "ara")), answered by each archive whose
-    file has that criterion's values."""
-    urlkey = canonical(url)
-    if urlkey is None:
-        return None
-    answers = []
-    for a in archives:
-        lookup = a.current()
-        out = archive_answer(a, lookup.lookup_urlkey(urlkey, dt), lookup)
+def error_answer(archive, error):
+    """The answer of an archive that cannot answer."""
+    return {"archive": archive.name, "answer": ERROR, "error": str(error), "key": None, "level": None,
+            "frequency": None, "urim": None, "urir": None}
+
+
+def one_archive(archive, urlkey, dt=None, asked=None):
+    """One archive's answer (see the module's text), an error answer when it cannot answer."""
+    try:
+        lookup = archive.current()
+        out = archive_answer(archive, lookup.lookup_urlkey(urlkey, dt), lookup)
         if asked is not None:
             by, value = asked
             out[answer_name(by)] = value_answer(by, lookup.lookup_urlkey(urlkey, dt, value, by)) if lookup.has(by) \
                 else {by: "-", "answer": None, "key": None, "level": None, "frequency": None}
-        answers.append(out)
+        return out
+    except Exception as e:          # this archive's file, whatever it raised; never the others'
+        archive.failed(e)
+        return error_answer(archive, e)
+
+
+def lookup_all(archives, url, dt=None, asked=None):
+    """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``asked``:
+    (criterion name, key field) of a value asked (("lang", "ara")), answered by each archive whose
+    file has that criterion's values. QueryTooLarge past the bounds (query_key)."""
+    urlkey = query_key(url)
+    if urlkey is None:
+        return None
+    answers = [one_archive(a, urlkey, dt, asked) for a in archives]
     out = {"url": url, "urlkey": urlkey, "datetime": dt, "archives": answers}
     if asked is not None:
         out[asked[0]] = asked[1]
@@ -115,10 +164,13 @@ def route(archives, url, dt=None, limit=None, asked=None):
     if limit is not None:
         held = held[:limit]
     out = {"url": url, "urlkey": found["urlkey"], "datetime": dt, "archives": held,
-           "asked": len(archives), "left_out": len(archives) - len(held)}
+           "asked": len(archives), "left_out": len(archives) - len(held),
+           "errors": [{"archive": a["archive"], "error": a["error"]} for a in found["archives"]
+                      if a["answer"] == ERROR]}
     if asked is not None:
         out[asked[0]] = asked[1]
     return out
 
 
-__all__ = ["archive_answer", "lookup_all", "route", "score", "HELD", "NOT_HELD", "NO_MATCH", "INVALID"]
+__all__ = ["archive_answer", "lookup_all", "route", "score", "query_key", "QueryTooLarge", "HELD", "NOT_HELD",
+           "NO_MATCH", "INVALID", "ERROR"]

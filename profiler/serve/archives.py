@@ -1,20 +1,32 @@
 """The archives a routing service serves: one sorted map or profile each, looked up by binary
-search over the memory-mapped file, and reopened when the path names a new file (nightly moves
-its NAME-latest link) without failing a lookup in flight."""
+search over the file read through its open descriptor (profiler.serve.reader), and each on its
+own: a new version the path names (nightly moves its NAME-latest link) is checked whole in the
+background (profiler.serve.versions) and replaces the version served only once found good; one
+found bad leaves the last good version serving, and the archive reports the problem (which,
+why, since when) until a good version comes or the path names the served one again. A file
+changed in place is not served until checked again. An archive with no version to serve
+answers an error for itself; the others answer as before."""
 
+import datetime
 import logging
 import os
 import threading
 import time
 
 from profiler.errors import UserError
-from profiler.files.datalines import written_here
-from profiler.toolkit.lookup import Lookup
+from profiler.serve.versions import BadVersion, Changing, identity, open_version
 
 log = logging.getLogger("archive-profiler")
 
 #: seconds between two checks of whether an archive's path names a new file
 CHECK_EVERY = 1.0
+#: one new version checked at a time in a process (ten links moved at once are ten whole-file
+#: checks, each holding the GIL most of the time: together they would starve the serving thread)
+_ONE_CHECK = threading.Lock()
+
+
+class Unavailable(UserError):
+    """An archive with no version to serve (its problem says why)."""
 
 
 def parse_spec(spec):
@@ -25,11 +37,6 @@ def parse_spec(spec):
     return None, spec
 
 
-def _identity(path):
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def archive_uri(headers):
     """The !id uri of a file's headers, or None."""
     for name, value in headers:
@@ -38,141 +45,204 @@ def archive_uri(headers):
     return None
 
 
-class Archive:
-    """One archive: its name (the !id uri unless given), its file and the open lookup of the
-    file's current version (one per thread: a lookup keeps its place in the file)."""
+def _when(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def __init__(self, path, name=None):
+
+class Archive:
+    """One archive: its name (the !id uri unless given), its file, the version served and the
+    problem seen, if any. ``strict``: a file that cannot be served is a UserError (start-up);
+    otherwise the archive starts without a version (a worker started later, when the file went
+    bad since). ``trusted``: (Identity, lines) of a version checked already (by the server
+    before it started its workers)."""
+
+    def __init__(self, path, name=None, strict=True, trusted=None):
         self.path = path
-        self.given_name = name
+        self.version = None
+        self.problem = None         # {"problem", "since"} while something is wrong
+        self.reloads = 0
+        self._checked = time.monotonic()
+        self._checking = False
+        self._rejected = None       # the identity of the file last found bad
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._checked = 0.0
-        self.lines = None           # counted in the background (the file is never read whole here)
-        self.reloads = 0
-        self._open()
-
-    def _open(self):
         try:
-            identity = _identity(self.path)
-            lookup = Lookup(self.path, mapped=True)
-            if not written_here(lookup.headers):
-                # another tool's file (mementomap generate writes its lines unsorted): checked
-                # whole once (remembered per version), so no answer rests on lines out of order
-                lookup.close()
-                lookup = Lookup(self.path, mapped=True, verify=True)
-        except (OSError, UserError, ValueError) as e:
-            raise UserError("cannot serve %s: %s" % (self.path, e))
-        self.lookup, self.identity = lookup, identity
-        self._owner = threading.current_thread()
-        self.name = self.given_name or archive_uri(lookup.headers) or os.path.basename(self.path)
-        self.lines = None
-        threading.Thread(target=self._count, args=(lookup, identity), daemon=True).start()
+            self.version = open_version(path, trusted)
+        except (BadVersion, Changing) as e:
+            if strict:
+                raise UserError("cannot serve %s: %s" % (path, e))
+            self._rejected = getattr(e, "identity", None)
+            self._report("no version can be served: %s" % e)
+        self.name = name or (archive_uri(self.version.lookup.headers) if self.version else None) \
+            or os.path.basename(path)
 
-    def _count(self, lookup, identity):
-        n = 0
-        try:
-            with open(lookup.path, "rb") as f:
-                if _identity(lookup.path) != identity:
-                    return
-                while True:
-                    block = f.read(1 << 20)
-                    if not block:
-                        break
-                    n += block.count(b"\n")
-        except OSError:
-            return
-        if self.identity == identity:
-            self.lines = n - len(lookup.headers)
+    # ------------------------------------------------------------ serving
 
     def current(self):
-        """This thread's lookup of the file the path names now (profiler.toolkit.lookup.Lookup)."""
-        self._check()
-        local, lookup = self._local, self.lookup
-        if getattr(local, "main", None) is not lookup:
-            local.main = lookup
-            local.lookup = lookup if threading.current_thread() is self._owner else \
-                Lookup(lookup.path, mapped=True)
+        """This thread's lookup of the version served (profiler.toolkit.lookup.Lookup);
+        Unavailable when there is none, or the file served changed in place."""
+        self.check()
+        version = self.version
+        if version is None:
+            raise Unavailable("%s: %s" % (self.name, self.problem["problem"] if self.problem else "no version"))
+        if version.changed():
+            self._lost(version)
+            raise Unavailable("%s: %s" % (self.name, self.problem["problem"]))
+        if threading.current_thread() is threading.main_thread():
+            return version.lookup
+        local = self._local
+        if getattr(local, "version", None) is not version:
+            local.version, local.lookup = version, version.clone()
         return local.lookup
 
-    def _check(self):
-        """Open the version the path names now if it changed, at most every CHECK_EVERY
-        seconds; a version that cannot be opened leaves the old one serving. A lookup in
-        flight keeps the version it started with."""
-        now = time.monotonic()
-        if now - self._checked >= CHECK_EVERY:
-            self._checked = now
-            try:
-                changed = _identity(self.path) != self.identity
-            except OSError:
-                changed = False         # gone for a moment (a link being replaced): keep serving
-            if changed and self._lock.acquire(blocking=False):
-                try:
-                    old = self.lookup
-                    self._open()
-                    self.reloads += 1
-                    log.info("serving the new version of %s (%s)", self.name, self.path)
-                    del old             # closed when the last lookup using it is done
-                except UserError as e:
-                    log.warning("keeping the version served of %s: %s", self.name, e)
-                finally:
-                    self._lock.release()
+    def failed(self, error):
+        """A lookup of the version served raised ``error``: reported (and logged) once."""
+        if not isinstance(error, Unavailable):
+            self._report("a lookup failed: %s" % error, error)
 
-    def release_pages(self):
-        for lookup in {id(x): x for x in (self.lookup, getattr(self._local, "lookup", None)) if x}.values():
-            lookup.lines.release_pages()
+    def _lost(self, version):
+        """The file served changed in place: it is checked again before it is served."""
+        with self._lock:
+            if self.version is version:
+                self.version = None
+                self._rejected = None
+                self._checked = 0.0
+                self._report("%s changed in place: not served until checked again" % self.path)
 
-    def describe(self):
-        lookup = self.lookup
-        return {"archive": self.name, "file": self.path, "kind": lookup.kind,
-                "keys": list(lookup.layout.fields) if lookup.layout is not None else
-                ["surt", "datetime"] if lookup.nkeys == 2 else ["surt"],
-                "languages": lookup.has_languages,
-                "headers": [{"name": n, "value": v} for n, v in lookup.headers],
-                "lines": self.lines, "reloads": self.reloads}
+    def _report(self, problem, error=None):
+        if self.problem is None or self.problem["problem"] != problem:
+            self.problem = {"problem": problem, "since": _when(time.time())}
+            if error is not None and not isinstance(error, UserError):
+                log.error("%s: %s", self.path, problem, exc_info=error)
+            else:
+                log.warning("%s: %s", self.path, problem)
 
+    # ------------------------------------------------------------ new versions
 
-def file_pages():
-    """Bytes of mapped file pages this process holds (RssFile), or 0 when not known."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"RssFile:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-class PageBudget:
-    """Lets the archives' mapped pages go when the process holds more than ``budget`` bytes of
-    them (None: no limit), checked at most every CHECK_EVERY seconds. They stay in the page
-    cache, but taking them back costs page faults: a lower RSS for fewer lookups a second."""
-
-    def __init__(self, archives, budget=None):
-        self.archives, self.budget, self._checked, self.releases = archives, budget, 0.0, 0
+    def check_now(self):
+        """Look at the path at the next request (SIGHUP)."""
+        self._checked = 0.0
 
     def check(self):
-        if self.budget is None:
-            return
+        """At most every CHECK_EVERY seconds (asked by every request): when the path names a
+        file other than the one served (or last found bad), check it in the background."""
         now = time.monotonic()
-        if now - self._checked < CHECK_EVERY:
+        if now - self._checked < CHECK_EVERY or self._checking:
             return
         self._checked = now
-        if file_pages() > self.budget:
-            for a in self.archives:
-                a.release_pages()
-            self.releases += 1
+        try:
+            seen = identity(os.stat(self.path))
+        except OSError as e:
+            if self.version is not None:
+                self._report("%s cannot be read (%s): serving the version checked at %s"
+                             % (self.path, e.strerror, _when(self.version.checked)))
+            return
+        if self.version is not None and seen == self.version.identity:
+            if self.problem is not None:
+                log.info("%s: the path names the version served again", self.path)
+                self.problem = None
+            return
+        if seen == self._rejected:
+            return
+        self._checking = True
+        threading.Thread(target=self._reload, name="check %s" % self.name, daemon=True).start()
+
+    def _reload(self):
+        try:
+            with _ONE_CHECK:
+                version = open_version(self.path)
+        except Changing:
+            pass                                # still being written: looked at again later
+        except BadVersion as e:
+            self._rejected = e.identity
+            served = "serving the version checked at %s" % _when(self.version.checked) if self.version \
+                else "no version served"
+            real = os.path.realpath(self.path)
+            found = "" if real == os.path.abspath(self.path) else " (%s)" % real
+            self._report("a new version%s cannot be served (%s): %s" % (found, served, e))
+        except Exception as e:                  # never lose the checking thread silently
+            self._report("checking a new version failed: %s" % e, e)
+        else:
+            with self._lock:
+                self.version = version
+                self.reloads += 1
+                self._rejected = None
+                self.problem = None
+            log.info("serving the new version of %s (%s)", self.name, self.path)
+        finally:
+            self._checking = False
+            self._checked = time.monotonic()
+
+    # ------------------------------------------------------------ reports
+
+    def describe(self):
+        version = self.version
+        out = {"archive": self.name, "file": self.path, "problem": self.problem, "reloads": self.reloads}
+        if version is None:
+            return dict(out, kind=None, keys=None, languages=None, headers=None, lines=None, served=None)
+        lookup = version.lookup
+        return dict(out, kind=lookup.kind,
+                    keys=list(lookup.layout.fields) if lookup.layout is not None else
+                    ["surt", "datetime"] if lookup.nkeys == 2 else ["surt"],
+                    languages=lookup.has_languages,
+                    headers=[{"name": n, "value": v} for n, v in lookup.headers],
+                    lines=version.lines,
+                    served={"checked": _when(version.checked), "bytes": version.identity.size,
+                            "modified": _when(version.identity.mtime_ns / 1e9)})
+
+    def trusted(self):
+        """(Identity, lines) of the version served, for the workers (None: none served)."""
+        return None if self.version is None else (list(self.version.identity), self.version.lines)
 
 
-def open_archives(specs):
-    """Archives from 'NAME=FILE' or 'FILE' specs; names must differ."""
+def open_archives(specs, strict=True, trusted=None, processes=1):
+    """Archives from 'NAME=FILE' or 'FILE' specs; names must differ. ``trusted``: per spec,
+    the name and (Identity, lines) of a version checked already (see Archive). ``processes``:
+    check the files in that many child processes at once (forked: only from a process without
+    threads, the server before it starts)."""
+    checked_here = check_in_parallel([parse_spec(s)[1] for s in specs], processes) if not trusted else {}
     archives = []
-    for spec in specs:
+    for n, spec in enumerate(specs):
         name, path = parse_spec(spec)
-        archives.append(Archive(path, name))
+        checked = trusted[n] if trusted else {"version": checked_here.get(path)}
+        if checked.get("name") is not None:
+            name = checked["name"]
+        archives.append(Archive(path, name, strict, checked.get("version")))
     names = [a.name for a in archives]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UserError("two files name the archive %s: name them with NAME=FILE" % twice[0])
     return archives
+
+
+#: bytes of files worth checking in child processes (below it, starting them costs more)
+PARALLEL_FROM = 32 << 20
+
+
+def check_in_parallel(paths, processes):
+    """{path: (Identity, lines)} of the files found good by a check in child processes, one per
+    core; the others (and all when there is one process, or little to read) are left to check
+    here, which also says why one is bad."""
+    processes = min(processes, len(paths))
+    try:
+        size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    except OSError:
+        return {}
+    if processes < 2 or size < PARALLEL_FROM:
+        return {}
+    import concurrent.futures
+    import multiprocessing
+    try:
+        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+            found = dict(zip(paths, pool.map(_checked, paths)))
+    except (OSError, concurrent.futures.process.BrokenProcessPool):
+        return {}                       # no child to spare (or one killed): every file checked here
+    return {p: v for p, v in found.items() if v is not None}
+
+
+def _checked(path):
+    try:
+        version = open_version(path)
+    except Exception:                   # checked again by the caller, which says why
+        return None
+    return list(version.identity), version.lines

@@ -1,34 +1,248 @@
-"""uvicorn's httptools protocol with a bound on a request's head (the request line and headers:
-httptools itself keeps reading a header however long it is)."""
+"""uvicorn's httptools protocol with bounds on what a client can hold: a request's head (its
+bytes, and the time from its first byte to its end), the time a connection may wait idle or
+leave a response unread, the requests read ahead on one connection, and the connections a
+worker holds from one client and in all.
 
+A worker at its limit of connections, from one client or in all, makes room by closing the
+connection idle longest (of that client, or of the client holding the most): a flood of idle
+or slow connections takes turns with itself and leaves the other clients answered. Only when
+every connection is busy is a new one refused (503, closed). uvicorn's own limit
+(limit_concurrency) would refuse every client once the flood holds the limit.
+"""
+
+import ipaddress
+import time
+
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-#: bytes of a request's head read at most; more: 431, and the connection closed
+from profiler.serve.limits import Limits
+
+#: bytes of a request's head read at most (give or take SLICE); more: 431, and the connection closed
 MAX_HEAD = 64 * 1024
+#: bytes parsed at a time: the head's bound is checked, and the requests read ahead counted, after each
+SLICE = 16 * 1024
+
+
+def client_key(client):
+    """Whom a connection counts against: its IPv4 address, or its IPv6 address's /64 (one host
+    holds a /64); an IPv4 address mapped into IPv6 is the IPv4 address."""
+    host = client[0] if client else ""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return host
+
+
+class Guard:
+    """The connections of one worker, by client, and the sweep that times them out (every
+    quarter of the shortest timeout, at most every second)."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.clients = {}          # client key -> {connection: None}
+        self.count = 0
+        self.evicted = self.refused = self.timed_out = 0
+        self._schedule()
+
+    def _schedule(self):
+        every = min(1.0, Limits.idle_timeout / 4, Limits.head_timeout / 4, Limits.write_timeout / 4)
+        self.loop.call_later(max(every, 0.05), self.sweep)
+
+    def admit(self, conn):
+        """Count a new connection, making room when a limit is reached; False: refuse it."""
+        mine = self.clients.get(conn.client_key)
+        if mine is not None and len(mine) >= Limits.max_client_connections:
+            if not self._evict(mine):
+                return False
+        if self.count >= Limits.max_connections:
+            fullest = max(self.clients.values(), key=len, default={})
+            if not self._evict(fullest) and not any(self._evict(c) for c in list(self.clients.values())):
+                return False
+        self.clients.setdefault(conn.client_key, {})[conn] = None
+        self.count += 1
+        return True
+
+    def _evict(self, conns):
+        """Close the connection of conns that has waited longest without a request in hand."""
+        waiting = [c for c in conns if not c.busy()]
+        if not waiting:
+            return False
+        victim = min(waiting, key=lambda c: c.since)
+        self.evicted += 1
+        victim.drop()
+        return True
+
+    def forget(self, conn):
+        mine = self.clients.get(conn.client_key)
+        if mine is not None and mine.pop(conn, 0) is None:
+            self.count -= 1
+            if not mine:
+                del self.clients[conn.client_key]
+
+    def sweep(self):
+        now = time.monotonic()
+        try:
+            for conns in list(self.clients.values()):
+                for conn in list(conns):
+                    if conn.expired(now):
+                        self.timed_out += 1
+        finally:
+            self._schedule()
+
+
+_guards = {}
+
+
+def guard_of(loop):
+    guard = _guards.get(loop)
+    if guard is None:
+        guard = _guards[loop] = Guard(loop)
+    return guard
 
 
 class BoundedHttpTools(HttpToolsProtocol):
-    """HttpToolsProtocol answering 431 to a request whose head passes MAX_HEAD bytes."""
+    """HttpToolsProtocol with the bounds of Limits and MAX_HEAD (see the module's text)."""
 
-    _head = 0
-    _in_body = False
+    _head = 0                     # bytes read of the head being read (counted by SLICE)
+    _in_head = False              # a request's first byte read, its head not yet whole
+    _closing = False              # reading stopped: the requests read are answered, then closed
+    _write_paused_at = None
+    _guard = None
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self.client_key = client_key(self.client)
+        self.since = time.monotonic()
+        guard = guard_of(self.loop)
+        if not guard.admit(self):
+            guard.refused += 1
+            self._answer_and_close(503, "too many connections: try again later")
+            return
+        self._guard = guard
+
+    def connection_lost(self, exc):
+        if self._guard is not None:
+            self._guard.forget(self)
+            self._guard = None
+        super().connection_lost(exc)
+
+    def busy(self):
+        """A request in hand: being answered, queued, or its response being written."""
+        return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
+
+    def drop(self):
+        """Close a connection idle or in the middle of a head, to make room."""
+        if self._guard is not None:
+            self._guard.forget(self)
+            self._guard = None
+        self.transport.close()
+
+    def expired(self, now):
+        """Close the connection when it passed a timeout; True when it did."""
+        if self.transport.is_closing():
+            return False
+        if self.busy():                 # answers owed first; a client not reading them is dropped
+            if self._write_paused_at is None or now - self._write_paused_at <= Limits.write_timeout:
+                return False
+            self.transport.abort()
+        elif self._in_head and now - self.since > Limits.head_timeout:
+            self._answer_and_close(408, "request head not received in %g s" % Limits.head_timeout)
+        elif not self._in_head and now - self.since > Limits.idle_timeout:
+            self.transport.close()
+        else:
+            return False
+        return True
+
+    def _answer_and_close(self, status, message):
+        body = b'{"error":"%s"}' % message.encode("ascii")
+        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
+                  503: b"Service Unavailable"}[status]
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                             b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
+        self.transport.close()
+
+    def _stop_reading(self):
+        """Read no more: answer the requests read, the last one with connection: close."""
+        self._closing = True
+        self.flow.pause_reading()
+        if self.pipeline:
+            self.pipeline[0][0].keep_alive = False
+        elif self.cycle is not None:
+            self.cycle.keep_alive = False
+        if not self.busy():
+            self.transport.close()
 
     def data_received(self, data):
-        if not self._in_body:
-            self._head += len(data)
-            if self._head > MAX_HEAD:
-                body = b'{"error":"request head longer than %d bytes"}' % MAX_HEAD
-                self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                                     b"content-type: application/json\r\ncontent-length: %d\r\n"
-                                     b"connection: close\r\n\r\n%s" % (len(body), body))
-                self.transport.close()
+        if self._closing or self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        for at in range(0, len(data), SLICE):
+            piece = data[at:at + SLICE]
+            try:
+                self.parser.feed_data(piece)
+            except httptools.HttpParserError:
+                if self.busy() or self._closing:
+                    self._stop_reading()    # answers are owed first, in order: no 400 ahead of them
+                else:
+                    self.send_400_response("Invalid HTTP request received.")
                 return
-        super().data_received(data)
+            except httptools.HttpParserUpgrade:
+                self._stop_reading()        # no protocol but HTTP/1.1 is served
+                return
+            if self._in_head:
+                self._head += len(piece)
+                if self._head > MAX_HEAD:
+                    if self.busy():
+                        self._stop_reading()
+                    else:
+                        self._answer_and_close(431, "request head longer than %d bytes" % MAX_HEAD)
+                    return
+            if self._closing:
+                return
+
+    def on_message_begin(self):
+        self._in_head, self._head, self.since = True, 0, time.monotonic()
+        super().on_message_begin()
 
     def on_headers_complete(self):
-        self._in_body = True
+        self._in_head = False
+        if self._closing:
+            return
+        if len(self.pipeline) >= Limits.max_pipeline:
+            self._stop_reading()
+            return
         super().on_headers_complete()
+        if any(name == b"transfer-encoding" or name == b"content-length" and value.strip() != b"0"
+               for name, value in self.headers):
+            self.cycle.keep_alive = False   # a body is never read: the connection closes after the answer
+
+    def on_body(self, body):
+        if not self._closing:
+            super().on_body(body)
 
     def on_message_complete(self):
-        self._head, self._in_body = 0, False
-        super().on_message_complete()
+        if not self._closing:
+            super().on_message_complete()
+
+    def on_response_complete(self):
+        super().on_response_complete()
+        if self._closing:
+            self.flow.pause_reading()
+            if not self.busy() and not self.transport.is_closing():
+                self.transport.close()
+        elif not self.busy() and not self._in_head:
+            self.since = time.monotonic()
+
+    def pause_writing(self):
+        self._write_paused_at = time.monotonic()
+        super().pause_writing()
+
+    def resume_writing(self):
+        self._write_paused_at = None
+        super().resume_writing()

@@ -1,24 +1,44 @@
-"""Starting the routing service: the archives opened (and checked) here, a listening socket bound
-here (so that port 0 picks a free port, reported), and uvicorn serving it from N worker processes
-that each open the archives again (memory-mapped: the pages are shared)."""
+"""Starting the routing service: the archives opened and checked whole here (a file that cannot
+be served is a one-line error, exit 2), a listening socket bound here (so that port 0 picks a
+free port, reported), and uvicorn serving it from N worker processes that each open the
+archives again, trusting the versions checked here (an archive whose file went bad since starts
+without a version and reports it, rather than the worker failing: uvicorn would stop the service).
 
+Every serving process looks at its archives' paths again on SIGHUP (uvicorn's supervisor of
+several workers replaces them one by one instead); the connection limits (profiler.serve.protocol)
+and the log's repeats (RepeatFilter) are bounded in each."""
+
+import logging
 import os
+import resource
+import signal
 import socket
 import sys
+import time
 
 import orjson
 
 from profiler.errors import UserError
 from profiler.serve.archives import open_archives
+from profiler.serve.limits import Limits
 from profiler.serve.web import Service, asgi_app, wsgi_app
 
 #: the archive specs, for the worker processes (they import app_from_env)
 ENV = "ARCHIVE_PROFILER_SERVE"
+#: descriptors kept beside the connections (archives' files, the listening socket, logs)
+SPARE_FILES = 64
+
+log = logging.getLogger("archive-profiler")
 
 
 def _from_env():
     config = orjson.loads(os.environ[ENV])
-    return Service(open_archives(config["files"]), config.get("page_budget"))
+    Limits.configure(**config.get("limits", {}))
+    fit_connections_to_files(len(config["files"]))
+    archives = open_archives(config["files"], strict=False, trusted=config.get("archives"))
+    _on_sighup(archives)
+    _bound_repeats()
+    return Service(archives)
 
 
 def app_from_env():
@@ -29,6 +49,58 @@ def app_from_env():
 def wsgi_from_env():
     """The WSGI app of a worker of a threaded WSGI server (scripts/bench_serve.py compares them)."""
     return wsgi_app(_from_env())
+
+
+def fit_connections_to_files(archives):
+    """Raise this process's limit of open files to what Limits.max_connections needs, or lower
+    the limit of connections to what the files allow (past it, accept() fails and the event
+    loop stops accepting anyone for a while)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = Limits.max_connections + SPARE_FILES + 2 * archives
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+        if soft < need:
+            Limits.configure(max_connections=max(16, soft - SPARE_FILES - 2 * archives))
+            log.warning("open files limited to %d: at most %d connections per worker", soft,
+                        Limits.max_connections)
+
+
+def _on_sighup(archives):
+    """SIGHUP: every archive's path looked at again at the next request (not the default: the
+    process killed)."""
+    def handler(signum, frame):
+        for a in archives:
+            a.check_now()
+    signal.signal(signal.SIGHUP, handler)
+
+
+class RepeatFilter(logging.Filter):
+    """Lets a message through at most ``most`` times a minute (a client sending bad requests
+    makes uvicorn log a warning for each: the log would grow with the attack)."""
+
+    def __init__(self, most=10):
+        super().__init__()
+        self.most, self.seen, self.minute = most, {}, 0
+
+    def filter(self, record):
+        minute = int(time.monotonic() // 60)
+        if minute != self.minute:
+            self.minute, self.seen = minute, {}
+        key = (record.name, record.msg)
+        self.seen[key] = n = self.seen.get(key, 0) + 1
+        return n <= self.most
+
+
+def _bound_repeats():
+    for name in ("uvicorn.error", "archive-profiler"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RepeatFilter) for f in logger.filters):
+            logger.addFilter(RepeatFilter())
 
 
 def bind(host, port):
@@ -52,36 +124,43 @@ def bind(host, port):
     return sock
 
 
-def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", page_budget=None):
-    """Serve until SIGINT or SIGTERM. page_budget: bytes of mapped file pages a worker keeps
-    (profiler.serve.archives.PageBudget; None: as many as it reads)."""
+def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", limits=None):
+    """Serve until SIGINT or SIGTERM. limits: values of profiler.serve.protocol.Limits."""
     import uvicorn
-    archives = open_archives(specs)                  # a mistake is a one-line error, before listening
+    Limits.configure(**(limits or {}))
+    fit_connections_to_files(len(specs))
+    # a mistake is a one-line error, before listening; no thread runs yet: the checks may fork
+    archives = open_archives(specs, processes=os.cpu_count() or 1)
+    http = _http()
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
     print("archive-profiler: serving %d archive(s) on http://%s:%d/ with %d worker(s): %s"
           % (len(archives), host if ":" not in host else "[%s]" % host, real_port, workers,
              ", ".join(a.name for a in archives)), file=sys.stderr, flush=True)
     options = dict(fd=sock.fileno(), log_level=log_level, access_log=False, server_header=False,
-                   date_header=False, limit_concurrency=2048, timeout_keep_alive=5,
-                   h11_max_incomplete_event_size=16 * 1024, http=_http(), loop=_loop(), lifespan="on")
+                   date_header=False, limit_concurrency=None, timeout_keep_alive=max(1, int(Limits.idle_timeout)),
+                   timeout_graceful_shutdown=int(Limits.write_timeout) + 1, ws="none", http=http,
+                   loop=_loop(), lifespan="on")
+    _bound_repeats()
     if workers > 1:
+        os.environ[ENV] = orjson.dumps({"files": specs, "limits": Limits.as_dict(),
+                                        "archives": [{"name": a.name, "version": a.trusted()}
+                                                     for a in archives]}).decode()
         del archives                                # the workers open their own; this one only watches them
-        os.environ[ENV] = orjson.dumps({"files": specs, "page_budget": page_budget}).decode()
         uvicorn.run("profiler.serve.server:app_from_env", factory=True, workers=workers, **options)
     else:
-        uvicorn.run(asgi_app(Service(archives, page_budget)), **options)
+        _on_sighup(archives)
+        uvicorn.run(asgi_app(Service(archives)), **options)
     sock.close()
 
 
 def _http():
-    """uvicorn's httptools protocol with a bound on a request's head, or h11 (bounded by
-    h11_max_incomplete_event_size) without httptools."""
+    """uvicorn's httptools protocol with the bounds of profiler.serve.protocol."""
     try:
-        import httptools  # noqa: F401
+        from profiler.serve.protocol import BoundedHttpTools
     except ImportError:
-        return "h11"
-    from profiler.serve.protocol import BoundedHttpTools
+        from profiler import extras
+        raise extras.missing("serve", "serve", "uvicorn, httptools, uvloop")
     return BoundedHttpTools
 
 

@@ -2,8 +2,10 @@
 server interfaces (ASGI for uvicorn, WSGI for a threaded server).
 
 GET (or HEAD) only; the path picks one of four fixed endpoints (nothing in a request names a
-file); the request target may be at most MAX_TARGET bytes and a parameter given once; answers are
-JSON (orjson), errors too: {"error": "..."} with 400, 404, 405 or 414.
+file); the request target may be at most MAX_TARGET bytes, with at most MAX_FIELDS parameters,
+each given once; numbers are ASCII digits; answers are JSON (orjson), errors too:
+{"error": "..."} with 400, 404, 405 or 414. An archive that cannot answer answers an error for
+itself inside a 200 (profiler.serve.answers); /health then says "degraded" and which.
 """
 
 import logging
@@ -19,6 +21,8 @@ from profiler.toolkit.lookup import datetime_query, value_query
 MAX_TARGET = 8192
 #: the most results /route returns
 MAX_LIMIT = 1000
+#: the most parameters a query string may have
+MAX_FIELDS = 20
 JSON = b"application/json"
 log = logging.getLogger("archive-profiler")
 
@@ -26,10 +30,8 @@ log = logging.getLogger("archive-profiler")
 class Service:
     """The archives and the request handler over them."""
 
-    def __init__(self, archives, page_budget=None):
-        from profiler.serve.archives import PageBudget
+    def __init__(self, archives):
         self.archives = archives
-        self.pages = PageBudget(archives, page_budget)
 
     def handle(self, method, path, query):
         """(status, body bytes) of one request: method and path str, query bytes."""
@@ -40,15 +42,11 @@ class Service:
         endpoint = _ENDPOINTS.get(path)
         if endpoint is None:
             return _error(404, "no such endpoint: /lookup, /route, /archives and /health are served")
-        self.pages.check()
         try:
             params = _params(query)
             return 200, jsonnum.dumps(endpoint(self, params))
-        except _BadRequest as e:
+        except (_BadRequest, answers.QueryTooLarge) as e:
             return _error(400, str(e))
-        except UserError as e:              # a served file found unsorted, or unreadable
-            log.error("%s", e)
-            return _error(500, "an archive's file cannot answer: %s" % e)
         except Exception:                   # never a traceback to the client, always one in the log
             log.exception("answering %s", path)
             return _error(500, "internal error")
@@ -64,7 +62,7 @@ class Service:
         url, dt = _url(params), _datetime(params)
         limit = params.get("limit")
         if limit is not None:
-            if not limit.isdigit() or not 1 <= int(limit) <= MAX_LIMIT:
+            if not _digits(limit) or not 1 <= int(limit) <= MAX_LIMIT:
                 raise _BadRequest("limit must be a whole number from 1 to %d" % MAX_LIMIT)
             limit = int(limit)
         found = answers.route(self.archives, url, dt, limit, _asked(params))
@@ -73,10 +71,18 @@ class Service:
         return found
 
     def describe(self, params):
+        for a in self.archives:
+            a.check()
         return {"archives": [a.describe() for a in self.archives]}
 
     def health(self, params):
-        return {"status": "ok", "archives": len(self.archives)}
+        for a in self.archives:
+            a.check()
+        problems = [dict(archive=a.name, file=a.path, serving=a.version is not None, **a.problem)
+                    for a in self.archives if a.problem is not None]
+        if not problems:
+            return {"status": "ok", "archives": len(self.archives)}
+        return {"status": "degraded", "archives": len(self.archives), "problems": problems}
 
 
 _ENDPOINTS = {"/lookup": Service.lookup, "/route": Service.route, "/archives": Service.describe,
@@ -91,10 +97,15 @@ def _error(status, message):
     return status, jsonnum.dumps({"error": message})
 
 
+def _digits(text):
+    """ASCII digits only (str.isdigit and int take '²' and '٢' too)."""
+    return text.isascii() and text.isdigit()
+
+
 def _params(query):
     try:
         pairs = urllib.parse.parse_qsl(query.decode("ascii"), keep_blank_values=True, strict_parsing=False,
-                                       errors="strict", max_num_fields=20)
+                                       errors="strict", max_num_fields=MAX_FIELDS)
     except (UnicodeDecodeError, ValueError) as e:
         raise _BadRequest("bad query string (%s)" % e)
     params = {}
@@ -116,6 +127,8 @@ def _datetime(params):
     dt = params.get("datetime")
     if dt is None or dt == "":
         return None
+    if not _digits(dt.strip()):
+        raise _BadRequest("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % dt[:40])
     try:
         return datetime_query(dt)
     except UserError as e:

@@ -140,10 +140,11 @@ def canonical(uri):
     return cdx.urlkey(raw, raw)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=64)
 def surt_candidates(urlkey):
     """SURT keys that can hold a urlkey, most specific first (exact, path dirs, host, labels, '*'):
-    a tuple (a router asks many files about one URI)."""
+    a tuple (a router asks many files about one URI; a few kept: a long URI's candidates are
+    many long prefixes of it)."""
     out = [exact_key(urlkey)]
     host = host_part(urlkey)
     if host is not None:
@@ -208,13 +209,15 @@ NONE = Frequency(0, "", 0, "")
 class Lookup:
     """Most-specific-key lookups in one CDXJ profile or UKVS map (open until close())."""
 
-    def __init__(self, path, mapped=False, verify=False, tolerant=False):
+    def __init__(self, path, mapped=False, verify=False, tolerant=False, opener=None):
         """path: a profile or map, one of the pages `split` wrote (its pages are found by their
         links) or the folder of the pages. ``verify``: read every file whole first, checked
         (profiler.files.datalines: cut, malformed or unsorted, it is refused; remembered per
         version of the file), so that no answer rests on a damaged line the search does not
         read; ``tolerant`` (with verify): damaged lines are skipped instead, counted in
-        ``skipped``. Without verify every line an answer reads is checked."""
+        ``skipped``. Without verify every line an answer reads is checked. ``opener``: path ->
+        the reader its lines are read with (profiler.files.sortedfile.SortedLines), instead of
+        opening the file."""
         from profiler.files.pages import PagedLines, find_pages
         pages = find_pages(path)                # (a file: a regular one holding a profile or map)
         files = [DataFile(p[0]) for p in pages] if pages else [DataFile(path)]
@@ -251,8 +254,9 @@ class Lookup:
             for f in files:
                 _require_whole(f)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
-        self.lines = PagedLines(pages, key, mapped, ends) if pages else \
-            SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0])
+        self.lines = PagedLines(pages, key, mapped, ends, opener) if pages else \
+            SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0],
+                        reader=opener(self.path) if opener else None)
         if any(s is not None and s.count for s in self.skipped):
             self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}

@@ -97,7 +97,7 @@ def test_positionals_in_any_order_with_options():
 @pytest.mark.parametrize("argv, words", [
     (["lookup"], ["lookup: error:", "required: FILE", "try 'archive-profiler lookup --help'"]),
     (["lookup", "F", "U", "--bogus"], ["unrecognized arguments: --bogus", "try 'archive-profiler lookup --help'"]),
-    (["query", "P", "--top", "many"], ["invalid int value", "try 'archive-profiler query --help'"]),
+    (["query", "P", "--top", "many"], ["not a whole number", "try 'archive-profiler query --help'"]),
     (["merge", "-o", "x"], ["required: FILE", "try 'archive-profiler merge --help'"]),
     (["nosuch"], ["invalid choice: 'nosuch'", "try 'archive-profiler --help'"]),
 ])

@@ -5,71 +5,24 @@ Needs Debian's `chromium` and `chromium-driver` (.ci/run installs them) and sele
 extra). Without them the test skips with a message, except under CI=true, where it fails.
 """
 
-import json
-import os
-import shutil
 import time
 
 import pytest
 
 from profiler.report import holdings as report
+from helpers.browser import chromium, requests_of
 from helpers.reports import CHART_IDS, data_lines, is_year, make_profile, matching, num
-
-CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-extensions", "--disable-default-apps", "--window-size=1200,900"]
-
-
-def need(what, found):
-    """Skip (or fail under CI=true) when a tool the browser test needs is missing."""
-    if found:
-        return found
-    message = "%s not found: install Debian's chromium and chromium-driver, and the test extra" % what
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    webdriver = need("selenium", _import_selenium())
-    chromium = need("chromium", shutil.which("chromium") or shutil.which("chromium-browser"))
-    driver_path = need("chromedriver", shutil.which("chromedriver"))
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in CHROME_ARGS:
-        options.add_argument(arg)
-    options.add_argument("--user-data-dir=%s" % tmp_path_factory.mktemp("chromium-profile"))
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    service = webdriver.ChromeService(executable_path=driver_path)   # no Selenium Manager download
-    driver = webdriver.Chrome(options=options, service=service)
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), size=(1200, 900))
     try:
         driver.get("about:blank")
         requests_of(driver)
         yield driver
     finally:
         driver.quit()
-
-
-def _import_selenium():
-    try:
-        from selenium import webdriver
-    except ImportError:
-        return None
-    return webdriver
-
-
-def requests_of(driver):
-    """URLs of the requests made since the last call (Chrome's DevTools Network log), except those
-    of the browser's own pages (the new-tab page it starts with loads chrome:// resources late)."""
-    urls = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        params = message.get("params", {})
-        if message["method"] == "Network.requestWillBeSent" and \
-                not params.get("documentURL", "").startswith("chrome://"):
-            urls.append(params["request"]["url"])
-    return urls
 
 
 def load(driver, path):

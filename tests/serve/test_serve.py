@@ -5,15 +5,12 @@ version swapped under load, hostile requests, and a clean shutdown."""
 import http.client
 import os
 import random
-import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
 
-import orjson
 import pytest
 
 pytest.importorskip("uvicorn")
@@ -22,12 +19,7 @@ from profiler.testing import synthetic  # noqa: E402
 from profiler.run.profile import run_profile  # noqa: E402
 from profiler.files.ukvs import profile_to_map  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = [sys.executable, "-m", "profiler.cli"]
-
-
-def env():
-    return dict(os.environ, PYTHONPATH=ROOT)
+from helpers.serving import CLI, ROOT, Server, env  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -66,52 +58,6 @@ def archives(tmp_path_factory):
     return {"a": str(a_map), "a_dated": str(a_dated), "b": str(b_map), "c": str(files["c"]), "d": str(d_map),
             "urls": urls,
             "folder": folder}
-
-
-class Server:
-    """`archive-profiler serve` in a process group of its own, on a port it picked."""
-
-    def __init__(self, specs, workers=2):
-        self.proc = subprocess.Popen(CLI + ["serve"] + specs + ["--port", "0", "--workers", str(workers)],
-                                     stderr=subprocess.PIPE, env=env(), cwd=ROOT, start_new_session=True)
-        line = self.proc.stderr.readline().decode()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert m, line + self.proc.stderr.read().decode() if self.proc.poll() is not None else line
-        self.port = int(m.group(1))
-        self._wait_ready()
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if self.get("/health")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("the server did not answer /health")
-
-    def get(self, target, conn=None, method="GET"):
-        own = conn is None
-        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, target)
-            r = conn.getresponse()
-            body = r.read()
-            return r.status, (orjson.loads(body) if body else None)
-        finally:
-            if own:
-                conn.close()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        else:
-            self.proc.wait()
 
 
 @pytest.fixture
@@ -309,47 +255,52 @@ def test_sigterm_stops_every_process(archives):
         raise AssertionError("worker processes outlived the server")
 
 
-def test_max_mapped_lets_pages_go(tmp_path):
-    """--max-mapped: a worker that holds more mapped file pages than its budget lets them go."""
-    from profiler.serve.archives import Archive, PageBudget, file_pages
+def test_files_are_read_not_mapped(tmp_path):
+    """A served file is read through its descriptor, never mapped (a map truncated under a
+    process kills it with SIGBUS): looking up keys all over a file maps none of its pages."""
+    from profiler.serve.archives import Archive
     path = tmp_path / "big.ukvs"
     with open(path, "w") as f:
         f.write('!fields {"keys":["surt"],"values":["frequency"]}\n')
         for i in range(300000):
             f.write("com,h%07d)/* %d/1\n" % (i, i % 50 + 1))
     archive = Archive(str(path), "big")
-    mapped = archive.current().lines.f
-    before = file_pages()
-    touched = sum(mapped[i] for i in range(0, len(mapped), 4096))
-    assert touched and file_pages() - before > 4 << 20
-    budget = PageBudget([archive], budget=1 << 20)
-    budget.check()
-    assert budget.releases == 1 and file_pages() - before < 1 << 20
-    assert archive.current().lookup("http://h0000042.com/").status == "held"
+    for i in range(0, 300000, 997):
+        assert archive.current().lookup("http://h%07d.com/" % i).status == "held"
+    with open("/proc/self/maps") as maps:
+        assert str(path) not in maps.read()
 
 
-def test_an_unsorted_file_is_a_json_error_not_a_crash(tmp_path):
-    """A map this tool wrote (its !meta generator) is read only where lookups go: lines out of
-    order there are an error answer. Another tool's map is read whole when serve opens it, so
-    serve refuses to start on an unsorted one, with the hint (tests/toolkit/test_foreign_maps.py)."""
+def test_an_unsorted_file_is_refused_at_start_and_a_damaged_one_answers_for_itself(tmp_path):
+    """An unsorted file is refused before the server listens (one line, exit 2); a served file
+    damaged in place answers an error for its own archive only, and /health says which."""
     path = tmp_path / "bad.ukvs"
-    lines = ['!fields {"keys":["surt"],"values":["frequency"]}', '!meta {"generator":"archive-profiler/0.1.0"}'] + [
-        "com,h%05d)/* 3/1" % i for i in range(3000)]
+    lines = ['!fields {"keys":["surt"],"values":["frequency"]}'] + ["com,h%05d)/* 3/1" % i for i in range(3000)]
+    good = "\n".join(lines) + "\n"
     lines[1000], lines[2000] = lines[2000], lines[1000]
     path.write_text("\n".join(lines) + "\n")
-    foreign = tmp_path / "foreign.ukvs"
-    foreign.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
-    r = subprocess.run(CLI + ["serve", "F=%s" % foreign, "--port", "0"], capture_output=True, text=True, env=env(),
-                       cwd=ROOT, timeout=60)
-    assert r.returncode == 2 and "-o SORTED' sorts it" in r.stderr and "Traceback" not in r.stderr, r.stderr
-    s = Server(["BAD=%s" % path], workers=1)
+    r = subprocess.run(CLI + ["serve", "BAD=%s" % path, "--port", "0"], capture_output=True, env=env(), cwd=ROOT,
+                       timeout=60)
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1 and b"not in byte order" in r.stderr
+    assert b"-o SORTED' sorts it" in r.stderr          # another tool's file: merge sorts it
+    path.write_text(good)
+    other = tmp_path / "other.ukvs"
+    other.write_text(good)
+    s = Server(["BAD=%s" % path, "OTHER=%s" % other], workers=1)
     try:
+        assert s.get("/lookup?url=http://h00007.com/")[1]["archives"][0]["answer"] == "held"
+        path.write_text("\n".join(lines) + "\n")          # the same size, in place
         statuses = set()
         for i in range(0, 3000, 37):
             status, body = s.get("/lookup?url=http://h%05d.com/" % i)
-            statuses.add(status)
-            if status == 500:
-                assert "not in byte order" in body["error"]
-        assert 500 in statuses and s.get("/health")[0] == 200
+            assert status == 200
+            bad, fine = body["archives"]
+            statuses.add(bad["answer"])
+            assert fine["answer"] == "held"
+            if bad["answer"] == "error":
+                assert "BAD" in bad["error"] or "bad.ukvs" in bad["error"]
+        assert "error" in statuses
+        health = s.wait_for(lambda b: b["status"] == "degraded")
+        assert [p["archive"] for p in health["problems"]] == ["BAD"] and health["problems"][0]["since"]
     finally:
         s.stop()
