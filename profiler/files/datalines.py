@@ -193,6 +193,45 @@ def value_problem(v):
     return None
 
 
+#: the value styles other producers write (the CDXJ blog's), besides ours
+FOREIGN_STYLES = ('{"urim":{"total":..,"min":..,"max":..},"urir":..} (urim.total at least)',
+                  '{"frequency":..,"spread":..} (frequency at least)')
+
+
+def foreign_value(v):
+    """A foreign profile's line value (profiler.files.layout.is_foreign) as ours: ``{"frequency":
+    N, ...}`` becomes ``{"urim": {"total": N}, ...}`` (spread and other attributes kept as
+    extras); ours and the blog's ``{"urim": {...}, "urir": N}`` stay. Features it lacks stay
+    missing: no number is made up. A ValueError (why) when it is neither style."""
+    if type(v) is not dict:
+        raise ValueError("the JSON block is not an object")
+    if "urim" not in v and "frequency" in v:
+        freq = v["frequency"]
+        if not _is_count(freq):
+            raise ValueError("frequency is %s, not a whole number >= 0" % _show(freq))
+        out = {"urim": {"total": freq}}
+        out.update((k, x) for k, x in v.items() if k != "frequency")
+        v = out
+    urim = v.get("urim")
+    if type(urim) is not dict or "total" not in urim:
+        raise ValueError("urim is %s, not one of the value styles profiles are written in (%s)"
+                         % (_show(urim), "; ".join(FOREIGN_STYLES)))
+    for name in ("total", "min", "max"):
+        if name in urim and not _is_count(urim[name]):
+            raise ValueError("urim.%s is %s, not a whole number >= 0" % (name, _show(urim[name])))
+    for name in COUNTS + ("spread",):
+        if name in v and not _is_count(v[name]):
+            raise ValueError("%s is %s, not a whole number >= 0" % (name, _show(v[name])))
+    for name in ("first", "last"):
+        if name in v and not _is_timestamp(v[name]):
+            raise ValueError("%s is %s, not a 14-digit timestamp" % (name, _show(v[name])))
+    if v.get("bounds") is not None:
+        problem = _bounds_problem(v["bounds"])
+        if problem:
+            raise ValueError(problem)
+    return v
+
+
 def _bounds_problem(bounds):
     if type(bounds) is not dict:
         return "bounds is not an object {feature: [low, high]}"
@@ -222,6 +261,7 @@ class ProfileCheck:
     def __init__(self, layout):
         self.layout = layout
         self.width = len(layout.fields)
+        self.foreign = layouts.is_foreign(layout)
         # every field without blanks or control bytes, and matching its criterion's pattern
         field = rb"(?=[^\x00-\x20\x7f]+(?: |\Z))(?:%s)"
         key = rb"[^\x00-\x20\x7f!@][^\x00-\x20\x7f]*" + b"".join(
@@ -248,6 +288,12 @@ class ProfileCheck:
             value = jsonnum.loads(raw)
         except jsonnum.JSONDecodeError as e:
             raise Bad("json", "bad JSON (%s)" % str(e)[:80])
+        if self.foreign and not canonical:
+            try:
+                normal = foreign_value(value)
+            except ValueError as e:
+                raise Bad("value", str(e))
+            return key, (raw if normal is value else jsonnum.dumps(normal)), normal
         if not canonical:
             problem = value_problem(value)
             if problem is not None:
@@ -279,7 +325,7 @@ def _criterion_field(pattern):
 breakdown_keys = criteria.derived(lambda chosen: dict(
     [("datetime", lambda field: datetime_span(field) is not None)]
     + [(c.name, _criterion_field(re.compile((r"\A(?:%s)\Z" % c.pattern).encode("ascii"))))
-       for c in chosen if c.optional]))
+       for c in chosen if c.name != "datetime"]))
 
 
 def _frequency_of(value):
@@ -473,7 +519,7 @@ class DataFile:
                                       % (path, lineno, "an empty line" if not body else "a header line after the data"))
                 key = key_of(body)
                 if before is not None and not (before_key < key and before < body):
-                    raise _unsorted(path, lineno, before_key, key)
+                    raise _unsorted(path, lineno, before_key, key, not written_here(self.headers))
                 if before is None:
                     self.first_key = key
                 before_key, before = key, body
@@ -561,13 +607,22 @@ def _bad(skipped, path, lineno, bad):
     skipped.add(lineno, bad)
 
 
-def _unsorted(path, lineno, before, key):
+def written_here(headers):
+    """Whether a file's header lines say this tool wrote it (a !meta generator of ours)."""
+    return any(n == "!meta" and isinstance(v, dict) and str(v.get("generator", "")).startswith("archive-profiler")
+               for n, v in headers)
+
+
+def _unsorted(path, lineno, before, key, foreign=False):
+    """The error of a line out of order; for another tool's file (``mementomap generate`` writes
+    its lines unsorted) the hint is merge, which sorts such a file on the way in."""
     if before == key:
         what = "holds the key %r twice" % _text(key)
     else:
         what = "is not in byte order (%r comes after %r)" % (_text(key), _text(before))
-    return UnsortedFile("%s is not sorted: line %d %s; sort it (LC_ALL=C sort) or make it again"
-                        % (path, lineno, what))
+    hint = ("another tool's file, unsorted: 'archive-profiler merge %s -o SORTED' sorts it" % path if foreign
+            and before != key else "sort it (LC_ALL=C sort) or make it again")
+    return UnsortedFile("%s is not sorted: line %d %s; %s" % (path, lineno, what, hint))
 
 
 def _text(key, limit=60):

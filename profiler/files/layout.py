@@ -4,6 +4,11 @@ A profile key is ``surt`` then one field per criterion its ``!keys`` names: the 
 the optional ones (``lang``) its policy used. Tools read the layout from the file, build their
 keys and ``- - -`` suffixes from it, and refuse to mix files whose layouts differ. A file
 without ``!keys`` has the core layout; an unknown or malformed ``!keys`` is a LayoutError.
+
+Other producers name the fields otherwise (the CDXJ blog's ``@keys ["surt_uri", "year"]``) and
+may leave criteria out: ALIASES maps their names to ours, and a ``!keys`` naming the SURT field
+then some of the criteria, in our order, is a foreign layout (is_foreign): its lines may hold
+the values other producers write (profiler.files.datalines.foreign_value).
 """
 
 import functools
@@ -25,11 +30,36 @@ def _layout(names):
     return KeyLayout(tuple(criteria.BY_NAME[n] for n in names))
 
 
+#: the names other producers give key fields, by the field they are (the one place they are listed)
+ALIASES = {
+    "surt": ("surt", "surt_uri", "surt_url", "surtkey", "surt_key", "urlkey", "urikey", "uri_key"),
+    "datetime": ("datetime", "year", "month", "day", "date", "timestamp", "memento_datetime", "time"),
+    "mime": ("mime", "mimetype", "mime_type", "media_type", "content_type"),
+    "status": ("status", "statuscode", "status_code", "http_status"),
+    "lang": ("lang", "language", "content_language"),
+}
+_CANONICAL_NAME = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
+
+
+def canonical_names(names):
+    """Key field names as ours ('surt_uri' -> 'surt', 'year' -> 'datetime'); None for a name
+    no producer we know gives."""
+    out = [_CANONICAL_NAME.get(n.lower()) if isinstance(n, str) else None for n in names]
+    return None if None in out else out
+
+
+def is_foreign(layout):
+    """Whether a layout is another producer's: the SURT and only some of the core criteria (its
+    lines may hold other value styles)."""
+    return not all(c in layout.criteria for c in criteria.CORE)
+
+
 def expected():
     """What a !keys may hold, for messages."""
     core = " ".join(c.name for c in criteria.CORE)
     optional = " ".join(c.name for c in criteria.CRITERIA if c.optional)
-    return "surt, then %s%s" % (core, ", then any of %s in that order" % optional if optional else "")
+    return "surt, then %s%s; or another producer's: its SURT field, then some of these" % (
+        core, ", then any of %s in that order" % optional if optional else "")
 
 
 def parse(value, path):
@@ -37,11 +67,26 @@ def parse(value, path):
     chosen = None
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         chosen = criteria.of_keys(value)
+        names = canonical_names(value) if chosen is None else None
+        if names:
+            chosen = criteria.of_keys(names) or _partial(names)
     if chosen is None:
         shown = jsonnum.dumps(value).decode("utf-8", "replace") if isinstance(value, (list, dict, str, int)) \
             else repr(value)
         raise LayoutError("%s: !keys %s is not a profile's key fields (%s)" % (path, shown[:120], expected()))
     return _layout(tuple(c.name for c in chosen))
+
+
+def _partial(names):
+    """The criteria of a foreign !keys (canonical names): the SURT field, then known criteria in
+    the registry's order, each once; or None."""
+    by_name = criteria.BY_NAME
+    if not names or names[0] != "surt" or not all(n in by_name for n in names[1:]):
+        return None
+    chosen = tuple(by_name[n] for n in names[1:])
+    if chosen != tuple(c for c in criteria.CRITERIA if c in chosen):
+        return None
+    return chosen
 
 
 def of_headers(headers, path):

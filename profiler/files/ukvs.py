@@ -241,22 +241,25 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
     criteria are all '-'; with ('surt', 'datetime') the lines whose criteria but datetime are '-',
     the datetime '-' written as the all-time placeholder ':'. Counts are exact. Every line is
     checked (profiler.files.datalines; ``skipped``: damaged lines are counted there and left
-    out). The profile's optional criteria (lang: its !keys) break each record's frequency
-    down, from the lines where one of them is all that differs:
-    ``{"lang": {"ara": "146/124", "eng": "5858/4980"}}`` (None when there are none)."""
+    out). The profile's criteria but datetime (mime, status, lang: its !keys) break each
+    record's frequency down, from the lines where one of them is all that differs:
+    ``{"lang": {"ara": "146/124"}, "status": {"2xx": "40/9", "5xx": "12/3"}}`` (None when
+    there are none). A breakdown keeps one level of its criterion, its coarsest present in the
+    lines (status classes, mime types: BREAKDOWN_LEVELS), so that its entries add up to at most
+    the line's captures."""
     from profiler.files import layout as layouts
     from profiler.files.datalines import DataFile
     found = DataFile(path, "cdxj")
     layout = found.layout
     two = tuple(keys) == ("surt", "datetime")
     kept = ("datetime",) if two else ()
-    optional = layouts.optional(layout)
+    optional = tuple(c for c in layout.criteria if c.name != "datetime")
     dt_at = layouts.index(layout, "datetime")
     group, record, blocks = None, None, {}
 
     def flush():
         if record is not None:
-            block = {n: dict(sorted(b.items())) for n, b in blocks.items() if b} or None
+            block = {n: dict(sorted(_one_level(n, b).items())) for n, b in blocks.items() if b} or None
             return record + (block,)
         return None
 
@@ -287,6 +290,25 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
     done = flush()
     if done is not None:
         yield done
+
+
+#: the level of a criterion a map line's breakdown keeps, coarsest first (see profile_records)
+BREAKDOWN_LEVELS = {"status": ("class", "code"), "mime": ("type", "category")}
+
+
+def _one_level(name, entries):
+    """A breakdown's entries of one level of its criterion: the first of BREAKDOWN_LEVELS[name]
+    any entry has ('unk' and the like, of every level, stay)."""
+    levels = BREAKDOWN_LEVELS.get(name)
+    if not levels:
+        return entries
+    from profiler.model import criteria
+    criterion = criteria.BY_NAME[name]
+    of = {field: set(criterion.field_levels(field)) for field in entries}
+    for level in levels:
+        if any(level in found for found in of.values()):
+            return {f: v for f, v in entries.items() if level in of[f]}
+    return entries
 
 
 def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None, skipped=None):

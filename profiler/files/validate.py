@@ -22,7 +22,7 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import MAX_HEADER, MAX_LINE, physical_lines
+from profiler.files.datalines import MAX_HEADER, MAX_LINE, foreign_value, physical_lines
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -112,6 +112,11 @@ def validate(path, kind=None, max_problems=100):
                 previous_header = body
                 if name in (b"keys", b"fields"):
                     found = _declared_keys(report, lineno, name, value, kind)
+                    if found is not None and found[1] is not None and (
+                            layouts.is_foreign(found[1]) or list(found[1].fields) != value):
+                        report.note(lineno, "another producer's key fields %s, read as %s (%s)" % (
+                            jsonnum.dumps(value).decode("utf-8", "replace")[:80], layouts.describe(found[1]),
+                            "only some of the criteria" if layouts.is_foreign(found[1]) else "other names"))
                     if declared and found is not None:
                         report.add(lineno, "a second !%s line" % name.decode())
                     if found is not None:
@@ -229,7 +234,10 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
                 len(fields), nkeys, " (%s)" % layouts.describe(layout) if layout is not None else ""))
         elif layout is not None:
             _check_key_fields(report, lineno, fields, layout)
-        _check_value(report, lineno, body[i + 1:])
+        if layout is not None and layouts.is_foreign(layout):
+            _check_foreign_value(report, lineno, body[i + 1:])
+        else:
+            _check_value(report, lineno, body[i + 1:])
         return b" ".join(fields)
     text = body[:i] if i >= 0 else body
     fields = _check_fields(report, lineno, text, "line", aligned=True)
@@ -250,10 +258,12 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
     return b" ".join(fields[:-1])
 
 
-#: breakdowns of a map line by an optional criterion (profiler.files.ukvs: {"lang": {"ara": "12/3"}})
-optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.optional})
+#: breakdowns of a map line by a criterion but datetime (profiler.files.ukvs: {"lang": {"ara": "12/3"}},
+#: {"status": {"2xx": "40/9", "5xx": "12/3"}})
+optional_breakdowns = criteria.derived(lambda chosen: {c.name: c for c in chosen if c.name != "datetime"})
 #: per-line attributes of a map this tool reads (the rest is kept and noted)
-known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen if c.optional})
+known_block_names = criteria.derived(lambda chosen: {"datetime", "rollup"} | {c.name for c in chosen
+                                                                              if c.name != "datetime"})
 
 
 def _check_block(report, lineno, raw, freq=None):
@@ -352,6 +362,26 @@ def _check_key_fields(report, lineno, fields, layout):
 
 def _is_count(v):
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _check_foreign_value(report, lineno, text):
+    """A line of another producer's profile (its !keys a foreign layout: profiler.files.layout):
+    its value in our style or another's (profiler.files.datalines.foreign_value), noted where
+    it differs from what this tool writes."""
+    try:
+        value = foreign_value(jsonnum.loads(text))
+    except jsonnum.JSONDecodeError as e:
+        report.add(lineno, "bad JSON: %s" % e)
+        return
+    except ValueError as e:
+        report.add(lineno, str(e))
+        return
+    missing = [k for k in FEATURES if k not in flatten(value)]
+    if missing:
+        report.note(lineno, "another producer's value style: no %s (readers answer with what it has)"
+                    % ", ".join(missing), once=("foreign-value", tuple(missing)))
+    flat = flatten(value)
+    _check_consistency(report, lineno, flat, _check_bounds(report, lineno, value.get("bounds"), flat))
 
 
 def _check_value(report, lineno, text):

@@ -9,7 +9,10 @@ Routing score (higher first): the matched key's level counts most (exact 50, pat
 domain 20, tld 10, root 0): a line about the URI itself says more than one about its whole TLD;
 then a datetime answered by a line for that period beats one answered by a key's first/last
 range (+5); then a value asked for (a language) answered held by a line of that value (+5);
-then the URI-M count, log10(1 + urim), at most 4.99. Archives answering not-held or no-match,
+then the URI-M count, log10(1 + urim), at most 4.99. An archive whose matched map line's status
+breakdown has more than half of its captures 5xx (server errors: the seed's case) loses 100, so
+it ranks after every archive whose captures there are not mostly 5xx (MOSTLY_5XX_PENALTY).
+Archives answering not-held or no-match,
 held from a line that does not list the URI, or not-held in the value asked for, are left out.
 
 Asked for a value of an optional criterion (``lang=ara``, or any optional criterion's name), each
@@ -33,9 +36,11 @@ from profiler.errors import UserError
 from profiler.files.coverage import listed
 from profiler.files.ukvs import format_frequency
 from profiler.model.keys import directories, host_part
-from profiler.toolkit.lookup import HELD, INVALID, NOT_HELD, NO_MATCH, canonical, match_level
+from profiler.toolkit.lookup import HELD, INVALID, NOT_HELD, NO_MATCH, breakdown_texts, canonical, match_level
 
 LEVEL_WEIGHT = {"exact": 50, "path": 40, "host": 30, "domain": 20, "tld": 10, "root": 0}
+#: what an archive whose captures there are mostly 5xx loses (more than any other part adds)
+MOSTLY_5XX_PENALTY = 100
 ERROR = "error"
 #: the name of an archive's answer for a value asked, by criterion (the criterion's name otherwise)
 ANSWER_NAMES = {"lang": "language"}
@@ -80,6 +85,12 @@ def archive_answer(archive, answer, lookup=None):
            "urir": answer.frequency.urir if answer.frequency is not None else None}
     if answer.date is not None:
         out["date"] = answer.date
+    if answer.breakdowns:
+        out.update(breakdown_texts(answer.breakdowns))
+        status = answer.breakdowns.get("status")
+        if status and answer.frequency is not None and answer.frequency.urim:
+            errors = sum(f.urim or 0 for field, f in status.items() if field == "5xx" or field[:1] == "5")
+            out["share_5xx"] = round(errors / answer.frequency.urim, 4)
     if answer.status == HELD:
         out["listed"] = listed(lookup.coverage if lookup is not None else None, answer.urlkey, answer.key,
                                answer.rollup)
@@ -136,7 +147,8 @@ def score(answer, by=None):
     valued = answer.get(answer_name(by)) or {} if by is not None else {}
     return (LEVEL_WEIGHT.get(answer["level"], 0) + (5 if answer.get("date") == "period" else 0)
             + (5 if valued.get("answer") == HELD and valued.get(by) != "-" else 0)
-            + min(4.99, round(math.log10(1 + urim), 2)))
+            + min(4.99, round(math.log10(1 + urim), 2))
+            - (MOSTLY_5XX_PENALTY if (answer.get("share_5xx") or 0) > 0.5 else 0))
 
 
 def route(archives, url, dt=None, limit=None, asked=None):

@@ -17,7 +17,7 @@ import re
 import time
 
 from profiler.errors import UserError
-from profiler.files.datalines import Bad
+from profiler.files.datalines import Bad, written_here
 from profiler.files.sortedfile import SortedLines, UnsortedFile
 from profiler.serve.reader import MAX_LINE, FileChanged, FileReader, open_regular
 from profiler.toolkit.lookup import Lookup
@@ -187,7 +187,7 @@ def check_lines(lookup):
             if previous is not None:
                 keys.insert(0, previous)
             if not all(map(operator.lt, keys, keys[1:])):
-                _unsorted(part, keys, count - (previous is not None))
+                _unsorted(part, keys, count - (previous is not None), not written_here(lookup.headers))
             count += len(lines)
             previous = keys[-1]
             time.sleep(YIELD)               # the serving thread waits for the GIL no longer than this
@@ -235,13 +235,16 @@ def _plain_keys(block, nkeys):
     return list(map(b" ".join, zip(*[fields[k:-1:n] for k in range(nkeys)])))
 
 
-def _unsorted(part, keys, before):
+def _unsorted(part, keys, before, foreign=False):
+    """The error of keys out of order; for another tool's file (mementomap generate writes its
+    lines unsorted) the hint is merge, which sorts such a file on the way in."""
     for n, (a, z) in enumerate(zip(keys, keys[1:])):
         if not a < z:
             what = "holds the key %r twice" % _short(z) if a == z else \
                 "is not in byte order (%r comes before %r)" % (_short(a), _short(z))
-            raise UnsortedFile("%s %s at data line %d: sort it (LC_ALL=C sort) or make it again"
-                               % (part.path, what, before + n + 2))
+            hint = ("another tool's file, unsorted: 'archive-profiler merge %s -o SORTED' sorts it" % part.path
+                    if foreign and a != z else "sort it (LC_ALL=C sort) or make it again")
+            raise UnsortedFile("%s %s at data line %d: %s" % (part.path, what, before + n + 2, hint))
 
 
 def _short(key, limit=60):

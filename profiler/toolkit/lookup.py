@@ -51,8 +51,21 @@ _DATETIME = re.compile(r"[0-9]+")
 #: ``rollup``: the matched line stands for URIs rolled up into it (profiler.files.coverage)
 #: ``value``: asked for a value of an optional criterion (a language), the one answered for ('-':
 #: no key on the way tells that criterion's values)
-Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup value",
-                                defaults=(None, False, None))
+#: ``breakdowns``: a map line's status and mime breakdowns ({"status": {"2xx": Frequency, ...}}), or None
+Answer = collections.namedtuple("Answer", "urlkey status key frequency date rollup value breakdowns",
+                                defaults=(None, False, None, None))
+#: the breakdowns of a matched map line an answer carries (what a router needs: profiler.serve)
+SHOWN_BREAKDOWNS = ("status", "mime")
+
+
+def _shown(line):
+    """A map line's SHOWN_BREAKDOWNS as {name: {field: Frequency}}, or None."""
+    found = {}
+    for name in SHOWN_BREAKDOWNS:
+        entries = _breakdown(line, name) if (b'"%s"' % name.encode()) in line else None
+        if entries:
+            found[name] = dict(entries)
+    return found or None
 
 
 def _rolled_up(line):
@@ -223,7 +236,9 @@ class Lookup:
         self.layout = found.layout
         self.breakdowns = breakdowns(self.headers) if self.kind == "ukvs" else []
         if self.layout is not None:
-            self._dt_at = layouts.index(self.layout, DATETIME.name)
+            # another producer's profile may have no datetime field: its all-time lines answer
+            self._dt_at = layouts.index(self.layout, DATETIME.name) if layouts.has(self.layout, DATETIME.name) \
+                else None
         self._asking(LANG.name)         # the optional criterion a lookup asks a value of
         self.coverage = coverage.of_headers(self.headers, self.kind)
         self.skipped = []
@@ -295,7 +310,7 @@ class Lookup:
         all-time key, every other criterion '-'; with ``value`` (of the criterion asked), the
         lines of those keys with any value of it (their value picks). A map: the SURT's lines."""
         if self.kind == "cdxj":
-            periods = _periods(dt) + [ANY_FIELD.encode()]
+            periods = (_periods(dt) if self._dt_at is not None else []) + [ANY_FIELD.encode()]
             if value is None:
                 return [Probe(self._key(s, datetime=p) + b" ", None, None) for p in periods]
             cut = self._by_at
@@ -394,7 +409,8 @@ class Lookup:
             # the value's own frequency: its breakdown entry, or none at a key listing others
             freq = NONE if pick.none else pick.frequency or freq
         status = HELD if is_held(freq) else NOT_HELD
-        answer = Answer(urlkey, status, key, freq, None, _rolled_up(pick.line), value)
+        answer = Answer(urlkey, status, key, freq, None, _rolled_up(pick.line), value,
+                        _shown(pick.line) if self.kind == "ukvs" else None)
         return self._dated(answer, pick, probe)
 
     def _dated(self, answer, pick, probe):
@@ -415,6 +431,8 @@ class Lookup:
             dated = self._by_breakdown(answer._replace(frequency=self.parse(line)[1]), line, query_dt)
             return answer._replace(date=dated.date, status=NOT_HELD if dated.status == NOT_HELD else answer.status)
         fields = answer.key.split(b" ")
+        if self._dt_at is None:
+            return answer._replace(date="range" if answer.status == HELD else None)
         if fields[self._dt_at] != ANY_FIELD.encode():
             return answer._replace(date="period")
         if pick.none:
@@ -491,7 +509,8 @@ class Lookup:
                 raise self._damaged(body, e)
             # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
             urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
-            return key, Frequency(value["urim"]["total"], "", value["urir"], urir_mark)
+            # another producer's value may lack urir (profiler.files.datalines.foreign_value)
+            return key, Frequency(value["urim"]["total"], "", value.get("urir"), urir_mark)
         i = body.find(b" {")
         if i < 0 and b"  " not in body and b"\t" not in body:
             key, _, freq = body.rpartition(b" ")
@@ -651,7 +670,8 @@ class Lookup:
 
     def _answer_line(self, urlkey, line):
         key, freq = self.parse(line)
-        return Answer(urlkey, HELD if is_held(freq) else NOT_HELD, key, freq, None, _rolled_up(line))
+        return Answer(urlkey, HELD if is_held(freq) else NOT_HELD, key, freq, None, _rolled_up(line), None,
+                      _shown(line) if self.kind == "ukvs" else None)
 
     def _walk(self, prefixes):
         """prefix -> lines for every prefix with lines, in one forward walk over the file."""
@@ -775,12 +795,22 @@ def match_level(key):
     return wildcard_level(surt[:-2].decode("utf-8", "replace"), True)
 
 
-def format_answer(query, a, value=False):
+def format_answer(query, a, value=False, breakdowns=False):
     """One output line: QUERY, status, matched key, frequency, the key's level and how the
     datetime was answered, and with ``value`` the value answered for (a language; tab-separated;
-    '-' when none)."""
+    '-' when none); with ``breakdowns`` last the matched map line's status and mime breakdowns
+    (JSON, '-' when it has none)."""
     freq = "-" if a.frequency is None else format_frequency(a.frequency)
     key = a.key.decode("utf-8", "replace") if a.key is not None else "-"
     level = match_level(a.key) if a.key is not None else "-"
     line = "%s\t%s\t%s\t%s\t%s\t%s" % (query, a.status, key, freq, level, a.date or "-")
-    return line + "\t" + (a.value or "-") if value else line
+    if value:
+        line += "\t" + (a.value or "-")
+    if breakdowns:
+        line += "\t" + (jsonnum.dumps(breakdown_texts(a.breakdowns)).decode() if a.breakdowns else "-")
+    return line
+
+
+def breakdown_texts(breakdowns):
+    """{name: {field: frequency text}} of an answer's breakdowns."""
+    return {name: {f: format_frequency(freq) for f, freq in entries.items()} for name, entries in breakdowns.items()}

@@ -24,14 +24,16 @@ unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' sta
 marks become '~'); an unknown count in one input makes the sum a lower bound ('+').
 """
 
+import contextlib
 import datetime
 import heapq
 import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import layout as layouts, ukvs
+from profiler.files import insort, layout as layouts, ukvs
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
+from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
@@ -61,6 +63,10 @@ def combine(values, disjoint=(), counter=None):
     counter['extras_dropped'])."""
     if len(values) == 1:
         return values[0]
+    flats = [flatten(v) for v in values]
+    lacking = {n for n in FEATURES for f in flats if n not in f}
+    if lacking:
+        return _combine_partial(values, flats, lacking, disjoint, counter)
     kept_extras = extras(values[0])
     if any(extras(v) != kept_extras for v in values[1:]):
         kept_extras = None
@@ -100,6 +106,27 @@ def combine(values, disjoint=(), counter=None):
         b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
     kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
     return unflatten(out, kept, kept_extras)
+
+
+#: what stands in for a feature another producer's line lacks while its inputs are combined
+_STAND_IN = {"first": "00000000000000", "last": "00000000000000"}
+
+
+def _combine_partial(values, flats, lacking, disjoint, counter):
+    """combine() of lines of which some lack features (another producer's profiles: the CDXJ
+    blog's {"urim": {...}, "urir": N}): the features every input has are combined by the same
+    rules, the others left out (urim.min goes with urim.max, whose highs bound it)."""
+    if "urim.max" in lacking:
+        lacking = lacking | {"urim.min"}
+    filled = []
+    for v, f in zip(values, flats):
+        full = {n: f.get(n, _STAND_IN.get(n, 0)) for n in FEATURES}
+        bounds = {n: b for n, b in (v.get("bounds") or {}).items() if n not in lacking}
+        filled.append(unflatten(full, bounds, extras(v)))
+    merged = combine(filled, disjoint, counter)
+    flat = {n: x for n, x in flatten(merged).items() if n not in lacking}
+    bounds = {n: b for n, b in (merged.get("bounds") or {}).items() if n not in lacking}
+    return unflatten(flat, bounds, extras(merged))
 
 
 def combine_marks(marks):
@@ -175,7 +202,8 @@ def _breakdown_key(name):
 
 #: a map line's breakdowns: by datetime, by each optional criterion ({"lang": {"ara": "12/3"}})
 breakdown_fields = criteria.derived(lambda chosen: {name: _breakdown_key(name) for name in
-                                                    ("datetime",) + tuple(c.name for c in chosen if c.optional)})
+                                                    ("datetime",) + tuple(c.name for c in chosen
+                                                                          if c.name != "datetime")})
 
 
 def combine_blocks(raws, freqs, disjoint=(), counter=None):
@@ -307,9 +335,12 @@ def _counted(meta, name, kind, path):
     return value
 
 
-def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
+def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, bound_revisits=True,
+                    sorted_inputs=None):
     """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
-    !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out."""
+    !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out;
+    ``bound_revisits``: whether keys of revisits resolved per input get bounds (the !meta says
+    so, with the ABSENT_KEYS note); ``sorted_inputs``: {file: lines} sorted on the way in."""
     layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
@@ -345,6 +376,10 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
     if skipped_lines:
         about["merge"]["skipped_lines"] = skipped_lines
+    if revisits == REVISITS_PER_INPUT and bound_revisits:
+        about["merge"]["absent_keys"] = ABSENT_KEYS
+    if sorted_inputs:
+        about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(layout.fields)),
@@ -353,12 +388,18 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
     return sorted(lines)
 
 
-def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None):
+def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, nkeys=None,
+                sorted_inputs=None):
     """The '!' lines of a merged UKVS map, in byte order. Maps whose lines break down by other
     criteria (one by lang, one not) are not merged: a line without the breakdown would hide
-    the other's languages. ``skipped``: {file: counts} of the damaged lines left out."""
+    the other's languages. ``skipped``: {file: counts} of the damaged lines left out; ``nkeys``:
+    the inputs' numbers of key fields (a map without !fields, as ``mementomap generate`` writes
+    it, has the usual ones); ``sorted_inputs``: {file: lines} sorted on the way in."""
     hs = [header_dict(h) for h in headers]
-    fields = _common([h.get("fields") for h in hs], "!fields", paths)
+    usual = {1: {"keys": ["surt"], "values": ["frequency"]},
+             2: {"keys": ["surt", "datetime"], "values": ["frequency"]}}
+    fields = _common([h.get("fields") or usual.get(n) for h, n in zip(hs, nkeys or [None] * len(hs))],
+                     "!fields", paths)
     by = [ukvs.breakdowns(h) for h in headers]
     for p, other in zip(paths[1:], by[1:]):
         if other != by[0]:
@@ -371,6 +412,8 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
                       "part_meta": [h["meta"] for h in hs]}}
     if skipped:
         meta["merge"]["skipped_lines"] = skipped
+    if sorted_inputs:
+        meta["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
     if by[0]:
         meta[ukvs.BREAKDOWN_META] = by[0]
     out = [("!context", ukvs.CONTEXT),
@@ -408,9 +451,14 @@ def merged_profile_lines(paths, disjoint_of, counter, skipped=None):
 
 #: the features a key with a mime or status gets bounds for when revisits may resolve elsewhere
 REVISIT_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
-#: lines of one (surt, datetime) held to find their '- -' line; past it, the envelope is taken
-#: from the SURT's all-time line (or the root's)
+#: lines of one SURT held to find their '- -' lines; past it, the envelope is taken from the
+#: SURT's all-time line (or the root's)
 GROUP_LIMIT = 100000
+#: the merged !meta's "merge" note for keys without a line when revisits were resolved per input
+#: (read by query: profiler.toolkit.query)
+ABSENT_KEYS = ("a key with a resolved criterion (mime, status, lang) other than '-' that has no line may "
+               "hold revisits resolved in another input: each feature within [0, the high of the line of "
+               "its SURT and datetime whose resolved criteria are '-' (else its SURT's all-time line)]")
 
 
 def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
@@ -420,9 +468,9 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
     such a key may lose or gain captures. Its true features lie within [0, the same SURT and
     datetime's all-'-' line's high] (that line's captures do not depend on resolution), its
     first/last within that line's first and last. A from-scratch key the inputs lack (all its
-    captures revisits resolved elsewhere) has values the same SURT has at another datetime of
-    the same level: those keys are added, with zero values and the same bounds (README, "Split
-    and merge rules")."""
+    captures revisits resolved elsewhere) gets no line: the merged !meta's "absent_keys" note
+    (ABSENT_KEYS) carries that possibility once, and query answers such a key with the same
+    bounds (README, "Split and merge rules")."""
     state = {"root": None, "all_time": None}
     surt, section = None, []
     for line in lines:
@@ -433,16 +481,15 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
                 yield from _bound_section(section, state, counter, layout)
             surt, section = fields[0], []
         section.append((fields, line, i))
-        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them, add no keys
-            yield from _bound_section(section, state, counter, layout, add=False)
+        if len(section) > GROUP_LIMIT:      # a hostile number of mimes: bound them as they come
+            yield from _bound_section(section, state, counter, layout)
             section = []
     if section:
         yield from _bound_section(section, state, counter, layout)
 
 
-def _bound_section(section, state, counter, layout, add=True):
-    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded, with the
-    missing keys."""
+def _bound_section(section, state, counter, layout):
+    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded."""
     dt_at = layouts.index(layout, criteria.DATETIME.name)
     resolved = [layouts.index(layout, c.name) for c in layout.criteria if c.resolved]
 
@@ -450,55 +497,27 @@ def _bound_section(section, state, counter, layout, add=True):
         return tuple(fields[j] for j in resolved)
 
     anys = (b"-",) * len(resolved)
-    groups = []
-    for item in section:
-        if not groups or groups[-1][0] != item[0][dt_at]:
-            groups.append((item[0][dt_at], []))
-        groups[-1][1].append(item)
     envelopes = {}
-    for dt, items in groups:
-        for fields, line, i in items:
-            if rest(fields) == anys:
-                envelopes[dt] = jsonnum.loads(line[i + 1:])
+    for fields, line, i in section:
+        if rest(fields) == anys:
+            envelopes[fields[dt_at]] = jsonnum.loads(line[i + 1:])
     surt = section[0][0][0]
     if b"-" in envelopes:
         state["all_time"] = (surt, envelopes[b"-"])
         if surt == b"*":
             state["root"] = envelopes[b"-"]
     fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
-    combos = {}                         # datetime level -> the resolved criteria's values of the SURT
-    if add:
-        for dt, items in groups:
-            level = combos.setdefault(len(dt), set())
-            for fields, _, _ in items:
-                if rest(fields) != anys:
-                    level.add(rest(fields))
-    for dt, items in groups:
-        envelope = envelopes.get(dt, fallback)
-        out = []
-        for fields, line, i in items:
-            if rest(fields) != anys and envelope is not None:
-                counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
-                out.append((line[:i], fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))))
-            else:
-                out.append((line[:i], line))
-        if add and envelope is not None:
-            have = {rest(f) for f, _, _ in items}
-            for values in sorted(combos.get(len(dt), ()) - have):
-                fields = [surt] + [b"-"] * len(layout.names)
-                fields[dt_at] = dt
-                for j, v in zip(resolved, values):
-                    fields[j] = v
-                key = b" ".join(fields)
-                out.append((key, fields_line(key, widen(_ZERO, envelope))))
-                counter["added"] = counter.get("added", 0) + 1
-            out.sort(key=lambda kv: kv[0])
-        for _, line in out:
+    for fields, line, i in section:
+        envelope = envelopes.get(fields[dt_at], fallback)
+        if rest(fields) != anys and envelope is not None:
+            counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
+            yield fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))
+        else:
             yield line
 
 
 #: the value of a key no input holds: no captures (bounds added by widen)
-_ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
+ZERO = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
 
 
 def fields_line(key, value):
@@ -528,14 +547,53 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
           skip_bad_lines=False):
     """Merge sorted profiles or UKVS maps into out_path (written atomically; '-' standard
     output). Every input is read whole and checked first (profiler.files.datalines), so a damaged
-    or unsorted one is refused before anything is written; ``skip_bad_lines``: damaged lines
-    are left out, counted in the merged !meta and the summary. Returns a summary."""
+    or unsorted one is refused before anything is written; an unsorted file another tool wrote
+    (``mementomap generate``'s) is sorted on the way in instead (profiler.files.insort: temporary
+    files in the output's folder, removed after), counted in the summary's "sorted" and the
+    merged !meta. ``skip_bad_lines``: damaged lines are left out, counted in the merged !meta
+    and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
+    folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
+    with contextlib.ExitStack() as stack:
+        read, sorted_inputs = [], {}
+        for p in paths:
+            copy = _sorted_if_foreign(p, folder, skip_bad_lines, stack)
+            read.append(copy.path if copy else p)
+            if copy:
+                sorted_inputs[p] = copy.lines
+        try:
+            summary = _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits,
+                             skip_bad_lines, sorted_inputs)
+        except UserError as e:
+            message = str(e)
+            for p, r in zip(paths, read):
+                if r != p:
+                    message = message.replace(r, "%s (sorted)" % p)
+            if message == str(e):
+                raise
+            raise type(e)(message) from e
+    summary["sorted"] = sorted(sorted_inputs.items())
+    return summary
+
+
+def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
+    """A SortedCopy of an input another tool wrote whose lines are out of order, else None."""
+    found = DataFile(path)
+    if insort.written_here(found.headers):
+        return None
+    try:
+        found.check(Skipped(path) if skip_bad_lines else None)
+        return None
+    except UnsortedFile:
+        return stack.enter_context(insort.SortedCopy(path, folder))
+
+
+def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs):
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
-    files = [DataFile(p) for p in paths]
+    files = [DataFile(r) for r in read]
     kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
     if kind == "ukvs":
         _common([f.nkeys for f in files], "numbers of key fields", paths)
@@ -547,16 +605,18 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     counter = {"lines": 0, "merged": 0}
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
-        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines)
+        headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
+                                  bound_revisits, sorted_inputs)
         layout = files[0].layout
 
-        per_input = bound_revisits and any(REVISITS_PER_INPUT.encode() in h for h in headers)
+        per_input = bound_revisits and any(b'"absent_keys"' in h for h in headers)
 
         def data():
-            lines = merged_profile_lines(paths, lambda key: disjoint, counter, skipped)
+            lines = merged_profile_lines(read, lambda key: disjoint, counter, skipped)
             return bound_revisit_keys(lines, counter, layout) if per_input else lines
     else:
-        headers = map_headers(paths, [f.headers for f in files], disjoint, archive_uri, created, skipped_lines)
+        headers = map_headers(paths, [f.headers for f in files], disjoint, archive_uri, created, skipped_lines,
+                              [f.nkeys for f in files], sorted_inputs)
         streams = [_stream(i, f.records(s)) for i, (f, s) in enumerate(zip(files, skipped))]
 
         def data():
@@ -568,11 +628,15 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
                 block = combine_blocks([r.json for r in records], freqs, disjoint, counter)
                 yield line + b" " + block if block else line
 
+    written = {"data": 0}
+
     def lines():
         yield from headers
-        yield from data()
+        for line in data():
+            written["data"] += 1
+            yield line
 
     write_atomic(out_path, lines())
-    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": counter["lines"],
+    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written["data"],
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count]}

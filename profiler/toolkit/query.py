@@ -20,6 +20,7 @@ from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
+from profiler.toolkit.merge import ZERO, widen
 
 
 LEVELS = LEVEL_TYPES
@@ -48,7 +49,12 @@ def feature_name(name):
 
 
 def feature_value(flat, name):
-    return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+    """A feature's value, or None when the line lacks it or a part of it (another producer's
+    profile: profiler.files.datalines.foreign_value)."""
+    try:
+        return DERIVED[name](flat) if name in DERIVED else flat.get(name)
+    except KeyError:
+        return None
 
 
 def rank_value(flat, name):
@@ -172,6 +178,25 @@ class SortedProfile:
 
     def __exit__(self, *exc):
         self.close()
+
+    def absent_keys(self):
+        """Whether keys without a line may hold captures (a merge of inputs whose revisits were
+        resolved each on its own: its !meta "merge" note absent_keys)."""
+        return any(name == "!meta" and isinstance(value, dict) and isinstance(value.get("merge"), dict)
+                   and value["merge"].get("absent_keys") for name, value in self.headers)
+
+    def envelope(self, fields):
+        """The value bounding a key's captures when the key has no line: its SURT and datetime's
+        line with the resolved criteria '-', else its SURT's all-time line, else the root's; or None."""
+        layout = self.layout
+        dt_at = layouts.index(layout, criteria.DATETIME.name)
+        for surt, dt in ((fields[0], fields[dt_at]), (fields[0], "-"), ("*", "-")):
+            key = [surt] + ["-"] * (len(layout.fields) - 1)
+            key[dt_at] = dt
+            wanted = " ".join(key).encode("utf-8") + b" {"
+            for found, value in self.lines(wanted):
+                return value
+        return None
 
     def policy(self):
         for name, value in self.headers:
@@ -303,4 +328,14 @@ def _query(profile, fixed, group, under, level, top, by):
                              "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
         note = ("no captures: the policy emits this key, so no line means none are held" if policy
                 else "no line for this key")
+        resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
+        if profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved):
+            envelope = profile.envelope([values[f] for f in fields_of])
+            if envelope is not None:
+                bounded = widen(ZERO, envelope)
+                flat = flatten(bounded)
+                flat["bounds"] = bounded["bounds"]
+                found = [(" ".join(values[f] for f in fields_of), flat)]
+                note = ("no line: a merge of inputs whose revisits were resolved each on its own, so this "
+                        "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, note, profile.seeks

@@ -43,6 +43,7 @@ def _commands(folder, profile, other, umap):
         "query": [profile, "--surt", "com,*", "--group", "mime", "--top", "3", "--by", "bytes", "-q"],
         "merge": [profile, "--archive-uri", "https://m.example/", other, "-o", str(folder / "merged.cdxj"), "-q"],
         "split": [profile, "--max-lines", "2000", "-o", str(folder / "pages") + "/", "-q"],
+        "export": [profile, "-o", str(folder / "p.jsonld"), "--format", "jsonld", "-q"],
         "diff": [profile, "--summary", other, "-q"],
         "overlap": [profile, "--lines", other, "-q"],
         "nightly": ["-q", "--config", str(config)],

@@ -282,6 +282,7 @@ def test_an_unsorted_file_is_refused_at_start_and_a_damaged_one_answers_for_itse
     r = subprocess.run(CLI + ["serve", "BAD=%s" % path, "--port", "0"], capture_output=True, env=env(), cwd=ROOT,
                        timeout=60)
     assert r.returncode == 2 and r.stderr.decode().count("\n") == 1 and b"not in byte order" in r.stderr
+    assert b"-o SORTED' sorts it" in r.stderr          # another tool's file: merge sorts it
     path.write_text(good)
     other = tmp_path / "other.ukvs"
     other.write_text(good)

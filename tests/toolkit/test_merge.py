@@ -15,6 +15,7 @@ from profiler.testing import synthetic
 from profiler.files.datalines import DamagedFile
 from profiler.files.sortedfile import UnsortedFile
 from profiler.toolkit.merge import MergeError, combine, combine_frequencies, combine_marks, merge
+from profiler.toolkit.query import query
 from profiler.files.output import header_lines, write_atomic
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
@@ -66,8 +67,26 @@ def components(pairs):
     return [find("u:" + urlkey) for urlkey, _ in pairs]
 
 
-def assert_within_truth(merged, truth, exact):
-    assert set(truth) <= set(merged)
+def absent_answer(path, key):
+    """(flat, bounds) query answers for a key the merged profile has no line for: a zero value
+    bounded by the !meta note absent_keys (its SURT and datetime's '-' line), or None."""
+    fixed = dict(zip(("surt", "datetime", "mime", "status"), key.decode().split(" ")))
+    found, note, _ = query(path, fixed)
+    assert found and "absent_keys" in note, (key, note)
+    flat = found[0][1]
+    return flat, flat["bounds"]
+
+
+def assert_within_truth(merged, truth, exact, path=None):
+    """Every from-scratch value within the merged value and its bounds; a key without a line is
+    answered by query within its bounds (only in a merge with the !meta note absent_keys)."""
+    for key in set(truth) - set(merged):
+        assert path is not None, key
+        flat, bounds = absent_answer(path, key)
+        for name in FEATURES:
+            assert name not in exact
+            low, high = bounds.get(name, (flat[name], flat[name]))
+            assert low <= truth[key][0][name] <= high, (key, name, low, truth[key][0][name], high)
     for key, (flat, bounds) in merged.items():
         if key not in truth:        # added for revisits that may resolve to it: zero is within bounds
             assert bounds["urim.total"][0] == 0 and "urim.total" not in exact, key
@@ -154,7 +173,7 @@ def test_nested_merges_keep_bounds_sound(corpus):
     merged = data(str(d / "abc.cdxj"))
     # not declared disjoint: revisits may resolve elsewhere, so keys with a mime or status get
     # bounds; the '- -' lines keep exact captures, bytes, first and last
-    assert_within_truth(merged, data(corpus["whole"]), set())
+    assert_within_truth(merged, data(corpus["whole"]), set(), str(d / "abc.cdxj"))
     truth = data(corpus["whole"])
     for key, (flat, bounds) in merged.items():
         if key.endswith(b" - -"):
@@ -164,7 +183,7 @@ def test_nested_merges_keep_bounds_sound(corpus):
     assert about["merge"]["exact"] == []
     # declared disjoint afterwards: the bounds carried by ab stay, and still hold the truth
     merge([str(d / "ab.cdxj"), c], str(d / "abc2.cdxj"), disjoint=["urir"], created=CREATED)
-    assert_within_truth(data(str(d / "abc2.cdxj")), data(corpus["whole"]), set())
+    assert_within_truth(data(str(d / "abc2.cdxj")), data(corpus["whole"]), set(), str(d / "abc2.cdxj"))
 
 
 def test_different_policies_refuse(corpus, tmp_path):
@@ -306,12 +325,12 @@ def test_property_merge_bounds_hold(tmp_path, caps, k, data_, mode):
         exact |= {"urim.min", "urim.max", "urir"}
     if len(paths) == 1 or "digests" in disjoint:
         exact |= {"digests", "dedup_bytes"}
-    assert_within_truth(data(out), truth_of(caps, tmp_path), exact)
+    assert_within_truth(data(out), truth_of(caps, tmp_path), exact, out)
     if len(paths) > 2:   # merging merged files stays sound
         nested = str(tmp_path / "n.cdxj")
         merge(paths[:2], nested, disjoint=disjoint, created=CREATED)
         merge([nested] + paths[2:], out, disjoint=disjoint, created=CREATED)
-        assert_within_truth(data(out), truth_of(caps, tmp_path), exact)
+        assert_within_truth(data(out), truth_of(caps, tmp_path), exact, out)
 
 
 def test_bad_values_are_one_line_errors(corpus, tmp_path):
@@ -361,10 +380,14 @@ def check_against_scratch(merged_path, truth_path):
     merged, truth = data(merged_path), data(truth_path)
     violations = missing = 0
     for key, (true, _) in truth.items():
-        if key not in merged:
-            missing += 1
-            continue
-        flat, bounds = merged[key]
+        if key in merged:
+            flat, bounds = merged[key]
+        else:
+            try:
+                flat, bounds = absent_answer(merged_path, key)
+            except AssertionError:
+                missing += 1
+                continue
         for name in FEATURES:
             low, high = bounds.get(name, (flat[name], flat[name]))
             violations += not (low <= true[name] <= high)
@@ -393,3 +416,27 @@ def test_property_revisits_resolved_per_input_stay_within_bounds(tmp_path_factor
     merge([nested] + paths[2:], out, created=CREATED)
     assert validate(out).ok
     assert check_against_scratch(out, truth) == (0, 0)
+
+
+# ---------------------------------------------------------------- size and summary
+
+def test_two_halves_merge_near_one_profile_and_true_line_count(corpus, tmp_path):
+    """The profiles of an archive's first and second half (in capture time: they share URI-Rs,
+    revisits resolved each on its own) merge to at most 1.5x the whole archive's profile lines
+    (no zero-count lines for keys only revisits elsewhere would give: the !meta note
+    absent_keys carries that once), the from-scratch values within the bounds (query answers a
+    key without a line), and the summary's line count is the file's."""
+    lines = sorted(synthetic.cdx_lines(N_LINES, seed=11), key=lambda l: l.split(" ", 2)[1])
+    halves = [lines[:len(lines) // 2], lines[len(lines) // 2:]]
+    parts = [profile([write_cdx(tmp_path / ("h%d.cdx" % i), h)], tmp_path / ("h%d.cdxj" % i))
+             for i, h in enumerate(halves)]
+    out = str(tmp_path / "m.cdxj")
+    summary = merge(parts, out, created=CREATED)
+    assert validate(out).ok
+    written = sum(1 for _ in iter_data(out))
+    whole = sum(1 for _ in iter_data(corpus["whole"]))
+    assert summary["lines"] == written
+    assert written <= 1.5 * whole, (written, whole)
+    about = [v for n, v in read_header(out) if n == "!meta" and "merge" in v][0]
+    assert "absent_keys" in about["merge"]
+    assert_within_truth(data(out), data(corpus["whole"]), set(), out)

@@ -15,6 +15,7 @@ SUBCOMMANDS = [
     "query",
     "merge",
     "split",
+    "export",
     "diff",
     "overlap",
     "nightly",

@@ -33,6 +33,8 @@ def add_arguments(p):
     p.add_argument("file", metavar="FILE")
     p.add_argument("uri", nargs="?", metavar="URI", help="URI or SURT (- or none: read URIs from stdin, one a line)")
     add_criteria_options(p, _help, _takes)
+    p.add_argument("--breakdowns", action="store_true",
+                   help="a last column: the matched map line's status and mime breakdowns (JSON; '-': none)")
     add_skip_bad_lines(p)
 
 
@@ -53,12 +55,13 @@ def run(args):
         if value is not None:
             index.check(by)
         if args.uri is not None and args.uri != "-":
-            out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None) + "\n")
+            out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None,
+                                    args.breakdowns) + "\n")
             return 0
         queries = (line.strip() for line in sys.stdin.buffer)
         buf = []
         for query, answer in index.batch((q for q in queries if q), dt, value=value, by=by):
-            buf.append(format_answer(query.decode("utf-8", "replace"), answer, value is not None))
+            buf.append(format_answer(query.decode("utf-8", "replace"), answer, value is not None, args.breakdowns))
             if len(buf) >= 10000:
                 out.write("\n".join(buf) + "\n")
                 buf = []

@@ -10,7 +10,8 @@ DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) int
                "streaming (k-way merge). urim and bytes add up; urir, urim.min/max, digests and "
                "dedup_bytes are exact only for inputs declared disjoint with --disjoint, otherwise "
                "they get bounds (see README, 'Split and merge rules'). Every input is checked whole "
-               "first: a damaged or unsorted one is refused before anything is written.")
+               "first: a damaged or unsorted one is refused before anything is written; an unsorted file "
+               "another tool wrote (mementomap generate) is sorted on the way in, with a note.")
 
 
 def add_arguments(p):
@@ -29,6 +30,9 @@ def run(args):
     summary = merge(args.inputs, args.output, sorted(set(args.disjoint)), args.archive_uri,
                     skip_bad_lines=args.skip_bad_lines)
     report_skipped(summary["skipped"])
+    for path, lines in summary["sorted"]:
+        print("archive-profiler: note: %s was not sorted (another tool's file): its %d lines sorted on the way in "
+              "(the merged !meta's sorted_inputs)" % (path, lines), file=sys.stderr)
     if not args.quiet:
         print("%s: %d lines from %d inputs (%d keys in more than one)" % (
             summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)

@@ -1,0 +1,96 @@
+"""Sorting another tool's profile or map on the way in (``mementomap generate`` writes its
+lines unsorted): an external sort with bounded memory.
+
+The header lines stay first; the data lines are read in runs of at most RUN_BYTES, each run
+sorted by the key the readers check the order of (profiler.files.datalines) and written to a
+temporary file in the given folder (the output's, or $TMPDIR), and the runs merged into one
+more temporary file, which is checked like any input. Every temporary file is removed when the
+caller is done (SortedCopy is a context manager). Only files another tool wrote are sorted:
+an unsorted file this tool wrote is damaged and refused (profiler.files.datalines).
+"""
+
+import heapq
+import os
+import tempfile
+
+from profiler.files.datalines import DamagedFile, DataFile, written_here  # noqa: F401 (merge's test)
+
+#: the bytes of data lines sorted in memory at once
+RUN_BYTES = 32 << 20
+PREFIX = ".archive-profiler-sort-"
+
+
+class SortedCopy:
+    """A sorted copy of a file (``path``: the copy; ``lines``: its data lines), made in
+    ``folder`` and removed on exit."""
+
+    def __init__(self, source, folder=None, run_bytes=RUN_BYTES):
+        self.source = source
+        self.folder = folder or tempfile.gettempdir()
+        self.run_bytes = run_bytes
+        self.made = []
+        self.path = None
+        self.lines = 0
+
+    def _temp(self):
+        fd, path = tempfile.mkstemp(prefix=PREFIX, suffix=".tmp", dir=self.folder)
+        self.made.append(path)
+        return os.fdopen(fd, "wb"), path
+
+    def __enter__(self):
+        try:
+            self._sort()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        for path in self.made:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        self.made = []
+
+    def _sort(self):
+        found = DataFile(self.source)
+        key_of = found.checker.key_of
+        runs, run, size = [], [], 0
+        with open(self.source, "rb") as f:
+            headers = [f.read(found.data_offset)]
+            f.seek(found.data_offset)
+            for line in f:
+                if not line.endswith(b"\n"):
+                    raise DamagedFile("%s: the file was cut short: its last line (%d bytes) has no newline"
+                                      % (self.source, len(line)))
+                run.append(line)
+                size += len(line)
+                self.lines += 1
+                if size >= self.run_bytes:
+                    runs.append(self._write_run(run, key_of))
+                    run, size = [], 0
+        if run or not runs:
+            runs.append(self._write_run(run, key_of))
+        out, self.path = self._temp()
+        with out:
+            out.writelines(headers)
+            files = [open(p, "rb") for p in runs]
+            try:
+                out.writelines(heapq.merge(*files, key=lambda line: key_of(line.rstrip(b"\r\n"))))
+            finally:
+                for r in files:
+                    r.close()
+        for p in runs:
+            os.unlink(p)
+            self.made.remove(p)
+
+    def _write_run(self, lines, key_of):
+        lines.sort(key=lambda line: key_of(line.rstrip(b"\r\n")))
+        out, path = self._temp()
+        with out:
+            out.writelines(lines)
+        return path
