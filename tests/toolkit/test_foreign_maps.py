@@ -24,7 +24,7 @@ from profiler.toolkit.lookup import Lookup
 from profiler.toolkit.merge import merge
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GENERATED = os.path.join(ROOT, "tests", "data", "mementomap-generate-unsorted.ukvs")
+GENERATED = os.path.join(ROOT, "tests", "data", "maps", "mementomap-generate-unsorted.ukvs")
 
 
 def data_lines(path):
