@@ -10,7 +10,7 @@ import os
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from profiler.accel import fast
 from profiler.run.profile import run_profile
@@ -20,6 +20,8 @@ from helpers.oracle import collection_field, collection_of, hop_depth, profile a
 from helpers.random_archives import oracle_captures, random_captures, random_policy
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
+#: seeds whose run is the local runner's over small byte ranges (always among the examples)
+LOCAL_SEEDS = {"collections": 2, "depths": 5}
 
 #: patterns whose first group names a collection (one that may be empty, one case-blind)
 PATTERNS = [r"^([A-Za-z]+)-\d", r"^(-|[A-Z]+)", r"^([^-]+)-", r"(?i)-(crawl|web)-", r"^(?:x-)?([a-z]*)", r"([0-9]{2,4})\.w?arc"]
@@ -118,12 +120,14 @@ def check_collections(seed, tmp_path, pure):
 @pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
+@example(seed=LOCAL_SEEDS["collections"])
 def test_collections_of_random_index_lines_equal_the_oracle(tmp_path_factory, seed):
     check_collections(seed, tmp_path_factory.mktemp("collections"), pure=False)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
+@example(seed=LOCAL_SEEDS["collections"])
 def test_collections_of_random_index_lines_equal_the_oracle_pure_python(tmp_path_factory, seed):
     check_collections(seed, tmp_path_factory.mktemp("collections"), pure=True)
 
@@ -236,11 +240,13 @@ def check_depths(seed, tmp_path, pure):
 @pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
+@example(seed=LOCAL_SEEDS["depths"])
 def test_depths_of_a_random_crawl_log_equal_the_oracle(tmp_path_factory, seed):
     check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=False)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
+@example(seed=LOCAL_SEEDS["depths"])
 def test_depths_of_a_random_crawl_log_equal_the_oracle_pure_python(tmp_path_factory, seed):
     check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=True)
