@@ -1,9 +1,10 @@
 """FacetRedux's key fields (spec section 2) on random archives, whole profiles against the oracle:
 the collection of captures written as CDX (``g``) and CDXJ (``filename``) lines, from a random
 pattern's first group, an input's label or the run's; the depth of captures written as a Heritrix
-crawl.log with random hop paths, fetch statuses and duplicate annotations; with random policies
-(sizes, mime classes, hours), compiled and pure Python, whole and cut into small byte ranges,
-inline and with the local runner."""
+crawl.log with random hop paths, fetch statuses and duplicate annotations; the depth and collection
+of captures in WARC files written as Heritrix writes them (metadata records with hopsFromSeed, the
+file's own name), read with warcio and fastwarc; with random policies (sizes, mime classes, hours),
+compiled and pure Python, whole and cut into small byte ranges, inline and with the local runner."""
 
 import json
 import os
@@ -21,7 +22,7 @@ from helpers.random_archives import oracle_captures, random_captures, random_pol
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
 #: seeds whose run is the local runner's over small byte ranges (always among the examples)
-LOCAL_SEEDS = {"collections": 2, "depths": 5}
+LOCAL_SEEDS = {"collections": 2, "depths": 5, "warcs": 17}
 
 #: patterns whose first group names a collection (one that may be empty, one case-blind)
 PATTERNS = [r"^([A-Za-z]+)-\d", r"^(-|[A-Z]+)", r"^([^-]+)-", r"(?i)-(crawl|web)-", r"^(?:x-)?([a-z]*)", r"([0-9]{2,4})\.w?arc"]
@@ -250,3 +251,101 @@ def test_depths_of_a_random_crawl_log_equal_the_oracle(tmp_path_factory, seed):
 @example(seed=LOCAL_SEEDS["depths"])
 def test_depths_of_a_random_crawl_log_equal_the_oracle_pure_python(tmp_path_factory, seed):
     check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=True)
+
+
+#: WARC files' own names (the name a pattern reads for a WARC file)
+WARC_NAMES = ["SITEA-1-CRAWL-2013.warc.gz", "siteb-22-web-x.warc", "nomatch.warc.gz", "--1.warc",
+              "caf\u00e9-3-crawl-.warc.gz", "x-abc-1.warc"]
+WARC_URLS = ["http://example.fr/", "http://example.fr/a", "http://example.fr/b.css", "https://news.example.org/x/y",
+             "http://example.com:8080/p?q=1"]
+
+
+def _heritrix_warc(rng, gzip):
+    """(bytes, oracle captures): a WARC as Heritrix writes one (response or revisit, its request,
+    then sometimes a metadata record of the same URL, WARC-Concurrent-To it, with hopsFromSeed)."""
+    import io
+    import surt
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=gzip)
+    caps, bodies = [], []
+    for n in range(rng.randint(1, 12)):
+        url = rng.choice(WARC_URLS)
+        date = "2013-%02d-%02dT%02d:%02d:00Z" % (rng.randint(1, 12), rng.randint(1, 28), rng.randrange(24),
+                                                rng.randrange(60))
+        status, mime = rng.choice([("200 OK", "text/html"), ("404 Not Found", "text/html"), ("200 OK", "image/png"),
+                                   ("301 Moved", "text/html")])
+        http = StatusAndHeaders(status, [("Content-Type", mime)], protocol="HTTP/1.1")
+        headers = {"WARC-Date": date}
+        if bodies and rng.random() < 0.25:
+            digest = rng.choice(bodies)
+            record = writer.create_revisit_record(url, digest, "http://example.fr/", "2013-01-01T00:00:00Z",
+                                                  http_headers=http)
+            record.rec_headers.replace_header("WARC-Date", date)
+        else:
+            body = rng.choice([b"<html>a</html>", b"<html>b</html>", b"x" * rng.choice([10, 2000])])
+            record = writer.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
+                                               warc_headers_dict=headers)
+            bodies.append(record.rec_headers.get_header("WARC-Payload-Digest"))
+        start = out.tell()
+        writer.write_record(record)
+        # the record's stored length: its gzip member, or the record without the two CRLFs that
+        # close it (the length warcio's ArchiveIterator gives an uncompressed record)
+        length = out.tell() - start - (0 if gzip else 4)
+        rid = record.rec_headers.get_header("WARC-Record-ID")
+        writer.write_record(writer.create_warc_record(url, "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n"),
+                                                      warc_headers_dict={"WARC-Concurrent-To": rid}))
+        depth = "unk"
+        r = rng.random()
+        if r < 0.8:
+            hops = _hop_path(rng) if r < 0.7 else ""
+            other = r < 0.1                     # a record of another URL gives nothing
+            body = "via: http://example.fr/\r\nhopsFromSeed: %s\r\nsourceTag: http://example.fr/\r\n" % hops
+            writer.write_record(writer.create_warc_record(
+                "http://example.fr/elsewhere" if other else url, "metadata", payload=io.BytesIO(body.encode()),
+                warc_content_type="application/warc-fields", warc_headers_dict={"WARC-Concurrent-To": rid}))
+            depth = "unk" if other else hop_depth(hops or "-")
+        revisit = record.rec_type == "revisit"
+        caps.append([surt.surt(url), "".join(ch for ch in date if ch.isdigit()), "warc/revisit" if revisit else mime,
+                     status[:3], record.rec_headers.get_header("WARC-Payload-Digest").split(":")[-1].upper(), length,
+                     revisit, "unk", {"depth": depth}])
+    return out.getvalue(), caps
+
+
+def check_warc_depths(seed, tmp_path, pure):
+    rng = random.Random(seed)
+    optional = {"depth", "collection"} | ({"size"} if rng.random() < 0.4 else set())
+    policy = _policy(rng, optional, pure)
+    pattern, run_label = rng.choice(PATTERNS), rng.choice([None, "run-label"])
+    names = rng.sample(WARC_NAMES, rng.randint(1, 2))
+    expected_caps, paths = [], []
+    for name in names:
+        data, caps = _heritrix_warc(rng, gzip=name.endswith(".gz"))
+        path = tmp_path / name
+        path.write_bytes(data)
+        paths.append(str(path))
+        for cap in caps:
+            cap[8]["collection"] = collection_of(name, pattern, collection_field(run_label) if run_label else "unk")
+        expected_caps.extend(caps)
+    collections = {"pattern": pattern}
+    if run_label:
+        collections["label"] = run_label
+    out = str(tmp_path / "out.cdxj")
+    kw = {"warc_reader": rng.choice(["warcio", "fastwarc"])}
+    _profile(paths, out, _write_policy(policy, tmp_path / "policy.yaml"), rng, pure, collections=collections, **kw)
+    assert _run_meta(out)["captures"] == len(expected_caps)
+    assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(expected_caps), policy))
+
+
+def rng_pure(seed):
+    """Pure Python kernels for half the seeds (compiled ones only where built)."""
+    return seed % 2 == 1 or fast.load() is None
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.integers(0, 2 ** 32))
+@example(seed=LOCAL_SEEDS["warcs"])
+def test_depths_and_collections_of_random_heritrix_warcs_equal_the_oracle(tmp_path_factory, seed):
+    check_warc_depths(seed, tmp_path_factory.mktemp("warc"), pure=rng_pure(seed))
+
