@@ -17,7 +17,8 @@ from profiler.accel import fast
 from profiler.run.profile import run_profile
 
 from helpers.exactness import assert_same_profile, pure_python
-from helpers.oracle import collection_field, collection_of, hop_depth, profile as oracle_profile, read_profile, resolve_revisits
+from helpers.oracle import (collection_field, collection_of, hop_depth, profile as oracle_profile, read_profile,
+                            resolve_revisits)
 from helpers.random_archives import oracle_captures, random_captures, random_policy
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
@@ -25,7 +26,8 @@ EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
 LOCAL_SEEDS = {"collections": 2, "depths": 5, "warcs": 17}
 
 #: patterns whose first group names a collection (one that may be empty, one case-blind)
-PATTERNS = [r"^([A-Za-z]+)-\d", r"^(-|[A-Z]+)", r"^([^-]+)-", r"(?i)-(crawl|web)-", r"^(?:x-)?([a-z]*)", r"([0-9]{2,4})\.w?arc"]
+PATTERNS = [r"^([A-Za-z]+)-\d", r"^(-|[A-Z]+)", r"^([^-]+)-", r"(?i)-(crawl|web)-", r"^(?:x-)?([a-z]*)",
+            r"([0-9]{2,4})\.w?arc"]
 #: WARC file names: a few collections, names the patterns miss, none ('-'), white space, a
 #: brace, a dash, names past the bytes a pattern reads (one cut inside a character)
 NAMES = ["SITEA-1-CRAWL-2013.warc.gz", "SITEA-2.warc.gz", "siteb-22-web-x.warc.gz", "SITEB-00001.warc.gz",
@@ -101,7 +103,8 @@ def check_collections(seed, tmp_path, pure):
         path.write_bytes((head + "".join(line + "\n" for line in lines)).encode("utf-8", "surrogateescape"))
         paths.append(str(path))
     input_labels = [("first", paths[0])] if n_files == 2 and rng.random() < 0.5 else []
-    labels = {p: {q: lab for lab, q in input_labels}.get(p) or (collection_field(run_label) if run_label else "unk") for p in paths}
+    run_field = collection_field(run_label) if run_label else "unk"
+    labels = {p: {q: lab for lab, q in input_labels}.get(p) or run_field for p in paths}
     label_of = {}
     for path, part in zip(paths, parts):
         for i in part:
@@ -146,11 +149,18 @@ ANNOTATIONS = ["-", "-", "-", "3t", "duplicate:digest", "warcRevisit:digest", "d
 HOP_LETTERS = "LLLLERXIP"
 
 
+#: fields where a hop path belongs that are none
+NOT_HOP_PATHS = ["L-L", "+L", "x+L", "L+3", "LL\u00e9", "--"]
+
+
 def _hop_path(rng):
-    """A hop path: a seed, letters (some past 10), or Heritrix's long form N+LETTERS."""
+    """A hop path: a seed, letters (some past 10), or Heritrix's long form N+LETTERS; now and then
+    a field that is no hop path."""
     r = rng.random()
     if r < 0.2:
         return "-"
+    if r > 0.97:
+        return rng.choice(NOT_HOP_PATHS)
     letters = "".join(rng.choice(HOP_LETTERS) for _ in range(rng.choice([1, 2, 3, 5, 9, 10, 11, 14, 49])))
     if r < 0.85:
         return letters
@@ -210,7 +220,7 @@ def check_depths(seed, tmp_path, pure):
     paths = []
     for k, part in enumerate(files):
         path = tmp_path / ("crawl%d.log" % k)
-        path.write_text("".join(part))
+        path.write_text("".join(part), encoding="utf-8")
         paths.append(str(path))
     paths = [p for p, part in zip(paths, files) if part]
     # a crawl.log names no WARC file: its captures take their input's label, else the run's
@@ -319,6 +329,7 @@ def check_warc_depths(seed, tmp_path, pure):
     policy = _policy(rng, optional, pure)
     pattern, run_label = rng.choice(PATTERNS), rng.choice([None, "run-label"])
     names = rng.sample(WARC_NAMES, rng.randint(1, 2))
+    run_field = collection_field(run_label) if run_label else "unk"
     expected_caps, paths = [], []
     for name in names:
         data, caps = _heritrix_warc(rng, gzip=name.endswith(".gz"))
@@ -326,7 +337,7 @@ def check_warc_depths(seed, tmp_path, pure):
         path.write_bytes(data)
         paths.append(str(path))
         for cap in caps:
-            cap[8]["collection"] = collection_of(name, pattern, collection_field(run_label) if run_label else "unk")
+            cap[8]["collection"] = collection_of(name, pattern, run_field)
         expected_caps.extend(caps)
     collections = {"pattern": pattern}
     if run_label:

@@ -310,10 +310,12 @@ def collection_field(text):
 
 def hop_depth(hops):
     """The depth field of a Heritrix hop path: '-' a seed (0), else its letters, N+LETTERS N more;
-    '0' .. '9', '10+'."""
-    count, plus, letters = hops.rpartition("+")
+    '0' .. '9', '10+'; 'unk' for anything else (no hop path)."""
+    import re
     if hops == "-":
-        depth = 0
-    else:
-        depth = (int(count) if plus else 0) + len(letters)
+        return "0"
+    m = re.fullmatch(r"(?:([0-9]+)\+)?([A-Za-z]*)", hops)
+    if m is None or hops == "":
+        return "unk"
+    depth = int(m.group(1) or 0) + len(m.group(2))
     return str(depth) if depth < 10 else "10+"
