@@ -23,17 +23,20 @@ from helpers.random_archives import oracle_captures, random_captures, random_pol
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
 #: seeds whose run is the local runner's over small byte ranges (always among the examples)
-LOCAL_SEEDS = {"collections": 2, "depths": 5, "warcs": 17}
+LOCAL_SEEDS = {"collections": 33, "depths": 5, "warcs": 17}
 
-#: patterns whose first group names a collection (one that may be empty, one case-blind)
+#: patterns whose first group names a collection (one that may be empty, one case-blind, one whose
+#: first group may take no part in the match)
 PATTERNS = [r"^([A-Za-z]+)-\d", r"^(-|[A-Z]+)", r"^([^-]+)-", r"(?i)-(crawl|web)-", r"^(?:x-)?([a-z]*)",
-            r"([0-9]{2,4})\.w?arc"]
+            r"([0-9]{2,4})\.w?arc", r"^x-([a-z]+)|^([A-Z]+)"]
 #: WARC file names: a few collections, names the patterns miss, none ('-'), white space, a
 #: brace, a dash, names past the bytes a pattern reads (one cut inside a character)
 NAMES = ["SITEA-1-CRAWL-2013.warc.gz", "SITEA-2.warc.gz", "siteb-22-web-x.warc.gz", "SITEB-00001.warc.gz",
          "ARCHIVEIT-1234-Crawl-2013.arc.gz", "nomatch.warc.gz", "12345-only-digits.warc", "-", "x-abc-1.warc",
          "{brace}-7.warc.gz", "--1.warc", "caf\u00e9-3-crawl-.warc.gz", "A" * 1200 + "-1.warc.gz",
          "a\u00e9" * 400 + "-2.warc"]
+#: CDX file names besides: a byte that is not UTF-8
+CDX_NAMES = NAMES + ["bad\udcffbyte-4.warc.gz", "\udcc3-5.warc"]
 #: CDXJ file names (any JSON string): white space and control characters besides
 CDXJ_NAMES = NAMES + ["my crawl-9.warc.gz", "tab\there-5.warc", "", None, "nul\u0000x-1.warc"]
 
@@ -74,12 +77,12 @@ def _cdx_line(cap, name):
     return "%s %s %s %s %s %s - - %d 0 %s" % (u, t, u if ")" not in u else "http://x/", m, s, d, n, name)
 
 
-def _cdxj_line(cap, name):
+def _cdxj_line(cap, name, ascii_only=True):
     u, t, m, s, d, n = cap
     record = {"url": u if ")" not in u else "http://x/", "mime": m, "status": s, "digest": d, "length": str(n)}
     if name is not None:
         record["filename"] = name
-    return "%s %s %s" % (u, t, json.dumps(record))
+    return "%s %s %s" % (u, t, json.dumps(record, ensure_ascii=ascii_only))
 
 
 def check_collections(seed, tmp_path, pure):
@@ -90,7 +93,8 @@ def check_collections(seed, tmp_path, pure):
     run_label = rng.choice([None, "run-label", "crawl 2013"])
     caps = random_captures(rng, wide=True)
     cdxj = rng.random() < 0.4
-    names = [rng.choice(CDXJ_NAMES if cdxj else NAMES) for _ in caps]
+    names = [rng.choice(CDXJ_NAMES if cdxj else CDX_NAMES) for _ in caps]
+    escaped = rng.random() < 0.5                # CDXJ names as \u escapes, or as UTF-8
     n_files = rng.randint(1, 2)
     parts = [[] for _ in range(n_files)]
     for i in range(len(caps)):
@@ -98,7 +102,8 @@ def check_collections(seed, tmp_path, pure):
     paths = []
     for k, part in enumerate(parts):
         path = tmp_path / ("part%d.%s" % (k, "cdxj" if cdxj else "cdx"))
-        lines = sorted((_cdxj_line if cdxj else _cdx_line)(caps[i], names[i]) for i in part)
+        lines = sorted(_cdxj_line(caps[i], names[i], escaped) if cdxj else _cdx_line(caps[i], names[i])
+                       for i in part)
         head = "" if cdxj else " CDX N b a m s k r M S V g\n"
         path.write_bytes((head + "".join(line + "\n" for line in lines)).encode("utf-8", "surrogateescape"))
         paths.append(str(path))
