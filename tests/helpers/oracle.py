@@ -271,3 +271,51 @@ def read_crawl_logs(paths):
                 caps.append([surt.surt(f_[3]), ts, mime, f_[1], digest, length, revisit, "unk",
                              {"depth": str(depth) if depth < 10 else "10+"}])
     return caps
+
+
+#: the bytes of a WARC file name a collection pattern reads (spec section 2, the profiler's bound)
+NAME_BYTES = 1000
+
+
+def collection_of(name, pattern, label="unk"):
+    """The collection field of a capture archived in the WARC file name (str; None or '' or '-'
+    when the capture names none), by Python's re: the first group of pattern searched in the
+    name's first NAME_BYTES bytes, percent-encoded as a key field; else label."""
+    import re
+    if not pattern or not name or name == "-":
+        return label
+    text = name.encode("utf-8", "surrogateescape")[:NAME_BYTES].decode("utf-8", "surrogateescape")
+    found = re.search(pattern, text)
+    group = found.group(1) if found else None
+    return collection_field(group) if group else label
+
+
+def collection_field(text):
+    """A collection's name as a key field: white space, control characters and bytes that are not
+    UTF-8 percent-encoded, a leading '{' as %7B, '-' alone as %2D."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code <= 0x20 or code == 0x7F:
+            out.append("%%%02X" % code)
+        elif 0xDC80 <= code <= 0xDCFF:          # a byte surrogateescape kept
+            out.append("%%%02X" % (code - 0xDC00))
+        else:
+            out.append(ch)
+    field = "".join(out)
+    if field.startswith("{"):
+        field = "%7B" + field[1:]
+    return "%2D" if field == "-" else field
+
+
+def hop_depth(hops):
+    """The depth field of a Heritrix hop path: '-' a seed (0), else its letters, N+LETTERS N more;
+    '0' .. '9', '10+'; 'unk' for anything else (no hop path)."""
+    import re
+    if hops == "-":
+        return "0"
+    m = re.fullmatch(r"(?:([0-9]+)\+)?([A-Za-z]*)", hops)
+    if m is None or hops == "":
+        return "unk"
+    depth = int(m.group(1) or 0) + len(m.group(2))
+    return str(depth) if depth < 10 else "10+"
