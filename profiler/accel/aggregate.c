@@ -335,7 +335,7 @@ static int norm_length(const char *lr, Py_ssize_t ln, int64_t *length) {
 
 static inline int is_bytes_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-/* the mime type (normalise.mime: up to ';', stripped, lower case; unknown forms 'unk') into mime[256]:
+/* the mime type (normalise.mime: up to ';', stripped, lower case; unknown forms and bare class names 'unk') into mime[256]:
  * 0, or 1 when key_field would escape it */
 static int norm_mime(const char *mr, Py_ssize_t mrn, char *mime, Py_ssize_t *mn) {
     const char *semi = memchr(mr, ';', mrn);
@@ -346,7 +346,11 @@ static int norm_mime(const char *mr, Py_ssize_t mrn, char *mime, Py_ssize_t *mn)
     for (Py_ssize_t k = 0; k < n; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
     if (n == 0 || (n == 1 && mime[0] == '-') || (n == 3 && !memcmp(mime, "unk", 3))
         || (n == 7 && !memcmp(mime, "unknown", 7)) || (n == 7 && !memcmp(mime, "no-type", 7))
-        || (n == 4 && !memcmp(mime, "none", 4))) {
+        || (n == 4 && !memcmp(mime, "none", 4))
+        /* the bare names of the mime class level: no media types (they would share its keys) */
+        || (n == 4 && (!memcmp(mime, "html", 4) || !memcmp(mime, "code", 4)))
+        || (n == 5 && (!memcmp(mime, "image", 5) || !memcmp(mime, "media", 5) || !memcmp(mime, "other", 5)))
+        || (n == 8 && !memcmp(mime, "document", 8))) {
         memcpy(mime, "unk", 3); n = 3;
     }
     *mn = n;

@@ -13,7 +13,9 @@ MAX_LENGTH = 1 << 64
 REVISIT_MIME = "warc/revisit"
 
 _UNSAFE = re.compile("[\x00-\x20\x7f\udc80-\udcff]")
-_UNKNOWN_MIMES = {"", "-", "unk", "unknown", "no-type", "none"}
+#: forms that say no type; and the bare names of the mime class level (criteria.MIME_CLASSES), no
+#: media types: a type 'code' would share its key with the class 'code' of other captures
+_UNKNOWN_MIMES = {"", "-", "unk", "unknown", "no-type", "none", "html", "image", "media", "document", "code", "other"}
 
 _mime_cache = {}
 _status_cache = {}

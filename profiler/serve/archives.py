@@ -154,12 +154,12 @@ class Archive:
         except Changing:
             pass                                # still being written: looked at again later
         except BadVersion as e:
-            self._rejected = e.identity
             served = "serving the version checked at %s" % _when(self.version.checked) if self.version \
                 else "no version served"
             real = os.path.realpath(self.path)
             found = "" if real == os.path.abspath(self.path) else " (%s)" % real
             self._report("a new version%s cannot be served (%s): %s" % (found, served, e))
+            self._rejected = e.identity         # after the problem is reported: whoever sees it sees why
         except Exception as e:                  # never lose the checking thread silently
             self._report("checking a new version failed: %s" % e, e)
         else:

@@ -118,3 +118,24 @@ def test_the_facetredux_policy_runs_compiled_and_equals_the_oracle(tmp_path):
     for cap, line in zip(caps, sorted(lines)):
         cap.append({"collection": re.search(pattern, line.split()[10]).group(1)})
     assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(caps), policy))
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path, pure):
+    """A mime field 'code' (no media type) is 'unk': the class 'code' of text/css keeps its own
+    captures, whatever the kernels."""
+    index = tmp_path / "c.cdx"
+    index.write_text("com,example)/a 20130101000000 http://example.com/a code 200 AAA - - 10 0 f.warc.gz\n"
+                     "com,example)/b 20130101000000 http://example.com/b text/css 200 BBB - - 20 0 f.warc.gz\n"
+                     "com,example)/c 20130101000000 http://example.com/c Document 200 CCC - - 40 0 f.warc.gz\n")
+    policy = tmp_path / "p.yaml"
+    policy.write_text(yaml.safe_dump({"name": "pc", "levels": {"datetime": ["year"], "mime": ["type", "class"],
+                                                               "status": ["class"]}}))
+    out = tmp_path / "o.cdxj"
+    if pure:
+        with pure_python():
+            run_profile([str(index)], str(out), policy=str(policy))
+    else:
+        run_profile([str(index)], str(out), policy=str(policy))
+    got = read_profile(str(out))
+    assert got["* - code -"][0] == 1 and got["* - unk -"][0] == 2 and "* - document -" not in got

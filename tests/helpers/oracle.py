@@ -33,7 +33,8 @@ def read_captures(paths):
                 urlkey, ts, _, mime, status, digest, _, _, length, _, _ = f_
                 ts = pad_timestamp(ts)
                 mime = mime.split(";")[0].strip().lower()
-                mime = "unk" if mime in ("", "-", "unk", "unknown") else mime
+                mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none", "html", "image", "media",
+                                         "document", "code", "other") else mime
                 status = status if len(status) == 3 and status.isdigit() else "unk"
                 digest = digest.split(":")[-1].upper() if digest not in ("", "-") else "-"
                 length = int(length) if length.isdigit() else 0

@@ -309,7 +309,10 @@ def good_map(path):
     data = path.read_bytes()
     if not data.endswith(b"\n"):
         return False
-    headers, start = read_headers(str(path))
+    try:
+        headers, start = read_headers(str(path))
+    except UserError:                   # damaged header lines: not a map
+        return False
     with Lookup(str(path)) as lookup:
         previous = None
         for line in data[start:].split(b"\n")[:-1]:

@@ -9,7 +9,7 @@ import sys
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from profiler.files.profilefile import FEATURES, flatten, iter_data
 from profiler.model.policy import Policy
@@ -77,8 +77,14 @@ def answerable(policy, fields, at, rng_from, rng_to):
     return True
 
 
+def ambiguous(profile, fields):
+    """Whether a key field's value reads at more than one level of its criterion."""
+    return any(len(c.field_levels(v)) > 1 for c, v in zip(profile.layout.criteria, fields[1:]))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10 ** 6))
+@example(seed=32517)
 def test_property_ranges_hold_against_the_oracle(tmp_path, seed):
     rng = random.Random(seed)
     policy = random_policy(rng, optional=())
@@ -102,8 +108,10 @@ def test_property_ranges_hold_against_the_oracle(tmp_path, seed):
                 try:
                     found = ranges.answer(lines, values, window)
                 except ranges.RangeError:
-                    # refused only when the policy does not write the key at an end's level
-                    assert not answerable(policy, fields, 1, first, last), (fields, first, last)
+                    # refused only when the policy does not write the key at an end's level, or
+                    # may not: a value that reads at two levels (a mime class 'code', a type 'code')
+                    assert not answerable(policy, fields, 1, first, last) or ambiguous(profile, fields), \
+                        (fields, first, last)
                     continue
                 key = " ".join(fields)
                 check(found, expected.get(key))
