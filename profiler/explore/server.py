@@ -19,6 +19,7 @@ import time
 import urllib.parse
 
 from profiler.errors import UserError
+from profiler.io.listening import listening_socket
 from profiler.explore.web import HEADERS, Profile, Service
 
 log = logging.getLogger("archive-profiler")
@@ -184,23 +185,6 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         super().server_close()
 
 
-def bind(host, port):
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as e:
-        raise UserError("cannot listen on %s: %s" % (host, e))
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as e:
-        sock.close()
-        raise UserError("cannot listen on %s port %d: %s" % (host, port, e.strerror or e))
-    sock.listen(128)
-    return sock
-
-
 def open_profiles(specs):
     """Profiles from 'NAME=FILE' or 'FILE' specs; names must differ."""
     profiles = []
@@ -223,7 +207,7 @@ def make_server(specs, host="127.0.0.1", port=8080):
     one). A mistake (a missing file, a damaged one) is a UserError before anything listens."""
     started = time.monotonic()
     profiles = open_profiles(specs)
-    sock = bind(host, port)
+    sock = listening_socket(host, port)
     real = sock.getsockname()[1]
     url = "http://%s:%d/" % (host if ":" not in host else "[%s]" % host, real)
     server = Server(sock, Service(profiles))

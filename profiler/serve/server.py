@@ -12,13 +12,12 @@ import logging
 import os
 import resource
 import signal
-import socket
 import sys
 import time
 
 import orjson
 
-from profiler.errors import UserError
+from profiler.io.listening import listening_socket
 from profiler.serve.archives import open_archives
 from profiler.serve.limits import Limits
 from profiler.serve.web import Service, asgi_app, wsgi_app
@@ -104,22 +103,8 @@ def _bound_repeats():
 
 
 def bind(host, port):
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as e:
-        raise UserError("cannot listen on %s: %s" % (host, e))
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as e:
-        sock.close()
-        raise UserError("cannot listen on %s port %d: %s" % (host, port, e.strerror or e))
-    if family in (socket.AF_INET, socket.AF_INET6):
-        # answers are small: sent at once, not held back for an ACK (accepted sockets inherit it)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.listen(1024)
+    """The listening socket, inherited by the workers uvicorn forks."""
+    sock = listening_socket(host, port, backlog=1024)
     sock.set_inheritable(True)
     return sock
 

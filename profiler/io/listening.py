@@ -1,0 +1,27 @@
+"""A listening TCP socket for the HTTP services (serve, explore): a mistake in the host or port
+is a one-line UserError before anything listens."""
+
+import socket
+
+from profiler.errors import UserError
+
+
+def listening_socket(host, port, backlog=128):
+    """A socket bound to (host, port) and listening (port 0: a free one); answers are small, so
+    TCP_NODELAY sends them at once (accepted sockets inherit it)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise UserError("cannot listen on %s: %s" % (host, e))
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise UserError("cannot listen on %s port %d: %s" % (host, port, e.strerror or e))
+    if family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.listen(backlog)
+    return sock
