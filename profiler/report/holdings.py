@@ -7,6 +7,7 @@ turns them into sections of charts whose tables carry the exact numbers. Plottin
 ``profiler.report.charts``, the page in ``profiler/report/templates/report.html``.
 """
 
+import collections
 import dataclasses
 import os
 import re
@@ -88,6 +89,20 @@ def _wanted(level, key):
     return None
 
 
+#: the features the report shows (another producer's profile may count only some)
+REPORTED = ("urim", "urir", "bytes", "dedup_bytes")
+
+
+def _padded(layout):
+    """Key -> a Key with every field the report reads: one another producer's profile lacks
+    (its !keys may name only a SURT and a year) is '-' (any)."""
+    names = [n for n in ("datetime", "mime", "status") if n not in layout.fields]
+    if not names:
+        return lambda key: key
+    padded = collections.namedtuple("Key", list(layout.fields) + names)
+    return lambda key: padded(*key, *([b"-"] * len(names)))
+
+
 def read_holdings(path, skipped=None):
     """The lines of a profile the report uses, as dicts of parsed values, plus its header. Every
     line is checked (profiler.files.datalines); ``skipped``: damaged lines are counted there and
@@ -98,14 +113,20 @@ def read_holdings(path, skipped=None):
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
          "layout": layout, "has_languages": layouts.has(layout, LANG)}
+    padded = _padded(layout)
     for record in found.records(skipped):
         h["lines"] += 1
-        k = criteria.split_key(record.key, layout)
+        k = padded(criteria.split_key(record.key, layout))
         surt, mime = k.surt, k.mime
         table = _wanted(surt_level(surt), k)
         if table is None:
             continue
         v = record.value
+        lacking = [f for f in REPORTED if f not in v]
+        if lacking:
+            raise UserError("%s: the line %r has no %s: the report shows every feature of a profile (another "
+                            "producer's profile may count fewer; 'archive-profiler query' reads it)"
+                            % (path, record.key.decode("utf-8", "replace")[:80], ", ".join(lacking)))
         if table == "total":
             h["total"] = v
             continue

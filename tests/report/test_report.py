@@ -266,3 +266,25 @@ def test_a_facetredux_profile_keeps_content_classes_out_of_the_media_types(tmp_p
     h = report.read_holdings(profile)
     assert h["mimes"] and not set(h["mimes"]) & {"html", "image", "media", "document", "code", "other"}
     assert all("/" in m or m == "unk" for m in h["mimes"])
+
+
+def test_another_producers_profile_is_reported_or_refused_in_one_line(tmp_path):
+    """A profile whose !keys name only a SURT and a year is reported (its other fields are any);
+    one whose values lack features the report shows is refused in one line, exit 2."""
+    import subprocess
+    import sys
+    value = '{"urim":{"total":3,"min":1,"max":2},"urir":2,"bytes":30,"digests":2,"dedup_bytes":20,' \
+            '"first":"20130101000000","last":"20140101000000"}'
+    full = tmp_path / "full.cdxj"
+    full.write_text('@keys ["surt_uri", "year"]\n* - %s\n* 2013 %s\ncom,)/* - %s\ncom,cnn)/ - %s\n'
+                    % (value, value, value, value))
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "report", str(full), "-o", str(tmp_path / "r.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "2013" in (tmp_path / "r.html").read_text()
+    counts = tmp_path / "counts.cdxj"
+    counts.write_text('@keys ["surt_uri", "year"]\n* - {"frequency": 7, "spread": 3}\n')
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "report", str(counts), "-o", str(tmp_path / "c.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "c.html").exists()
