@@ -67,7 +67,7 @@ class Archive:
         self._lock = threading.Lock()
         self._local = threading.local()
         try:
-            self.version = open_version(path, trusted)
+            self.version = _open_checked(path, trusted)
         except (BadVersion, Changing) as e:
             if strict:
                 raise UserError("cannot serve %s: %s" % (path, e))
@@ -191,8 +191,40 @@ class Archive:
                             "modified": _when(version.identity.mtime_ns / 1e9)})
 
     def trusted(self):
-        """(Identity, lines) of the version served, for the workers (None: none served)."""
-        return None if self.version is None else (list(self.version.identity), self.version.lines)
+        """(Identity, lines, the file it is) of the version served, for the workers (None: none
+        served; no file when the path's target cannot be named for sure)."""
+        version = self.version
+        if version is None:
+            return None
+        real = os.path.realpath(version.path)
+        try:
+            same = identity(os.stat(real)) == version.identity
+        except OSError:
+            same = False
+        return (list(version.identity), version.lines) + ((real,) if same else ())
+
+
+def _open_checked(path, trusted):
+    """The version path names, checked unless ``trusted`` ((Identity, lines[, file])) names it.
+    A worker that starts after the path moved on from the version the server checked (nightly
+    moved NAME-latest) opens that version's file while it is still the same, and checks the new
+    one in the background as any new version: a bad new version never leaves it nothing to serve."""
+    if trusted is not None and len(trusted) > 2:
+        ident, real = tuple(trusted[0]), trusted[2]
+        try:
+            kept = identity(os.stat(real)) == ident
+        except OSError:
+            kept = False
+        try:
+            moved = identity(os.stat(path)) != ident
+        except OSError:
+            moved = True
+        if kept and moved:
+            try:
+                return open_version(real, trusted)
+            except (BadVersion, Changing):
+                pass
+    return open_version(path, trusted)
 
 
 def open_archives(specs, strict=True, trusted=None, processes=1):

@@ -239,6 +239,42 @@ def test_a_bad_new_version_leaves_the_last_good_one_serving(tmp_path):
         s.stop()
 
 
+@pytest.mark.parametrize("kind", ["unsorted", "missing"])
+def test_a_worker_started_after_the_link_moved_to_a_bad_version_serves_the_checked_one(tmp_path, monkeypatch, kind):
+    """A worker process opens its archives after the server checked them; if nightly moved B's
+    link to a bad version meanwhile, the worker serves the version the server checked (still the
+    same file), reports the new one's problem, and serves a good newer version once checked."""
+    monkeypatch.setattr(served, "CHECK_EVERY", 0.0)
+    v1 = tmp_path / "b-v1.ukvs"
+    write_map(v1, 1000, seed=2)
+    link = tmp_path / "b-latest.ukvs"
+    publish(link, v1)
+    server_side, = served.open_archives(["B=%s" % link])
+    trusted = [{"name": server_side.name, "version": server_side.trusted()}]
+    good = server_side.current().lookup("http://h00010.com/")
+    bad = tmp_path / "b-bad.ukvs"
+    if kind != "missing":
+        damage(kind, bad, v1)
+    publish(link, bad)
+    worker, = served.open_archives(["B=%s" % link], strict=False, trusted=trusted)
+    assert worker.version is not None and worker.current().lookup("http://h00010.com/") == good
+    deadline = time.monotonic() + 20
+    while worker.problem is None and time.monotonic() < deadline:
+        worker.current()
+        time.sleep(0.05)
+    assert worker.problem and worker.version is not None
+    v2 = tmp_path / "b-v2.ukvs"
+    write_map(v2, 1000, seed=4)
+    publish(link, v2)
+    while worker.reloads == 0 and time.monotonic() < deadline:
+        worker.current()
+        time.sleep(0.05)
+    assert worker.problem is None and worker.current().lookup("http://h00010.com/") != good
+    v1.unlink()                                 # the checked file gone: a worker serves what the path names
+    assert served.open_archives(["B=%s" % link], strict=False, trusted=trusted)[0].version.identity \
+        == worker.version.identity
+
+
 def test_a_file_replaced_by_an_unsorted_one_keeps_its_last_good_version_served(tmp_path):
     """B's file itself (no link) replaced by rename with an unsorted one, as `mv` or an atomic
     writer does: /lookup and /route answer for A and B as before (B from the version it holds
