@@ -5,7 +5,7 @@ before it is opened for reading: its stat is looked at first, and the file is th
 without blocking and checked again, so a FIFO put in its place meanwhile is never waited on.
 A file that is not a profile or map but something the user may have meant (a CDX or CDXJ
 index, a WARC or ARC file, a compressed profile, an empty file) is named for what it is, with
-what to do instead.
+what to do instead (a JSON document too).
 """
 
 import bz2
@@ -94,8 +94,25 @@ def recognise(path):
     what = _index(head)
     if what is not None:
         raise InputError(_profile_it(path, what))
+    what = _json(head)
+    if what is not None:
+        raise InputError("%s is %s, not a profile or map: the commands read CDXJ profiles and UKVS maps "
+                         "(lines of keys and counts)" % (path, what))
     first = next((x for x in head.split(b"\n") if x[:1] not in (b"!", b"@")), b"")
     raise InputError("%s is not a profile or map (its first data line: %r)" % (path, first[:60]))
+
+
+def _json(head):
+    """What a JSON document is, when the head is one (else None): this tool's JSON-LD export, an
+    archive profile of oduwsdl's archive_profiler (whose host keys count a host with its
+    subdomains and whose criteria are counted apart: not keys of this format), or other JSON."""
+    if head.lstrip()[:1] not in (b"{", b"["):
+        return None
+    if b'"suburi"' in head and b'"stats"' in head:
+        return "a JSON archive profile (oduwsdl archive_profiler's), whose keys are not this format's"
+    if b'"@context"' in head:
+        return "a JSON-LD document (as `export` writes from a profile: give the profile itself)"
+    return "a JSON document"
 
 
 def _profile_it(path, what):

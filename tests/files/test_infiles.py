@@ -6,6 +6,7 @@ compressed profile, an empty file) is named for what it is, with what to do."""
 
 import gzip
 import io
+import json
 import os
 import socket
 import subprocess
@@ -128,6 +129,15 @@ def mistakes(tmp_path_factory, profile):
         g.write(f.read())
     out["empty"] = str(d / "empty.cdxj")
     open(out["empty"], "wb").close()
+    out["jsonld"] = str(d / "p.jsonld")
+    assert cli("export", profile, "-o", out["jsonld"]).returncode == 0
+    out["odu"] = str(d / "profile-20141126-141036.json")
+    with open(out["odu"], "w") as f:       # the shape oduwsdl archive_profiler writes (indent 4, keys sorted)
+        json.dump({"@context": "https://oduwsdl.github.io/contexts/archiveprofile.jsonld", "@id": "http://e.org/",
+                   "about": {"name": "E"}, "stats": {
+                       "language": {}, "mediatype": {"text/html": {"urim": {"max": 2, "min": 1, "total": 3}, "urir": 2}},
+                       "suburi": {"com)/": {"urim": {"max": 2, "min": 1, "total": 3}, "urir": 2}}, "time": {}}},
+                  f, indent=4, sort_keys=True)
     return out
 
 
@@ -140,6 +150,8 @@ MISTAKES = {
     "arc": "is an ARC file, not a profile or map; profile it first",
     "profile.gz": "is gzip-compressed: decompress it first (gzip -dk",
     "empty": "is empty: not a profile or map",
+    "jsonld": "is a JSON-LD document (as `export` writes from a profile: give the profile itself), not a profile",
+    "odu": "is a JSON archive profile (oduwsdl archive_profiler's), whose keys are not this format's, not a profile",
 }
 
 
