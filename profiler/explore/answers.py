@@ -12,6 +12,13 @@ Every read is bounded: exact keys by binary search (at most BUDGET of them a bre
 breakdown by criterion reads one range of the sorted file (at most MAX_SCAN lines), a SURT
 breakdown reads the node's range, or the children's lines the start-up index names
 (profiler.explore.index). What a bound cuts short is said in the breakdown's note.
+
+Another producer's profile (profiler.files.layout.is_foreign: some of the criteria, lines in its
+value style) is answered from what each line has: a feature a line lacks is null (and listed in
+the answer's ``missing``), a derived one is null unless its parts are there, a ranking by a
+feature ranks the rows that have it (the others counted in the breakdown's ``unranked``), and
+without first and last captures a time breakdown lists the file's datetime lines and a range
+cannot be answered. Its !meta policy, if any, is not read: it describes other key fields.
 """
 
 import threading
@@ -21,6 +28,8 @@ from collections import OrderedDict
 from profiler import jsonnum
 from profiler.explore import tree
 from profiler.explore.index import MAX_COMBOS, RANKED, Index
+from profiler.files import layout as layouts
+from profiler.files.datalines import foreign_value
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
@@ -46,7 +55,10 @@ def features(flat):
     """(features, bounds) of a line's flat features, as the explorer's JSON shows them."""
     values = {name: feature_value(flat, name) for name in SHOWN}
     bounds = dict(flat.get("bounds") or {})
-    avg = derived_bounds(flat, "avg_size")
+    try:
+        avg = derived_bounds(flat, "avg_size")
+    except KeyError:                # another producer's line without a part of it
+        avg = None
     if avg is not None:
         bounds["avg_size"] = avg
     return values, {n: list(bounds[n]) for n in SHOWN if n in bounds}
@@ -59,10 +71,11 @@ class Explorer:
         self.path = path
         self.profile = SortedProfile(path)
         self.layout = self.profile.layout
-        self.policy = self.profile.policy()
+        self.foreign = layouts.is_foreign(self.layout)
+        self.policy = self.profile.policy() if not self.foreign else None
         self.name = name or _archive_uri(self.profile.headers) or path
         started = time.monotonic()
-        self.index = Index(path, self.profile.sorted.start, self._present)
+        self.index = Index(path, self.profile.sorted.start, self._present, self.foreign)
         self.index_seconds = time.monotonic() - started
         self.lock = threading.Lock()
         self._cache = OrderedDict()
@@ -153,6 +166,9 @@ class Explorer:
                 out["status"] = "answered"
                 out["features"], out["bounds"] = features(flat)
                 out["exact"] = [n for n in SHOWN if n not in out["bounds"]]
+                if self.foreign:
+                    out["missing"] = [n for n in out["exact"] if out["features"][n] is None]
+                    out["exact"] = [n for n in out["exact"] if n not in out["missing"]]
         out["surt_label"] = tree.label(fields[0])
         out["path"] = [{"key": h, "label": tree.label(h)} for h in reversed(tree.holders(fields[0]))
                        if h == "*" or self._present(h.encode("utf-8", "surrogateescape"))]
@@ -189,8 +205,18 @@ class Explorer:
         return {"value": value, "label": tree.label(value) if value == fields[0] else value,
                 "key": key or " ".join(fields), "features": values, "bounds": bounds}
 
-    def _ranked(self, rows, q, sort=None):
-        rows.sort(key=lambda r: rank_value(r["features"], sort or q.sort), reverse=True)
+    def _ranked(self, rows, q, out, sort=None):
+        sort = sort or q.sort
+        if self.foreign:
+            # only the rows that have the feature are ranked by it; the others are counted
+            have = [r for r in rows if r["features"][sort] is not None or sort in r["bounds"]]
+            lacking = len(rows) - len(have)
+            out["unranked"] = out.get("unranked", 0) + lacking
+            if lacking:
+                out["note"] = _joined(out["note"], ["%d of the rows have no %s (another producer's profile): "
+                                                    "not ranked by it" % (lacking, sort)])
+            rows = have
+        rows.sort(key=lambda r: rank_value(r["features"], sort), reverse=True)
         return rows[:q.limit]
 
     def _range_rows(self, q, candidates, lines):
@@ -268,7 +294,7 @@ class Explorer:
             out["complete"] = False
             out["note"] = ("%s has %d children, more than this explorer indexes: ask about a narrower SURT"
                            % (node, indexed.count))
-        out["rows"] = self._ranked(rows, q, out.get("sort"))
+        out["rows"] = self._ranked(rows, q, out, out.get("sort"))
         return out
 
     def _value(self, lines, fields):
@@ -306,7 +332,7 @@ class Explorer:
                 keys.append(surt)
                 last = surt
             if key[j:] == want:
-                values[surt] = _load(line[i + 1:], self.path, key)
+                values[surt] = _load(line[i + 1:], self.path, key, self.foreign)
         return tree.children(node, keys), values, complete
 
     def _ranked_children(self, q, indexed, fields, suffix, lines, out):
@@ -331,7 +357,12 @@ class Explorer:
                 surt = key.split(" ", 1)[0]
                 rows.append(self._row([surt] + fields[1:], flat, surt, key))
             out["total"] = n
-            out["complete"] = n <= len(offsets[sort])
+            lacking = indexed.lacking[" ".join(suffix)][sort] if indexed.lacking is not None else 0
+            if lacking:
+                out["unranked"] = lacking
+                out["note"] = _joined(out["note"], ["%d of the %d children have no %s (another producer's "
+                                                    "profile): not ranked by it" % (lacking, n, sort)])
+            out["complete"] = n - lacking <= len(offsets[sort])
             if not out["complete"]:
                 out["note"] = _joined(out["note"], ["the %d largest by %s of %d children"
                                                     % (len(offsets[sort]), sort, n)])
@@ -370,7 +401,7 @@ class Explorer:
         line = f.readline().rstrip(b"\n")
         i = line.find(b" {")
         key = line[:i]
-        value = _load(line[i + 1:], self.path, key)
+        value = _load(line[i + 1:], self.path, key, self.foreign)
         flat = flatten(value)
         if value.get("bounds"):
             flat["bounds"] = value["bounds"]
@@ -381,6 +412,12 @@ class Explorer:
     def _breakdown(self, q, fields, i, c):
         if c.name == criteria.DATETIME.name:
             return self._by_datetime(q, fields, i, c)
+        return self._by_scan(q, fields, i, c)
+
+    def _by_scan(self, q, fields, i, c, in_time=False):
+        """A breakdown by criterion c from one range of the file: the lines sharing the
+        question's fields before c's (``in_time``: the datetime lines of another producer's
+        profile, in time order)."""
         out = {"field": c.name, "level": None, "levels": [], "rows": [], "total": 0,
                "complete": True, "note": None}
         current = fields[i]
@@ -420,15 +457,19 @@ class Explorer:
         out["level"] = level
         values = by_level[level]
         if q.range is None:
-            rows = [self._row(found[v][0], _flat(found[v][1], self.path, found[v][0]), v) for v in values]
+            rows = [self._row(found[v][0], _flat(found[v][1], self.path, found[v][0], self.foreign), v) for v in values]
         else:
             lines = self._lines()
             for v in values:
-                lines.know(found[v][0], _load(found[v][1], self.path, found[v][0]))
+                lines.know(found[v][0], _load(found[v][1], self.path, found[v][0], self.foreign))
             rows, notes = self._range_rows(q, [(v, found[v][0]) for v in values], lines)
             out["note"] = _joined(out["note"], notes)
         out["total"] = len(rows)
-        out["rows"] = self._ranked(rows, q)
+        if in_time:
+            out["order"] = "time"
+            out["rows"] = sorted(rows, key=lambda r: r["value"])
+        else:
+            out["rows"] = self._ranked(rows, q, out)
         return out
 
     def _by_datetime(self, q, fields, i, c):
@@ -438,6 +479,12 @@ class Explorer:
         probe = list(fields)
         probe[i] = ANY_FIELD
         whole = self._value(lines, probe)
+        if whole and ("first" not in whole or "last" not in whole):     # another producer's line
+            if q.range is None:
+                return self._by_scan(q, fields, i, c, in_time=True)
+            out["note"] = ("the line of %r has no first and last capture (another producer's profile): a range "
+                           "cannot be answered from it" % " ".join(probe))
+            return out
         first = whole["first"] if whole else None
         levels = [lv for lv in lines.levels(probe, i, first)]
         current = fields[i]
@@ -511,20 +558,28 @@ def _refines(c, value, current):
     return any(c.level(name).field(value) == current for name in c.field_levels(current) if name != criteria.ANY)
 
 
-def _load(raw, path, key):
+def _load(raw, path, key, foreign=False):
+    """A line's parsed value, checked: ours has every feature; another producer's (``foreign``)
+    is one of the value styles, read as ours (profiler.files.datalines.foreign_value)."""
     try:
         value = jsonnum.loads(raw)
     except jsonnum.JSONDecodeError:
         value = None
+    if foreign and value is not None:
+        try:
+            return foreign_value(value)
+        except ValueError:
+            value = None
     if not isinstance(value, dict) or not ranges.complete(value):
         shown = key.decode("utf-8", "replace") if isinstance(key, bytes) else " ".join(key)
-        raise QueryError("%s: the line of key %r is not a profile line with every feature; run "
-                         "'archive-profiler validate %s'" % (path, shown, path))
+        what = "one of the value styles profiles are written in" if foreign else "with every feature"
+        raise QueryError("%s: the line of key %r is not a profile line %s; run 'archive-profiler validate %s'"
+                         % (path, shown, what, path))
     return value
 
 
-def _flat(raw, path, key):
-    value = _load(raw, path, key)
+def _flat(raw, path, key, foreign=False):
+    value = _load(raw, path, key, foreign)
     flat = flatten(value)
     if value.get("bounds"):
         flat["bounds"] = value["bounds"]

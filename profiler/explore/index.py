@@ -13,7 +13,10 @@ for each such node:
 Memory is bounded: at most LIST_MAX keys or MAX_COMBOS x len(RANKED) x TOP offsets a node, at
 most MAX_ENTRIES in all (past it, a node is noted as not indexed), whatever the file's size.
 The pass refuses a file out of byte order, with a key twice, or with a line that is not a
-profile line (profiler.files.sortedfile.UnsortedFile, DamagedFile): exit status 2.
+profile line (profiler.files.sortedfile.UnsortedFile, DamagedFile): exit status 2. In another
+producer's profile (``foreign``: profiler.files.layout.is_foreign) a line may lack features: a
+ranking holds the lines that have its feature, and the node counts, by suffix and feature,
+the children's lines that lack it (``lacking``).
 """
 
 import array
@@ -26,7 +29,8 @@ import orjson
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.explore import tree
-from profiler.files.datalines import DamagedFile
+from profiler.files.datalines import DamagedFile, foreign_value
+from profiler.files.profilefile import flatten
 from profiler.files.sortedfile import UnsortedFile
 
 SCAN_BYTES = 1 << 18
@@ -43,14 +47,16 @@ READ = 1 << 22
 
 class Node:
     """An indexed node: its children's keys (``children``) or rankings (``rankings``:
-    {suffix: (children with a line there, {feature: array of line offsets, largest first})})."""
+    {suffix: (children with a line there, {feature: array of line offsets, largest first})};
+    ``lacking``: {suffix: {feature: lines without it}} in another producer's profile)."""
 
-    __slots__ = ("key", "span", "count", "children", "rankings", "dropped", "every_suffix")
+    __slots__ = ("key", "span", "count", "children", "rankings", "lacking", "dropped", "every_suffix")
 
     def __init__(self, key, span, count):
         self.key, self.span, self.count = key, span, count
         self.children = None
         self.rankings = None
+        self.lacking = None
         self.dropped = False        # too many children to list and no room left to rank them
         self.every_suffix = True    # the rankings hold every key suffix the children have
 
@@ -72,10 +78,14 @@ class Index:
     """The indexed nodes of one profile file, by key (str), and the first key of each block of
     the file (``find``: a line by its key in one read)."""
 
-    def __init__(self, path, start, probe):
+    def __init__(self, path, start, probe, foreign=False):
         """``start``: the first data line's offset; ``probe(key bytes)``: whether the file has
-        lines of that SURT key (a bisection), asked for the rare holder sorting after a key."""
+        lines of that SURT key (a bisection), asked for the rare holder sorting after a key;
+        ``foreign``: another producer's profile, whose lines may lack features."""
         self.path = path
+        self.foreign = foreign
+        if foreign:
+            self._rank = self._rank_foreign
         self.nodes = {}
         self.lines = 0
         self.entries = 0
@@ -218,6 +228,33 @@ class Index:
             elif value > heap[0][0]:
                 heapq.heapreplace(heap, (value, -at))
 
+    def _rank_foreign(self, parent, suffix, line, i, at):
+        """_rank for another producer's line: its features as it has them (its own style read as
+        ours), each ranked where the line has it and counted as lacking where not."""
+        slot = parent.heaps.get(suffix)
+        if slot is None:
+            if parent.combos >= MAX_COMBOS * 4:
+                parent.missed = True
+                return
+            parent.combos += 1
+            slot = parent.heaps[suffix] = [0, [[] for _ in RANKED], [0] * len(RANKED)]
+        slot[0] += 1
+        try:
+            flat = flatten(foreign_value(jsonnum.loads(line[i + 1:])))
+        except (jsonnum.JSONDecodeError, ValueError) as e:
+            raise DamagedFile("%s: the line at byte %d is not a profile line (%s): run 'archive-profiler "
+                              "validate %s'" % (self.path, at, str(e)[:80], self.path))
+        urir, dedup = flat.get("urir"), flat.get("dedup_bytes")
+        values = [flat.get(name) for name in RANKED[:-1]]
+        values.append(round(dedup / urir, 2) if urir and dedup is not None else None)
+        for n, (value, heap) in enumerate(zip(values, slot[1])):
+            if value is None:
+                slot[2][n] += 1
+            elif len(heap) < TOP:
+                heapq.heappush(heap, (value, -at))
+            elif value > heap[0][0]:
+                heapq.heapreplace(heap, (value, -at))
+
     def _close(self, node, end):
         span = end - node.start if node.start is not None else 0
         if node.count <= LIST_MAX:
@@ -229,13 +266,16 @@ class Index:
         kept = self.nodes[node.key] = Node(node.key, span, node.count)
         combos = sorted(node.heaps.items(), key=lambda kv: -kv[1][0])[:MAX_COMBOS]
         kept.every_suffix = not node.missed and len(node.heaps) <= MAX_COMBOS
-        size = sum(len(h) for _, (_, heaps) in combos for h in heaps)
+        size = sum(len(h) for _, (_, heaps, *_) in combos for h in heaps)
         if self.entries + size > MAX_ENTRIES:
             kept.dropped = True
             return
         self.entries += size
         kept.rankings = {}
-        for suffix, (n, heaps) in combos:
+        if self.foreign:
+            kept.lacking = {suffix.decode("utf-8", "surrogateescape"): dict(zip(RANKED, slot[2]))
+                            for suffix, slot in combos}
+        for suffix, (n, heaps, *_) in combos:
             kept.rankings[suffix.decode("utf-8", "surrogateescape")] = (n, {
                 name: array.array("q", [-at for _, at in sorted(heap, reverse=True)])
                 for name, heap in zip(RANKED, heaps)})

@@ -22,6 +22,8 @@ import collections
 import re
 
 from profiler import jsonnum
+from profiler.files import layout as layouts
+from profiler.files.datalines import foreign_value
 from profiler.files.profilefile import FEATURES, flatten, unflatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, PREFIX
@@ -154,6 +156,8 @@ class Lines:
         self.profile = profile
         self._find = find
         self.layout = profile.layout
+        #: another producer's profile: its lines may lack features or be written in its style
+        self.foreign = layouts.is_foreign(profile.layout)
         self.budget = budget
         self.reads = 0
         self._seen = {} if seen is None else seen
@@ -195,15 +199,21 @@ class Lines:
                 found = jsonnum.loads(line[len(key) + 1:])
             except jsonnum.JSONDecodeError:
                 self.bad(key)
-            if not isinstance(found, dict) or not complete(found):
+            if self.foreign:
+                try:
+                    found = foreign_value(found)
+                except ValueError:
+                    self.bad(key)
+            elif not isinstance(found, dict) or not complete(found):
                 self.bad(key)
         self._remember(key, found)
         return found
 
     def bad(self, key):
         key = key.decode("utf-8", "replace") if isinstance(key, bytes) else " ".join(key)
-        raise QueryError("%s: the line of key %r is not a profile line with every feature; run "
-                         "'archive-profiler validate %s'" % (self.profile.path, key, self.profile.path))
+        what = "one of the value styles profiles are written in" if self.foreign else "with every feature"
+        raise QueryError("%s: the line of key %r is not a profile line %s; run 'archive-profiler validate %s'"
+                         % (self.profile.path, key, what, self.profile.path))
 
     def levels(self, fields, at, first=None):
         """The prefix levels of the datetime criterion the key (fields, its datetime at index
@@ -246,6 +256,15 @@ def complete(value):
         n in value for n in FEATURES[3:])
 
 
+def _span(flat, fields):
+    """(first, last) of a line's flat features; a RangeError for another producer's line
+    without them: which of its captures a range holds is not known."""
+    if "first" not in flat or "last" not in flat:
+        raise RangeError("the line of %r has no first and last capture (another producer's profile): "
+                         "a range cannot be answered from it" % " ".join(fields))
+    return flat["first"], flat["last"]
+
+
 def _fields(values, layout):
     return [values.get(f) or ("*" if f == "surt" else ANY_FIELD) for f in layout.fields]
 
@@ -269,13 +288,12 @@ def answer(lines, values, rng):
     lo, hi = rng.lo, rng.hi
     first = None
     if whole is not None:
-        flat = flatten(whole)
-        first = flat["first"]
-        if lo <= flat["first"] and flat["last"] <= hi:
+        first, last = _span(flatten(whole), fields)
+        if lo <= first and last <= hi:
             return Answer(key, _with_bounds(whole), [ANY_FIELD])
-        if flat["last"] < lo or flat["first"] > hi:
+        if last < lo or first > hi:
             return Answer(key, dict(ZERO), [])
-        lo, hi = max(lo, flat["first"]), min(hi, flat["last"])
+        lo, hi = max(lo, first), min(hi, last)
     elif lines.policy is not None and not_emitted(lines.policy, fields, lines.layout) is None:
         return Answer(key, dict(ZERO), [])          # the key is written when it holds a capture
     elif lines.policy is not None and not lines.levels(fields, at):
@@ -311,8 +329,7 @@ def _cover(lines, fields, at, lo, hi, levels, i, pieces, rng, cut=None):
         value = lines.value(probe)
         if value is None:
             continue                                # a level the key has: no line, no capture
-        flat = flatten(value)
-        first, last = flat["first"], flat["last"]
+        first, last = _span(flatten(value), probe)
         if last < lo or first > hi:
             continue
         if lo <= first and last <= hi:
@@ -349,7 +366,7 @@ def _combined(values, whole):
         cap = _with_bounds(whole)
         cap_bounds = cap.get("bounds", {})
         for name in CAPPED:
-            if name in bounds:
+            if name in bounds and (name in cap or name in cap_bounds):
                 top = cap_bounds[name][1] if name in cap_bounds else cap[name]
                 low, high = bounds[name]
                 bounds[name] = [low, max(low, min(high, top))]
@@ -375,8 +392,8 @@ def series(lines, values, level, rng=None):
     rlo, rhi = (rng.lo, rng.hi) if rng is not None else (FIRST, LAST)
     lo, hi = rlo, rhi
     if whole is not None:
-        flat = flatten(whole)
-        lo, hi = max(lo, flat["first"]), min(hi, flat["last"])
+        first, last = _span(flatten(whole), fields)
+        lo, hi = max(lo, first), min(hi, last)
     elif lo == FIRST or hi == LAST:
         return []
     first, _, last = rng.text.partition(":") if rng is not None else ("", "", "")
