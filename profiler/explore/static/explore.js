@@ -235,6 +235,11 @@ function drawCards(a) {
       const decimals = name === "avg_size";
       card.append(el("div", {class: "card-value", text: number(bound[0], decimals) + " – " + (bound[1] === null ? "?" : number(bound[1], decimals))}));
       card.append(el("div", {class: "card-sub"}, el("span", {class: "badge bound", text: "bounds"}), " lies between"));
+    } else if (a.missing && a.missing.includes(name)) {
+      // another producer's profile: its line does not have this feature
+      card.classList.add("missing");
+      card.append(el("div", {class: "card-value", text: "–"}));
+      card.append(el("div", {class: "card-sub"}, el("span", {class: "badge missing", text: "missing"}), " not in this profile's line"));
     } else {
       card.append(el("div", {class: "card-value", text: featureText(name, value)}));
       const sub = el("div", {class: "card-sub"}, el("span", {class: "badge exact", text: "exact"}));
