@@ -15,7 +15,7 @@ from profiler.toolkit import ranges
 from profiler.toolkit.query import SortedProfile, feature_value, query
 
 from helpers.browser import chromium, requests_of
-from helpers.explore import serving
+from helpers.explore import BLOG, serving
 from helpers.reports import make_profile
 
 CARDS = ["urim.total", "urir", "bytes", "dedup_bytes", "avg_size", "digests", "urim.min", "urim.max", "first", "last"]
@@ -226,3 +226,21 @@ def test_the_profile_picker(browser, sample, tmp_path_factory):
         browser.back()
         settle(browser)
         assert browser.find_element("id", "archive").text == "default"
+
+
+def test_another_producers_profile_shows_missing_features(browser, tmp_path_factory):
+    path = tmp_path_factory.mktemp("explore-blog") / "blog.cdxj"
+    path.write_bytes(BLOG)
+    with serving(str(path)) as (url, _):
+        browser.get(url + "?surt=com%2C*")
+        settle(browser, "surt=com,*")
+        shown = cards(browser)
+        assert shown["urim.total"] == ("3050", "3,050") and shown["urir"] == ("345", "345")
+        for name in ("bytes", "dedup_bytes", "avg_size", "digests", "first", "last"):
+            assert shown[name] == ("", "–"), name
+            badge = browser.find_element("css selector", '.card[data-feature="%s"] .badge' % name)
+            assert badge.text.lower() == "missing", name
+        rows = dict(table(browser, "surt"))
+        assert rows["com,nyt)/ -"]["urim.total"] == "5" and rows["com,nyt)/ -"]["urir"] == ""
+        cell = browser.find_element("css selector", '#table-surt tr[data-key="com,nyt)/ -"] td[data-feature="urir"]')
+        assert cell.text == "–"

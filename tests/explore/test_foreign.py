@@ -18,22 +18,10 @@ from profiler.explore.answers import SHOWN
 from profiler.files.profilefile import flatten, iter_data
 from profiler.toolkit.query import feature_value
 
-from helpers.explore import answer, everything, get, random_caps, serving, write_profile
+from helpers.explore import BLOG, answer, everything, get, random_caps, serving, write_profile
 from helpers.random_archives import random_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-BLOG = b"""@context ["http://oduwsdl.github.io/contexts/archiveprofiles"]
-@id {"uri": "http://archive.example.org/"}
-@keys ["surt_uri", "year"]
-@meta {"name": "Example Archive", "year": 1996}
-* - {"urim": {"min": 1, "max": 400, "total": 3060}, "urir": 350}
-* 2013 {"urim": {"min": 1, "max": 1, "total": 10}, "urir": 10}
-com,* - {"urim": {"min": 1, "max": 310, "total": 3050}, "urir": 345}
-com,cnn)/world - {"urim": {"min": 1, "max": 310, "total": 3046}, "urir": 340}
-com,cnn)/world 2013 {"urim": {"min": 1, "max": 1, "total": 1}, "urir": 1}
-com,nyt)/ - {"frequency": 5, "spread": 2}
-"""
 
 
 def blog_numbers():
@@ -150,15 +138,16 @@ def styled(value, style):
 def foreign_of(path, out, kept, rng):
     """A foreign profile made from ours: the lines whose dropped criteria are '-', keys of the
     kept criteria, named as others do; each value in a random style. Returns {foreign key:
-    (original key, style)}."""
+    (original key, style)}: one style for every line, or a style a line."""
     names = ["surt", "datetime", "mime", "status"]
+    every = rng.choice(sorted(STYLES) + [None] * len(STYLES))
     at = [0] + [names.index(k) for k in kept]
     lines, made = [], {}
     for key, value in iter_data(path):
         fields = key.decode().split(" ")
         if any(f != "-" for i, f in enumerate(fields) if i not in at):
             continue
-        style = rng.choice(sorted(STYLES))
+        style = every or rng.choice(sorted(STYLES))
         short = " ".join(fields[i] for i in at)
         made[short] = (key.decode(), style)
         lines.append(short.encode() + b" " + orjson.dumps(styled(value, style)))
@@ -244,3 +233,16 @@ def test_property_a_foreign_profile_answers_as_the_original(tmp_path, small_inde
                 if b.get("order") != "time" and b["complete"] and b["total"] < 500:
                     # the rows that have the ranked feature, and those that lack it counted
                     assert len(b["rows"]) + b.get("unranked", 0) == b["total"], b
+        if "datetime" in kept:
+            # over a range: what the lines' first and last captures allow, never a guess
+            for first, last in (("2010", "2011"), ("201102", "2012"), ("2011", None)):
+                window = {"from": first} if last is None else {"from": first, "to": last}
+                theirs = answer(url, profile="theirs", **window)
+                ours = answer(url, profile="ours", **window)
+                if theirs["status"] == "answered":
+                    assert ours["status"] == "answered"
+                    for name in ("urim.total", "first", "last"):
+                        assert theirs["features"][name] == ours["features"][name], name
+                else:
+                    assert theirs["status"] in ("unanswerable", "none") and theirs["features"] is None
+                    assert theirs["status"] == "unanswerable" or ours["status"] == "none"

@@ -16,6 +16,19 @@ from helpers.oracle import profile as oracle_profile
 
 CREATED = "2026-01-01T00:00:00Z"
 
+#: another producer's profile: the CDXJ blog's example (its key names, some criteria, its value styles)
+BLOG = b"""@context ["http://oduwsdl.github.io/contexts/archiveprofiles"]
+@id {"uri": "http://archive.example.org/"}
+@keys ["surt_uri", "year"]
+@meta {"name": "Example Archive", "year": 1996}
+* - {"urim": {"min": 1, "max": 400, "total": 3060}, "urir": 350}
+* 2013 {"urim": {"min": 1, "max": 1, "total": 10}, "urir": 10}
+com,* - {"urim": {"min": 1, "max": 310, "total": 3050}, "urir": 345}
+com,cnn)/world - {"urim": {"min": 1, "max": 310, "total": 3046}, "urir": 340}
+com,cnn)/world 2013 {"urim": {"min": 1, "max": 1, "total": 1}, "urir": 1}
+com,nyt)/ - {"frequency": 5, "spread": 2}
+"""
+
 
 @contextlib.contextmanager
 def serving(*specs):

@@ -118,6 +118,10 @@ function valueCell(name, row) {
     td.classList.add("bounded");
     td.setAttribute("title", "between " + number(bound[0], decimals) + " and " + (bound[1] === null ? "no known ceiling" : number(bound[1], decimals)));
     td.append(el("span", {class: "lowhigh", text: number(bound[0], decimals) + "–" + (bound[1] === null ? "?" : number(bound[1], decimals))}));
+  } else if (value === null) {
+    td.classList.add("missing");
+    td.textContent = "–";
+    td.setAttribute("title", "not in this profile's line");
   } else if (name === "first" || name === "last") {
     td.textContent = dayText(value);
     td.setAttribute("title", timeText(value));
