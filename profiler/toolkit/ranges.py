@@ -15,6 +15,10 @@ and last are the smallest and largest, all exact; urir, digests, dedup_bytes, ur
 urim.max get ``bounds`` (urir, digests, dedup_bytes: at least the largest period's, at most
 their sum), the high ends of urir, digests, dedup_bytes and urim.max also at most the value of
 the coarser period that holds the finer ones and of the all-time line. One period is exact.
+
+Another producer's profile (profiler.files.layout.is_foreign) is read in its value style, and its
+lines combine by the features they all have; a line without first and last captures cannot say
+which of its captures a range holds: a RangeError.
 """
 
 import calendar

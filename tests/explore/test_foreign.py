@@ -111,6 +111,12 @@ def test_a_damaged_foreign_profile_is_refused_at_start(tmp_path):
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (name, r.stderr)
 
 
+def test_query_refuses_a_range_over_lines_without_first_and_last(blog):
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", blog, "--from", "2013", "--to", "2014"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no first and last capture" in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- side by side with ours
 
 #: the value styles a foreign line is written in, and the features each keeps
