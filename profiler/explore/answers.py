@@ -313,7 +313,7 @@ class Explorer:
     def _scan_children(self, node, suffix):
         """(children of node in key order, {child: its line's value at suffix}, complete)."""
         start = tree.prefix(node).encode("utf-8", "surrogateescape")
-        want = (" " + " ".join(suffix)).encode("utf-8", "surrogateescape")
+        want = "".join(" " + f for f in suffix).encode("utf-8", "surrogateescape")
         keys, values, n = [], {}, 0
         complete = True
         last = None
@@ -327,6 +327,8 @@ class Explorer:
                 continue
             key = line[:i]
             j = key.find(b" ")
+            if j < 0:
+                j = len(key)                # another producer's profile keyed by the SURT alone
             surt = key[:j].decode("utf-8", "surrogateescape")
             if surt != last:
                 keys.append(surt)

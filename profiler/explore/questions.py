@@ -98,6 +98,8 @@ def question(params, layout, features, max_rows, rows):
     rng = None
     first, last = params.get("from") or None, params.get("to") or None
     if first is not None or last is not None:
+        if criteria.DATETIME.name not in layout.names:
+            raise BadRequest("from/to: this profile's keys have no datetime (another producer's profile)")
         if values.get(criteria.DATETIME.name, ANY_FIELD) != ANY_FIELD:
             raise BadRequest("give datetime or from/to, not both")
         try:

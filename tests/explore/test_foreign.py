@@ -13,7 +13,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.explore import index as explore_index
+from profiler.explore import index as explore_index, tree
 from profiler.explore.answers import SHOWN
 from profiler.files.profilefile import flatten, iter_data
 from profiler.toolkit.query import feature_value
@@ -117,6 +117,23 @@ def test_query_refuses_a_range_over_lines_without_first_and_last(blog):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no first and last capture" in r.stderr, r.stderr
 
 
+def test_a_profile_keyed_by_the_surt_alone(tmp_path):
+    path = tmp_path / "surts.cdxj"
+    path.write_bytes(b'@keys ["urlkey"]\n* {"frequency": 7}\ncom,* {"urim": {"total": 5}, "urir": 2}\n'
+                     b'com,a)/ {"frequency": 5, "spread": 1}\n')
+    with serving(str(path)) as (url, _):
+        root = answer(url)
+        assert root["key"] == "*" and root["features"]["urim.total"] == 7 and root["features"]["urir"] is None
+        assert [b["field"] for b in root["breakdowns"]] == ["surt"]
+        assert [(r["key"], r["features"]["urir"]) for r in root["breakdowns"][0]["rows"]] == [("com,*", 2)]
+        com = answer(url, surt="com,*", sort="urir")["breakdowns"][0]
+        assert com["rows"] == [] and com["unranked"] == 1 and com["total"] == 1
+        assert [r["key"] for r in answer(url, surt="com,*")["breakdowns"][0]["rows"]] == ["com,a)/"]
+        for params in ({"from": "2013"}, {"datetime": "2013"}):
+            status, _, body = get(url, "/api/answer", params)
+            assert status == 400 and b"datetime" in body
+
+
 # ---------------------------------------------------------------- side by side with ours
 
 #: the value styles a foreign line is written in, and the features each keeps
@@ -201,6 +218,7 @@ def test_property_a_foreign_profile_answers_as_the_original(tmp_path, small_inde
     if not made:
         return                              # a policy that writes no line of these criteria
     lines = {k.decode(): flatten(v) for k, v in iter_data(path)}
+    made_of = {original: short for short, (original, _) in made.items()}
     with serving("ours=" + path, "theirs=" + str(foreign)) as (url, _):
         for _ in range(6):
             short = rng.choice(sorted(made)).split(" ")
@@ -239,6 +257,19 @@ def test_property_a_foreign_profile_answers_as_the_original(tmp_path, small_inde
                 if b.get("order") != "time" and b["complete"] and b["total"] < 500:
                     # the rows that have the ranked feature, and those that lack it counted
                     assert len(b["rows"]) + b.get("unranked", 0) == b["total"], b
+                    ranked = b.get("sort", sort)
+                    listed = {r["key"] for r in b["rows"]}
+                    if b["field"] == "surt" and short[0].endswith("*"):
+                        # the children of the node that have a line of the question's other fields
+                        suffix = short[1:]
+                        surts = sorted({k.split(" ")[0] for k in made if tree.under(short[0], k.split(" ")[0])})
+                        want = {" ".join([c] + suffix) for c in tree.children(short[0], surts)} & set(made)
+                    elif b["field"] != "surt" and b["level"] == mine["level"] and mine["complete"]:
+                        want = {made_of[r["key"]] for r in mine["rows"]}
+                    else:
+                        continue
+                    assert listed == {k for k in want if ranked in STYLES[made[k][1]]}, (b, want)
+                    assert b.get("unranked", 0) == len(want - listed)
         if "datetime" in kept:
             # over a range: what the lines' first and last captures allow, never a guess
             for first, last in (("2010", "2011"), ("201102", "2012"), ("2011", None)):
