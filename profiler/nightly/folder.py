@@ -22,6 +22,7 @@ import shutil
 import stat
 
 from profiler.errors import UserError
+from profiler.io.descriptors import write_all
 
 #: the mode of the files nightly makes (state files, set files; published files: file_mode)
 FILE_MODE = 0o644
@@ -238,9 +239,7 @@ class Folder:
         """Append bytes to name (a log) through an O_APPEND descriptor."""
         fd, _ = self.open_in_place(name, os.O_WRONLY | os.O_APPEND, mode)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
 
@@ -254,7 +253,7 @@ class Folder:
             raise self._open_error(name, e)
         try:
             os.fchmod(fd, mode)
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -282,7 +281,7 @@ class Folder:
         tmp, fd = scratch.new_temp(name, mode)
         try:
             try:
-                _write_all(fd, data)
+                write_all(fd, data)
                 if old is not None:
                     keep_owner(fd, old)
                     os.fchmod(fd, stat.S_IMODE(old.st_mode))
@@ -334,12 +333,6 @@ def _lstat(path):
         return os.lstat(path)
     except OSError:
         return None
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def keep_owner(fd, old):
