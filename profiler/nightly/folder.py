@@ -245,12 +245,7 @@ class Folder:
 
     def create(self, name, data, mode=FILE_MODE):
         """Make the new file name holding data, fsynced (FileExistsError when the name is taken)."""
-        try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
-        except FileExistsError:
-            raise
-        except OSError as e:
-            raise self._open_error(name, e)
+        fd = self._new_file(name, mode)
         try:
             os.fchmod(fd, mode)
             write_all(fd, data)
@@ -258,16 +253,24 @@ class Folder:
         finally:
             os.close(fd)
 
+    def _new_file(self, name, mode):
+        """A descriptor of the new file name here, opened for writing without following a link
+        (FileExistsError when the name is taken, UnsafeFile on any other failure)."""
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
+        except FileExistsError:
+            raise
+        except OSError as e:
+            raise self._open_error(name, e)
+
     def new_temp(self, stem, mode=FILE_MODE):
         """(name, descriptor) of a new, empty hidden file here named after stem."""
         for _ in range(100):
             name = ".%s.%s.tmp" % (stem[:100], secrets.token_hex(4))
             try:
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
+                fd = self._new_file(name, mode)
             except FileExistsError:
                 continue
-            except OSError as e:
-                raise self._open_error(name, e)
             os.fchmod(fd, mode)
             return name, fd
         raise UnsafeFile("cannot make a temp file in %s" % self.path)
