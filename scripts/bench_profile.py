@@ -119,6 +119,17 @@ def git_commit():
         return "unknown (not a git checkout)"
 
 
+
+def finish(args, figures, scratch):
+    """The end of a benchmark run: figures written to --json when given, the scratch folder
+    removed unless --keep."""
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=2, sort_keys=True)
+            f.write("\n")
+    if not args.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1000000)
@@ -204,12 +215,7 @@ def main(argv=None):
     print()
     for name, value in rows:
         print("%-18s %s" % (name, value))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=2, sort_keys=True)
-            f.write("\n")
-    if not args.keep:
-        shutil.rmtree(scratch, ignore_errors=True)
+    finish(args, figures, scratch)
     return 0
 
 

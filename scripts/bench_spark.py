@@ -45,7 +45,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-from bench_profile import cached_input, output_size, package_env, profiler_command, resolve, tail  # noqa: E402
+from bench_profile import (cached_input, finish, output_size, package_env, profiler_command, resolve,  # noqa: E402
+                          tail)
 
 
 def _tree_cpu(roots, seen, stop, names=None):
@@ -440,12 +441,7 @@ def main(argv=None):
             figures["standalone"][workers] = found
 
     print(json.dumps(figures, indent=2, sort_keys=True))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=2, sort_keys=True)
-            f.write("\n")
-    if not args.keep:
-        shutil.rmtree(scratch, ignore_errors=True)
+    finish(args, figures, scratch)
     ok = figures.get("identical_except_created", True) and all(
         v["identical_to_spark_except_created"] for v in figures.get("standalone", {}).values())
     return 0 if ok else 1
@@ -506,12 +502,7 @@ def marginal(args):
             f["marginal_us_per_capture"], f["fixed_cpu_seconds"]))
     print("Spark's marginal CPU per capture over the local runner's: %.2fx (goal <= 1.5: %s); profiles %s"
           % (ratio, "met" if ratio <= 1.5 else "NOT met", "identical" if identical else "DIFFER"))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=2, sort_keys=True)
-            f.write("\n")
-    if not args.keep:
-        shutil.rmtree(scratch, ignore_errors=True)
+    finish(args, figures, scratch)
     return 0 if identical else 1
 
 

@@ -50,23 +50,6 @@ static int cj_long_digits(const char *s, Py_ssize_t n) {
     return 0;
 }
 
-/* the first byte of p[0:e] that a plain string run stops at ('"', '\\', a control byte, a byte past
- * ASCII), or e; 16 bytes a step (SSE2) */
-static inline const char *cj_plain_end(const char *p, const char *e) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-    for (; e - p >= 16; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)p);
-        __m128i m = _mm_or_si128(_mm_cmplt_epi8(v, space),     /* signed: control bytes and 0x80-0xff */
-                                 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-        int mask = _mm_movemask_epi8(m);
-        if (mask) return p + __builtin_ctz(mask);
-    }
-#endif
-    while (p < e && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' && *p != '\\') p++;
-    return p;
-}
-
 /* the length of the valid UTF-8 sequence (RFC 3629: no overlong forms, surrogates or code points past
  * U+10FFFF) of 2 to 4 bytes at p, or 0 */
 static Py_ssize_t cj_utf8(const unsigned char *p, const unsigned char *e) {
@@ -91,7 +74,7 @@ static inline int cj_hex(char c) {
 static const char *cj_string(const char *p, const char *e, int *plain) {
     *plain = 1;
     for (;;) {
-        p = cj_plain_end(p, e);
+        p = json_ascii_end(p, e);
         if (p >= e) return NULL;
         unsigned char c = (unsigned char)*p;
         if (c == '"') return p + 1;

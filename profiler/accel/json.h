@@ -1,26 +1,28 @@
 /* JSON as the map side writes it (no spaces): a string without escapes and of ASCII only, or an
  * integer of at most 18 digits. 0 read (*at moves past it), 1 anything else */
+
+/* the first byte of p[0:e] that a plain string run stops at ('"', '\\', a control byte, a byte past
+ * ASCII), or e; 16 bytes a step (SSE2) */
+static inline const char *json_ascii_end(const char *p, const char *e) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    for (; e - p >= 16; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i m = _mm_or_si128(_mm_cmplt_epi8(v, space),     /* signed: control bytes and 0x80-0xff */
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return p + __builtin_ctz(mask);
+    }
+#endif
+    while (p < e && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' && *p != '\\') p++;
+    return p;
+}
+
 static int json_plain_str(const char **at, const char *end, const char **s, Py_ssize_t *n) {
     const char *p = *at;
     if (p >= end || *p != '"') return 1;
-    const char *q = ++p;
-#if defined(__SSE2__)
-    /* 16 bytes a step up to the first '"', '\\', control byte or byte past ASCII */
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-    for (; end - q >= 16; q += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)q);
-        __m128i m = _mm_or_si128(_mm_cmplt_epi8(v, space),        /* signed: control bytes and 0x80-0xff */
-                                 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-        int mask = _mm_movemask_epi8(m);
-        if (mask) { q += __builtin_ctz(mask); break; }
-    }
-#endif
-    while (q < end && *q != '"') {
-        unsigned char c = (unsigned char)*q;
-        if (c < 0x20 || c >= 0x80 || c == '\\') return 1;
-        q++;
-    }
-    if (q >= end) return 1;
+    const char *q = json_ascii_end(++p, end);
+    if (q >= end || *q != '"') return 1;
     *s = p; *n = q - p; *at = q + 1;
     return 0;
 }

@@ -92,15 +92,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         target = urllib.parse.urlsplit(self.path)
         status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("ascii", "replace"))
         self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache")
-        for name, value in HEADERS:
-            self.send_header(name, value)
-        self.end_headers()
+        self._head(kind, body, ("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache"))
         if not head_only:
             self.wfile.write(body)
         self.server.watchdog.expect(self.connection, HEAD_SECONDS)
+
+    def _head(self, kind, body, extra):
+        """The rest of an answer's head: its type and length, extra (a (name, value) header), then
+        the page's HEADERS."""
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header(*extra)
+        for name, value in HEADERS:
+            self.send_header(name, value)
+        self.end_headers()
 
     def do_GET(self):
         self._answer(False)
@@ -111,12 +116,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _not_allowed(self):
         self.send_response(405)
         body = b'{"error":"only GET and HEAD"}'
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Allow", "GET, HEAD")
-        for name, value in HEADERS:
-            self.send_header(name, value)
-        self.end_headers()
+        self._head("application/json", body, ("Allow", "GET, HEAD"))
         self.wfile.write(body)
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
@@ -127,12 +127,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             self.send_response(code, message)
             body = ('{"error":"%s"}' % (message or self.responses.get(code, ("error",))[0]).replace('"', "'")).encode()
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
-            for name, value in HEADERS:
-                self.send_header(name, value)
-            self.end_headers()
+            self._head("application/json", body, ("Connection", "close"))
             if self.command != "HEAD" and code >= 200 and code not in (204, 304):
                 self.wfile.write(body)
         except OSError:

@@ -17,6 +17,7 @@ import secrets
 import stat
 
 from profiler import jsonnum
+from profiler.io.descriptors import write_all
 
 NAME = "checked-files.json"
 ENTRIES = 512
@@ -124,9 +125,7 @@ def remember(identity, what, facts, started_ns):
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=dir_fd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)

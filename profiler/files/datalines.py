@@ -122,11 +122,7 @@ def physical_lines(f, offset, limit=MAX_LINE):
         tail = parts.pop()
         for part in parts:
             if pieces:
-                if size + len(part) <= limit:
-                    pieces.append(part)
-                elif size < LONG_HEAD:
-                    pieces.append(part[:LONG_HEAD - size])
-                size += len(part)
+                size = _held(pieces, size, part, limit)
                 line = b"".join(pieces)
             else:
                 line, size = part, len(part)
@@ -137,14 +133,20 @@ def physical_lines(f, offset, limit=MAX_LINE):
                 yield start, line, True, False, end
             start, pieces, size = end, [], 0
         if tail:
-            if size + len(tail) <= limit:
-                pieces.append(tail)
-            elif size < LONG_HEAD:
-                pieces.append(tail[:LONG_HEAD - size])
-            size += len(tail)
+            size = _held(pieces, size, tail, limit)
     if size:
         line = b"".join(pieces)
         yield start, line[:LONG_HEAD] if size > limit else line, False, size > limit, start + size
+
+
+def _held(pieces, size, part, limit):
+    """Add part to the pieces held of a line of size bytes so far (all of it while the line fits
+    limit, else no more than its first LONG_HEAD bytes): the line's size with part."""
+    if size + len(part) <= limit:
+        pieces.append(part)
+    elif size < LONG_HEAD:
+        pieces.append(part[:LONG_HEAD - size])
+    return size + len(part)
 
 
 # ---------------------------------------------------------------- line checks

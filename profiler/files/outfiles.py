@@ -32,6 +32,17 @@ def is_stdout(path):
     return path == STDOUT
 
 
+def _output_stat(stat_of, path, output):
+    """stat_of(path) (os.stat or os.lstat), None when path does not exist; OutputError naming
+    the output when it cannot be read."""
+    try:
+        return stat_of(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise OutputError("cannot use output %s: %s" % (output, e.strerror or e))
+
+
 def target(path, inputs=()):
     """The regular file (or missing path) that writing ``path`` replaces; OutputError when it
     must not be written, or is one of ``inputs``."""
@@ -44,23 +55,13 @@ def target(path, inputs=()):
                           % (path, path))
     if path.endswith(os.sep):
         raise OutputError("output is a folder name (ends with %s): %s" % (os.sep, path))
-    try:
-        link = os.lstat(path)
-    except FileNotFoundError:
-        link = None
-    except OSError as e:
-        raise OutputError("cannot use output %s: %s" % (path, e.strerror or e))
+    link = _output_stat(os.lstat, path, path)
     real = path
     if link is not None and stat.S_ISLNK(link.st_mode):
         real = os.path.realpath(path)
         if not os.path.lexists(real):
             raise OutputError("output %s is a link to %s, which does not exist" % (path, real))
-    try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise OutputError("cannot use output %s: %s" % (path, e.strerror or e))
+    st = _output_stat(os.stat, real, path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputError("output %s is %s, not a regular file: refusing to replace it"
                           % (path, kind_of(st.st_mode)))

@@ -134,12 +134,10 @@ def whole_lines(chunks, counts=None):
             nl = chunk.find(b"\n")
             if nl < 0:
                 rest += chunk
-                if len(rest) > MAX_LINE:
-                    _too_long(counts)
+                if _too_long(len(rest), counts):
                     rest, skipping = b"", True
                 continue
-            if len(rest) + nl > MAX_LINE:
-                _too_long(counts)
+            if _too_long(len(rest) + nl, counts):
                 rest, chunk = b"", chunk[nl + 1:]
             else:
                 chunk = rest + chunk
@@ -148,16 +146,20 @@ def whole_lines(chunks, counts=None):
         rest = chunk[cut:]
         if cut:
             yield chunk[:cut]
-        if len(rest) > MAX_LINE:
-            _too_long(counts)
+        if _too_long(len(rest), counts):
             rest, skipping = b"", True
     if rest:
         yield rest
 
 
-def _too_long(counts):
+def _too_long(size, counts):
+    """Whether a line of size bytes is longer than MAX_LINE: one counted in
+    counts['line_too_long'] when it is."""
+    if size <= MAX_LINE:
+        return False
     if counts is not None:
         counts["line_too_long"] = counts.get("line_too_long", 0) + 1
+    return True
 
 
 def _ranged_chunks(f, start, end, counts=None):
@@ -188,12 +190,10 @@ def _ranged_chunks(f, start, end, counts=None):
             nl = chunk.find(b"\n")
             if nl < 0:
                 rest += chunk
-                if len(rest) > MAX_LINE:
-                    _too_long(counts)
+                if _too_long(len(rest), counts):
                     skip_at, rest = pos + len(rest), b""
                 continue
-            if len(rest) + nl > MAX_LINE:
-                _too_long(counts)
+            if _too_long(len(rest) + nl, counts):
                 pos, rest, chunk = pos + len(rest) + nl + 1, b"", chunk[nl + 1:]
                 if end is not None and pos >= end:
                     return
@@ -204,8 +204,7 @@ def _ranged_chunks(f, start, end, counts=None):
             pos += cut
             if cut:
                 yield buf[:cut]
-            if len(rest) > MAX_LINE:
-                _too_long(counts)
+            if _too_long(len(rest), counts):
                 skip_at, rest = pos + len(rest), b""
             continue
         # the line that starts before end and ends after it is the last one

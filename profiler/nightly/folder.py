@@ -22,6 +22,7 @@ import shutil
 import stat
 
 from profiler.errors import UserError
+from profiler.io.descriptors import write_all
 
 #: the mode of the files nightly makes (state files, set files; published files: file_mode)
 FILE_MODE = 0o644
@@ -238,37 +239,38 @@ class Folder:
         """Append bytes to name (a log) through an O_APPEND descriptor."""
         fd, _ = self.open_in_place(name, os.O_WRONLY | os.O_APPEND, mode)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
 
     def create(self, name, data, mode=FILE_MODE):
         """Make the new file name holding data, fsynced (FileExistsError when the name is taken)."""
+        fd = self._new_file(name, mode)
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
+            os.fchmod(fd, mode)
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _new_file(self, name, mode):
+        """A descriptor of the new file name here, opened for writing without following a link
+        (FileExistsError when the name is taken, UnsafeFile on any other failure)."""
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
         except FileExistsError:
             raise
         except OSError as e:
             raise self._open_error(name, e)
-        try:
-            os.fchmod(fd, mode)
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     def new_temp(self, stem, mode=FILE_MODE):
         """(name, descriptor) of a new, empty hidden file here named after stem."""
         for _ in range(100):
             name = ".%s.%s.tmp" % (stem[:100], secrets.token_hex(4))
             try:
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, mode, dir_fd=self.fd)
+                fd = self._new_file(name, mode)
             except FileExistsError:
                 continue
-            except OSError as e:
-                raise self._open_error(name, e)
             os.fchmod(fd, mode)
             return name, fd
         raise UnsafeFile("cannot make a temp file in %s" % self.path)
@@ -282,7 +284,7 @@ class Folder:
         tmp, fd = scratch.new_temp(name, mode)
         try:
             try:
-                _write_all(fd, data)
+                write_all(fd, data)
                 if old is not None:
                     keep_owner(fd, old)
                     os.fchmod(fd, stat.S_IMODE(old.st_mode))
@@ -334,12 +336,6 @@ def _lstat(path):
         return os.lstat(path)
     except OSError:
         return None
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def keep_owner(fd, old):

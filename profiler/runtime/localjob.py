@@ -382,13 +382,7 @@ def _sort(inputs, out, folder):
 def _range_chunks(path, start, end, size=CHUNK):
     with open(path, "rb") as f:
         f.seek(start)
-        left = end - start
-        while left > 0:
-            data = f.read(min(size, left))
-            if not data:
-                return
-            left -= len(data)
-            yield data
+        yield from task.read_upto(f, end - start, size)
 
 
 def _unlink(paths):

@@ -111,30 +111,12 @@ def run(sc, lines, job, parts, output_path, codec=None, hot_records=0, digest_fi
         return _run_kept(sc, lines, job, parts, out_parts, reports, filters, size, output_path, codec, hot_records)
     mapped = sc.parallelize(lines, len(lines)).mapPartitionsWithIndex(
         functools.partial(_map, job, parts, reports, filters, size)).partitionBy(parts, int)
-    shared, hot, points = None, set(), None
+    shared = hot = points = None
     if map_stage(sc, mapped):
-        merged = filters.value
-        shared = merged.shared(len(lines))
-        if shared is not None and merged.fraction_set() > MAX_FILTER_SET:
-            log.info("digest filter not used: %.0f%% of its bits are set", 100 * merged.fraction_set())
-            shared = None
-        maps = list(reports.value.values())
-        hot = sparksteps.hot_digests(maps, hot_records or sparksteps.default_hot_threshold(maps, parts))
-        if hot:
-            log.info("%d hot digest(s) spread over %d partitions", len(hot), parts)
-            reports.add({("driver", 0, 0): {"spark": {"hot digests (records spread over partitions)": len(hot)}}})
-        points = sparksteps.split_points(maps, out_parts)
-    shared = sc.broadcast(shared) if shared else None
-    hot = sc.broadcast(hot) if hot else None
+        shared, hot, points, _ = _learnt(sc, lines, parts, out_parts, reports, filters, hot_records)
     step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot, None)) \
         .partitionBy(parts, int)
-    points = sc.broadcast(points) if points else None
-    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
-                                                           points)).partitionBy(out_parts, int)
-    final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
-    save_parts(final, output_path, codec)
-    check_parts(output_path, out_parts)
-    return sparksteps.step_counters(reports.value)
+    return _last_steps(step1, job, out_parts, reports, points, output_path, codec)
 
 
 def _learnt(sc, lines, parts, out_parts, reports, filters, hot_records):
@@ -153,6 +135,16 @@ def _learnt(sc, lines, parts, out_parts, reports, filters, hot_records):
     points = sparksteps.split_points(maps, out_parts)
     return (sc.broadcast(shared) if shared else None, sc.broadcast(hot) if hot else None,
             sc.broadcast(points) if points else None, maps)
+
+
+def _last_steps(step1, job, out_parts, reports, points, output_path, codec):
+    """Steps 2 and 3 after step 1, their profile lines saved to output_path: the counters of each step."""
+    step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
+                                                           points)).partitionBy(out_parts, int)
+    final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
+    save_parts(final, output_path, codec)
+    check_parts(output_path, out_parts)
+    return sparksteps.step_counters(reports.value)
 
 
 def _run_kept(sc, lines, job, parts, out_parts, reports, filters, size, output_path, codec, hot_records):
@@ -176,12 +168,7 @@ def _run_kept(sc, lines, job, parts, out_parts, reports, filters, size, output_p
                 functools.partial(_shuffle_kept, job, parts, run_id)).partitionBy(parts, int)
             step1 = mapped.mapPartitionsWithIndex(functools.partial(_reduce, 0, job, parts, reports, shared, hot,
                                                                     None)).partitionBy(parts, int)
-        step2 = step1.mapPartitionsWithIndex(functools.partial(_reduce, 1, job, out_parts, reports, None, None,
-                                                               points)).partitionBy(out_parts, int)
-        final = step2.mapPartitionsWithIndex(functools.partial(_final, job, reports))
-        save_parts(final, output_path, codec)
-        check_parts(output_path, out_parts)
-        return sparksteps.step_counters(reports.value)
+        return _last_steps(step1, job, out_parts, reports, points, output_path, codec)
     finally:
         for path in glob.glob(_kept_path(None, run_id, "*")):
             os.unlink(path)

@@ -85,7 +85,7 @@ def input_chunks(paths, stdin, size=4 << 20, environ=os.environ, progress=None, 
             elif span:
                 start, end = map(int, span.split())
                 stdin.seek(start)
-                yield from report(_read_upto(stdin, end - start, size), end - start)
+                yield from report(read_upto(stdin, end - start, size), end - start)
             else:
                 yield from report(iter(functools.partial(stdin.read, size), b""), _left(stdin))
             continue
@@ -106,7 +106,8 @@ def _left(f):
         return None
 
 
-def _read_upto(f, left, size):
+def read_upto(f, left, size):
+    """At most left bytes of f from its position, in buffers of at most size bytes."""
     while left > 0:
         data = f.read(min(size, left))
         if not data:

@@ -12,14 +12,14 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from profiler.model.policy import load as load_policy
 from profiler.run.profile import run_profile
 
-from helpers.exactness import assert_same_profile, generate_lines, pure_python
+from helpers.exactness import assert_same_profile, pure_python, varied_lines
 from helpers.fixtures import path as fixture
 from helpers.oracle import profile as oracle_profile, read_captures, read_profile, resolve_revisits
+from helpers.policies import write_policy
 
 PATTERN = r"^([A-Za-z]+)-(?:\d+-)?[A-Z]*"
 NAMES = ["ARCHIVEIT-1234-CRAWL-2013.warc.gz", "WEB-20130402-00001.warc.gz", "web-x.arc.gz", "-", "nomatch.warc.gz",
@@ -49,19 +49,16 @@ def oracle_collection(name, label):
 def made(tmp_path_factory):
     folder = tmp_path_factory.mktemp("collections")
     rng = random.Random(3)
-    lines = []
-    for line in generate_lines(5, n_urirs=250):
-        f = line.split()
+
+    def name_file(f):
         f[10] = rng.choice(NAMES)
-        lines.append(" ".join(f))
+    lines = varied_lines(5, 250, name_file)
     paths = []
     for k in range(2):
         path = folder / ("part%d.cdx" % k)
         path.write_text(" CDX N b a m s k r M S V g\n" + "\n".join(sorted(lines[k::2])) + "\n")
         paths.append(str(path))
-    policy = folder / "collections.yaml"
-    policy.write_text(yaml.safe_dump(POLICY))
-    return paths, str(policy), folder
+    return paths, write_policy(folder / "collections.yaml", POLICY), folder
 
 
 def expected_profile(paths, policy, labels):
@@ -105,10 +102,9 @@ def test_without_a_pattern_or_label_every_capture_is_unk(made):
 def test_a_warc_file_is_named_by_its_own_file_name(tmp_path):
     warc = tmp_path / "CRAWLA-20190101-00000.warc.gz"
     shutil.copy(fixture("warc-commoncrawl.warc.gz"), warc)
-    policy = tmp_path / "p.yaml"
-    policy.write_text(yaml.safe_dump(POLICY))
+    policy = write_policy(tmp_path / "p.yaml", POLICY)
     out = str(tmp_path / "w.cdxj")
-    run_profile([str(warc)], out, policy=str(policy), collections={"pattern": PATTERN})
+    run_profile([str(warc)], out, policy=policy, collections={"pattern": PATTERN})
     got = read_profile(out)
     assert {k.split()[4] for k in got} == {"-", "CRAWLA"}
     assert got["* - - - CRAWLA"] == got["* - - - -"]
@@ -120,15 +116,14 @@ def test_a_cdxj_filename_field_is_read(tmp_path):
              for i, name in enumerate(["SITEA-1.warc.gz", "SITEB-2.warc.gz", "SITEA-3.warc.gz"])]
     index = tmp_path / "i.cdxj"
     index.write_text("\n".join(lines) + "\n")
-    policy = tmp_path / "p.yaml"
-    policy.write_text(yaml.safe_dump(POLICY))
+    policy = write_policy(tmp_path / "p.yaml", POLICY)
     for pure in (False, True):
         out = str(tmp_path / ("c%s.cdxj" % pure))
         if pure:
             with pure_python():
-                run_profile([str(index)], out, policy=str(policy), collections={"pattern": PATTERN})
+                run_profile([str(index)], out, policy=policy, collections={"pattern": PATTERN})
         else:
-            run_profile([str(index)], out, policy=str(policy), collections={"pattern": PATTERN})
+            run_profile([str(index)], out, policy=policy, collections={"pattern": PATTERN})
         got = read_profile(out)
         assert got["* - - - SITEA"][0] == 2 and got["* - - - SITEB"][0] == 1
 
@@ -151,15 +146,14 @@ def test_a_pattern_that_could_backtrack_is_refused_in_one_line(made, pattern, re
 
 def test_a_pattern_that_backtracks_in_python_runs_in_linear_time(tmp_path):
     """(a+)+$ against a name of a's and a last b backtracks exponentially in Python's re."""
-    policy = tmp_path / "p.yaml"
-    policy.write_text(yaml.safe_dump(POLICY))
+    policy = write_policy(tmp_path / "p.yaml", POLICY)
     for name, pattern, field in [("a" * 998 + "b", r"^(a+)+$", "L"),           # no match: the label
                                  ("a" * 3000, r"^((a+)+)", "a" * 1000)]:       # the name's first 1,000 bytes
         index = tmp_path / "i.cdx"
         index.write_text(" CDX N b a m s k r M S V g\ncom,example)/ 20130101000000 http://example.com/ text/html 200 "
                          "D - - 10 0 %s\n" % name)
         out = str(tmp_path / "o.cdxj")
-        run_profile([str(index)], out, policy=str(policy), collections={"pattern": pattern, "label": "L"})
+        run_profile([str(index)], out, policy=policy, collections={"pattern": pattern, "label": "L"})
         assert read_profile(out)["* - - - " + field][0] == 1
 
 

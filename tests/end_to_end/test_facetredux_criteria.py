@@ -5,15 +5,15 @@ Python, equal the brute-force oracle's numbers."""
 import random
 
 import pytest
-import yaml
 
 from profiler.model import criteria
 from profiler.model.policy import load as load_policy
 from profiler.run.profile import run_profile
 
-from helpers.exactness import assert_same_profile, generate_lines, pure_python, write_files
+from helpers.exactness import assert_same_profile, pure_python, varied_lines, write_files
 from helpers.oracle import content_class, profile as oracle_profile, read_captures, read_profile, \
     resolve_revisits, size_class
+from helpers.policies import write_policy
 
 #: one media type of every row of the spec's class table, and some of none
 TYPES = ["text/html", "application/xhtml+xml", "image/gif", "image/svg+xml", "audio/mpeg", "video/mp4",
@@ -56,19 +56,15 @@ def test_the_class_and_size_tables_are_the_spec_s():
 def made(tmp_path_factory):
     folder = tmp_path_factory.mktemp("facetredux")
     rng = random.Random(7)
-    lines = []
-    for line in generate_lines(11, n_urirs=300):
-        f = line.split()
+
+    def type_and_length(f):
         if f[3] != "warc/revisit" and rng.random() < 0.5:
             f[3] = rng.choice(TYPES)
         if rng.random() < 0.3:
             f[8] = str(rng.choice(LENGTHS))
-        lines.append(" ".join(f))
-    lines.sort()
+    lines = sorted(varied_lines(11, 300, type_and_length))
     paths = write_files(str(folder), lines, n_files=3, seed=5)
-    policy = folder / "levels.yaml"
-    policy.write_text(yaml.safe_dump(POLICY))
-    return paths, str(policy), folder
+    return paths, write_policy(folder / "levels.yaml", POLICY), folder
 
 
 @pytest.mark.parametrize("runner, pure", [("inline", False), ("inline", True), ("local", False)])
@@ -103,11 +99,10 @@ def test_the_facetredux_policy_runs_compiled_and_equals_the_oracle(tmp_path):
     assert all(combo[status] == "any" or set(combo) - {combo[status]} == {"any"}
                for combos in policy.emit.values() for combo in combos)
     rng = random.Random(2)
-    lines = []
-    for line in generate_lines(13, n_urirs=250):
-        f = line.split()
+
+    def name_file(f):
         f[10] = "crawl-%s-%05d.warc.gz" % (f[1][:4], rng.randrange(1000))
-        lines.append(" ".join(f))
+    lines = varied_lines(13, 250, name_file)
     path = tmp_path / "g.cdx"
     path.write_text(" CDX N b a m s k r M S V g\n" + "\n".join(sorted(lines)) + "\n")
     out = str(tmp_path / "g.cdxj")
@@ -128,14 +123,14 @@ def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path,
     index.write_text("com,example)/a 20130101000000 http://example.com/a code 200 AAA - - 10 0 f.warc.gz\n"
                      "com,example)/b 20130101000000 http://example.com/b text/css 200 BBB - - 20 0 f.warc.gz\n"
                      "com,example)/c 20130101000000 http://example.com/c Document 200 CCC - - 40 0 f.warc.gz\n")
-    policy = tmp_path / "p.yaml"
-    policy.write_text(yaml.safe_dump({"name": "pc", "levels": {"datetime": ["year"], "mime": ["type", "class"],
-                                                               "status": ["class"]}}))
+    policy = write_policy(tmp_path / "p.yaml", {"name": "pc", "levels": {"datetime": ["year"],
+                                                                          "mime": ["type", "class"],
+                                                                          "status": ["class"]}})
     out = tmp_path / "o.cdxj"
     if pure:
         with pure_python():
-            run_profile([str(index)], str(out), policy=str(policy))
+            run_profile([str(index)], str(out), policy=policy)
     else:
-        run_profile([str(index)], str(out), policy=str(policy))
+        run_profile([str(index)], str(out), policy=policy)
     got = read_profile(str(out))
     assert got["* - code -"][0] == 1 and got["* - unk -"][0] == 2 and "* - document -" not in got

@@ -24,6 +24,10 @@ from helpers.random_archives import oracle_captures, random_captures, random_pol
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "30"))
 #: seeds whose run is the local runner's over small byte ranges (always among the examples)
 LOCAL_SEEDS = {"collections": 33, "depths": 5, "warcs": 17}
+#: the kernels a property runs over: the compiled ones (where the extension is built) and Python's
+KERNELS = [pytest.param(False, id="compiled",
+                        marks=pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")),
+           pytest.param(True, id="pure_python")]
 
 #: patterns whose first group names a collection (one that may be empty, one case-blind, one whose
 #: first group may take no part in the match)
@@ -126,19 +130,12 @@ def check_collections(seed, tmp_path, pure):
     assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(expected_caps), policy))
 
 
-@pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")
+@pytest.mark.parametrize("pure", KERNELS)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
 @example(seed=LOCAL_SEEDS["collections"])
-def test_collections_of_random_index_lines_equal_the_oracle(tmp_path_factory, seed):
-    check_collections(seed, tmp_path_factory.mktemp("collections"), pure=False)
-
-
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(st.integers(0, 2 ** 32))
-@example(seed=LOCAL_SEEDS["collections"])
-def test_collections_of_random_index_lines_equal_the_oracle_pure_python(tmp_path_factory, seed):
-    check_collections(seed, tmp_path_factory.mktemp("collections"), pure=True)
+def test_collections_of_random_index_lines_equal_the_oracle(tmp_path_factory, pure, seed):
+    check_collections(seed, tmp_path_factory.mktemp("collections"), pure=pure)
 
 
 URLS = ["http://www.example.fr/", "http://example.com/a/b.html", "https://news.example.org/x/?y=1",
@@ -253,19 +250,12 @@ def check_depths(seed, tmp_path, pure):
     assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(expected_caps), policy))
 
 
-@pytest.mark.skipif(fast.load() is None, reason="the C extension is not built (no compiler?)")
+@pytest.mark.parametrize("pure", KERNELS)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.integers(0, 2 ** 32))
 @example(seed=LOCAL_SEEDS["depths"])
-def test_depths_of_a_random_crawl_log_equal_the_oracle(tmp_path_factory, seed):
-    check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=False)
-
-
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(st.integers(0, 2 ** 32))
-@example(seed=LOCAL_SEEDS["depths"])
-def test_depths_of_a_random_crawl_log_equal_the_oracle_pure_python(tmp_path_factory, seed):
-    check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=True)
+def test_depths_of_a_random_crawl_log_equal_the_oracle(tmp_path_factory, pure, seed):
+    check_depths(seed, tmp_path_factory.mktemp("crawllog"), pure=pure)
 
 
 #: WARC files' own names (the name a pattern reads for a WARC file)

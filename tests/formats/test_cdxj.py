@@ -59,13 +59,14 @@ def test_pywb_mime_unk():
     assert fields(cap, "mime", "status") == ("unk", "302")
 
 
-def test_hex_digest_upper_cased():
-    assert cdxj.parse(PYWB_HEX).digest == "37CF167C2672A4A64AF901D9484E75EEE0E2C98A"
-
-
-def test_sha1_prefixed_digest():
-    line = b'com,example)/ 20160225042329 {"url": "http://example.com/", "digest": "sha1:b2ltwwpuoyah7uipq7zupq4vmbsvc36a"}'
-    assert cdxj.parse(line).digest == "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A"
+@pytest.mark.parametrize("line, digest", [
+    pytest.param(PYWB_HEX, "37CF167C2672A4A64AF901D9484E75EEE0E2C98A", id="hex_upper_cased"),
+    pytest.param(b'com,example)/ 20160225042329 {"url": "http://example.com/", '
+                 b'"digest": "sha1:b2ltwwpuoyah7uipq7zupq4vmbsvc36a"}', "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A",
+                 id="sha1_prefixed"),
+])
+def test_digest_is_read_as_base32_upper_case(line, digest):
+    assert cdxj.parse(line).digest == digest
 
 
 def test_numbers_as_json_numbers():
@@ -85,19 +86,17 @@ def test_ipwb_payload_digest():
     assert fields(cap, "mime", "status", "digest") == ("text/html", "302", "QMVFEYXN7T3265XMWTRN86TBOVTHZJJEHNUS2HFCWMBAYH")
 
 
-def test_non_surt_key_recomputed_from_original_uri():
-    line = b'matkelly.com/froggies/frog.png 20170301192639 {"original_uri": "http://matkelly.com/froggies/frog.png"}'
-    assert cdxj.parse(line).urlkey == "com,matkelly)/froggies/frog.png"
-
-
-def test_non_surt_key_recomputed_from_url():
-    line = b'example.com/?example=1 20140103030321 {"url": "http://example.com?example=1"}'
-    assert cdxj.parse(line).urlkey == "com,example)/?example=1"
-
-
-def test_bang_urlkey_is_encoded():
-    line = b'!com,example)/ 20140103030321 {"url": "http://example.com/"}'
-    assert cdxj.parse(line).urlkey == "%21com,example)/"
+@pytest.mark.parametrize("line, urlkey", [
+    pytest.param(b'matkelly.com/froggies/frog.png 20170301192639 '
+                 b'{"original_uri": "http://matkelly.com/froggies/frog.png"}',
+                 "com,matkelly)/froggies/frog.png", id="non_surt_key_recomputed_from_original_uri"),
+    pytest.param(b'example.com/?example=1 20140103030321 {"url": "http://example.com?example=1"}',
+                 "com,example)/?example=1", id="non_surt_key_recomputed_from_url"),
+    pytest.param(b'!com,example)/ 20140103030321 {"url": "http://example.com/"}', "%21com,example)/",
+                 id="bang_urlkey_is_encoded"),
+])
+def test_urlkey_is_a_surt_recomputed_or_encoded(line, urlkey):
+    assert cdxj.parse(line).urlkey == urlkey
 
 
 @pytest.mark.parametrize("line", [

@@ -70,6 +70,16 @@ def generate_lines(seed, n_urirs=400, hot=0.0):
     return lines
 
 
+
+def varied_lines(seed, n_urirs, vary):
+    """generate_lines(seed, n_urirs), each line's fields (a list) changed in place by vary."""
+    lines = []
+    for line in generate_lines(seed, n_urirs=n_urirs):
+        fields = line.split()
+        vary(fields)
+        lines.append(" ".join(fields))
+    return lines
+
 def write_files(folder, lines, n_files=3, seed=0, shuffle=False):
     """Spread lines over files in runs, so that some URI-Rs span files."""
     rng = random.Random(seed)

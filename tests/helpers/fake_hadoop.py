@@ -96,6 +96,12 @@ def _ls_line(path):
     return "%srw-r--r--   1 user group %10d 2026-11-22 03:00 %s" % (kind, size, uri_of(path))
 
 
+def _missing(verb, path):
+    """hadoop fs's error for a path that matches nothing: written to stderr, its exit status."""
+    sys.stderr.write("%s: `%s': No such file or directory\n" % (verb, path))
+    return 1
+
+
 def fs(args):
     cmd, args = args[0], args[1:]
     flags = [a for a in args if a.startswith("-")]
@@ -104,8 +110,7 @@ def fs(args):
         for p in paths:
             found = _matches(p)
             if not found:
-                sys.stderr.write("ls: `%s': No such file or directory\n" % p)
-                return 1
+                return _missing("ls", p)
             for path in found:
                 if os.path.isdir(path):
                     for d, dirs, names in os.walk(path):
@@ -121,8 +126,7 @@ def fs(args):
         for p in paths:
             found = _matches(p)
             if not found:
-                sys.stderr.write("cat: `%s': No such file or directory\n" % p)
-                return 1
+                return _missing("cat", p)
             for path in found:
                 with open(path, "rb") as f:
                     shutil.copyfileobj(f, out)
@@ -147,8 +151,7 @@ def fs(args):
         for p in paths:
             found = _matches(p)
             if not found and "-f" not in flags:
-                sys.stderr.write("rm: `%s': No such file or directory\n" % p)
-                return 1
+                return _missing("rm", p)
             for path in found:
                 shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
     elif cmd == "-touchz":

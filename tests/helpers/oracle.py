@@ -22,23 +22,28 @@ def pad_timestamp(ts):
     return padded
 
 
-def read_captures(paths):
-    caps = []
+def _line_fields(paths):
+    """The fields (split at white space) of each line of the files, in order."""
     for path in paths:
         with open(path, encoding="utf-8") as f:
             for line in f:
-                f_ = line.split()
-                if not f_ or f_[0] == "CDX" or len(f_) != 11:
-                    continue
-                urlkey, ts, _, mime, status, digest, _, _, length, _, _ = f_
-                ts = pad_timestamp(ts)
-                mime = mime.split(";")[0].strip().lower()
-                mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none", "html", "image", "media",
-                                         "document", "code", "other") else mime
-                status = status if len(status) == 3 and status.isdigit() else "unk"
-                digest = digest.split(":")[-1].upper() if digest not in ("", "-") else "-"
-                length = int(length) if length.isdigit() else 0
-                caps.append([urlkey, ts, mime, status, digest, length, mime == "warc/revisit", "unk"])
+                yield line.split()
+
+
+def read_captures(paths):
+    caps = []
+    for f_ in _line_fields(paths):
+        if not f_ or f_[0] == "CDX" or len(f_) != 11:
+            continue
+        urlkey, ts, _, mime, status, digest, _, _, length, _, _ = f_
+        ts = pad_timestamp(ts)
+        mime = mime.split(";")[0].strip().lower()
+        mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none", "html", "image", "media",
+                                 "document", "code", "other") else mime
+        status = status if len(status) == 3 and status.isdigit() else "unk"
+        digest = digest.split(":")[-1].upper() if digest not in ("", "-") else "-"
+        length = int(length) if length.isdigit() else 0
+        caps.append([urlkey, ts, mime, status, digest, length, mime == "warc/revisit", "unk"])
     return caps
 
 
@@ -247,30 +252,27 @@ def read_crawl_logs(paths):
     """The captures of Heritrix crawl.log files (spec section 1), with their depth (spec section 2)."""
     import surt
     caps = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                f_ = line.split()
-                if len(f_) < 11 or not f_[1].lstrip("-").isdigit() or not 100 <= int(f_[1]) <= 599:
-                    continue
-                fetch = f_[8]
-                ts = fetch[:14] if fetch[:14].isdigit() and len(fetch) >= 14 else \
-                    "".join(ch for ch in f_[0] if ch.isdigit())[:14]
-                annotations = f_[11].split(",") if len(f_) > 11 else []
-                revisit = any(a.startswith(("duplicate:", "warcRevisit:")) for a in annotations)
-                mime = "warc/revisit" if revisit else f_[6].split(";")[0].strip().lower()
-                mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none") else mime
-                digest = f_[9].split(":")[-1].upper() if f_[9] != "-" else "-"
-                length = int(f_[2]) if f_[2].isdigit() else 0
-                hops = f_[4]
-                if hops == "-":
-                    depth = 0
-                elif "+" in hops:
-                    depth = int(hops.split("+")[0]) + len(hops.split("+")[1])
-                else:
-                    depth = len(hops)
-                caps.append([surt.surt(f_[3]), ts, mime, f_[1], digest, length, revisit, "unk",
-                             {"depth": str(depth) if depth < 10 else "10+"}])
+    for f_ in _line_fields(paths):
+        if len(f_) < 11 or not f_[1].lstrip("-").isdigit() or not 100 <= int(f_[1]) <= 599:
+            continue
+        fetch = f_[8]
+        ts = fetch[:14] if fetch[:14].isdigit() and len(fetch) >= 14 else \
+            "".join(ch for ch in f_[0] if ch.isdigit())[:14]
+        annotations = f_[11].split(",") if len(f_) > 11 else []
+        revisit = any(a.startswith(("duplicate:", "warcRevisit:")) for a in annotations)
+        mime = "warc/revisit" if revisit else f_[6].split(";")[0].strip().lower()
+        mime = "unk" if mime in ("", "-", "unk", "unknown", "no-type", "none") else mime
+        digest = f_[9].split(":")[-1].upper() if f_[9] != "-" else "-"
+        length = int(f_[2]) if f_[2].isdigit() else 0
+        hops = f_[4]
+        if hops == "-":
+            depth = 0
+        elif "+" in hops:
+            depth = int(hops.split("+")[0]) + len(hops.split("+")[1])
+        else:
+            depth = len(hops)
+        caps.append([surt.surt(f_[3]), ts, mime, f_[1], digest, length, revisit, "unk",
+                     {"depth": str(depth) if depth < 10 else "10+"}])
     return caps
 
 

@@ -20,12 +20,17 @@ def lang_policy():
     return Policy(LANG, "lang.yaml")
 
 
-def write_lang_policy(path):
-    """LANG as a policy file at path (for the command line)."""
+def write_policy(path, policy):
+    """A policy (a dict) as a policy file at path (for the command line): its path as a str."""
     import yaml
     with open(path, "w") as f:
-        yaml.safe_dump(LANG, f)
+        yaml.safe_dump(policy, f)
     return str(path)
+
+
+def write_lang_policy(path):
+    """LANG as a policy file at path (for the command line)."""
+    return write_policy(path, LANG)
 
 #: a bundled policy whose cells hold years (4) or months (6)
 _BY_PERIOD = {4: "hosts", 6: "default"}

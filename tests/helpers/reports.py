@@ -32,6 +32,14 @@ def make_profile(folder, policy="default"):
     return out
 
 
+
+def make_profile_of_policy(folder, name, text):
+    """make_profile with the policy file folder/NAME.yaml that holds text."""
+    path = os.path.join(str(folder), name + ".yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return make_profile(folder, path)
+
 def data_lines(path):
     """{key: value} of a profile, read here with the standard library only."""
     out = {}

@@ -7,7 +7,8 @@ import pytest
 from profiler.report import holdings as report
 from profiler.cli import main as cli
 
-from helpers.reports import CHART_IDS, make_profile, data_lines, matching, is_year, num, parse_page
+from helpers.reports import (CHART_IDS, make_profile, make_profile_of_policy, data_lines, matching, is_year, num,
+                             parse_page)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -127,11 +128,14 @@ def test_page_tables_match_the_profile(sample_profile, tmp_path):
         assert len(im.convert("L").getcolors(1 << 16)) > 10          # more than a blank canvas
 
 
+def written_report(profile, out, **kw):
+    """(summary, parsed page, text) of the report of a profile written at out."""
+    summary = report.write_report(profile, str(out), **kw)
+    return summary, parse_page(out), out.read_text(encoding="utf-8")
+
+
 def test_page_is_self_contained(sample_profile, tmp_path):
-    out = tmp_path / "report.html"
-    report.write_report(sample_profile, str(out))
-    page = parse_page(out)
-    text = out.read_text(encoding="utf-8")
+    _, page, text = written_report(sample_profile, tmp_path / "report.html")
     assert not [t for t, a in page.tags if t in ("script", "link", "iframe", "img", "object", "embed")]
     assert not [a for _, a in page.tags if "src" in a or "srcset" in a]
     assert not [a["href"] for _, a in page.tags if "href" in a and not a["href"].startswith("#")]
@@ -140,20 +144,15 @@ def test_page_is_self_contained(sample_profile, tmp_path):
 
 
 def test_profile_without_the_keys_degrades_with_notes(tmp_path):
-    policy = tmp_path / "thin.yaml"
-    policy.write_text("name: thin\nhost_depth: 3\npath_depth: 0\nexact_urls: false\n"
-                      "levels: {datetime: [year], mime: [type], status: [class]}\n"
-                      "emit:\n  root: {datetime: [any, year]}\n  tld: {datetime: [any]}\n"
-                      "  domain: none\n  host: none\n  path: none\n")
-    profile = make_profile(tmp_path, str(policy))
-    out = tmp_path / "thin.html"
-    summary = report.write_report(profile, str(out))
+    profile = make_profile_of_policy(tmp_path, "thin", "name: thin\nhost_depth: 3\npath_depth: 0\n"
+                                     "exact_urls: false\nlevels: {datetime: [year], mime: [type], status: [class]}\n"
+                                     "emit:\n  root: {datetime: [any, year]}\n  tld: {datetime: [any]}\n"
+                                     "  domain: none\n  host: none\n  path: none\n")
+    summary, page, text = written_report(profile, tmp_path / "thin.html")
     assert summary["charts"] == ["captures-per-year", "tlds-by-urim", "tlds-by-urir", "tlds-by-bytes",
                                  "dedup-per-year"]
     assert summary["missing"] == ["mime-by-captures", "mime-by-bytes", "status-classes", "hosts-by-urim",
                                   "hosts-by-urir", "hosts-by-bytes"]
-    page = parse_page(out)
-    text = out.read_text(encoding="utf-8")
     for chart in summary["missing"]:
         assert "chart-missing" in page.figures["chart-" + chart]["class"]
         assert not page.figures["chart-" + chart]["svg"] and "table-" + chart not in page.tables
@@ -191,18 +190,13 @@ def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, cap
 
 
 def test_profile_without_the_whole_archive_line(tmp_path):
-    policy = tmp_path / "years.yaml"
-    policy.write_text("name: years-only\nhost_depth: 3\npath_depth: 0\nexact_urls: false\n"
-                      "levels: {datetime: [year], mime: [type], status: [class]}\n"
-                      "emit:\n  root: {datetime: [year]}\n  tld: none\n  domain: none\n  host: none\n"
-                      "  path: none\n")
-    profile = make_profile(tmp_path, str(policy))
+    profile = make_profile_of_policy(tmp_path, "years", "name: years-only\nhost_depth: 3\npath_depth: 0\n"
+                                     "exact_urls: false\nlevels: {datetime: [year], mime: [type], status: [class]}\n"
+                                     "emit:\n  root: {datetime: [year]}\n  tld: none\n  domain: none\n"
+                                     "  host: none\n  path: none\n")
     assert "* - - -" not in data_lines(profile)
-    out = tmp_path / "years.html"
-    summary = report.write_report(profile, str(out))
+    summary, page, text = written_report(profile, tmp_path / "years.html")
     assert summary["charts"] == ["captures-per-year", "dedup-per-year"]
-    page = parse_page(out)
-    text = out.read_text(encoding="utf-8")
     assert "table-summary" not in page.tables and "table-dedup" not in page.tables
     assert text.count("This profile has no &#39;* - - -&#39; lines (policy years-only), so the "
                       "whole-archive figures are not shown.") == 2
@@ -250,10 +244,9 @@ def test_hosts_note_agrees_with_the_chart(sample_profile, tmp_path):
     listed = [row[1] for row in section.charts[0].rows]
     assert max(_labels(k) for k in listed) > 3          # uk,co,bbc,news)/*: four labels, listed
     assert "every host under a registered domain" in section.text and "at most 3 labels" in section.text
-    policy = tmp_path / "by-labels.yaml"
-    policy.write_text("name: by-labels\nhost_depth: 2\nregistered_domains: false\n"
-                      "levels: {datetime: [year]}\nemit: {root: {datetime: [any, year]}}\n")
-    h = report.read_holdings(make_profile(tmp_path, str(policy)))
+    h = report.read_holdings(make_profile_of_policy(tmp_path, "by-labels", "name: by-labels\nhost_depth: 2\n"
+                                                    "registered_domains: false\nlevels: {datetime: [year]}\n"
+                                                    "emit: {root: {datetime: [any, year]}}\n"))
     [section] = [s for s in report.build_sections(h, top=100000) if s.id == "hosts"]
     listed = [row[1] for row in section.charts[0].rows]
     assert listed and max(_labels(k) for k in listed) == 2

@@ -201,15 +201,22 @@ def publish(link, target):
     os.replace(tmp, link)
 
 
+def linked_version(tmp_path, hosts):
+    """B's first version, a map of hosts (b-v1.ukvs), published behind its link (b-latest.ukvs),
+    as nightly leaves them: (v1, link)."""
+    v1 = tmp_path / "b-v1.ukvs"
+    write_map(v1, hosts, seed=2)
+    link = tmp_path / "b-latest.ukvs"
+    publish(link, v1)
+    return v1, link
+
+
 def test_a_bad_new_version_leaves_the_last_good_one_serving(tmp_path):
     """B's link moved to an unsorted, cut, garbage ... version: B keeps answering from its last
     good version, A is never touched, /health and /archives say B's problem and since when;
     a good new version is served again."""
     a = write_map(tmp_path / "a.ukvs", 3000)
-    v1 = tmp_path / "b-v1.ukvs"
-    write_map(v1, 3000, seed=2)
-    link = tmp_path / "b-latest.ukvs"
-    publish(link, v1)
+    v1, link = linked_version(tmp_path, 3000)
     s = Server(["A=%s" % a, "B=%s" % link], workers=2)
     try:
         good_a, good_b = answers_of(s, "A"), answers_of(s, "B")
@@ -245,10 +252,7 @@ def test_a_worker_started_after_the_link_moved_to_a_bad_version_serves_the_check
     link to a bad version meanwhile, the worker serves the version the server checked (still the
     same file), reports the new one's problem, and serves a good newer version once checked."""
     monkeypatch.setattr(served, "CHECK_EVERY", 0.0)
-    v1 = tmp_path / "b-v1.ukvs"
-    write_map(v1, 1000, seed=2)
-    link = tmp_path / "b-latest.ukvs"
-    publish(link, v1)
+    v1, link = linked_version(tmp_path, 1000)
     server_side, = served.open_archives(["B=%s" % link])
     trusted = [{"name": server_side.name, "version": server_side.trusted()}]
     good = server_side.current().lookup("http://h00010.com/")
@@ -431,10 +435,7 @@ def test_a_worker_restarted_while_a_file_is_bad_serves_the_others(tmp_path):
     """A worker that dies while B's path names a folder is replaced, and the new worker starts
     (B answering errors there) instead of stopping the whole server."""
     a = write_map(tmp_path / "a.ukvs", 3000)
-    v1 = tmp_path / "b-v1.ukvs"
-    write_map(v1, 3000, seed=2)
-    link = tmp_path / "b-latest.ukvs"
-    publish(link, v1)
+    _, link = linked_version(tmp_path, 3000)
     s = Server(["A=%s" % a, "B=%s" % link], workers=2)
     try:
         folder = tmp_path / "b-folder"

@@ -11,6 +11,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from profiler.testing import synthetic  # noqa: E402
 
+from helpers.generated import assert_gzip_deterministic_and_plain, written_index  # noqa: E402
+
 N = 20000
 DIGEST_RE = re.compile(rb"^([A-Z2-7]{32}|-)$")
 
@@ -18,9 +20,8 @@ DIGEST_RE = re.compile(rb"^([A-Z2-7]{32}|-)$")
 @pytest.fixture(scope="module")
 def cdx(tmp_path_factory):
     """(path, lines as bytes without newline) of a 20,000-line index."""
-    path = tmp_path_factory.mktemp("synthetic") / "index.cdx"
-    assert synthetic.write_cdx(str(path), N, seed=7) == N
-    return path, path.read_bytes().split(b"\n")[:-1]
+    return written_index(tmp_path_factory.mktemp("synthetic") / "index.cdx",
+                         lambda path: synthetic.write_cdx(path, N, seed=7), N)
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +40,8 @@ def test_same_seed_same_bytes(tmp_path, cdx):
 
 
 def test_gzip_is_deterministic_and_matches_plain(tmp_path):
-    a, b, plain = tmp_path / "a.cdx.gz", tmp_path / "b.cdx.gz", tmp_path / "p.cdx"
-    for path in (a, b, plain):
-        synthetic.write_cdx(str(path), 3000, seed=2)
-    assert a.read_bytes() == b.read_bytes()
-    assert gzip.decompress(a.read_bytes()) == plain.read_bytes()
+    assert_gzip_deterministic_and_plain(lambda path: synthetic.write_cdx(path, 3000, seed=2),
+                                        tmp_path / "a.cdx.gz", tmp_path / "b.cdx.gz", tmp_path / "p.cdx")
 
 
 def test_legend_and_field_count(cdx):

@@ -12,6 +12,7 @@ from profiler.formats import cdxj
 from profiler.model.language import normalise_language
 from profiler.testing import synthetic_cc
 
+from helpers.generated import assert_gzip_deterministic_and_plain, written_index
 from helpers.paths import ROOT
 
 N = 20000
@@ -25,9 +26,8 @@ FILENAME = re.compile(r"\Acrawl-data/(CC-MAIN-\d{4}-\d{2})/segments/\d{13}\.\d{2
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """(path, lines as bytes without newline) of a 20,000-line index."""
-    path = tmp_path_factory.mktemp("cc") / "cdx-00000"
-    assert synthetic_cc.write_cc_index(str(path), N, seed=11) == N
-    return path, path.read_bytes().split(b"\n")[:-1]
+    return written_index(tmp_path_factory.mktemp("cc") / "cdx-00000",
+                         lambda path: synthetic_cc.write_cc_index(path, N, seed=11), N)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +48,8 @@ def test_same_seed_same_bytes(tmp_path, index):
 
 
 def test_gzip_is_deterministic_and_matches_plain(tmp_path):
-    a, b, plain = tmp_path / "a.gz", tmp_path / "b.gz", tmp_path / "p"
-    for path in (a, b, plain):
-        synthetic_cc.write_cc_index(str(path), 3000, seed=4)
-    assert a.read_bytes() == b.read_bytes()
-    assert gzip.decompress(a.read_bytes()) == plain.read_bytes()
+    assert_gzip_deterministic_and_plain(lambda path: synthetic_cc.write_cc_index(path, 3000, seed=4),
+                                        tmp_path / "a.gz", tmp_path / "b.gz", tmp_path / "p")
 
 
 def test_line_count_and_small_sizes():

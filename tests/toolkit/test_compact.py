@@ -5,27 +5,20 @@ import pytest
 from profiler.cli.main import main
 from profiler.toolkit.compact import _sum, compact_file, parents
 from profiler.toolkit.lookup import HELD, NOT_HELD, Lookup
-from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
-from profiler.testing.synthetic import write_cdx
-from profiler.files.ukvs import Frequency, profile_to_map, read_map
+from profiler.files.ukvs import Frequency, read_map
+
+from helpers.generated import map_of, profiled_cdx
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """A generated CDX profiled with the `urls` and `full` policies, and their maps."""
     d = tmp_path_factory.mktemp("compact")
-    cdx = d / "in.cdx"
-    write_cdx(str(cdx), 2000, seed=3)
-    out = {}
+    out, rows = profiled_cdx(d, 3, ("urls", "full"))
     for policy in ("urls", "full"):
-        out[policy] = str(d / ("%s.cdxj" % policy))
-        run_profile([str(cdx)], out[policy], policy=policy)
-        out[policy + ".ukvs"] = str(d / ("%s.ukvs" % policy))
-        profile_to_map(out[policy], out[policy + ".ukvs"])
-    out["full2.ukvs"] = str(d / "full2.ukvs")
-    profile_to_map(out["full"], out["full2.ukvs"], ("surt", "datetime"))
-    rows = [line.split() for line in cdx.read_text().splitlines()[1:]]
+        out[policy + ".ukvs"] = map_of(out[policy], d / ("%s.ukvs" % policy))
+    out["full2.ukvs"] = map_of(out["full"], d / "full2.ukvs", ("surt", "datetime"))
     out["urlkeys"] = sorted({r[0] for r in rows})
     out["captures"] = sorted({(r[0], r[1]) for r in rows})[::7]
     return out

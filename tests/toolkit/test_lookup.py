@@ -9,8 +9,9 @@ from profiler.cli.main import main
 from profiler.toolkit.lookup import HELD, INVALID, NO_MATCH, NOT_HELD, Lookup, canonical, surt_candidates
 from profiler.run.profile import run_profile
 from profiler.files.sortedfile import SortedLines
-from profiler.testing.synthetic import write_cdx
-from profiler.files.ukvs import Frequency, profile_to_map
+from profiler.files.ukvs import Frequency
+
+from helpers.generated import map_of, profiled_cdx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
@@ -21,19 +22,10 @@ def files(tmp_path_factory):
     """Real profiles (full, default) of a generated CDX and their maps; the CDX's urlkeys,
     URLs and (urlkey, timestamp) pairs."""
     d = tmp_path_factory.mktemp("lookup")
-    cdx = d / "in.cdx"
-    write_cdx(str(cdx), 2000, seed=11)
-    out = {}
-    for policy in ("full", "default"):
-        out[policy] = str(d / ("%s.cdxj" % policy))
-        run_profile([str(cdx)], out[policy], policy=policy)
-    out["map"] = str(d / "full.ukvs")
-    profile_to_map(out["full"], out["map"])
-    out["map2"] = str(d / "full2.ukvs")
-    profile_to_map(out["full"], out["map2"], ("surt", "datetime"))
-    out["hostmap"] = str(d / "default.ukvs")
-    profile_to_map(out["default"], out["hostmap"])
-    rows = [line.split() for line in cdx.read_text().splitlines()[1:]]
+    out, rows = profiled_cdx(d, 11, ("full", "default"))
+    out["map"] = map_of(out["full"], d / "full.ukvs")
+    out["map2"] = map_of(out["full"], d / "full2.ukvs", ("surt", "datetime"))
+    out["hostmap"] = map_of(out["default"], d / "default.ukvs")
     out["urlkeys"] = sorted({r[0] for r in rows})
     out["urls"] = sorted({r[2] for r in rows})
     out["captures"] = sorted({(r[0], r[1]) for r in rows})

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.cli.main import main
 from profiler.errors import UserError
-from profiler.files.ukvs import profile_to_map
 from profiler.toolkit.lookup import HELD, NOT_HELD, Lookup, canonical, language_query
 
+from helpers.generated import map_of
 from helpers.languages import (HOST_LANG, MIXED_LANG, NO_LANG, TLD_LANG, BruteProfile, brute_map_lookup, cc_index,
                                index_urls, lines_of, profile, read_map_lines)
 
@@ -27,12 +27,9 @@ def files(tmp_path_factory):
     out = {"index": index, "urls": index_urls(index)}
     for policy in (TLD_LANG, HOST_LANG, MIXED_LANG, NO_LANG, NONE_LISTED):
         out[policy["name"]] = profile(d, [index], policy)
-    out["map"] = str(d / "lang.ukvs")
-    profile_to_map(out["lang"], out["map"])
-    out["map2"] = str(d / "lang2.ukvs")
-    profile_to_map(out["hostlang"], out["map2"], ("surt", "datetime"))
-    out["nomap"] = str(d / "nolang.ukvs")
-    profile_to_map(out["nolang"], out["nomap"])
+    out["map"] = map_of(out["lang"], d / "lang.ukvs")
+    out["map2"] = map_of(out["hostlang"], d / "lang2.ukvs", ("surt", "datetime"))
+    out["nomap"] = map_of(out["nolang"], d / "nolang.ukvs")
     return out
 
 
