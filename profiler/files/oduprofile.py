@@ -58,14 +58,16 @@ class OduProfileError(DamagedFile):
     """A document that is not a readable archive profile of archive_profiler (exit status 2)."""
 
 
-def read_document(path, max_bytes=MAX_BYTES):
-    """The parsed document of path: a dict with a ``stats`` object; an OduProfileError otherwise."""
+def read_document(path, max_bytes=None):
+    """The parsed document of path: a dict with a ``stats`` object; an OduProfileError otherwise
+    (also for a document of more than max_bytes, MAX_BYTES unless given)."""
+    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         data = f.read(max_bytes + 1) if size <= max_bytes else b""
     if size > max_bytes or len(data) > max_bytes:
-        raise OduProfileError("%s: a JSON archive profile larger than %d MiB is not read (it is parsed whole)"
-                              % (path, max_bytes >> 20))
+        raise OduProfileError("%s: a JSON archive profile larger than %s is not read (it is parsed whole)"
+                              % (path, "%d MiB" % (max_bytes >> 20) if max_bytes >= 1 << 20 else "%d bytes" % max_bytes))
     try:
         doc = jsonnum.loads(data)
     except (ValueError, RecursionError) as e:
