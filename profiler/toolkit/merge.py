@@ -31,7 +31,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import insort, layout as layouts, oduprofile, ukvs
+from profiler.files import insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -565,6 +565,8 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
         read, sorted_inputs, converted = [], {}, {}
         for p in paths:
             if odu_document(p):
+                if out_path != "-":
+                    outfiles.refuse_inputs(out_path, [p])      # the document is never replaced
                 conversion = stack.enter_context(oduprofile.ConvertedCopy(p, folder, skip_bad_lines))
                 converted[p] = conversion.meta()
                 read.append(conversion.path)

@@ -217,6 +217,17 @@ def test_merged_documents_are_served_and_looked_up(archive, tmp_path):
         server.stop()
 
 
+def test_the_document_is_never_replaced(archive, tmp_path):
+    path = tmp_path / "same.json"
+    path.write_bytes(open(archive["odu"], "rb").read())
+    link = tmp_path / "link.cdxj"
+    os.symlink(str(path), str(link))
+    for out in (path, link):
+        r = cli("merge", str(path), "-o", str(out))
+        assert one_line_error(r.returncode, r.stderr, "is the input"), r.stderr
+    assert path.read_bytes() == open(archive["odu"], "rb").read()
+
+
 def test_merged_with_our_profile_is_refused_in_one_line(archive, tmp_path):
     """Our profile has other key fields and a policy: a key it holds that the document lacks
     would read as no captures there, so the two are not merged."""
@@ -225,13 +236,17 @@ def test_merged_with_our_profile_is_refused_in_one_line(archive, tmp_path):
     assert not os.path.exists(tmp_path / "x.cdxj")
 
 
-@pytest.mark.parametrize("name", ["lookup", "query", "validate", "diff", "ukvs", "export", "split"])
+@pytest.mark.parametrize("name", ["lookup", "query", "validate", "diff", "ukvs", "export", "split", "report",
+                                  "overlap", "compact", "explore"])
 def test_other_commands_refuse_it_naming_the_conversion(archive, tmp_path, name):
     odu = archive["odu"]
     argv = {"lookup": ["lookup", odu, "http://example.com/"], "query": ["query", odu], "validate": ["validate", odu],
             "diff": ["diff", archive["ours"], odu], "ukvs": ["ukvs", odu, "-o", str(tmp_path / "m.ukvs")],
             "export": ["export", odu, "-o", str(tmp_path / "e.jsonld")],
-            "split": ["split", odu, "--max-lines", "5", "-o", str(tmp_path / "s")]}[name]
+            "split": ["split", odu, "--max-lines", "5", "-o", str(tmp_path / "s")],
+            "report": ["report", odu, "-o", str(tmp_path / "r.html")], "overlap": ["overlap", odu, archive["ours"]],
+            "compact": ["compact", odu, "--max-lines", "5", "-o", str(tmp_path / "c")],
+            "explore": ["explore", odu, "--port", "0"]}[name]
     r = cli(*argv)
     assert one_line_error(r.returncode, r.stderr, "oduwsdl archive_profiler", "archive-profiler merge %s -o " % odu,
                           "odu.cdxj"), r.stderr
