@@ -583,6 +583,9 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
             for p, r in zip(paths, read):
                 if r != p:
                     message = message.replace(r, "%s (%s)" % (p, "converted" if p in converted else "sorted"))
+            if converted and isinstance(e, layouts.LayoutError):
+                message += (" (an archive_profiler document converts to keys %s: it merges with profiles of "
+                            "those keys only)" % " ".join(oduprofile.KEYS))
             if message == str(e):
                 raise
             raise type(e)(message) from e

@@ -232,7 +232,8 @@ def test_merged_with_our_profile_is_refused_in_one_line(archive, tmp_path):
     """Our profile has other key fields and a policy: a key it holds that the document lacks
     would read as no captures there, so the two are not merged."""
     r = cli("merge", archive["odu"], archive["ours"], "-o", str(tmp_path / "x.cdxj"))
-    assert one_line_error(r.returncode, r.stderr, "cannot merge", "odu.json has keys surt datetime mime,"), r.stderr
+    assert one_line_error(r.returncode, r.stderr, "cannot merge", "odu.json has keys surt datetime mime,",
+                          "merges with profiles of those keys only"), r.stderr
     assert not os.path.exists(tmp_path / "x.cdxj")
 
 
@@ -361,3 +362,21 @@ def test_conversion_equals_the_oracle_of_our_keys(tmp_path_factory, seed, n):
                     per[c[0]] = per.get(c[0], 0) + 1
             want["* - %s" % m] = (sum(per.values()), min(per.values()), max(per.values()), len(per))
     assert {k: features(v) for k, v in got.items()} == want
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=st.lists(st.text(min_size=0, max_size=12), min_size=1, max_size=8))
+def test_keys_of_any_text_convert_to_a_valid_profile_or_are_skipped(tmp_path_factory, keys):
+    """A key of any text (spaces, newlines, ')', lone surrogates) in every section: the output is
+    a valid profile, every key converted or counted."""
+    d = tmp_path_factory.mktemp("k")
+    sections = {name: {k: GOOD for k in keys} for name in ("suburi", "time", "mediatype", "language")}
+    path = d / "k.json"
+    path.write_bytes(json.dumps(doc_with(**sections)).encode("utf-8"))
+    out = str(d / "k.cdxj")
+    summary = merge([str(path)], out)
+    from profiler.files.validate import validate
+    report = validate(out)
+    assert report.ok, report.problems
+    skipped = sum(dict(summary["converted"])[str(path)].values())
+    assert len(data(out)) + skipped == 4 * len(set(keys))
