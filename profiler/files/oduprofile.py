@@ -66,8 +66,9 @@ def read_document(path, max_bytes=None):
         size = os.fstat(f.fileno()).st_size
         data = f.read(max_bytes + 1) if size <= max_bytes else b""
     if size > max_bytes or len(data) > max_bytes:
+        bound = "%d MiB" % (max_bytes >> 20) if max_bytes >= 1 << 20 else "%d bytes" % max_bytes
         raise OduProfileError("%s: a JSON archive profile larger than %s is not read (it is parsed whole)"
-                              % (path, "%d MiB" % (max_bytes >> 20) if max_bytes >= 1 << 20 else "%d bytes" % max_bytes))
+                              % (path, bound))
     try:
         doc = jsonnum.loads(data)
     except (ValueError, RecursionError) as e:

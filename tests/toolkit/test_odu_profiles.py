@@ -343,8 +343,9 @@ def test_conversion_equals_the_oracle_of_our_keys(tmp_path_factory, seed, n):
     merge([write_odu(d / "x.json", stats)], out)
     got = data(out)
     want = {}
-    for key, test in [("%s,* - -" % t, lambda c, t=t: c[0].startswith(t + ",")) for t in {c[0].split(",")[0] for c in caps}] \
-            + [("* %s -" % m, lambda c, m=m: c[1][:6] == m) for m in {c[1][:6] for c in caps}]:
+    tlds, months = {c[0].split(",")[0] for c in caps}, {c[1][:6] for c in caps}
+    for key, test in [("%s,* - -" % t, lambda c, t=t: c[0].startswith(t + ",")) for t in tlds] \
+            + [("* %s -" % m, lambda c, m=m: c[1][:6] == m) for m in months]:
         per = {}
         for c in caps:
             if test(c):
