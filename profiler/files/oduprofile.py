@@ -13,6 +13,8 @@ values copied as they are:
   one of its normal form is ``* - MIME``, unless the archive holds revisits (a ``warc/revisit``
   type), which this format counts under their original's type.
 
+archive_profiler counts HTTP(S) captures only, so the converted lines do too (CAPTURES, in the
+merged !meta): a profile of ours of the same archive also counts its dns: records under ``*``.
 Every other key is skipped and counted by kind (SKIPPED), never given a made-up number. The
 document is parsed whole, so one larger than MAX_BYTES is refused; a document that is not such a
 profile, or a value that is not ``{"urim": {"total", "min", "max"}, "urir"}`` of whole numbers
@@ -36,6 +38,9 @@ PREFIX = ".archive-profiler-convert-"
 #: the key fields of a converted profile
 KEYS = ["surt", "datetime", "mime"]
 FORMAT = "oduwsdl archive_profiler JSON"
+#: what the converted lines count: archive_profiler leaves out captures of other schemes
+#: (cdx_profiler.py), which a profile of ours counts under '*'
+CAPTURES = "HTTP(S) captures only: archive_profiler leaves out other schemes (dns:, ftp:)"
 
 #: the kinds of keys skipped, and why
 SKIPPED = {
@@ -193,7 +198,7 @@ class ConvertedCopy:
 
     def meta(self):
         """What a merged !meta records of the conversion."""
-        return {"format": FORMAT, "keys": self.keys, "skipped": self.skipped}
+        return {"format": FORMAT, "captures": CAPTURES, "keys": self.keys, "skipped": self.skipped}
 
     def __enter__(self):
         doc = read_document(self.source)

@@ -23,7 +23,7 @@ from profiler.run.profile import run_profile
 from profiler.toolkit.merge import merge
 
 from helpers.damage import one_line_error
-from helpers.paths import ROOT
+from helpers.paths import ROOT, shared_data
 from helpers.serving import Server
 
 LEGEND = " CDX N b a m s k r M S V g"
@@ -160,6 +160,34 @@ def test_converted_lines_equal_ours(archive):
                                                         if k.count(",") == 0 and k.endswith(")/")}
     assert {k.split()[1] for k in got if k.split()[1] != "-"} == set(stats["time"])
     assert {k.split()[2] for k in got if k.split()[2] != "-"} == {"image/png", "application/pdf"}
+
+
+def test_a_real_index_converts_to_our_profile_of_its_http_captures(tmp_path):
+    """archive_profiler's own sample index (Archive-It, 10 fields, dns: records among the lines):
+    its algorithm on the file (HTTP(S) lines only, their URL key put through the surt library as
+    cdx_profiler.py does), converted, equals our profile of its HTTP(S) lines."""
+    from urllib.parse import urlparse
+    from surt import surt
+    index = shared_data("archive_profiler", "index-2.cdx")
+    caps, http = [], []
+    with open(index) as f:
+        for n, line in enumerate(f):
+            segs = line.strip().split(" ")
+            if n == 0 or (len(segs) == 10 and urlparse(segs[2]).scheme.startswith("http")):
+                http.append(line)
+            if len(segs) == 10 and urlparse(segs[2]).scheme.startswith("http"):
+                caps.append((surt(segs[0]), segs[1], segs[3]))
+    assert len(caps) < sum(1 for _ in open(index)) - 1        # there are dns: records left out
+    (tmp_path / "http.cdx").write_text("".join(http))
+    ours = str(tmp_path / "ours.cdxj")
+    run_profile([str(tmp_path / "http.cdx")], ours, created="2026-01-01T00:00:00Z")
+    out = str(tmp_path / "real.cdxj")
+    merge([write_odu(tmp_path / "real.json", odu_stats(caps, path_depth=0))], out)
+    got, want = data(out), data(ours)
+    assert len(got) >= 10 and {k.split()[1] for k in got} > {"-"}
+    for key, value in got.items():
+        assert features(value) == features(want[key + " -"]), key
+    assert '"captures":"HTTP(S) captures only' in open(out).read()
 
 
 def test_skipped_keys_are_counted_exactly(archive):
