@@ -5,7 +5,8 @@ before it is opened for reading: its stat is looked at first, and the file is th
 without blocking and checked again, so a FIFO put in its place meanwhile is never waited on.
 A file that is not a profile or map but something the user may have meant (a CDX or CDXJ
 index, a WARC or ARC file, a compressed profile, an empty file) is named for what it is, with
-what to do instead (a JSON document too).
+what to do instead (a JSON document too: an archive profile of oduwsdl's archive_profiler
+is converted by merge).
 """
 
 import bz2
@@ -94,6 +95,10 @@ def recognise(path):
     what = _index(head)
     if what is not None:
         raise InputError(_profile_it(path, what))
+    if is_odu(head):
+        out = (path[:-len(".json")] if path.endswith(".json") else path) + ".cdxj"
+        raise InputError("%s is %s, not a profile or map: convert it first: archive-profiler merge %s -o %s"
+                         % (path, ODU, path, out))
     what = _json(head)
     if what is not None:
         raise InputError("%s is %s, not a profile or map: the commands read CDXJ profiles and UKVS maps "
@@ -102,14 +107,28 @@ def recognise(path):
     raise InputError("%s is not a profile or map (its first data line: %r)" % (path, first[:60]))
 
 
+#: what an archive profile of oduwsdl's archive_profiler is called (its host keys count a host with
+#: its subdomains and its criteria are counted apart: not keys of this format; merge converts the
+#: keys that are: profiler.files.oduprofile)
+ODU = "a JSON archive profile (oduwsdl archive_profiler's), whose keys are not this format's"
+
+
+def is_odu(head):
+    """Whether a file's first bytes read as an archive profile of oduwsdl's archive_profiler."""
+    return head.lstrip()[:1] == b"{" and b'"suburi"' in head and b'"stats"' in head
+
+
+def odu_document(path):
+    """Whether path is a regular file holding an archive profile of oduwsdl's archive_profiler."""
+    with open_regular(path) as f:
+        return is_odu(f.read(HEAD))
+
+
 def _json(head):
-    """What a JSON document is, when the head is one (else None): this tool's JSON-LD export, an
-    archive profile of oduwsdl's archive_profiler (whose host keys count a host with its
-    subdomains and whose criteria are counted apart: not keys of this format), or other JSON."""
+    """What a JSON document is, when the head is one (else None): this tool's JSON-LD export,
+    or other JSON."""
     if head.lstrip()[:1] not in (b"{", b"["):
         return None
-    if b'"suburi"' in head and b'"stats"' in head:
-        return "a JSON archive profile (oduwsdl archive_profiler's), whose keys are not this format's"
     if b'"@context"' in head:
         return "a JSON-LD document (as `export` writes from a profile: give the profile itself)"
     return "a JSON document"

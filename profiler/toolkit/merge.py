@@ -31,7 +31,8 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import insort, layout as layouts, ukvs
+from profiler.files import insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
@@ -336,11 +337,12 @@ def _counted(meta, name, kind, path):
 
 
 def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, skipped=None, bound_revisits=True,
-                    sorted_inputs=None):
+                    sorted_inputs=None, converted=None):
     """The '!' lines of a merged profile, in byte order. Inputs of different key layouts (their
     !keys) are a LayoutError. ``skipped``: {file: counts} of the damaged lines left out;
     ``bound_revisits``: whether keys of revisits resolved per input get bounds (the !meta says
-    so, with the ABSENT_KEYS note); ``sorted_inputs``: {file: lines} sorted on the way in."""
+    so, with the ABSENT_KEYS note); ``sorted_inputs``: {file: lines} sorted on the way in;
+    ``converted``: {file: what its conversion kept and skipped} of archive_profiler documents."""
     layout = layouts.require_same("merge", paths, [layouts.of_headers(h, p) for h, p in zip(headers, paths)])
     hs = [header_dict(h) for h in headers]
     abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
@@ -380,6 +382,8 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
         about["merge"]["absent_keys"] = ABSENT_KEYS
     if sorted_inputs:
         about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
+    if converted:
+        about["merge"]["converted_inputs"] = {os.path.abspath(p): m for p, m in converted.items()}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(layout.fields)),
@@ -550,30 +554,43 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     or unsorted one is refused before anything is written; an unsorted file another tool wrote
     (``mementomap generate``'s) is sorted on the way in instead (profiler.files.insort: temporary
     files in the output's folder, removed after), counted in the summary's "sorted" and the
-    merged !meta. ``skip_bad_lines``: damaged lines are left out, counted in the merged !meta
-    and the summary. Returns a summary."""
+    merged !meta. An archive profile of oduwsdl's archive_profiler (JSON) is converted on the way
+    in (profiler.files.oduprofile: the keys that mean one of ours), its skipped keys counted in
+    the summary's "converted" and the merged !meta. ``skip_bad_lines``: damaged lines are left
+    out, counted in the merged !meta and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
     folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
     with contextlib.ExitStack() as stack:
-        read, sorted_inputs = [], {}
+        read, sorted_inputs, converted = [], {}, {}
         for p in paths:
+            if odu_document(p):
+                if out_path != "-":
+                    outfiles.refuse_inputs(out_path, [p])      # the document is never replaced
+                conversion = stack.enter_context(oduprofile.ConvertedCopy(p, folder, skip_bad_lines))
+                converted[p] = conversion.meta()
+                read.append(conversion.path)
+                continue
             copy = _sorted_if_foreign(p, folder, skip_bad_lines, stack)
             read.append(copy.path if copy else p)
             if copy:
                 sorted_inputs[p] = copy.lines
         try:
             summary = _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits,
-                             skip_bad_lines, sorted_inputs)
+                             skip_bad_lines, sorted_inputs, converted)
         except UserError as e:
             message = str(e)
             for p, r in zip(paths, read):
                 if r != p:
-                    message = message.replace(r, "%s (sorted)" % p)
+                    message = message.replace(r, "%s (%s)" % (p, "converted" if p in converted else "sorted"))
+            if converted and isinstance(e, layouts.LayoutError):
+                message += (" (an archive_profiler document converts to keys %s: it merges with profiles of "
+                            "those keys only)" % " ".join(oduprofile.KEYS))
             if message == str(e):
                 raise
             raise type(e)(message) from e
     summary["sorted"] = sorted(sorted_inputs.items())
+    summary["converted"] = [(p, m["skipped"]) for p, m in converted.items()]
     return summary
 
 
@@ -589,7 +606,8 @@ def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
         return stack.enter_context(insort.SortedCopy(path, folder))
 
 
-def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs):
+def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs,
+           converted=None):
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
@@ -606,7 +624,7 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
-                                  bound_revisits, sorted_inputs)
+                                  bound_revisits, sorted_inputs, converted)
         layout = files[0].layout
 
         per_input = bound_revisits and any(b'"absent_keys"' in h for h in headers)

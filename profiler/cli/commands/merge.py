@@ -11,7 +11,9 @@ DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) int
                "dedup_bytes are exact only for inputs declared disjoint with --disjoint, otherwise "
                "they get bounds (see README, 'Split and merge rules'). Every input is checked whole "
                "first: a damaged or unsorted one is refused before anything is written; an unsorted file "
-               "another tool wrote (mementomap generate) is sorted on the way in, with a note.")
+               "another tool wrote (mementomap generate) is sorted on the way in, with a note; an archive "
+               "profile of oduwsdl's archive_profiler (JSON) is converted on the way in: the keys that mean "
+               "one of this format's (a TLD, a month, a media type), the others skipped and counted.")
 
 
 def add_arguments(p):
@@ -33,6 +35,11 @@ def run(args):
     for path, lines in summary["sorted"]:
         print("archive-profiler: note: %s was not sorted (another tool's file): its %d lines sorted on the way in "
               "(the merged !meta's sorted_inputs)" % (path, lines), file=sys.stderr)
+    from profiler.files.oduprofile import describe_skipped
+    for path, skipped in summary["converted"]:
+        for line in describe_skipped(path, skipped):
+            print("archive-profiler: note: %s (converted: the merged !meta's converted_inputs)" % line,
+                  file=sys.stderr)
     if not args.quiet:
         print("%s: %d lines from %d inputs (%d keys in more than one)" % (
             summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)
