@@ -561,12 +561,12 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     if not paths:
         raise MergeError("nothing to merge")
     folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
+    if out_path != "-":
+        outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced
     with contextlib.ExitStack() as stack:
         read, sorted_inputs, converted = [], {}, {}
         for p in paths:
             if odu_document(p):
-                if out_path != "-":
-                    outfiles.refuse_inputs(out_path, [p])      # the document is never replaced
                 conversion = stack.enter_context(oduprofile.ConvertedCopy(p, folder, skip_bad_lines))
                 converted[p] = conversion.meta()
                 read.append(conversion.path)

@@ -20,8 +20,11 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler.files import outfiles
     from profiler.files.datalines import Skipped
     from profiler.toolkit.export import export
+    if args.output != outfiles.STDOUT:
+        outfiles.refuse_inputs(args.output, [args.profile])
     skipped = Skipped(args.profile) if args.skip_bad_lines else None
     lines = export(args.profile, args.output, args.format, skipped)
     report_skipped([skipped])
