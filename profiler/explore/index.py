@@ -198,14 +198,9 @@ class Index:
 
     def _rank(self, parent, suffix, line, i, at):
         """Keep a child's line in its parent's rankings for that key suffix."""
-        slot = parent.heaps.get(suffix)
+        slot = _slot(parent, suffix, False)
         if slot is None:
-            if parent.combos >= MAX_COMBOS * 4:
-                parent.missed = True
-                return
-            parent.combos += 1
-            slot = parent.heaps[suffix] = [0, [[] for _ in RANKED]]
-        slot[0] += 1
+            return
         raw = line[i + 1:]
         try:
             try:
@@ -221,24 +216,15 @@ class Index:
             raise DamagedFile("%s: a count that is not a whole number at byte %d: run 'archive-profiler "
                                      "validate %s'" % (self.path, at, self.path))
         for value, heap in zip(values + ((round(dedup / urir, 2) if urir else None),), slot[1]):
-            if value is None:
-                continue
-            if len(heap) < TOP:
-                heapq.heappush(heap, (value, -at))
-            elif value > heap[0][0]:
-                heapq.heapreplace(heap, (value, -at))
+            if value is not None:
+                _keep(heap, value, at)
 
     def _rank_foreign(self, parent, suffix, line, i, at):
         """_rank for another producer's line: its features as it has them (its own style read as
         ours), each ranked where the line has it and counted as lacking where not."""
-        slot = parent.heaps.get(suffix)
+        slot = _slot(parent, suffix, True)
         if slot is None:
-            if parent.combos >= MAX_COMBOS * 4:
-                parent.missed = True
-                return
-            parent.combos += 1
-            slot = parent.heaps[suffix] = [0, [[] for _ in RANKED], [0] * len(RANKED)]
-        slot[0] += 1
+            return
         try:
             flat = flatten(foreign_value(jsonnum.loads(line[i + 1:])))
         except (jsonnum.JSONDecodeError, ValueError) as e:
@@ -250,10 +236,8 @@ class Index:
         for n, (value, heap) in enumerate(zip(values, slot[1])):
             if value is None:
                 slot[2][n] += 1
-            elif len(heap) < TOP:
-                heapq.heappush(heap, (value, -at))
-            elif value > heap[0][0]:
-                heapq.heapreplace(heap, (value, -at))
+            else:
+                _keep(heap, value, at)
 
     def _close(self, node, end):
         span = end - node.start if node.start is not None else 0
@@ -307,3 +291,26 @@ def file_size(path):
         return os.path.getsize(path)
     except OSError as e:
         raise UserError("cannot read %s: %s" % (path, e.strerror or e))
+
+
+def _slot(parent, suffix, foreign):
+    """The rankings kept for a key suffix under parent ([lines, heaps per RANKED feature] and, for
+    another producer's file, the lines lacking each feature), counted one line more; None once
+    the parent keeps no more suffixes (it is then marked as having missed some)."""
+    slot = parent.heaps.get(suffix)
+    if slot is None:
+        if parent.combos >= MAX_COMBOS * 4:
+            parent.missed = True
+            return None
+        parent.combos += 1
+        slot = parent.heaps[suffix] = [0, [[] for _ in RANKED]] + ([[0] * len(RANKED)] if foreign else [])
+    slot[0] += 1
+    return slot
+
+
+def _keep(heap, value, at):
+    """value (of the line at byte at) kept in heap when among the TOP largest."""
+    if len(heap) < TOP:
+        heapq.heappush(heap, (value, -at))
+    elif value > heap[0][0]:
+        heapq.heapreplace(heap, (value, -at))

@@ -6,7 +6,6 @@ the largest of them)."""
 
 import random
 
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.explore import index as explore_index, tree
@@ -79,17 +78,6 @@ def random_question(rng, lines, layout):
     params["limit"] = str(ALL)
     params["sort"] = rng.choice(["urim.total", "bytes", "urir", "avg_size", "first"])
     return params
-
-
-@pytest.fixture
-def small_index(monkeypatch):
-    """Index every node of a small profile, listing or ranking its children, so that the three
-    ways of breaking down by SURT (read, listed, ranked) all run."""
-    def choose(rng):
-        monkeypatch.setattr(explore_index, "SCAN_BYTES", rng.choice([0, 300, 1 << 18]))
-        monkeypatch.setattr(explore_index, "LIST_MAX", rng.choice([1, 2, 512]))
-        monkeypatch.setattr(explore_index, "TOP", rng.choice([1, 3, 100]))
-    return choose
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

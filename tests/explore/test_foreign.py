@@ -13,7 +13,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.explore import index as explore_index, tree
+from profiler.explore import tree
 from profiler.explore.answers import SHOWN
 from profiler.files.profilefile import flatten, iter_data
 from profiler.toolkit.query import feature_value
@@ -191,15 +191,6 @@ def assert_same_present(got, want, style):
             assert got["features"][name] == want["features"][name], (name, style, got, want)
         else:
             assert got["features"][name] is None, (name, style, got)
-
-
-@pytest.fixture
-def small_index(monkeypatch):
-    def choose(rng):
-        monkeypatch.setattr(explore_index, "SCAN_BYTES", rng.choice([0, 300, 1 << 18]))
-        monkeypatch.setattr(explore_index, "LIST_MAX", rng.choice([1, 2, 512]))
-        monkeypatch.setattr(explore_index, "TOP", rng.choice([1, 3, 100]))
-    return choose
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
