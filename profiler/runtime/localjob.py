@@ -249,6 +249,9 @@ def _split_bytes(manifest_line):
 
 
 _prepared = []
+#: preloads the client makes its own way: the Public Suffix List's rules from the user's cache
+#: folder when a run before kept them (profiler.runtime.pslcache)
+CLIENT_PRELOADS = {"profiler.model.domains:load": "profiler.runtime.pslcache:load"}
 
 
 def _prepare_fork(policy):
@@ -261,7 +264,7 @@ def _prepare_fork(policy):
     from profiler.job.kernels import task_preloads
     fast.load()
     for name in task_preloads(policy):
-        module, _, function = name.partition(":")
+        module, _, function = CLIENT_PRELOADS.get(name, name).partition(":")
         if name not in _prepared:
             getattr(importlib.import_module(module), function)()
             _prepared.append(name)
