@@ -1,6 +1,6 @@
-"""profiler.runtime.pslcache: the Public Suffix List's rules kept in the user's cache folder give
-the list read from itself, and a kept file that is damaged, stale or not safely the user's own is
-never used."""
+"""profiler.runtime.pslcache and profiler.runtime.usercache: the Public Suffix List's rules kept in
+the user's cache folder give the list read from itself, and a kept file that is damaged, stale or
+not safely the user's own is never used."""
 
 import os
 
@@ -22,6 +22,14 @@ def cache(tmp_path, monkeypatch):
     yield tmp_path / "cache" / "archive-profiler" / pslcache.NAME
     domains._psl = None
     domains._labels.cache_clear()
+
+
+def signed(head, body):
+    """A kept file of body with the digest usercache checks."""
+    import hashlib
+    words = head.split(b" ")
+    words[-1] = hashlib.sha256(body).hexdigest().encode()
+    return b" ".join(words) + b"\n" + body
 
 
 def read_from_the_list():
@@ -77,10 +85,8 @@ def test_a_damaged_or_stale_file_is_not_used_and_is_replaced(cache, damage):
         data = data[:len(data) // 2]
     elif damage == "a_rule_changed":          # a rule that would make every .com host a suffix
         data = head + b"\n" + body.replace(b"\ncom\n", b"\n*.com\n", 1)
-    elif damage == "another_list":
-        words = head.split(b" ")
-        words[-2] = b"0" * 64
-        data = b" ".join(words) + b"\n" + body
+    elif damage == "another_list":               # well formed, kept of another list (with other rules)
+        data = signed(head, b"0" * 64 + body[64:].replace(b"\ncom\n", b"\n*.com\n", 1))
     elif damage == "not_text":
         data = b"\xff\xfe" * 100
     else:
@@ -98,12 +104,8 @@ def test_a_damaged_or_stale_file_is_not_used_and_is_replaced(cache, damage):
 def test_a_file_not_safely_ours_is_not_used(cache, tmp_path, how):
     truth, answers = read_from_the_list()
     pslcache.load()
-    planted = cache.read_bytes().replace(b"\ncom\n", b"\n*.com\n", 1)
-    head, body = planted.split(b"\n", 1)
-    import hashlib
-    words = head.split(b" ")
-    words[-1] = hashlib.sha256(body).hexdigest().encode()
-    planted = b" ".join(words) + b"\n" + body           # a well-formed file with a planted rule
+    head, body = cache.read_bytes().split(b"\n", 1)
+    planted = signed(head, body.replace(b"\ncom\n", b"\n*.com\n", 1))    # well formed, a rule planted
     if how == "link":
         elsewhere = tmp_path / "elsewhere.txt"
         elsewhere.write_bytes(planted)
