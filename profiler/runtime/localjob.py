@@ -275,8 +275,7 @@ def _prepare_fork(policy):
         if name not in _prepared:
             getattr(importlib.import_module(module), function)()
             _prepared.append(name)
-    gc.collect()
-    gc.freeze()
+    gc.freeze()         # no collection first (a pass over every object): garbage frozen now is freed after run()
 
 
 #: signals held back while a task is forked: Python runs the handler of one that arrives during
