@@ -21,7 +21,6 @@ from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
 from profiler.runtime import leftovers as runner_leftovers, localjob, policycache, preflight, remote, taskenv
-from profiler.runtime.shipping import package_zip
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
 #: runners whose step-1 reduce tasks choose hot digests themselves: Hadoop Streaming runs a step's
@@ -194,7 +193,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
         shipping = ship_package and runner != "inline" and not direct
-        py_files = [package_zip(work)] if shipping else []
+        py_files = []
+        if shipping:                    # (not imported otherwise: zipfile is no small part of a short run)
+            from profiler.runtime.shipping import package_zip
+            py_files = [package_zip(work)]
         # the compiled hot path, if built, into each task's working directory (profiler.accel.fast)
         files = fast.shipped_files() if shipping else []
         signals = os.path.join(work, "signals")
