@@ -2,8 +2,9 @@
 need not import the YAML parser and parse the same file again.
 
 ``parse`` (profiler.model.policy.load's parse) keeps each file's value in the user's cache folder
-(profiler.runtime.usercache) as ``policies.json``, under the SHA-256 of the file's bytes and
-the YAML parser's version, at most ENTRIES of them (the newest kept). Only a value that JSON
+(profiler.runtime.usercache) as ``policies.json``, one line each: the SHA-256 of the file's bytes
+and the YAML parser's version, then the value as JSON (at most MAX_ENTRY bytes), at most
+ENTRIES of them (the newest kept); a run parses only the line of its file. Only a value that JSON
 holds exactly is kept (mappings with text keys, lists, text, whole numbers, finite numbers,
 true, false, null: not the dates, sets or binary YAML may also give). A value kept of other
 bytes, or a file usercache does not trust, is not used: the file is parsed. The policy is the
@@ -13,25 +14,38 @@ same either way (tests/runtime/test_policycache.py).
 import hashlib
 import json
 import math
+import re
 
 from profiler.model import policy as policy_mod
 from profiler.runtime import usercache
 
 NAME = "policies.json"
 ENTRIES = 32
-MAX_BYTES = 1 << 22
+#: the longest value kept (a policy's is a few KB)
+MAX_ENTRY = 1 << 16
+MAX_BYTES = ENTRIES * (MAX_ENTRY + 80)
+_ENTRY = re.compile(rb"[0-9a-f]{64} ")
 
 
 def parse(data, path):
     """The value of a policy file's bytes (profiler.model.policy.parse_yaml's), kept or parsed."""
-    key = _key(data)
+    key = _key(data).encode("ascii")
     kept = _read()
-    for k, value in kept:
-        if k == key:
-            return value
+    for line in kept:
+        if line.startswith(key + b" "):
+            try:
+                return json.loads(line[len(key) + 1:])
+            except (ValueError, RecursionError):
+                break
     value = policy_mod.parse_yaml(data, path)
     if _exact(value):
-        _write([e for e in kept if e[0] != key][-(ENTRIES - 1):] + [[key, value]])
+        try:
+            entry = key + b" " + json.dumps(value, allow_nan=False, separators=(",", ":")).encode("ascii")
+        except (ValueError, RecursionError):
+            return value
+        if len(entry) <= len(key) + 1 + MAX_ENTRY:
+            others = [line for line in kept if _ENTRY.match(line) and not line.startswith(key + b" ")]
+            usercache.write(NAME, b"\n".join(others[-(ENTRIES - 1):] + [entry]))
     return value
 
 
@@ -54,26 +68,9 @@ def _yaml_version():
 
 
 def _read():
-    """The kept [[key, value], ...], oldest first ([] when none is usable)."""
+    """The kept lines (oldest first; [] when none is usable)."""
     body = usercache.read(NAME, MAX_BYTES)
-    if body is None:
-        return []
-    try:
-        entries = json.loads(body)
-    except (ValueError, RecursionError):
-        return []
-    if not isinstance(entries, list):
-        return []
-    return [e for e in entries if isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)]
-
-
-def _write(entries):
-    try:
-        body = json.dumps(entries, allow_nan=False, separators=(",", ":")).encode("ascii")
-    except (ValueError, RecursionError):
-        return
-    if len(body) <= MAX_BYTES:
-        usercache.write(NAME, body)
+    return body.split(b"\n") if body else []
 
 
 def _exact(value, depth=0):

@@ -2,8 +2,6 @@
 value parsed from it, a changed file is parsed again, and what JSON does not hold exactly, or a
 file that is not valid YAML, is never kept."""
 
-import json
-
 import pytest
 import yaml
 
@@ -77,10 +75,10 @@ def test_a_kept_value_is_used_only_when_its_file_is_trusted(kept, tmp_path):
     mine = tmp_path / "mine.yaml"
     mine.write_text("name: mine\nhost_depth: 2\n")
     policy.load(str(mine), policycache.parse)
-    entries = json.loads(usercache.read(policycache.NAME, policycache.MAX_BYTES))
-    entries[-1][1]["host_depth"] = 9                        # planted without its digest
+    body = usercache.read(policycache.NAME, policycache.MAX_BYTES)
+    assert b'"host_depth":2' in body
     head = path.read_bytes().split(b"\n", 1)[0]
-    path.write_bytes(head + b"\n" + json.dumps(entries).encode())
+    path.write_bytes(head + b"\n" + body.replace(b'"host_depth":2', b'"host_depth":9'))   # planted, its digest not
     assert policy.load(str(mine), policycache.parse).host_depth == 2
     path.write_bytes(b"\xff" * 10)
     assert policy.load(str(mine), policycache.parse).host_depth == 2
@@ -112,3 +110,25 @@ def test_parse_yaml_reads_the_bytes_as_the_file_was_read(tmp_path, data):
         assert now[:2] == was[:2] and str(mine) in was[2]
     else:
         assert now == was
+
+
+def test_the_kept_file_stays_small(kept, tmp_path, monkeypatch):
+    """At most ENTRIES values, none longer than MAX_ENTRY, the newest kept; lines that are no
+    entry (another format's) dropped; a run reads only its own entry's value."""
+    path, calls = kept
+    monkeypatch.setattr(policycache, "ENTRIES", 3)
+    usercache.write(policycache.NAME, b'[["old format", {"a": 1}]]')
+    mine = tmp_path / "mine.yaml"
+    for depth in range(5):
+        mine.write_text("name: mine\nhost_depth: %d\n" % depth)
+        assert policy.load(str(mine), policycache.parse).host_depth == depth
+    lines = usercache.read(policycache.NAME, policycache.MAX_BYTES).split(b"\n")
+    assert len(lines) == 3 and all(b'"host_depth":%d' % d in line for d, line in zip((2, 3, 4), lines))
+    big = tmp_path / "big.yaml"
+    big.write_text("name: big\ndescription: %s\n" % ("x" * (policycache.MAX_ENTRY + 1)))
+    assert policycache.parse(big.read_bytes(), str(big))["name"] == "big"
+    assert usercache.read(policycache.NAME, policycache.MAX_BYTES).split(b"\n") == lines
+    mine.write_text("name: mine\nhost_depth: 3\n")
+    before = len(calls)
+    assert policy.load(str(mine), policycache.parse).host_depth == 3
+    assert len(calls) == before                             # kept
