@@ -125,10 +125,22 @@ def _restore_sigterm(previous):
 
 
 def console_main():
-    """The `archive-profiler` console script: main() with a cheaper start (profiler.runtime.startup)."""
+    """The `archive-profiler` console script: main() with a cheaper start (profiler.runtime.startup)
+    and a cheaper end (_cheaper_exit)."""
     from profiler.runtime import startup
     startup.use_stdlib_distutils()
-    sys.exit(main())
+    code = main()
+    _cheaper_exit()
+    sys.exit(code)
+
+
+def _cheaper_exit():
+    """Leave the objects that live to the end out of the collector's passes at the interpreter's
+    exit: they are freed as their references go, but not traversed once more for cycles (a good
+    part of a short run's exit). Outputs are closed by then, atexit handlers and finalizers of
+    freed objects still run."""
+    import gc
+    gc.freeze()
 
 
 def _logging(args):

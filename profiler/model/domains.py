@@ -17,6 +17,7 @@ DNS name may be, or is not a str. A ``:port`` (digits) on the last SURT label is
 """
 
 import functools
+import os
 import re
 
 #: the part of the list used (recorded with the version)
@@ -31,10 +32,21 @@ _IPV4 = re.compile(r"\A[0-9]+(?:,[0-9]+){3}\Z")
 _NOT_HOST = re.compile(r"[\x00-\x20\x7f()/\\*@:\[\]]")
 
 
+#: the list file in the publicsuffixlist package
+LIST_FILE = "public_suffix_list.dat"
+
+
+@functools.lru_cache(maxsize=1)
 def _list_bytes():
-    """The list file publicsuffixlist ships (importlib.resources: the package may be in a zip)."""
-    from importlib.resources import files
-    return files("publicsuffixlist").joinpath("public_suffix_list.dat").read_bytes()
+    """The list file publicsuffixlist ships: read from its folder, or with importlib.resources
+    when the package is in a zip (tasks shipped with --py-files)."""
+    import publicsuffixlist
+    try:
+        with open(os.path.join(os.path.dirname(publicsuffixlist.__file__), LIST_FILE), "rb") as f:
+            return f.read()
+    except OSError:
+        from importlib.resources import files
+        return files("publicsuffixlist").joinpath(LIST_FILE).read_bytes()
 
 
 def _list():
@@ -44,6 +56,44 @@ def _list():
         _psl = PublicSuffixList(_with_punycode(_list_bytes()), accept_unknown=False, only_icann=True,
                                 accept_encoded_idn=False)
     return _psl
+
+
+def list_key():
+    """What the rules read of the list depend on (the list's bytes, the package's version, how it is
+    read), as a hex digest: the name under which a copy of them may be kept (``rules``)."""
+    import hashlib
+    h = hashlib.sha256(b"icann, IDN rules encoded, rules version 1\n")
+    h.update(_package().encode("utf-8") + b"\n")
+    h.update(_list_bytes())
+    return h.hexdigest()
+
+
+def rules():
+    """The list's rules as publicsuffixlist holds them once it has read the list (sorted), or
+    None when its reader keeps them where this cannot see."""
+    held = getattr(_list(), "_publicsuffix", None)
+    return sorted(held) if isinstance(held, frozenset) and all(isinstance(r, str) for r in held) else None
+
+
+def use_rules(kept):
+    """Read the list from rules a process read before (``rules``, kept under ``list_key``): the same
+    rules, without reading the whole list and encoding its IDN rules again. When publicsuffixlist
+    holds what it reads as it did when the rules were taken (its rules and their most labels),
+    they are given to it as they are; else it reads them as a list of its own."""
+    global _psl
+    from publicsuffixlist import PublicSuffixList
+
+    def read(rules):
+        return PublicSuffixList(rules, accept_unknown=False, only_icann=False, accept_encoded_idn=False)
+    probe = read(["com", "!www.ck"])
+    if vars(probe) != {"accept_unknown": False, "_publicsuffix": frozenset(["com", "!www.ck"]), "_maxlabel": 2}:
+        _psl = read(kept)
+        return
+    psl = PublicSuffixList.__new__(PublicSuffixList)
+    psl.accept_unknown = False
+    psl._publicsuffix = frozenset(kept)
+    psl._maxlabel = max((rule.count(".") + 1 for rule in kept), default=0)
+    _psl = psl
 
 
 def _with_punycode(data):
@@ -126,12 +176,12 @@ def list_version():
     return _package()
 
 
+@functools.lru_cache(maxsize=1)
 def _package():
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return "publicsuffixlist " + version("publicsuffixlist")
-    except PackageNotFoundError:                     # shipped without its metadata
-        return "publicsuffixlist ?"
+    """'publicsuffixlist VERSION' by the package's metadata."""
+    from profiler.model.versions import installed_version
+    import publicsuffixlist
+    return "publicsuffixlist " + (installed_version("publicsuffixlist", publicsuffixlist) or "?")
 
 
 def list_meta():

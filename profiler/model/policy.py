@@ -178,15 +178,27 @@ def available():
     return sorted(names)
 
 
-def load(name_or_path="default"):
-    """Load and validate a policy file."""
-    import yaml         # not at import: tasks get the policy as JSON
+def load(name_or_path="default", parse=None):
+    """Load and validate a policy file. parse(data, path): the value of the file's bytes
+    (parse_yaml, the default, or one that remembers the values of files read before:
+    profiler.runtime.policycache.parse)."""
     path = find(name_or_path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = yaml.safe_load(f) or {}
-    except yaml.YAMLError as e:
-        raise PolicyError("%s: not valid YAML: %s" % (path, str(e).splitlines()[0]))
+    with open(path, "rb") as f:
+        data = f.read()
+    config = (parse or parse_yaml)(data, path)
     if not isinstance(config, dict):
         raise PolicyError("%s: a policy is a YAML mapping" % path)
     return Policy(config, path)
+
+
+def parse_yaml(data, path):
+    """The value of a policy file's bytes read from path, as its text (UTF-8, universal newlines)
+    reads; an empty file's is {}. A PolicyError when they are not valid YAML."""
+    import io
+    import yaml         # not at import: tasks get the policy as JSON
+    raw = io.BytesIO(data)
+    raw.name = path     # where YAML's messages say the error is
+    try:
+        return yaml.safe_load(io.TextIOWrapper(raw, encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise PolicyError("%s: not valid YAML: %s" % (path, str(e).splitlines()[0]))

@@ -20,8 +20,7 @@ from profiler.run.progress import RunProgress
 from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
-from profiler.runtime import leftovers as runner_leftovers, localjob, preflight, remote, taskenv
-from profiler.runtime.shipping import package_zip
+from profiler.runtime import leftovers as runner_leftovers, localjob, policycache, preflight, remote, taskenv
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
 #: runners whose step-1 reduce tasks choose hot digests themselves: Hadoop Streaming runs a step's
@@ -111,7 +110,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     phases = cpulog.Phases()
     phases.enter("plan")
     if runner == "local" and not localjob.usable(conf_paths, extra_args):
-        policy = load_policy(policy) if isinstance(policy, str) else policy
+        policy = load_policy(policy, policycache.parse) if isinstance(policy, str) else policy
         forkserver.prestart(task_preloads(policy))
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
@@ -144,7 +143,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         _check_output(out_path)
     if detect_language:
         registry.require_detection()
-    pol = load_policy(policy) if isinstance(policy, str) else policy
+    pol = load_policy(policy, policycache.parse) if isinstance(policy, str) else policy
     detect_language = detect_language and uses_language(pol, "--detect-language")
     if not direct:
         job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
@@ -194,7 +193,10 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
         shipping = ship_package and runner != "inline" and not direct
-        py_files = [package_zip(work)] if shipping else []
+        py_files = []
+        if shipping:                    # (not imported otherwise: zipfile is no small part of a short run)
+            from profiler.runtime.shipping import package_zip
+            py_files = [package_zip(work)]
         # the compiled hot path, if built, into each task's working directory (profiler.accel.fast)
         files = fast.shipped_files() if shipping else []
         signals = os.path.join(work, "signals")

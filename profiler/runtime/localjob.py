@@ -48,6 +48,9 @@ SORT_BUFFER = "256M"
 #: the most map records (bytes) one step-1 reduce task reads, when there are more than one task
 #: of them per core: its memory stays bounded whatever the input's size
 STEP1_PART_BYTES = 64 << 20
+#: the fewest bytes of input a reduce task is given when a step's input is small (a task costs
+#: about as much CPU as reducing this much)
+MIN_PART_BYTES = 1 << 20
 #: bytes of the buffers a reduce task reads its input in (its output per buffer grows with it)
 CHUNK = 1 << 20
 #: where mrjob looks for a config when none is given (mrjob.conf.find_mrjob_conf): a run with one
@@ -147,14 +150,18 @@ class LocalJob:
         """The reduce tasks of a step over the step's input files (deleted after): its output files."""
         cost = None
         parts = self.cores
+        size = sum(_size(path) for path in inputs)
+        if step == 1 and self.digest_filter:
+            # step 2's work is in its digest records, and one digest may hold most of it: parts of
+            # equal work, twice as many, go to whichever core is free (one core: one part)
+            cost, parts = digestfilter.step2_cost, 2 * self.cores if self.cores > 1 else 1
+        # a small input in fewer parts: a task's own cost (its fork and exit) is more than what
+        # running its part beside others saves
+        parts = max(1, min(parts, -(-size // MIN_PART_BYTES)))
         if step == 0:
             # a step-1 reducer's tables grow with its URI-Rs' hosts: a part of at most
             # STEP1_PART_BYTES of map records each, more parts than cores when the input is large
-            parts = max(parts, -(-sum(_size(path) for path in inputs) // STEP1_PART_BYTES))
-        if step == 1 and self.digest_filter:
-            # step 2's work is in its digest records, and one digest may hold most of it: parts of
-            # equal work, twice as many, go to whichever core is free
-            cost, parts = digestfilter.step2_cost, 2 * self.cores
+            parts = max(parts, -(-size // STEP1_PART_BYTES))
         readers = self._shuffle(step, inputs, parts, cost)
         environ = _task_environ()
         shared = self._path("shared-digests")
@@ -249,6 +256,9 @@ def _split_bytes(manifest_line):
 
 
 _prepared = []
+#: preloads the client makes its own way: the Public Suffix List's rules from the user's cache
+#: folder when a run before kept them (profiler.runtime.pslcache)
+CLIENT_PRELOADS = {"profiler.model.domains:load": "profiler.runtime.pslcache:load"}
 
 
 def _prepare_fork(policy):
@@ -261,12 +271,11 @@ def _prepare_fork(policy):
     from profiler.job.kernels import task_preloads
     fast.load()
     for name in task_preloads(policy):
-        module, _, function = name.partition(":")
+        module, _, function = CLIENT_PRELOADS.get(name, name).partition(":")
         if name not in _prepared:
             getattr(importlib.import_module(module), function)()
             _prepared.append(name)
-    gc.collect()
-    gc.freeze()
+    gc.freeze()         # no collection first (a pass over every object): garbage frozen now is freed after run()
 
 
 #: signals held back while a task is forked: Python runs the handler of one that arrives during

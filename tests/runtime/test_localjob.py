@@ -56,6 +56,7 @@ def test_the_profile_and_counters_are_those_of_mrjob_s_local_runner(tmp_path, mo
     def no_merge(*args):
         raise AssertionError("the parts are in key order: no merge")
     monkeypatch.setattr(output, "_merged", no_merge)
+    monkeypatch.setattr(localjob, "MIN_PART_BYTES", 1)     # as many reduce tasks as mrjob's runner
     direct = str(tmp_path / "direct.cdxj")
     summary = run_profile([cdx], direct, runner="local", split_size=100000, cores=2)
     job = made[-1]
@@ -70,6 +71,34 @@ def test_the_profile_and_counters_are_those_of_mrjob_s_local_runner(tmp_path, mo
     assert without_created(through_mrjob) == without_created(direct)
     assert summary["counters"] == reference["counters"]
     assert summary["counters"][0]["tasks"] == {"step-1 reducers (compiled)": 2}
+
+
+def test_a_small_input_is_reduced_in_fewer_tasks_to_the_same_profile(tmp_path, monkeypatch):
+    """A step's input of less than MIN_PART_BYTES per core goes to fewer reduce tasks (one per
+    MIN_PART_BYTES, at least one; on one core, step 2's one): the same profile, whatever their
+    number."""
+    from profiler.job import progress
+    cdx = _index(tmp_path, 3000)
+    inline = str(tmp_path / "inline.cdxj")
+    run_profile([cdx], inline, runner="inline", split_size=100000)
+    runs = {}
+    for cores in (1, 2):
+        for min_part in (1, 30000, localjob.MIN_PART_BYTES):
+            monkeypatch.setattr(localjob, "MIN_PART_BYTES", min_part)
+            reports = tmp_path / ("reports-%d-%d" % (cores, min_part))
+            reports.mkdir()
+            monkeypatch.setenv(progress.ENV, str(reports))
+            out = str(tmp_path / ("%d-%d.cdxj" % (cores, min_part)))
+            summary = run_profile([cdx], out, runner="local", split_size=100000, cores=cores)
+            assert without_created(out) == without_created(inline), (cores, min_part)
+            tasks = [sum(1 for n in os.listdir(reports) if n.startswith("reduce-%d-" % step)) for step in range(3)]
+            runs[cores, min_part] = tasks, summary["counters"]
+    assert runs[2, 1][0] == [2, 4, 2] and runs[1, 1][0] == [1, 1, 1]
+    assert runs[2, localjob.MIN_PART_BYTES][0] == [1, 1, 1]
+    assert max(runs[2, 30000][0]) > 1
+    for (cores, min_part), (tasks, counters) in runs.items():
+        assert counters[0]["tasks"] == {"step-1 reducers (compiled)": tasks[0]}
+        assert counters[0]["profile"] == {"captures": 3000}
 
 
 def test_a_run_without_mrjob_does_not_import_it(tmp_path):
