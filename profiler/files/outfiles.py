@@ -15,7 +15,6 @@ process that is gone).
 import os
 import re
 import secrets
-import socket
 import stat
 import sys
 
@@ -102,7 +101,7 @@ def kind_of(mode):
 
 # ---------------------------------------------------------------- temp files
 
-_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40] or "host"
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:40] or "host"   # gethostname(), without socket
 
 
 def temp_name(real):

@@ -108,6 +108,9 @@ def _sniff_arc(sample):
     first = sample.first
     if first is None:
         return None
+    fields = first.split(b" ")
+    if not first.startswith(b"filedesc:") and (len(fields) < 5 or not fields[-1].isdigit()):
+        return None     # no ARC header (warc.looks_like_arc_record asks this first): warcio not imported
     from profiler.formats import warc
     if first.startswith(b"filedesc:") or (warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None):
         return _whole_gzip(sample)
