@@ -189,9 +189,9 @@ def convert(doc, path, skip_bad=False):
 def marginals(doc, skipped):
     """What the document says of keys it does not hold: ``total``, its archive's captures (the
     largest sum of a section's values: each of time, mediatype and the one-label suburi keys
-    counts every capture once), None when a value was damaged; ``months`` and ``mimes``: whether
-    the converted months (media types) add up to that total, so that a month (media type) the
-    document lacks has no capture there."""
+    counts every capture once), None when a value was damaged; ``months``, ``mimes`` and ``tlds``:
+    whether the converted months (media types, TLDs) add up to that total, so that a month (media
+    type, TLD) the document lacks has no capture there."""
     stats = doc["stats"]
     sums = {}
     for section in ("time", "mediatype", "suburi"):
@@ -200,14 +200,15 @@ def marginals(doc, skipped):
             if section == "suburi" and _suburi(key)[0] is not None:
                 continue
             if value_problem(value):
-                return {"total": None, "months": False, "mimes": False}
+                return {"total": None, "months": False, "mimes": False, "tlds": False}
             total += value["urim"]["total"]
         sums[section] = total
     total = max(sums.values())
     months = not any(k in skipped for k in ("bad_month", "damaged")) and sums["time"] == total
     mimes = not any(k in skipped for k in ("mime_not_normal", "mime_revisits", "damaged")) \
         and sums["mediatype"] == total
-    return {"total": total, "months": months, "mimes": mimes}
+    tlds = "damaged" not in skipped and sums["suburi"] == total
+    return {"total": total, "months": months, "mimes": mimes, "tlds": tlds}
 
 
 class ConvertedCopy:

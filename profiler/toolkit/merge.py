@@ -821,21 +821,25 @@ class Absence:
                 if key != tuple(fields) and key in self.coarse:
                     found.append(_highs(self.coarse[key]))
         if self.marginals is not None:
-            found += self._from_marginals(dict(zip(names, fields[1:])))
+            found += self._from_marginals(fields[0], dict(zip(names, fields[1:])))
         if not found:
             return None
         total = min(f[0] for f in found)
         return {"urim.total": total, "urir": min(min(f[1] for f in found), total),
                 "urim.max": min(min(f[2] for f in found), total)}
 
-    def _from_marginals(self, values):
-        """An archive_profiler document's bounds besides its lines: its total; a datetime's months
-        added up and a media type's (category's) types, when those sections cover the total."""
+    def _from_marginals(self, surt, values):
+        """An archive_profiler document's bounds besides its lines: its total; none under a TLD it
+        lacks, a datetime's months added up and a media type's (category's) types, when those
+        sections cover the total."""
         m = self.marginals
         out = []
         if m["total"] is not None:
             out.append((m["total"],) * 3)
         dt, mime = values.get("datetime", "-"), values.get("mime", "-")
+        tld = _tld(surt)
+        if m.get("tlds") and tld and surt.startswith(tld[:-1]) and (tld,) + ("-",) * len(values) not in self.coarse:
+            out.append((0, 0, 0))
         if m["months"] and dt != "-" and dt.isdigit() and len(dt) >= 4:
             prefix = dt[:6] if len(dt) >= 6 else dt
             out.append(self._added(lambda k: k[0] == "*" and k[2] == "-" and k[1] != "-"

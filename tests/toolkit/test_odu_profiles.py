@@ -66,7 +66,7 @@ def odu_stats(caps, host_depth=3, path_depth=1):
         per[surt] = per.get(surt, 0) + 1
 
     for surt, ts, mime in caps:
-        host, path = surt.split("?")[0].split(")")
+        host, _, path = surt.split("?")[0].partition(")")
         path = path.strip("/")
         keys = set()
         hparts = host.split(",")
