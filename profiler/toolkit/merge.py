@@ -16,8 +16,11 @@ from an input means no capture there: the inputs must share one policy). The rul
   (high min_i + sum of the other inputs' high max)]. Bounds of merged inputs carry over, so
   merging is associative.
 - A key held by one input only is copied unchanged.
-- Inputs have one key layout (their !keys: profiler.files.layout); a profile with lang and one
-  without are not merged.
+- Inputs have one key layout (their !keys: profiler.files.layout), or layouts that nest: then the
+  merge is on the fields every input has (common_layout, Projection: a richer input's lines whose
+  other fields are '-'), and a key an input lacks counts none of its captures only where its
+  headers say so, else it gets bounds from that input's coarser lines (Absence, with_unknown,
+  UNKNOWN_KEYS): how a converted archive_profiler document merges with our profiles.
 
 UKVS maps merge the same way: urim adds up; urir adds up and is marked '-' (upper bound)
 unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' stay '+', mixed

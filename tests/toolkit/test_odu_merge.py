@@ -31,8 +31,9 @@ COUNTS = ("urim.total", "urim.min", "urim.max", "urir")
 
 
 def cut_archive(folder, seed, n, cut_at, doc_first, at_boundary=False):
-    """(whole CDX, the document's CDX lines, our part's CDX): a generated archive's HTTP(S) lines
-    cut in two at cut_at (moved to the next URI-R when at_boundary)."""
+    """(whole CDX, the document's CDX lines, our part's CDX, whether the parts hold disjoint URI-Rs):
+    a generated archive's HTTP(S) lines cut in two at cut_at (moved to a URI-R's first line when
+    at_boundary)."""
     whole = folder / "whole.cdx"
     synthetic_cdx(str(whole), n, seed=seed)
     lines = whole.read_text().splitlines(True)
@@ -40,13 +41,16 @@ def cut_archive(folder, seed, n, cut_at, doc_first, at_boundary=False):
     body = [x for x in lines[1:] if urlparse(x.split(" ")[2]).scheme in ("http", "https")]
     whole.write_text(head + "".join(body))
     cut = 1 + cut_at % (len(body) - 1)
-    if at_boundary:
-        while cut < len(body) and body[cut].split(" ")[0] == body[cut - 1].split(" ")[0]:
-            cut += 1
+    if at_boundary:                     # between two URI-Rs (the first's line, else the last's)
+        urir = [x.split(" ")[0] for x in body]
+        later = [i for i in range(cut, len(body)) if urir[i] != urir[i - 1]]
+        earlier = [i for i in range(1, cut) if urir[i] != urir[i - 1]]
+        cut = (later or earlier[-1:] or [cut])[0]
+        at_boundary = urir[cut] != urir[cut - 1]
     parts = (body[:cut], body[cut:]) if doc_first else (body[cut:], body[:cut])
     ours = folder / "ours.cdx"
     ours.write_text(head + "".join(parts[1]))
-    return str(whole), parts[0], str(ours)
+    return str(whole), parts[0], str(ours), at_boundary
 
 
 def document_of(folder, lines):
@@ -120,7 +124,7 @@ def converted_keys(folder, doc):
 
 
 def merge_and_check(folder, seed, n, cut_at, doc_first, at_boundary, policy="default"):
-    whole, doc_lines, ours_cdx = cut_archive(folder, seed, n, cut_at, doc_first, at_boundary)
+    whole, doc_lines, ours_cdx, at_boundary = cut_archive(folder, seed, n, cut_at, doc_first, at_boundary)
     doc = document_of(folder, doc_lines)
     ours = str(folder / "ours.cdxj")
     r = cli("profile", ours_cdx, "-o", ours, "-r", "inline", "--policy", policy)
@@ -286,7 +290,7 @@ def test_random_keys_of_a_document_stay_within_bounds(tmp_path):
     """Keys the document holds that our part lacks: copied exact (our complete profile has none
     there); keys only ours holds: bounded by the document's months, TLDs and total."""
     rng = random.Random(3)
-    whole, doc_lines, ours_cdx = cut_archive(tmp_path, 9, 120, rng.randrange(10 ** 6), True)
+    whole, doc_lines, ours_cdx, _ = cut_archive(tmp_path, 9, 120, rng.randrange(10 ** 6), True)
     doc = document_of(tmp_path, doc_lines)
     ours = str(tmp_path / "ours.cdxj")
     run_profile([ours_cdx], ours, created="2026-01-01T00:00:00Z")

@@ -256,13 +256,15 @@ def test_the_document_is_never_replaced(archive, tmp_path):
     assert path.read_bytes() == open(archive["odu"], "rb").read()
 
 
-def test_merged_with_our_profile_is_refused_in_one_line(archive, tmp_path):
-    """Our profile has other key fields and a policy: a key it holds that the document lacks
-    would read as no captures there, so the two are not merged."""
-    r = cli("merge", archive["odu"], archive["ours"], "-o", str(tmp_path / "x.cdxj"))
-    assert one_line_error(r.returncode, r.stderr, "cannot merge", "odu.json has keys surt datetime mime,",
-                          "merges with profiles of those keys only"), r.stderr
-    assert not os.path.exists(tmp_path / "x.cdxj")
+def test_merged_with_our_profile_adds_up_on_the_common_fields(archive, tmp_path):
+    """Our profile (4 key fields) is projected onto the document's 3 (test_odu_merge has the
+    oracle): a key both hold adds up (here the same captures twice, as merge assumes different
+    ones)."""
+    out = str(tmp_path / "x.cdxj")
+    r = cli("merge", archive["odu"], archive["ours"], "-o", out)
+    assert r.returncode == 0, r.stderr
+    merged, ours = data(out), data(archive["ours"])
+    assert merged["com,* - -"]["urim"]["total"] == 2 * ours["com,* - - -"]["urim"]["total"]
 
 
 @pytest.mark.parametrize("name", ["lookup", "query", "validate", "diff", "ukvs", "export", "split", "report",
