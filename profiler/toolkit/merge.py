@@ -686,8 +686,9 @@ UNKNOWN_KEYS = ("a key an input has no line for holds none of that input's captu
 #: the features a merged line keeps when an input's share of its key is unknown
 UNKNOWN_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir")
 #: the lines of coarser keys (the root's and TLDs') kept per input to bound keys it lacks; past
-#: it, fewer coarser keys are known (the bounds stay sound, or the key cannot be bounded)
-COARSE_LIMIT = 200000
+#: it, fewer coarser keys are known (the bounds stay sound, or the key cannot be bounded) and a
+#: document's months, TLDs and media types are not added up
+COARSE_LIMIT = 100000
 
 
 def common_layout(paths, found):
@@ -771,9 +772,12 @@ def _coarser_fields(name, field):
 
 
 def _highs(value):
-    """(urim.total, urir, urim.max) highs of a line (its bounds' highs; a feature it lacks: its total)."""
+    """(urim.total, urir, urim.max) highs of a line (its bounds' highs; a feature it lacks: its
+    total), or None for a line without urim.total (another producer's value style)."""
     flat = flatten(value)
     bounds = value.get("bounds") or {}
+    if "urim.total" not in flat:
+        return None
 
     def high(name):
         if name in bounds:
@@ -822,9 +826,11 @@ class Absence:
             for rest in itertools.product(*(_coarser_fields(n, f) for n, f in zip(names, fields[1:]))):
                 key = (surt,) + rest
                 if key != tuple(fields) and key in self.coarse:
-                    found.append(_highs(self.coarse[key]))
+                    line = self.coarse[key]
+                    found.append(line if isinstance(line, tuple) else _highs(line))
         if self.marginals is not None:
             found += self._from_marginals(fields[0], dict(zip(names, fields[1:])))
+        found = [f for f in found if f is not None]
         if not found:
             return None
         total = min(f[0] for f in found)
@@ -877,6 +883,8 @@ class Absence:
 
     def _added(self, test):
         highs = [_highs(v) for k, v in self.coarse.items() if len(k) == 3 and test(k)]
+        if None in highs:
+            return None
         return tuple(sum(h[i] for h in highs) for i in range(3))
 
 
@@ -999,11 +1007,20 @@ def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri
                 for i, (p, r, pr) in enumerate(zip(paths, read, projections))]
 
     coarse = [{} for _ in paths]
+    marginals = dict(marginals)
     for stream in streams():            # the first pass: lines left out, root and TLD lines
         for key, i, record in stream:
             fields = _fields(key)
-            if _coarse(fields) and len(coarse[i]) < COARSE_LIMIT:
-                coarse[i][fields] = record.value if record.value is not None else jsonnum.loads(record.json)
+            if not _coarse(fields):
+                continue
+            if len(coarse[i]) >= COARSE_LIMIT:
+                if paths[i] in marginals:       # its sections can no longer be added up
+                    marginals[paths[i]] = dict(marginals[paths[i]], months=False, mimes=False, tlds=False)
+                continue
+            value = record.value if record.value is not None else jsonnum.loads(record.json)
+            kept = value if paths[i] in marginals else _highs(value)
+            if kept is not None:
+                coarse[i][fields] = kept
     absences = [Absence(common, coarse[i], None if p in converted else f.headers, f.layout,
                         bool(checked[i] is not None and checked[i].count), marginals.get(p))
                 for i, (p, f) in enumerate(zip(paths, files))]
@@ -1046,6 +1063,9 @@ def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri
                 values.append(combine(shares) if len(shares) > 1 else shares[0])
             value = combine(values, disjoint, counter) if len(values) > 1 else values[0]
             if envelope["urim.total"]:
+                if "urim.total" not in flatten(value):
+                    raise MergeError("cannot merge: %s has no urim.total to bound by another input's unknown "
+                                     "share (another producer's value style)" % _shown(key))
                 counter["unknown"] += 1
                 value = with_unknown(value, envelope)
             yield key + b" " + jsonnum.dumps(value)

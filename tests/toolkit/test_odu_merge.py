@@ -302,3 +302,27 @@ def test_random_keys_of_a_document_stay_within_bounds(tmp_path):
     only_doc = [k for k in converted_keys(tmp_path, doc) if k not in ours_keys]
     for key in only_doc:
         assert "bounds" not in merged[key], key
+
+
+def test_a_page_of_our_profile_lacks_keys_unknown_not_zero(tmp_path):
+    """A page of our profile (split) lacks most keys: the document's keys it lacks are bounded by
+    the page's root lines, and every value stays exact or within bounds of the truth."""
+    whole, doc_lines, ours_cdx, _ = cut_archive(tmp_path, 21, 150, 60, True)
+    doc = document_of(tmp_path, doc_lines)
+    ours = str(tmp_path / "ours.cdxj")
+    run_profile([ours_cdx], ours, created="2026-01-01T00:00:00Z")
+    r = cli("split", ours, "--max-lines", "60", "-o", str(tmp_path / "page"))
+    assert r.returncode == 0, r.stderr
+    page = str(tmp_path / "page-00001.cdxj")
+    out = str(tmp_path / "merged.cdxj")
+    r = cli("merge", doc, page, "-o", out)
+    assert r.returncode == 0, r.stderr
+    merged, doc_keys = data(out), converted_keys(tmp_path, doc)
+    on_page = set(projected(page))
+    lacking = [k for k in doc_keys if k not in on_page]
+    assert lacking
+    for key in lacking:
+        bounds = merged[key]["bounds"]["urim.total"]
+        assert bounds[0] == doc_keys[key]["urim"]["total"] < bounds[1], key
+    assert check_against_truth(merged, Truth(whole, tmp_path, ["default"]), doc_keys,
+                               ours_writes=lambda key: key in on_page)
