@@ -11,12 +11,14 @@ projected onto the same fields: every value equal where exact, inside its bounds
 import json
 import os
 import random
+import subprocess
+import sys
 from urllib.parse import urlparse
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from profiler.files.profilefile import flatten, read_header
+from profiler.files.profilefile import flatten, iter_data, read_header
 from profiler.model.policy import load
 from profiler.run.profile import run_profile
 from profiler.testing.synthetic import write_cdx as synthetic_cdx
@@ -25,9 +27,18 @@ from profiler.toolkit.query import not_emitted
 from profiler.files import layout as layouts
 
 from helpers.damage import one_line_error
-from test_odu_profiles import HOSTILE, MESSAGES, cli, data, odu_stats, write_odu
-
+from helpers.odu_documents import HOSTILE, MESSAGES, odu_stats, write_odu
+from helpers.paths import ROOT
 COUNTS = ("urim.total", "urim.min", "urim.max", "urir")
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+
+
+def data(path):
+    return {key.decode(): value if isinstance(value, dict) else json.loads(value) for key, value in iter_data(path)}
 
 
 def cut_archive(folder, seed, n, cut_at, doc_first, at_boundary=False):
