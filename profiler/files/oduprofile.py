@@ -15,7 +15,9 @@ values copied as they are:
 
 archive_profiler counts HTTP(S) captures only, so the converted lines do too (CAPTURES, in the
 merged !meta): a profile of ours of the same archive also counts its dns: records under ``*``.
-Every other key is skipped and counted by kind (SKIPPED), never given a made-up number. The
+Every other key is skipped and counted by kind (SKIPPED), never given a made-up number. Merged
+with a profile of more key fields, the document's marginals bound the keys it lacks (marginals):
+its total (each section's values add up to it), whether its months and media types cover it. The
 document is parsed whole, so one larger than MAX_BYTES is refused; a document that is not such a
 profile, or a value that is not ``{"urim": {"total", "min", "max"}, "urir"}`` of whole numbers
 >= 0, is a one-line error (a damaged value is skipped and counted when the caller tolerates bad
@@ -184,9 +186,35 @@ def convert(doc, path, skip_bad=False):
     return lines, dict(sorted(skipped.items()))
 
 
+def marginals(doc, skipped):
+    """What the document says of keys it does not hold: ``total``, its archive's captures (the
+    largest sum of a section's values: each of time, mediatype and the one-label suburi keys
+    counts every capture once), None when a value was damaged; ``months``, ``mimes`` and ``tlds``:
+    whether the converted months (media types, TLDs) add up to that total, so that a month (media
+    type, TLD) the document lacks has no capture there."""
+    stats = doc["stats"]
+    sums = {}
+    for section in ("time", "mediatype", "suburi"):
+        total = 0
+        for key, value in stats.get(section, {}).items():
+            if section == "suburi" and _suburi(key)[0] is not None:
+                continue
+            if value_problem(value):
+                return {"total": None, "months": False, "mimes": False, "tlds": False}
+            total += value["urim"]["total"]
+        sums[section] = total
+    total = max(sums.values())
+    months = not any(k in skipped for k in ("bad_month", "damaged")) and sums["time"] == total
+    mimes = not any(k in skipped for k in ("mime_not_normal", "mime_revisits", "damaged")) \
+        and sums["mediatype"] == total
+    tlds = "damaged" not in skipped and sums["suburi"] == total
+    return {"total": total, "months": months, "mimes": mimes, "tlds": tlds}
+
+
 class ConvertedCopy:
     """A converted copy of an archive_profiler document (``path``: the copy; ``keys``: its data
-    lines; ``skipped``: {kind: count}), made in ``folder`` and removed on exit."""
+    lines; ``skipped``: {kind: count}; ``marginals``: see marginals()), made in ``folder`` and
+    removed on exit."""
 
     def __init__(self, source, folder=None, skip_bad=False):
         self.source = source
@@ -195,6 +223,7 @@ class ConvertedCopy:
         self.path = None
         self.keys = 0
         self.skipped = {}
+        self.marginals = None
 
     def meta(self):
         """What a merged !meta records of the conversion."""
@@ -204,6 +233,7 @@ class ConvertedCopy:
         doc = read_document(self.source)
         lines, self.skipped = convert(doc, self.source, self.skip_bad)
         self.keys = len(lines)
+        self.marginals = marginals(doc, self.skipped)
         uri = doc.get("@id") if isinstance(doc.get("@id"), str) else None
         headers = [b"!context " + jsonnum.dumps(CONTEXT), b"!id " + jsonnum.dumps({"uri": uri}),
                    b"!keys " + jsonnum.dumps(KEYS),

@@ -507,10 +507,13 @@ class Lookup:
                 key, _, value = self.checker(body)
             except Bad as e:
                 raise self._damaged(body, e)
-            # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
-            urir_mark = "-" if "urir" in (value.get("bounds") or {}) else ""
+            # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound,
+            # unless it is the low (an input's share unknown: profiler.toolkit.merge.with_unknown)
+            bounds = value.get("bounds") or {}
+            urim = value["urim"]["total"]
+            urir_mark = _mark(bounds.get("urir"), value.get("urir"), "-")
             # another producer's value may lack urir (profiler.files.datalines.foreign_value)
-            return key, Frequency(value["urim"]["total"], "", value.get("urir"), urir_mark)
+            return key, Frequency(urim, _mark(bounds.get("urim.total"), urim, "~"), value.get("urir"), urir_mark)
         i = body.find(b" {")
         if i < 0 and b"  " not in body and b"\t" not in body:
             key, _, freq = body.rpartition(b" ")
@@ -814,3 +817,11 @@ def format_answer(query, a, value=False, breakdowns=False):
 def breakdown_texts(breakdowns):
     """{name: {field: frequency text}} of an answer's breakdowns."""
     return {name: {f: format_frequency(freq) for f, freq in entries.items()} for name, entries in breakdowns.items()}
+
+
+def _mark(bound, written, otherwise):
+    """The mark of a count with these bounds: '' exact, '+' when written is the low (the true count
+    is at least it), else ``otherwise``."""
+    if not bound or bound[0] == bound[1]:
+        return ""
+    return "+" if written == bound[0] else otherwise

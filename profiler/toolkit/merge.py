@@ -16,8 +16,11 @@ from an input means no capture there: the inputs must share one policy). The rul
   (high min_i + sum of the other inputs' high max)]. Bounds of merged inputs carry over, so
   merging is associative.
 - A key held by one input only is copied unchanged.
-- Inputs have one key layout (their !keys: profiler.files.layout); a profile with lang and one
-  without are not merged.
+- Inputs have one key layout (their !keys: profiler.files.layout), or layouts that nest: then the
+  merge is on the fields every input has (common_layout, Projection: a richer input's lines whose
+  other fields are '-'), and a key an input lacks counts none of its captures only where its
+  headers say so, else it gets bounds from that input's coarser lines (Absence, with_unknown,
+  UNKNOWN_KEYS): how a converted archive_profiler document merges with our profiles.
 
 UKVS maps merge the same way: urim adds up; urir adds up and is marked '-' (upper bound)
 unless the URI-R sets are disjoint; marks of the inputs combine ('+' and '+' stay '+', mixed
@@ -27,6 +30,7 @@ marks become '~'); an unknown count in one input makes the sum a lower bound ('+
 import contextlib
 import datetime
 import heapq
+import itertools
 import os
 
 from profiler import GENERATOR, jsonnum
@@ -564,11 +568,12 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     if out_path != "-":
         outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced
     with contextlib.ExitStack() as stack:
-        read, sorted_inputs, converted = [], {}, {}
+        read, sorted_inputs, converted, marginals = [], {}, {}, {}
         for p in paths:
             if odu_document(p):
                 conversion = stack.enter_context(oduprofile.ConvertedCopy(p, folder, skip_bad_lines))
                 converted[p] = conversion.meta()
+                marginals[p] = conversion.marginals
                 read.append(conversion.path)
                 continue
             copy = _sorted_if_foreign(p, folder, skip_bad_lines, stack)
@@ -577,15 +582,15 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
                 sorted_inputs[p] = copy.lines
         try:
             summary = _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits,
-                             skip_bad_lines, sorted_inputs, converted)
+                             skip_bad_lines, sorted_inputs, converted, marginals)
         except UserError as e:
             message = str(e)
             for p, r in zip(paths, read):
                 if r != p:
                     message = message.replace(r, "%s (%s)" % (p, "converted" if p in converted else "sorted"))
             if converted and isinstance(e, layouts.LayoutError):
-                message += (" (an archive_profiler document converts to keys %s: it merges with profiles of "
-                            "those keys only)" % " ".join(oduprofile.KEYS))
+                message += (" (an archive_profiler document converts to keys %s: it merges with profiles whose "
+                            "key fields include those)" % " ".join(oduprofile.KEYS))
             if message == str(e):
                 raise
             raise type(e)(message) from e
@@ -607,7 +612,7 @@ def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
 
 
 def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs,
-           converted=None):
+           converted=None, marginals=None):
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
@@ -621,6 +626,11 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     skipped_lines = skipped_meta(checked)
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
+    common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
+    if common is not None:
+        return _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created,
+                                bound_revisits, skip_bad_lines, checked, skipped_lines, sorted_inputs,
+                                converted or {}, marginals or {})
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
@@ -658,3 +668,437 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written["data"],
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count]}
+
+
+# ---------------------------------------------------------------- inputs of different key fields
+
+#: the merged !meta's "merge" note on the keys an input has no line for, in a merge of inputs of
+#: different key fields (read as words; ``query`` answers a key without a line as unknown)
+UNKNOWN_KEYS = ("a key an input has no line for holds none of that input's captures when the input is a "
+                "complete profile (not compacted, not a page, no line skipped) whose policy writes such keys; "
+                "otherwise (an archive_profiler document: counts per TLD, month and media type only; a profile "
+                "that is compacted, a page, has lines skipped or whose policy lacks the key's level) that input's "
+                "captures under the key are unknown, between 0 and the least of its lines of coarser keys that "
+                "contain the key (its TLD's line, its year's or month's, its media type's, its total): the "
+                "merged line then writes the other inputs' sum, with bounds from that sum (low) to that sum plus "
+                "the coarser line's count (high), and leaves out the features such an input does not bound "
+                "(bytes, digests, dedup_bytes, first, last)")
+#: the features a merged line keeps when an input's share of its key is unknown
+UNKNOWN_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir")
+#: the lines of coarser keys (the root's and TLDs') kept per input to bound keys it lacks; past
+#: it, fewer coarser keys are known (the bounds stay sound, or the key cannot be bounded) and a
+#: document's months, TLDs and media types are not added up
+COARSE_LIMIT = 100000
+
+
+def common_layout(paths, found):
+    """The layout the inputs are projected onto: None when every input has the same key fields;
+    the layout of the input whose key fields (by name) are a subset of every other's; else the
+    LayoutError of files whose key fields differ."""
+    if all(layout == found[0] for layout in found[1:]):
+        return None
+    fewest = min(found, key=lambda layout: len(layout.names))
+    if all(set(fewest.names) <= set(layout.names) for layout in found):
+        return fewest
+    return layouts.require_same("merge", paths, found)
+
+
+class Projection:
+    """An input's lines projected onto fewer key fields: the lines whose other fields are all '-',
+    with those fields removed; the others left out and counted (``left_out``)."""
+
+    def __init__(self, layout, common):
+        self.keep = [layout.fields.index(f) for f in common.fields]
+        self.extra = [i for i, f in enumerate(layout.fields) if f not in common.fields]
+        self.dropped = [layout.fields[i] for i in self.extra]
+        self.left_out = 0
+
+    def key(self, key):
+        fields = key.split(b" ")
+        if any(fields[i] != b"-" for i in self.extra):
+            self.left_out += 1
+            return None
+        return b" ".join(fields[i] for i in self.keep)
+
+
+def _projected_stream(index, records, projection, path, common):
+    """(key, input index, record) of an input's records, projected; the projected keys must stay
+    in byte order (a field with a byte below the space could reorder them: refused)."""
+    before = None
+    for record in records:
+        key = projection.key(record.key) if projection else record.key
+        if key is None:
+            continue
+        if before is not None and not before < key:
+            raise MergeError("cannot merge: %s: its lines are out of order once projected onto keys %s (%s "
+                             "after %s)" % (path, layouts.describe(common), _shown(key), _shown(before)))
+        before = key
+        yield key, index, record
+
+
+def _shown(key):
+    return key[:80].decode("utf-8", "replace")
+
+
+def _fields(key):
+    return tuple(key.decode("utf-8", "surrogateescape").split(" "))
+
+
+def _tld(surt):
+    """The TLD line's SURT ('com,*') that counts the captures of a SURT under it, or None."""
+    i = min((j for j in (surt.find(","), surt.find(")")) if j > 0), default=-1)
+    if i <= 0 or "*" in surt[:i]:
+        return None
+    return surt[:i] + ",*"
+
+
+def _coarse(fields):
+    """Whether a key is the root's or a TLD's (the lines kept to bound keys an input lacks)."""
+    return fields[0] == "*" or (fields[0].endswith(",*") and fields[0].count(",") == 1)
+
+
+def _coarser_fields(name, field):
+    """A criterion's fields that count every capture the field counts, coarsest last ('-')."""
+    out = [field]
+    if field != "-":
+        if name == "datetime" and field.isdigit():
+            out += [field[:n] for n in (8, 6, 4) if n < len(field)]
+        elif name == "mime" and "/" in field and not field.endswith("/*"):
+            out.append(field.split("/", 1)[0] + "/*")
+        elif name == "status" and len(field) == 3 and field.isdigit():
+            out.append(field[0] + "xx")
+        out.append("-")
+    return out
+
+
+def _highs(value):
+    """(urim.total, urir, urim.max) highs of a line (its bounds' highs; a feature it lacks: its
+    total), or None for a line without urim.total (another producer's value style)."""
+    flat = flatten(value)
+    bounds = value.get("bounds") or {}
+    if "urim.total" not in flat:
+        return None
+
+    def high(name):
+        if name in bounds:
+            return bounds[name][1]
+        return flat.get(name, flat.get("urim.total", 0))
+    return high("urim.total"), high("urir"), high("urim.max")
+
+
+class Absence:
+    """What an input without a line for a key says of the key's captures (in the common layout's
+    fields, str): none (``zero``), or an unknown amount within ``envelope``: the least of its
+    coarser lines' highs {urim.total, urir, urim.max}, or None when nothing bounds it."""
+
+    def __init__(self, common, coarse, headers=None, layout=None, damaged=False, marginals=None):
+        self.common, self.coarse, self.marginals = common, coarse, marginals
+        self.layout = layout
+        self.policy = None
+        self.per_input_revisits = False
+        if headers is not None and not damaged:
+            self.policy = _complete_policy(headers)
+            self.per_input_revisits = any(
+                n[1:] == "meta" and isinstance(v, dict) and isinstance(v.get("merge"), dict)
+                and v["merge"].get("absent_keys") for n, v in headers)
+
+    def zero(self, fields):
+        if self.policy is None:
+            return False
+        from profiler.toolkit.query import not_emitted
+        values = dict(zip(self.common.fields, fields))
+        full = [fields[0]] + [values.get(n, "-") for n in self.layout.names]
+        if self.per_input_revisits and any(values.get(c.name, "-") != "-" for c in self.layout.criteria
+                                           if c.resolved):
+            return False
+        try:
+            return not_emitted(self.policy, full, self.layout) is None
+        except (ValueError, KeyError, IndexError):
+            return False
+
+    def envelope(self, fields):
+        found = []
+        names = self.common.names
+        surts = [s for s in (fields[0], _tld(fields[0]), "*") if s]
+        for surt in dict.fromkeys(surts):
+            if surt != fields[0] and surt != "*" and not fields[0].startswith(surt[:-1]):
+                continue
+            for rest in itertools.product(*(_coarser_fields(n, f) for n, f in zip(names, fields[1:]))):
+                key = (surt,) + rest
+                if key != tuple(fields) and key in self.coarse:
+                    line = self.coarse[key]
+                    found.append(line if isinstance(line, tuple) else _highs(line))
+        if self.marginals is not None:
+            found += self._from_marginals(fields[0], dict(zip(names, fields[1:])))
+        found = [f for f in found if f is not None]
+        if not found:
+            return None
+        total = min(f[0] for f in found)
+        return {"urim.total": total, "urir": min(min(f[1] for f in found), total),
+                "urim.max": min(min(f[2] for f in found), total)}
+
+    def _from_marginals(self, surt, values):
+        """An archive_profiler document's bounds besides its lines: its total; none under a TLD it
+        lacks, a datetime's months added up and a media type's (category's) types, when those
+        sections cover the total."""
+        m = self.marginals
+        out = []
+        if m["total"] is not None:
+            out.append((m["total"],) * 3)
+        dt, mime = values.get("datetime", "-"), values.get("mime", "-")
+        tld = _tld(surt)
+        if m.get("tlds") and tld and surt.startswith(tld[:-1]) and (tld,) + ("-",) * len(values) not in self.coarse:
+            out.append((0, 0, 0))
+        if m["months"] and dt != "-" and dt.isdigit() and len(dt) >= 4:
+            prefix = dt[:6] if len(dt) >= 6 else dt
+            out.append(self._added(lambda k: k[0] == "*" and k[2] == "-" and k[1] != "-"
+                                   and k[1].startswith(prefix)))
+        if m["mimes"] and mime != "-":
+            category = mime[:-1] if mime.endswith("/*") else None
+            out.append(self._added(lambda k: k[0] == "*" and k[1] == "-" and k[2] != "-"
+                                   and (k[2] == mime or (category is not None and k[2].startswith(category)))))
+        return out
+
+    def parts(self, fields):
+        """The document's lines that add up to a key it has no line for (its total: its months or
+        media types; a year: its months; a media category: its types), when those cover the
+        total; None otherwise ([]: no captures there)."""
+        m = self.marginals
+        if m is None or fields[0] != "*" or m["total"] is None:
+            return None
+        values = dict(zip(self.common.names, fields[1:]))
+        dt, mime = values.get("datetime", "-"), values.get("mime", "-")
+        if any(v != "-" for n, v in values.items() if n not in ("datetime", "mime")):
+            return None
+        months = [v for k, v in self.coarse.items() if k[0] == "*" and k[1] != "-" and k[2] == "-"]
+        types = [v for k, v in self.coarse.items() if k[0] == "*" and k[1] == "-" and k[2] != "-"]
+        if dt == "-" and mime == "-":
+            return months if m["months"] else types if m["mimes"] else None
+        if mime == "-" and len(dt) == 4 and dt.isdigit() and m["months"]:
+            return [v for k, v in self.coarse.items() if k[0] == "*" and k[1][:4] == dt and k[2] == "-"]
+        if dt == "-" and mime.endswith("/*") and m["mimes"]:
+            return [v for k, v in self.coarse.items() if k[0] == "*" and k[1] == "-" and k[2] != mime
+                    and k[2].startswith(mime[:-1])]
+        return None
+
+    def _added(self, test):
+        highs = [_highs(v) for k, v in self.coarse.items() if len(k) == 3 and test(k)]
+        if None in highs:
+            return None
+        return tuple(sum(h[i] for h in highs) for i in range(3))
+
+
+def _complete_policy(headers):
+    """The Policy of a profile whose missing lines mean no captures (its policy's keys): not
+    compacted, not a page; else None."""
+    from profiler.model.policy import Policy, PolicyError
+    metas = [v for n, v in headers if n[1:] == "meta" and isinstance(v, dict)]
+    if any("compacted" in m or "page" in m for m in metas):
+        return None
+    for m in metas:
+        if isinstance(m.get("policy"), dict):
+            try:
+                return Policy.from_dict(m["policy"])
+            except (PolicyError, ValueError, TypeError, KeyError, AttributeError):
+                return None
+    return None
+
+
+def with_unknown(value, envelope):
+    """A merged value widened by an unknown share of other inputs within envelope (see
+    UNKNOWN_KEYS): written as it is (the low), bounded up to it plus the envelope; the features
+    the envelope does not bound left out."""
+    flat = flatten(value)
+    have = value.get("bounds") or {}
+
+    def lh(name):
+        return tuple(have[name]) if name in have else (flat[name], flat[name])
+
+    total = lh("urim.total")
+    t_high = total[1] + envelope["urim.total"]
+    bounds = {"urim.total": (total[0], t_high)}
+    if "urir" in flat:
+        low, high = lh("urir")
+        bounds["urir"] = (low, min(high + envelope["urir"], t_high))
+    if "urim.max" in flat:
+        low, high = lh("urim.max")
+        bounds["urim.max"] = (low, min(high + envelope["urim.max"], t_high))
+    if "urim.min" in flat:
+        low, high = lh("urim.min")
+        bounds["urim.min"] = (min(low, 1), min(high + envelope["urim.max"], t_high))
+    out = {n: flat[n] for n in UNKNOWN_BOUNDED if n in flat}
+    kept = {n: b for n, b in bounds.items() if n in out and b[0] != b[1]}
+    return unflatten(out, kept, extras(value))
+
+
+def _present_bounds_only(lines):
+    """Lines whose bounds name only features they hold (widen bounds all seven counts)."""
+    for line in lines:
+        if b'"bounds"' in line:
+            i = line.find(b" {")
+            value = jsonnum.loads(line[i + 1:])
+            flat = flatten(value)
+            bounds = {n: b for n, b in (value.get("bounds") or {}).items() if n in flat}
+            if len(bounds) < len(value["bounds"]):
+                line = fields_line(line[:i], unflatten(flat, bounds, extras(value)))
+        yield line
+
+
+def projected_headers(paths, headers, common, projections, disjoint, archive_uri=None, created=None,
+                      skipped=None, bound_revisits=True, sorted_inputs=None, converted=None):
+    """The '!' lines of a merge of inputs of different key fields projected onto ``common``: no
+    policy (the merged keys are no policy's); the fields each richer input dropped and its lines
+    left out (``projected``); the UNKNOWN_KEYS note; revisits as profile_headers says them."""
+    hs = [header_dict(h) for h in headers]
+    abouts = [next((m for m in h["meta"] if isinstance(m, dict) and "policy" in m), {}) for h in hs]
+    runs = [next((m for m in h["meta"] if isinstance(m, dict) and "inputs" in m), {}) for h in hs]
+    given = [a.get("revisits") for a in abouts if a.get("revisits") is not None]
+    kinds = {"resolved" if str(v).startswith("resolved") else v for v in given}
+    if len(kinds) > 1:
+        raise MergeError("cannot merge: the inputs have different revisit handling (%s)"
+                         % ", ".join(sorted(str(k) for k in kinds)))
+    revisits = kinds.pop() if kinds else None
+    if revisits == "resolved" and (REVISITS_PER_INPUT in given or "urir" not in disjoint):
+        revisits = REVISITS_PER_INPUT
+    inputs, captures, skipped_counts, skipped_files = [], 0, {}, []
+    for r, path in zip(runs, paths):
+        inputs += _counted(r, "inputs", list, path) or []
+        captures += _counted(r, "captures", int, path) or 0
+        for k, v in (_counted(r, "skipped", dict, path) or {}).items():
+            skipped_counts[k] = skipped_counts.get(k, 0) + v
+        skipped_files += _counted(r, "skipped_files", list, path) or []
+    run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped_counts.items()))}
+    if skipped_files:
+        run_meta["skipped_files"] = skipped_files
+    about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
+             "policy": None, "revisits": revisits,
+             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                       "exact": [], "bounds": list(FEATURES),
+                       "projected": {os.path.abspath(p): {"dropped_fields": pr.dropped, "lines_left_out": pr.left_out}
+                                     for p, pr in zip(paths, projections) if pr is not None},
+                       "unknown_keys": UNKNOWN_KEYS}}
+    if skipped:
+        about["merge"]["skipped_lines"] = skipped
+    if revisits == REVISITS_PER_INPUT and bound_revisits:
+        about["merge"]["absent_keys"] = ABSENT_KEYS
+    if sorted_inputs:
+        about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
+    if converted:
+        about["merge"]["converted_inputs"] = {os.path.abspath(p): m for p, m in converted.items()}
+    lines = [b"!context " + jsonnum.dumps(CONTEXT),
+             b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
+             b"!keys " + jsonnum.dumps(list(common.fields)),
+             b"!meta " + jsonnum.dumps(run_meta),
+             b"!meta " + jsonnum.dumps(about)]
+    return sorted(lines)
+
+
+def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created, bound_revisits,
+                     skip_bad_lines, checked, skipped_lines, sorted_inputs, converted, marginals):
+    """merge() of profiles whose key fields differ but nest: each richer input projected onto the
+    common fields (Projection), keys an input lacks bounded by what its absence says (Absence,
+    with_unknown), revisits resolved per input bounded as in a merge of one layout."""
+    projections = [Projection(f.layout, common) if f.layout != common else None for f in files]
+
+    def streams():
+        return [_projected_stream(i, DataFile(r, "cdxj").records(Skipped(p) if skip_bad_lines else None,
+                                                                 parse=False),
+                                  pr, p, common)
+                for i, (p, r, pr) in enumerate(zip(paths, read, projections))]
+
+    coarse = [{} for _ in paths]
+    marginals = dict(marginals)
+    for stream in streams():            # the first pass: lines left out, root and TLD lines
+        for key, i, record in stream:
+            fields = _fields(key)
+            if not _coarse(fields):
+                continue
+            if len(coarse[i]) >= COARSE_LIMIT:
+                if paths[i] in marginals:       # its sections can no longer be added up
+                    marginals[paths[i]] = dict(marginals[paths[i]], months=False, mimes=False, tlds=False)
+                continue
+            value = record.value if record.value is not None else jsonnum.loads(record.json)
+            kept = value if paths[i] in marginals else _highs(value)
+            if kept is not None:
+                coarse[i][fields] = kept
+    absences = [Absence(common, coarse[i], None if p in converted else f.headers, f.layout,
+                        bool(checked[i] is not None and checked[i].count), marginals.get(p))
+                for i, (p, f) in enumerate(zip(paths, files))]
+    headers = projected_headers(paths, [f.headers for f in files], common, projections, disjoint, archive_uri,
+                                created, skipped_lines, bound_revisits, sorted_inputs, converted)
+    per_input = bound_revisits and any(b'"absent_keys"' in h for h in headers)
+    counter = {"lines": 0, "merged": 0, "bounded": 0, "unknown": 0}
+    for pr in projections:
+        if pr is not None:
+            pr.left_out = 0
+
+    def merged():
+        for key, found in _grouped_indexed(streams()):
+            counter["lines"] += 1
+            fields, shares = None, []
+            envelope = {"urim.total": 0, "urir": 0, "urim.max": 0}
+            for i, absence in enumerate(absences):
+                if i in found:
+                    continue
+                fields = fields or _fields(key)
+                if absence.zero(fields):
+                    continue
+                parts = absence.parts(fields)
+                if parts is not None:
+                    shares += parts
+                    continue
+                share = absence.envelope(fields)
+                if share is None:
+                    raise MergeError("cannot merge: %s has no line for %s nor for a coarser key that bounds it "
+                                     "(its total, a TLD, a month or media type)" % (paths[i], _shown(key)))
+                for n in envelope:
+                    envelope[n] += share[n]
+            records = [found[i] for i in sorted(found)]
+            if len(records) == 1 and not envelope["urim.total"] and not shares:
+                yield key + b" " + records[0].json
+                continue
+            values = [r.value if r.value is not None else jsonnum.loads(r.json) for r in records]
+            counter["merged"] += len(values) > 1
+            if shares:          # a document's lines that add up to the key: one more input of it
+                values.append(combine(shares) if len(shares) > 1 else shares[0])
+            value = combine(values, disjoint, counter) if len(values) > 1 else values[0]
+            if envelope["urim.total"]:
+                if "urim.total" not in flatten(value):
+                    raise MergeError("cannot merge: %s has no urim.total to bound by another input's unknown "
+                                     "share (another producer's value style)" % _shown(key))
+                counter["unknown"] += 1
+                value = with_unknown(value, envelope)
+            yield key + b" " + jsonnum.dumps(value)
+
+    def data():
+        lines = merged()
+        return _present_bounds_only(bound_revisit_keys(lines, counter, common)) if per_input else lines
+
+    written = {"data": 0}
+
+    def lines():
+        yield from headers
+        for line in data():
+            written["data"] += 1
+            yield line
+
+    write_atomic(out_path, lines())
+    return {"output": out_path, "kind": "cdxj", "inputs": len(paths), "lines": written["data"],
+            "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
+            "skipped": [s for s in checked if s is not None and s.count],
+            "projected": {"keys": list(common.fields), "unknown": counter["unknown"],
+                          "inputs": [(p, pr.dropped, pr.left_out) for p, pr in zip(paths, projections)
+                                     if pr is not None]}}
+
+
+def _grouped_indexed(streams):
+    """(key, {input index: record}) for every key of the k-way merge."""
+    key, found = None, {}
+    for k, i, record in heapq.merge(*streams):
+        if k != key:
+            if found:
+                yield key, found
+            key, found = k, {}
+        found[i] = record
+    if found:
+        yield key, found

@@ -1,6 +1,6 @@
 """merge, split, diff, overlap and compact on five-field profiles (keys with lang) and their maps:
 the same results as on four-field ones, checked against profiles made from scratch; files whose
-key fields differ are refused in one line."""
+key fields differ merge on the fields they share (a five-field profile projected onto four)."""
 
 import os
 import zlib
@@ -81,17 +81,19 @@ def test_merge_without_declarations_stays_within_bounds(corpus, tmp_path):
     assert bounded_lang > 0
 
 
-def test_merge_refuses_four_with_five_fields(corpus, tmp_path, capsys):
+def test_merge_projects_five_fields_onto_four(corpus, tmp_path, capsys):
+    """A five-field profile merged with a four-field one: merged on the four (its lines with a
+    language other than '-' left out, counted); a key both hold adds up."""
     out = tmp_path / "m.cdxj"
-    with pytest.raises(LayoutError) as e:
-        merge([corpus["whole"], corpus["nolang"]], str(out))
-    assert str(e.value) == ("cannot merge: %s has keys surt datetime mime status lang, %s has surt datetime "
-                            "mime status" % (corpus["whole"], corpus["nolang"]))
-    assert main(["merge", corpus["nolang"], corpus["whole"], "-o", str(out)]) == 2
-    assert capsys.readouterr().err == (
-        "archive-profiler: error: cannot merge: %s has keys surt datetime mime status, %s has surt datetime "
-        "mime status lang\n" % (corpus["nolang"], corpus["whole"]))
-    assert not out.exists()
+    summary = merge([corpus["whole"], corpus["nolang"]], str(out))
+    with_lang = sum(1 for k in data(corpus["whole"]) if k.split(" ")[4] != "-")
+    assert summary["projected"]["inputs"] == [(corpus["whole"], ["lang"], with_lang)]
+    assert dict(read_header(str(out)))["!keys"] == ["surt", "datetime", "mime", "status"]
+    merged, nolang = data(str(out)), data(corpus["nolang"])
+    assert merged["* - - -"][0]["urim.total"] == 2 * nolang["* - - -"][0]["urim.total"]
+    assert validate(str(out)).ok
+    assert main(["merge", corpus["nolang"], corpus["whole"], "-o", str(out)]) == 0
+    assert "%s: field(s) lang dropped, %d line(s)" % (corpus["whole"], with_lang) in capsys.readouterr().err
 
 
 def test_maps_merge_their_language_breakdowns(corpus, tmp_path):

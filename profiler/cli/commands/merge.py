@@ -13,7 +13,10 @@ DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) int
                "first: a damaged or unsorted one is refused before anything is written; an unsorted file "
                "another tool wrote (mementomap generate) is sorted on the way in, with a note; an archive "
                "profile of oduwsdl's archive_profiler (JSON) is converted on the way in: the keys that mean "
-               "one of this format's (a TLD, a month, a media type), the others skipped and counted.")
+               "one of this format's (a TLD, a month, a media type), the others skipped and counted. Profiles whose key "
+               "fields include another input's (ours and a converted document) merge on the common fields: "
+               "lines with another value than '-' in a dropped field are left out, and a key an input lacks "
+               "gets bounds when that input's share of it is unknown.")
 
 
 def add_arguments(p):
@@ -40,6 +43,14 @@ def run(args):
         for line in describe_skipped(path, skipped):
             print("archive-profiler: note: %s (converted: the merged !meta's converted_inputs)" % line,
                   file=sys.stderr)
+    projected = summary.get("projected")
+    if projected:
+        print("archive-profiler: note: inputs of different key fields merged on keys %s: %s; %d line(s) bounded "
+              "where an input's share of the key is unknown (the merged !meta's projected and unknown_keys)" % (
+                  " ".join(projected["keys"]), "; ".join(
+                      "%s: field(s) %s dropped, %d line(s) with another value than '-' there left out"
+                      % (path, " ".join(dropped), n) for path, dropped, n in projected["inputs"]),
+                  projected["unknown"]), file=sys.stderr)
     if not args.quiet:
         print("%s: %d lines from %d inputs (%d keys in more than one)" % (
             summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)
