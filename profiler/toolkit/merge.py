@@ -91,7 +91,8 @@ def combine(values, disjoint=(), counter=None):
         "last": max(f["last"] for f in flats),
     }
     b = {n: (sum(x[n][0] for x in bounds), sum(x[n][1] for x in bounds)) for n in ("urim.total", "bytes")}
-    caps = {"urir": out["urim.total"], "digests": out["urim.total"], "dedup_bytes": out["bytes"]}
+    # an upper bound caps at the highs of the totals (a written total may be a bound's low)
+    caps = {"urir": b["urim.total"][1], "digests": b["urim.total"][1], "dedup_bytes": b["bytes"][1]}
     for names, exact in ((("urir",), "urir" in disjoint), (BY_DIGEST, "digests" in disjoint)):
         for n in names:
             if exact:

@@ -264,6 +264,20 @@ def test_combine_rules():
     assert combine([a]) is a
 
 
+def test_combine_caps_bounds_at_the_highs_of_bounded_totals():
+    """A merged input's total may be the low of its bounds (revisits resolved elsewhere): the
+    URI-Rs, digests and dedup bytes of the merge are capped by the highs, not the written totals."""
+    a = value(2, 1, 1, 2, 100, 2, 100)
+    a["bounds"] = {"urim.total": [2, 10], "urir": [2, 10], "bytes": [100, 900], "digests": [2, 10],
+                   "dedup_bytes": [100, 900]}
+    b = value(1, 1, 1, 1, 50, 1, 50)
+    m = combine([a, b])
+    # the truth can be a: 10 captures of 10 URI-Rs and digests, 900 bytes; b: one more of each
+    assert m["bounds"]["urim.total"] == [3, 11] and m["bounds"]["bytes"] == [150, 950]
+    assert m["bounds"]["urir"] == [2, 11] and m["bounds"]["digests"] == [2, 11]
+    assert m["bounds"]["dedup_bytes"] == [100, 950]
+
+
 def test_combine_marks_and_frequencies():
     assert combine_marks(["", ""]) == ""
     assert combine_marks(["+", ""]) == "+"
