@@ -511,9 +511,9 @@ class Lookup:
             # unless it is the low (an input's share unknown: profiler.toolkit.merge.with_unknown)
             bounds = value.get("bounds") or {}
             urim = value["urim"]["total"]
-            urir_mark = _mark(bounds.get("urir"), value.get("urir"), "-")
+            urir_mark = _mark(bounds.get("urir"), value.get("urir"))
             # another producer's value may lack urir (profiler.files.datalines.foreign_value)
-            return key, Frequency(urim, _mark(bounds.get("urim.total"), urim, "~"), value.get("urir"), urir_mark)
+            return key, Frequency(urim, _mark(bounds.get("urim.total"), urim), value.get("urir"), urir_mark)
         i = body.find(b" {")
         if i < 0 and b"  " not in body and b"\t" not in body:
             key, _, freq = body.rpartition(b" ")
@@ -819,9 +819,9 @@ def breakdown_texts(breakdowns):
     return {name: {f: format_frequency(freq) for f, freq in entries.items()} for name, entries in breakdowns.items()}
 
 
-def _mark(bound, written, otherwise):
+def _mark(bound, written):
     """The mark of a count with these bounds: '' exact, '+' when written is the low (the true count
-    is at least it), else ``otherwise``."""
+    is at least it), '-' when it is the high, else '~'."""
     if not bound or bound[0] == bound[1]:
         return ""
-    return "+" if written == bound[0] else otherwise
+    return "+" if written == bound[0] else "-" if written == bound[1] else "~"

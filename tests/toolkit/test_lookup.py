@@ -288,3 +288,12 @@ def test_empty_and_crlf_maps(tmp_path):
     with Lookup(str(crlf)) as index:
         assert index.lookup("http://cnn.com/b").frequency == Frequency(4, "", 2, "")
         assert index.lookup("http://cnn.com/a").status == NOT_HELD
+
+
+@pytest.mark.parametrize("bound, written, mark", [
+    (None, 5, ""), ([5, 5], 5, ""), ([5, 9], 5, "+"), ([2, 5], 5, "-"), ([2, 9], 5, "~")])
+def test_a_bounded_count_is_marked_by_where_it_lies_in_its_bounds(bound, written, mark):
+    """A merged count is marked '+' at its low, '-' at its high, '~' inside: never a bare number
+    that is not the truth."""
+    from profiler.toolkit.lookup import _mark
+    assert _mark(bound, written) == mark
