@@ -13,11 +13,10 @@ nothing is remembered across runs (within a process it still is).
 """
 
 import os
-import secrets
 import stat
 
 from profiler import jsonnum
-from profiler.io.descriptors import write_all
+from profiler.io.descriptors import replace_at
 
 NAME = "checked-files.json"
 ENTRIES = 512
@@ -37,7 +36,9 @@ def folder():
     return os.path.join(base, "archive-profiler")
 
 
-def _open_folder(create):
+def open_folder(create):
+    """A descriptor of the cache folder (made 0700 when create), or None when it is not the
+    user's own or is writable by others."""
     path = folder()
     if create:
         try:
@@ -87,7 +88,7 @@ def recall(identity, what):
     key = (tuple(identity), what)
     if key in _memory:
         return _memory[key]
-    dir_fd = _open_folder(False)
+    dir_fd = open_folder(False)
     if dir_fd is None:
         return None
     try:
@@ -114,26 +115,15 @@ def remember(identity, what, facts, started_ns):
     if any(isinstance(v, str) and len(v) > MAX_FACT for v in facts.values()):
         return
     _keep((tuple(identity), what), facts)
-    dir_fd = _open_folder(True)
+    dir_fd = open_folder(True)
     if dir_fd is None:
         return
-    tmp = ".%s.%d.%s.tmp" % (NAME, os.getpid(), secrets.token_hex(4))
     try:
         entries = [e for e in _read(dir_fd) if tuple(e[0]) != tuple(identity) or e[1] != what]
         entries = (entries + [[list(identity), what, facts]])[-ENTRIES:]
-        data = jsonnum.dumps({"files": entries})
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                     dir_fd=dir_fd)
-        try:
-            write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        replace_at(dir_fd, NAME, jsonnum.dumps({"files": entries}))
     except OSError:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
+        pass
     finally:
         os.close(dir_fd)
 

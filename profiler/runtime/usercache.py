@@ -11,11 +11,10 @@ reads what it would have read anyway.
 
 import hashlib
 import os
-import secrets
 import stat
 
-from profiler.files.checkcache import folder
-from profiler.io.descriptors import write_all
+from profiler.files.checkcache import open_folder as _open_folder
+from profiler.io.descriptors import replace_at
 
 HEAD = b"archive-profiler kept"
 
@@ -55,41 +54,13 @@ def write(name, body):
     dir_fd = _open_folder(True)
     if dir_fd is None:
         return
-    tmp = ".%s.%d.%s.tmp" % (name, os.getpid(), secrets.token_hex(4))
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                     dir_fd=dir_fd)
-        try:
-            write_all(fd, _head(name, body) + b"\n" + body)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        replace_at(dir_fd, name, _head(name, body) + b"\n" + body)
     except OSError:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
+        pass
     finally:
         os.close(dir_fd)
 
 
 def _head(name, body):
     return b"%s %s %s" % (HEAD, name.encode("ascii"), hashlib.sha256(body).hexdigest().encode("ascii"))
-
-
-def _open_folder(create):
-    path = folder()
-    if create:
-        try:
-            os.makedirs(path, 0o700, exist_ok=True)
-        except OSError:
-            return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        os.close(fd)
-        return None
-    return fd

@@ -363,7 +363,22 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
     revisits = _common(["resolved" if str(v).startswith("resolved") else v for v in given],
                        "revisit handling", paths)
     exact = exact_features([exact_in(h["meta"]) for h in hs], disjoint)
-    inputs, captures, skipped_lines, skipped, skipped_files = [], 0, skipped, {}, []
+    run_meta = _run_meta(runs, paths)
+    if revisits == "resolved" and (REVISITS_PER_INPUT in given
+                                   or ("urir" not in disjoint and len(paths) > 1 and not one_file)):
+        revisits = REVISITS_PER_INPUT
+        exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
+    about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
+             "policy": policy, "revisits": revisits,
+             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+                       "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
+    return _header_lines(hs, layout.fields, run_meta, about, archive_uri, skipped,
+                         revisits == REVISITS_PER_INPUT and bound_revisits, sorted_inputs, converted)
+
+
+def _run_meta(runs, paths):
+    """The merged run !meta: the inputs' files, captures and skips added up."""
+    inputs, captures, skipped, skipped_files = [], 0, {}, []
     for r, path in zip(runs, paths):
         inputs += _counted(r, "inputs", list, path) or []
         captures += _counted(r, "captures", int, path) or 0
@@ -373,17 +388,15 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
     run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped.items()))}
     if skipped_files:
         run_meta["skipped_files"] = skipped_files
-    if revisits == "resolved" and (REVISITS_PER_INPUT in given
-                                   or ("urir" not in disjoint and len(paths) > 1 and not one_file)):
-        revisits = REVISITS_PER_INPUT
-        exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
-    about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
-             "policy": policy, "revisits": revisits,
-             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
-                       "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
+    return run_meta
+
+
+def _header_lines(hs, fields, run_meta, about, archive_uri, skipped_lines, absent_keys, sorted_inputs, converted):
+    """A merged profile's '!' lines in byte order, its merge !meta (about) completed with the
+    notes every merge gives."""
     if skipped_lines:
         about["merge"]["skipped_lines"] = skipped_lines
-    if revisits == REVISITS_PER_INPUT and bound_revisits:
+    if absent_keys:
         about["merge"]["absent_keys"] = ABSENT_KEYS
     if sorted_inputs:
         about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
@@ -391,7 +404,7 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
         about["merge"]["converted_inputs"] = {os.path.abspath(p): m for p, m in converted.items()}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
-             b"!keys " + jsonnum.dumps(list(layout.fields)),
+             b"!keys " + jsonnum.dumps(list(fields)),
              b"!meta " + jsonnum.dumps(run_meta),
              b"!meta " + jsonnum.dumps(about)]
     return sorted(lines)
@@ -600,6 +613,20 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     return summary
 
 
+def _write(out_path, headers, data):
+    """Write the headers and data lines to out_path atomically; the number of data lines."""
+    written = [0]
+
+    def lines():
+        yield from headers
+        for line in data:
+            written[0] += 1
+            yield line
+
+    write_atomic(out_path, lines())
+    return written[0]
+
+
 def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
     """A SortedCopy of an input another tool wrote whose lines are out of order, else None."""
     found = DataFile(path)
@@ -657,16 +684,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
                 block = combine_blocks([r.json for r in records], freqs, disjoint, counter)
                 yield line + b" " + block if block else line
 
-    written = {"data": 0}
-
-    def lines():
-        yield from headers
-        for line in data():
-            written["data"] += 1
-            yield line
-
-    write_atomic(out_path, lines())
-    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written["data"],
+    written = _write(out_path, headers, data())
+    return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written,
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count]}
 
@@ -961,16 +980,7 @@ def projected_headers(paths, headers, common, projections, disjoint, archive_uri
     revisits = kinds.pop() if kinds else None
     if revisits == "resolved" and (REVISITS_PER_INPUT in given or "urir" not in disjoint):
         revisits = REVISITS_PER_INPUT
-    inputs, captures, skipped_counts, skipped_files = [], 0, {}, []
-    for r, path in zip(runs, paths):
-        inputs += _counted(r, "inputs", list, path) or []
-        captures += _counted(r, "captures", int, path) or 0
-        for k, v in (_counted(r, "skipped", dict, path) or {}).items():
-            skipped_counts[k] = skipped_counts.get(k, 0) + v
-        skipped_files += _counted(r, "skipped_files", list, path) or []
-    run_meta = {"inputs": inputs, "captures": captures, "skipped": dict(sorted(skipped_counts.items()))}
-    if skipped_files:
-        run_meta["skipped_files"] = skipped_files
+    run_meta = _run_meta(runs, paths)
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
              "policy": None, "revisits": revisits,
              "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
@@ -978,20 +988,8 @@ def projected_headers(paths, headers, common, projections, disjoint, archive_uri
                        "projected": {os.path.abspath(p): {"dropped_fields": pr.dropped, "lines_left_out": pr.left_out}
                                      for p, pr in zip(paths, projections) if pr is not None},
                        "unknown_keys": UNKNOWN_KEYS}}
-    if skipped:
-        about["merge"]["skipped_lines"] = skipped
-    if revisits == REVISITS_PER_INPUT and bound_revisits:
-        about["merge"]["absent_keys"] = ABSENT_KEYS
-    if sorted_inputs:
-        about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
-    if converted:
-        about["merge"]["converted_inputs"] = {os.path.abspath(p): m for p, m in converted.items()}
-    lines = [b"!context " + jsonnum.dumps(CONTEXT),
-             b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
-             b"!keys " + jsonnum.dumps(list(common.fields)),
-             b"!meta " + jsonnum.dumps(run_meta),
-             b"!meta " + jsonnum.dumps(about)]
-    return sorted(lines)
+    return _header_lines(hs, common.fields, run_meta, about, archive_uri, skipped,
+                         revisits == REVISITS_PER_INPUT and bound_revisits, sorted_inputs, converted)
 
 
 def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created, bound_revisits,
@@ -1075,16 +1073,8 @@ def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri
         lines = merged()
         return _present_bounds_only(bound_revisit_keys(lines, counter, common)) if per_input else lines
 
-    written = {"data": 0}
-
-    def lines():
-        yield from headers
-        for line in data():
-            written["data"] += 1
-            yield line
-
-    write_atomic(out_path, lines())
-    return {"output": out_path, "kind": "cdxj", "inputs": len(paths), "lines": written["data"],
+    written = _write(out_path, headers, data())
+    return {"output": out_path, "kind": "cdxj", "inputs": len(paths), "lines": written,
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count],
             "projected": {"keys": list(common.fields), "unknown": counter["unknown"],

@@ -241,3 +241,24 @@ def test_a_new_file_gets_the_umask_mode(tmp_path, profile, name):
                        env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.umask(0o077))
     assert r.returncode == 0, r.stderr
     assert stat.S_IMODE(os.stat(target_of(name, out)).st_mode) == 0o600
+
+
+def test_a_kept_file_is_replaced_atomically_and_only_its_own_temp_file_removed(tmp_path, monkeypatch):
+    """profiler.io.descriptors.replace_at (the cache folder's kept files): the file is replaced
+    whole, never through a link, and a temp name someone else holds is left alone."""
+    from profiler.io import descriptors
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    (folder / "name").write_bytes(b"old")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        descriptors.replace_at(fd, "name", b"new")
+        assert (folder / "name").read_bytes() == b"new" and sorted(os.listdir(folder)) == ["name"]
+        monkeypatch.setattr(descriptors.secrets, "token_hex", lambda n: "fixed")
+        theirs = folder / (".name.%d.fixed.tmp" % os.getpid())
+        theirs.write_bytes(b"someone else's")
+        with pytest.raises(FileExistsError):
+            descriptors.replace_at(fd, "name", b"newer")
+        assert theirs.read_bytes() == b"someone else's" and (folder / "name").read_bytes() == b"new"
+    finally:
+        os.close(fd)
