@@ -185,6 +185,13 @@ class SortedProfile:
         return any(name == "!meta" and isinstance(value, dict) and isinstance(value.get("merge"), dict)
                    and value["merge"].get("absent_keys") for name, value in self.headers)
 
+    def unknown_keys(self):
+        """Whether a key without a line may hold an input's captures because that input's share
+        of it is unknown (a merge of an archive_profiler document, a compacted profile...: its
+        !meta "merge" note unknown_keys)."""
+        return any(name == "!meta" and isinstance(value, dict) and isinstance(value.get("merge"), dict)
+                   and value["merge"].get("unknown_keys") for name, value in self.headers)
+
     def envelope(self, fields):
         """The value bounding a key's captures when the key has no line: its SURT and datetime's
         line with the resolved criteria '-', else its SURT's all-time line, else the root's; or None."""
@@ -320,6 +327,9 @@ def _query(profile, fixed, group, under, level, top, by):
                 raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
                                  "emit such keys (%s)" % (values["surt"], ", ".join(
                                      f for f in fields_of if values[f] is None), policy.name, reasons[0]))
+    if not found and None in values.values() and profile.unknown_keys():
+        note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
+                "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -329,13 +339,24 @@ def _query(profile, fixed, group, under, level, top, by):
         note = ("no captures: the policy emits this key, so no line means none are held" if policy
                 else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
-        if profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved):
+        revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
+        unknown_share = profile.unknown_keys()
+        if revisits_elsewhere or unknown_share:
             envelope = profile.envelope([values[f] for f in fields_of])
             if envelope is not None:
-                bounded = widen(ZERO, envelope)
-                flat = flatten(bounded)
-                flat["bounds"] = bounded["bounds"]
-                found = [(" ".join(values[f] for f in fields_of), flat)]
-                note = ("no line: a merge of inputs whose revisits were resolved each on its own, so this "
+                found = [(" ".join(values[f] for f in fields_of), absent_value(envelope))]
+                note = ("no line: a merge in which an input's share of a key may be unknown, so this key may "
+                        "hold captures (its bounds; !meta unknown_keys)" if unknown_share else
+                        "no line: a merge of inputs whose revisits were resolved each on its own, so this "
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, note, profile.seeks
+
+
+def absent_value(envelope):
+    """The flat value of a key without a line that may hold captures: each feature the envelope
+    (a coarser line) has, within [0, its high]; the features it lacks left out, not zero."""
+    bounded = widen(ZERO, envelope)
+    held = flatten(envelope)
+    flat = {n: v for n, v in flatten(bounded).items() if n in held}
+    flat["bounds"] = {n: b for n, b in bounded["bounds"].items() if n in held}
+    return flat

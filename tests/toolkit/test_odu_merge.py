@@ -337,3 +337,29 @@ def test_a_page_of_our_profile_lacks_keys_unknown_not_zero(tmp_path):
         assert bounds[0] == doc_keys[key]["urim"]["total"] < bounds[1], key
     assert check_against_truth(merged, Truth(whole, tmp_path, ["default"]), doc_keys,
                                ours_writes=lambda key: key in on_page)
+
+
+def test_a_key_without_a_merged_line_is_answered_with_bounds_that_hold(merged_default):
+    """A key of the whole archive the merge has no line for (the document's part holds it, at a
+    level the document does not count): query answers with bounds that contain the truth, never
+    'none held'; a grouping that finds no line says that keys without one may hold captures."""
+    from profiler.toolkit.query import query
+    folder = merged_default["folder"]
+    whole = str(folder / "whole-for-absent.cdxj")
+    run_profile([str(folder / "whole.cdx")], whole, created="2026-01-01T00:00:00Z")
+    truth = projected(whole)
+    merged = merged_default["merged"]
+    missing = [k for k, v in truth.items() if k not in merged and v["urim.total"] > 0]
+    assert missing
+    for key in missing[:40]:
+        found, note, _ = query(merged_default["out"], dict(zip(("surt", "datetime", "mime"), key.split(" "))))
+        assert found and "unknown_keys" in note, (key, note)
+        bounds = found[0][1]["bounds"]
+        for name in ("urim.total", "urir"):
+            assert bounds[name][0] <= truth[key][name] <= bounds[name][1], (key, name, bounds, truth[key])
+        assert "bytes" not in found[0][1] or "bytes" in bounds
+    surts = {k.split(" ")[0] for k in merged}
+    lonely = next((k.split(" ")[0] for k in missing if k.split(" ")[0] not in surts), None)
+    if lonely is not None:
+        r = cli("query", merged_default["out"], "--surt", lonely, "--group", "datetime")
+        assert r.returncode == 1 and r.stdout == "" and "may hold captures" in r.stderr, r
