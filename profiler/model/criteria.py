@@ -198,6 +198,21 @@ class Criterion:
         """The levels a written key field may be at (a field that fits several: all of them)."""
         return (ANY,) if field == ANY_FIELD else self.levels_of(field)
 
+    def coarser_fields(self, field):
+        """The field and the fields of coarser levels that count every capture it counts, '-'
+        last: each level's projection of it that every level the field may be at determines
+        ('201305' -> '2013'; 'text/html' -> 'text/*', 'html'; '200' -> '2xx')."""
+        if field == ANY_FIELD:
+            return [field]
+        at = [self.level(name) for name in self.field_levels(field) if name in self.level_names]
+        out = [field]
+        for level in self.coarse_to_fine:
+            if at and all(a.refines(level) for a in at):
+                coarser = level.field(field)
+                if coarser not in out:
+                    out.append(coarser)
+        return out + [ANY_FIELD]
+
     def code(self, level):
         """The compiled kernels' number of a level: 0 any, then the levels in order."""
         return 0 if level == ANY else self.level_names.index(level) + 1

@@ -91,11 +91,9 @@ def content_language(prefix, content_type=None):
 
 
 def _version(package):
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return "%s %s" % (package, version(package))
-    except PackageNotFoundError:                 # shipped without its metadata
-        return package + " ?"
+    import sys
+    from profiler.model.versions import installed_version
+    return "%s %s" % (package, installed_version(package, sys.modules.get(package.lower())) or "?")   # '?': no metadata
 
 
 def meta():

@@ -300,11 +300,9 @@ def html_language(prefix, content_language_header=None, cut=None):
 
 def mapping_version():
     """What a profile's ``!meta`` records of the mapping: langcodes' version and its registry's date."""
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        package = version("langcodes")
-    except PackageNotFoundError:                     # shipped without its metadata
-        package = "?"
+    import sys
+    from profiler.model.versions import installed_version
+    package = installed_version("langcodes", sys.modules.get("langcodes")) or "?"   # '?': shipped without metadata
     dates = [entry["File-Date"] for entry in _registry_header()]
     return "langcodes %s (IANA registry %s)" % (package, dates[0] if dates else "?")
 

@@ -24,12 +24,11 @@ def load():
     kept = _read(key)
     if kept is not None:
         domains.use_rules(kept)
-    else:
-        domains.load()
+    domains.load()
+    if kept is None:
         made = domains.rules()
         if made is not None:
             _write(key, made)
-    domains.load()
 
 
 def _read(key):

@@ -173,16 +173,16 @@ def _stream(index, records):
 
 
 def _grouped(streams):
-    """(key, [values in input order]) for every key of the k-way merge."""
-    key, values = None, []
-    for k, _, value in heapq.merge(*streams):
+    """(key, {input index: record}, in input order) for every key of the k-way merge."""
+    key, found = None, {}
+    for k, i, record in heapq.merge(*streams):
         if k != key:
-            if values:
-                yield key, values
-            key, values = k, []
-        values.append(value)
-    if values:
-        yield key, values
+            if found:
+                yield key, found
+            key, found = k, {}
+        found[i] = record
+    if found:
+        yield key, found
 
 
 def _block(raw):
@@ -459,7 +459,8 @@ def merged_profile_lines(paths, disjoint_of, counter, skipped=None):
     streams = [_stream(i, DataFile(p, "cdxj").records(s, parse=False))
                for i, (p, s) in enumerate(zip(paths, skipped))]
     counter.setdefault("bounded", 0)
-    for key, records in _grouped(streams):
+    for key, found in _grouped(streams):
+        records = list(found.values())
         counter["lines"] += 1
         if len(records) == 1:
             yield key + b" " + records[0].json
@@ -676,7 +677,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
         streams = [_stream(i, f.records(s)) for i, (f, s) in enumerate(zip(files, skipped))]
 
         def data():
-            for key, records in _grouped(streams):
+            for key, found in _grouped(streams):
+                records = list(found.values())
                 counter["lines"] += 1
                 counter["merged"] += len(records) > 1
                 freqs = [r.value for r in records]
@@ -777,20 +779,6 @@ def _coarse(fields):
     return fields[0] == "*" or (fields[0].endswith(",*") and fields[0].count(",") == 1)
 
 
-def _coarser_fields(name, field):
-    """A criterion's fields that count every capture the field counts, coarsest last ('-')."""
-    out = [field]
-    if field != "-":
-        if name == "datetime" and field.isdigit():
-            out += [field[:n] for n in (8, 6, 4) if n < len(field)]
-        elif name == "mime" and "/" in field and not field.endswith("/*"):
-            out.append(field.split("/", 1)[0] + "/*")
-        elif name == "status" and len(field) == 3 and field.isdigit():
-            out.append(field[0] + "xx")
-        out.append("-")
-    return out
-
-
 def _highs(value):
     """(urim.total, urir, urim.max) highs of a line (its bounds' highs; a feature it lacks: its
     total), or None for a line without urim.total (another producer's value style)."""
@@ -839,11 +827,12 @@ class Absence:
     def envelope(self, fields):
         found = []
         names = self.common.names
+        coarser = [c.coarser_fields(f) for c, f in zip(self.common.criteria, fields[1:])]   # the registry's levels
         surts = [s for s in (fields[0], _tld(fields[0]), "*") if s]
         for surt in dict.fromkeys(surts):
             if surt != fields[0] and surt != "*" and not fields[0].startswith(surt[:-1]):
                 continue
-            for rest in itertools.product(*(_coarser_fields(n, f) for n, f in zip(names, fields[1:]))):
+            for rest in itertools.product(*coarser):
                 key = (surt,) + rest
                 if key != tuple(fields) and key in self.coarse:
                     line = self.coarse[key]
@@ -1032,7 +1021,7 @@ def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri
             pr.left_out = 0
 
     def merged():
-        for key, found in _grouped_indexed(streams()):
+        for key, found in _grouped(streams()):
             counter["lines"] += 1
             fields, shares = None, []
             envelope = {"urim.total": 0, "urir": 0, "urim.max": 0}
@@ -1080,16 +1069,3 @@ def _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri
             "projected": {"keys": list(common.fields), "unknown": counter["unknown"],
                           "inputs": [(p, pr.dropped, pr.left_out) for p, pr in zip(paths, projections)
                                      if pr is not None]}}
-
-
-def _grouped_indexed(streams):
-    """(key, {input index: record}) for every key of the k-way merge."""
-    key, found = None, {}
-    for k, i, record in heapq.merge(*streams):
-        if k != key:
-            if found:
-                yield key, found
-            key, found = k, {}
-        found[i] = record
-    if found:
-        yield key, found

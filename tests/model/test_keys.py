@@ -232,3 +232,19 @@ def test_key_levels_by_count_and_by_the_public_suffix_list():
     assert [key_level(s, True) for s in ("uk,*", "uk,co,*", "uk,co,bbc,*", "uk,co,bbc,news,*", "com,cnn,*")] == \
         ["tld", "suffix", "domain", "subdomain", "domain"]
     assert key_level("html,index,*", True) == "domain"       # an unknown TLD: no suffix to be inside
+
+
+@pytest.mark.parametrize("name, field, coarser", [
+    ("datetime", "201305", ["201305", "2013", "-"]),
+    ("datetime", "2013050112", ["2013050112", "2013", "201305", "20130501", "-"]),
+    ("mime", "text/html", ["text/html", "text/*", "html", "-"]),
+    ("mime", "text/*", ["text/*", "-"]),
+    ("mime", "unk", ["unk", "-"]),          # a category or a class as well: nothing coarser it determines
+    ("status", "200", ["200", "2xx", "-"]),
+    ("status", "unk", ["unk", "-"]),
+    ("status", "-", ["-"])])
+def test_a_field_s_coarser_fields_come_from_its_criterion_s_levels(name, field, coarser):
+    """The fields that count every capture a field counts (merge bounds a key an input lacks by
+    them), from the registry's levels, so that a criterion added there has them too."""
+    from profiler.model.criteria import CORE
+    assert next(c for c in CORE if c.name == name).coarser_fields(field) == coarser
