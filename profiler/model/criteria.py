@@ -219,11 +219,16 @@ class Criterion:
 
     def query(self, text):
         """The key field of a value a person gives (an option, a query parameter): '-' as it is,
-        otherwise ``asked``'s answer; a ValueError when it names no value of the criterion."""
+        otherwise ``asked``'s answer (the text itself without one); a ValueError when it names no
+        value of the criterion or its field does not match ``pattern``, so a value no key can
+        have is refused rather than answered as not held."""
         text = text.strip()
-        if text == ANY_FIELD or self.asked is None:
+        if text == ANY_FIELD:
             return text
-        return self.asked(text)
+        field = text if self.asked is None else self.asked(text)
+        if not _field_pattern(self).match(field.encode("utf-8", "surrogateescape")):
+            raise ValueError("not a %s value (%s): %r" % (self.name, self.describe, text[:40]))
+        return field
 
 
 def _datetime_levels(field):
