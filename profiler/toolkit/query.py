@@ -13,7 +13,7 @@ import math
 import os
 
 from profiler.errors import UserError
-from profiler.files import infiles, layout as layouts
+from profiler.files import coverage, infiles, layout as layouts
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
 from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
@@ -185,6 +185,11 @@ class SortedProfile:
         return any(name == "!meta" and isinstance(value, dict) and isinstance(value.get("merge"), dict)
                    and value["merge"].get("absent_keys") for name, value in self.headers)
 
+    def compacted(self):
+        """Whether a key without a line may hold captures that compaction rolled up into a
+        coarser line (its !meta "compacted"), so no line does not mean none are held."""
+        return coverage.compacted(self.headers)
+
     def unknown_keys(self):
         """Whether a key without a line may hold an input's captures because that input's share
         of it is unknown (a merge of an archive_profiler document, a compacted profile...: its
@@ -327,7 +332,10 @@ def _query(profile, fixed, group, under, level, top, by):
                 raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
                                  "emit such keys (%s)" % (values["surt"], ", ".join(
                                      f for f in fields_of if values[f] is None), policy.name, reasons[0]))
-    if not found and None in values.values() and profile.unknown_keys():
+    if not found and None in values.values() and profile.compacted():
+        note = ("no line: a compacted profile, whose keys without a line may have been rolled up into "
+                "coarser ones, so they may hold captures (ask for one key to see its bounds; !meta compacted)")
+    elif not found and None in values.values() and profile.unknown_keys():
         note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
                 "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
     if not found and None not in values.values():
@@ -341,15 +349,24 @@ def _query(profile, fixed, group, under, level, top, by):
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
         revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
         unknown_share = profile.unknown_keys()
-        if revisits_elsewhere or unknown_share:
+        rolled_up = profile.compacted()
+        if rolled_up:
+            note = ROLLED_UP % ""
+        if revisits_elsewhere or unknown_share or rolled_up:
             envelope = profile.envelope([values[f] for f in fields_of])
             if envelope is not None:
                 found = [(" ".join(values[f] for f in fields_of), absent_value(envelope))]
-                note = ("no line: a merge in which an input's share of a key may be unknown, so this key may "
+                note = (ROLLED_UP % "its bounds; " if rolled_up else
+                        "no line: a merge in which an input's share of a key may be unknown, so this key may "
                         "hold captures (its bounds; !meta unknown_keys)" if unknown_share else
                         "no line: a merge of inputs whose revisits were resolved each on its own, so this "
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, note, profile.seeks
+
+
+#: the note of a key without a line in a compacted profile
+ROLLED_UP = ("no line: a compacted profile, whose keys without a line may have been rolled up into a "
+             "coarser one, so this key may hold captures (%s!meta compacted)")
 
 
 def absent_value(envelope):
