@@ -123,6 +123,21 @@ key_fields = criteria.derived(lambda chosen: ("surt",) + tuple(c.name for c in c
 group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c in chosen})
 
 
+def host_not_surt(surt):
+    """What to ask instead when a SURT field is a host name or URL ('cnn.com',
+    'http://www.cnn.com/world/'), else None: such a key has no line, and the policy's reason
+    (no URL keys) would not say why."""
+    if surt == "*" or "," in surt or ")" in surt or "." not in surt:
+        return None
+    from profiler.formats.cdx import surt_of
+    key = surt_of(("" if "://" in surt else "http://").encode() + surt.encode("utf-8", "surrogateescape"))
+    if key is None or ")" not in key:
+        return None
+    host = key.split(")")[0]
+    return ("%r is a host name or URL, not a SURT key: '%s)/*' is the host, '%s,*' the host and its "
+            "subdomains" % (surt[:80], host, host))
+
+
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt = fields[0]
@@ -141,7 +156,7 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
         if combo in combos:
             return None
     emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
-    return "%s keys come %s" % (level, "as: " + ", ".join(emitted) if emitted else "not at all")
+    return "%s keys come as: %s" % (level, ", ".join(emitted)) if emitted else "it writes no %s keys" % level
 
 
 class SortedProfile:
@@ -260,6 +275,9 @@ def _values(profile, fixed, group):
         if f not in layout.fields:
             raise QueryError("%s has no %s key field (its keys: %s)" % (profile.path, f, layouts.describe(layout)))
     values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in layout.fields}
+    hint = host_not_surt(values["surt"])
+    if hint:
+        raise QueryError("--surt %s" % hint)
     for f, v in values.items():
         if f != "surt" and not layout.patterns[f].match(v.encode("utf-8", "replace")):
             raise QueryError("--%s %r is not %s" % (f, v, criteria.BY_NAME[f].describe))

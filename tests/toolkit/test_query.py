@@ -171,3 +171,14 @@ def test_a_compacted_profile_never_says_a_rolled_up_key_holds_none(profiles, tmp
     found, note, _ = query(small, {"surt": "*", "datetime": "2013"}, group=["mime"])
     assert found == [] and "compacted" in note
 
+
+def test_a_host_name_or_url_given_as_surt_says_which_surt_to_ask(profiles):
+    """A newcomer's --surt cnn.com (or a URL) is one line naming the SURT keys of that host."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for given in ("cnn.com", "http://www.cnn.com/world/"):
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--surt", given],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+        assert "not a SURT key" in r.stderr and "'com,cnn)/*' is the host" in r.stderr
+    found, note, _ = query(profiles["default"], {"surt": "com,cnn)/*"})
+    assert len(found) == 1 and note is None
