@@ -20,6 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
+from profiler import contract
 from profiler.model import capture, normalise
 from profiler.model.normalise import REVISIT_MIME, UNKNOWN
 
@@ -381,6 +382,17 @@ def register(criterion):
     _field_pattern(criterion)
     CRITERIA = CRITERIA + (criterion,)
     return criterion
+
+
+def not_registered(names):
+    """What a message adds for names that are no criterion registered in this process ('' when
+    each is one): a criterion a plugin adds exists only where its module is named in
+    ARCHIVE_PROFILER_PLUGINS, so a policy or profile of it is refused elsewhere."""
+    unknown = [n for n in names if isinstance(n, str) and n != "surt" and n not in _DERIVED["BY_NAME"]()]
+    if not unknown:
+        return ""
+    return "; %s: no such criterion here (a plugin's? name its module in %s)" % (
+        ", ".join(unknown)[:80], contract.PLUGINS_ENV)
 
 
 def of_levels(names):
