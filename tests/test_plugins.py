@@ -58,3 +58,28 @@ def test_the_console_script_says_it_in_one_line():
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", "--help"], env=env, capture_output=True,
                        text=True)
     assert r.returncode == 0 and "--scheme SCHEME" in r.stdout
+
+
+def test_a_profile_or_policy_of_a_plugin_s_criterion_without_the_plugin_names_it(tmp_path):
+    """Where the plugin is not named, its criterion is no key field or policy level: a profile or
+    policy of it is refused in one line naming the criterion and the variable that adds it."""
+    import yaml
+    from helpers import throwaway
+    profile = tmp_path / "p.cdxj"
+    profile.write_text('!context ["http://oduwsdl.github.io/contexts/archiveprofiles"]\n!id {"uri":null}\n'
+                       '!keys ["surt","datetime","mime","status","scheme"]\n'
+                       '* - - - - {"urim":{"total":1,"min":1,"max":1},"urir":1,"bytes":5,"digests":1,'
+                       '"dedup_bytes":5,"first":"20130101000000","last":"20130101000000"}\n')
+    policy = tmp_path / "scheme.yaml"
+    policy.write_text(yaml.safe_dump(throwaway.POLICY))
+    index = tmp_path / "a.cdx"
+    index.write_text(" CDX N b a m s k r M S V g\ncom,a)/ 20130101000000 http://a.com/ text/html 200 "
+                     "AAAA - - 5 0 a.warc.gz\n")
+    env = {k: v for k, v in os.environ.items() if k != contract.PLUGINS_ENV}
+    env["PYTHONPATH"] = ROOT
+    for args in (["query", profile], ["validate", profile],
+                 ["profile", index, "--policy", policy, "-o", tmp_path / "out.cdxj"]):
+        r = subprocess.run([sys.executable, "-m", "profiler.cli"] + [str(a) for a in args], env=env,
+                           capture_output=True, text=True)
+        assert r.returncode in (1, 2) and r.stdout.count("\n") + r.stderr.count("\n") <= 2, (args, r.stderr)
+        assert "scheme: no such criterion here" in r.stdout + r.stderr and contract.PLUGINS_ENV in r.stdout + r.stderr

@@ -34,8 +34,8 @@ from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
 from profiler.toolkit import ranges
-from profiler.toolkit.query import (QueryError, SortedProfile, derived_bounds, feature_value, not_emitted,
-                                    rank_value)
+from profiler.toolkit.query import (ROLLED_UP, QueryError, SortedProfile, absent_value, derived_bounds,
+                                    feature_value, not_emitted, rank_value)
 
 #: the features of an answer: the spec's nine and FacetRedux's sixth, the average size
 SHOWN = FEATURES + ("avg_size",)
@@ -154,6 +154,14 @@ class Explorer:
         except QueryError as e:
             out["status"], out["note"] = "unanswerable", str(e)
             flat = None
+        if (out["status"] is None and flat is None and q.range is None and self.profile.compacted()
+                and not (self.policy is not None and not_emitted(self.policy, fields, self.layout))):
+            envelope = self.profile.envelope(fields)
+            out["note"] = ROLLED_UP % ("its bounds; " if envelope is not None else "")
+            if envelope is not None:
+                flat = absent_value(envelope)
+            else:
+                out["status"] = "unanswerable"
         if out["status"] is None:
             if flat is None and q.range is not None:
                 out["status"], out["note"] = "none", "no captures in %s" % q.range.text

@@ -31,6 +31,12 @@ def from_policy(policy):
     return {"host_depth": policy["host_depth"], "exact_urls": exact}
 
 
+def compacted(headers):
+    """Whether a file's headers say compaction rolled lines up into coarser ones (its !meta
+    "compacted"): a key without a line may then hold captures a coarser line counts."""
+    return any(n[1:] == "meta" and isinstance(v, dict) and "compacted" in v for n, v in headers)
+
+
 def of_headers(headers, kind):
     """The coverage a file's headers declare (maps: a !meta "coverage"; profiles: their policy,
     unless compacted), or None."""
@@ -38,7 +44,7 @@ def of_headers(headers, kind):
     if kind == "ukvs":
         found = [m["coverage"] for m in metas if isinstance(m.get("coverage"), dict)]
         return found[0] if found and isinstance(found[0].get("host_depth"), int) else None
-    if any("compacted" in m for m in metas):
+    if compacted(headers):
         return None
     policies = [m["policy"] for m in metas if isinstance(m.get("policy"), dict)]
     return from_policy(policies[0]) if policies else None

@@ -62,6 +62,13 @@ def expected():
         core, ", then any of %s in that order" % optional if optional else "")
 
 
+def unregistered(value):
+    """A message's note on the names of a !keys that are no criterion here and no other
+    producer's name for one (criteria.not_registered), or ''."""
+    names = value if isinstance(value, list) else []
+    return criteria.not_registered([n for n in names if not isinstance(n, str) or n.lower() not in _CANONICAL_NAME])
+
+
 def parse(value, path):
     """The KeyLayout of a !keys value (a JSON list of field names); a LayoutError otherwise."""
     chosen = None
@@ -73,7 +80,8 @@ def parse(value, path):
     if chosen is None:
         shown = jsonnum.dumps(value).decode("utf-8", "replace") if isinstance(value, (list, dict, str, int)) \
             else repr(value)
-        raise LayoutError("%s: !keys %s is not a profile's key fields (%s)" % (path, shown[:120], expected()))
+        raise LayoutError("%s: !keys %s is not a profile's key fields (%s)%s" % (
+            path, shown[:120], expected(), unregistered(value)))
     return _layout(tuple(c.name for c in chosen))
 
 

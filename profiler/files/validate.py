@@ -189,8 +189,9 @@ def _declared_keys(report, lineno, name, value, kind):
             try:
                 return len(value), layouts.parse(value, "!keys")
             except layouts.LayoutError:
-                report.add(lineno, "!keys %s: not a profile's key fields (%s)"
-                           % (jsonnum.dumps(value).decode("utf-8", "replace")[:80], layouts.expected()))
+                report.add(lineno, "!keys %s: not a profile's key fields (%s)%s"
+                           % (jsonnum.dumps(value).decode("utf-8", "replace")[:80], layouts.expected(),
+                              layouts.unregistered(value)))
                 return len(value), None
         report.add(lineno, "!keys must be a JSON list of field names")
         return None

@@ -20,6 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
+from profiler import contract
 from profiler.model import capture, normalise
 from profiler.model.normalise import REVISIT_MIME, UNKNOWN
 
@@ -219,11 +220,16 @@ class Criterion:
 
     def query(self, text):
         """The key field of a value a person gives (an option, a query parameter): '-' as it is,
-        otherwise ``asked``'s answer; a ValueError when it names no value of the criterion."""
+        otherwise ``asked``'s answer (the text itself without one); a ValueError when it names no
+        value of the criterion or its field does not match ``pattern``, so a value no key can
+        have is refused rather than answered as not held."""
         text = text.strip()
-        if text == ANY_FIELD or self.asked is None:
+        if text == ANY_FIELD:
             return text
-        return self.asked(text)
+        field = text if self.asked is None else self.asked(text)
+        if not _field_pattern(self).match(field.encode("utf-8", "surrogateescape")):
+            raise ValueError("not a %s value (%s): %r" % (self.name, self.describe, text[:40]))
+        return field
 
 
 def _datetime_levels(field):
@@ -376,6 +382,17 @@ def register(criterion):
     _field_pattern(criterion)
     CRITERIA = CRITERIA + (criterion,)
     return criterion
+
+
+def not_registered(names):
+    """What a message adds for names that are no criterion registered in this process ('' when
+    each is one): a criterion a plugin adds exists only where its module is named in
+    ARCHIVE_PROFILER_PLUGINS, so a policy or profile of it is refused elsewhere."""
+    unknown = [n for n in names if isinstance(n, str) and n != "surt" and n not in _DERIVED["BY_NAME"]()]
+    if not unknown:
+        return ""
+    return "; %s: no such criterion here (a plugin's? name its module in %s)" % (
+        ", ".join(unknown)[:80], contract.PLUGINS_ENV)
 
 
 def of_levels(names):

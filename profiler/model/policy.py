@@ -65,7 +65,8 @@ class Policy:
         self.registered_domains = bool(config.get("registered_domains", False))
         levels = config.get("levels") or {}
         if not isinstance(levels, dict) or set(levels) - set(criteria.NAMES):
-            raise PolicyError("%s: levels must map %s to lists" % (source, "/".join(criteria.NAMES)))
+            raise PolicyError("%s: levels must map %s to lists%s" % (
+                source, "/".join(criteria.NAMES), criteria.not_registered(levels if isinstance(levels, dict) else ())))
         #: the criteria of this policy's keys, in key order (!keys)
         self.criteria = criteria.of_levels(levels)
         self.names = tuple(c.name for c in self.criteria)

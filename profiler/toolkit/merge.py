@@ -296,6 +296,40 @@ def header_dict(headers):
     return out
 
 
+def _origin(meta):
+    """What names the captures a profile counts: its run's inputs and its creation time (the
+    !meta of a profile run or a merge), or None when it does not say."""
+    run = next((m for m in meta if isinstance(m, dict) and isinstance(m.get("inputs"), list)), None)
+    about = next((m for m in meta if isinstance(m, dict) and isinstance(m.get("created"), str)
+                  and "policy" in m), None)
+    if run is None or about is None:
+        return None
+    return jsonnum.dumps([run["inputs"], about["created"], about["policy"]])
+
+
+def refuse_pages_of_two_splits(paths, headers):
+    """A MergeError when two inputs are pages of one profile (the same !meta inputs, created and
+    policy) but not two pages of one split: a page left over from an earlier split into more pages,
+    or a page given twice, whose captures the other pages count too. Pages of one split are fine."""
+    seen = {}
+    for path, h in zip(paths, headers):
+        meta = header_dict(h)["meta"]
+        page = next((m["page"] for m in meta if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
+        origin = _origin(meta) if page else None
+        if origin is None:
+            continue
+        split = (page.get("source"), page.get("of"))
+        for other, other_page, other_split in seen.get(origin, []):
+            if split == other_split and page.get("number") != other_page.get("number"):
+                continue
+            raise MergeError("%s and %s are page %s of %s and page %s of %s of %s: merged, its captures would count "
+                             "twice (%s)" % (other, path, other_page.get("number"), other_page.get("of"),
+                                             page.get("number"), page.get("of"), page.get("source"),
+                                             "a page left over from an earlier split?" if split != other_split
+                                             else "one page given twice"))
+        seen.setdefault(origin, []).append((path, page, split))
+
+
 def _common(values, what, paths):
     for v, p in zip(values[1:], paths[1:]):
         if v != values[0]:
@@ -647,6 +681,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
     files = [DataFile(r) for r in read]
     kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
+    if kind == "cdxj":
+        refuse_pages_of_two_splits(paths, [f.headers for f in files])
     if kind == "ukvs":
         _common([f.nkeys for f in files], "numbers of key fields", paths)
     checked = [Skipped(p) if skip_bad_lines else None for p in paths]

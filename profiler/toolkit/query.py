@@ -13,7 +13,7 @@ import math
 import os
 
 from profiler.errors import UserError
-from profiler.files import infiles, layout as layouts
+from profiler.files import coverage, infiles, layout as layouts
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
 from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
@@ -123,6 +123,21 @@ key_fields = criteria.derived(lambda chosen: ("surt",) + tuple(c.name for c in c
 group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c in chosen})
 
 
+def host_not_surt(surt):
+    """What to ask instead when a SURT field is a host name or URL ('cnn.com',
+    'http://www.cnn.com/world/'), else None: such a key has no line, and the policy's reason
+    (no URL keys) would not say why."""
+    if surt == "*" or "," in surt or ")" in surt or "." not in surt:
+        return None
+    from profiler.formats.cdx import surt_of
+    key = surt_of(("" if "://" in surt else "http://").encode() + surt.encode("utf-8", "surrogateescape"))
+    if key is None or ")" not in key:
+        return None
+    host = key.split(")")[0]
+    return ("%r is a host name or URL, not a SURT key: '%s)/*' is the host, '%s,*' the host and its "
+            "subdomains" % (surt[:80], host, host))
+
+
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt = fields[0]
@@ -141,7 +156,7 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
         if combo in combos:
             return None
     emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
-    return "%s keys come %s" % (level, "as: " + ", ".join(emitted) if emitted else "not at all")
+    return "%s keys come as: %s" % (level, ", ".join(emitted)) if emitted else "it writes no %s keys" % level
 
 
 class SortedProfile:
@@ -184,6 +199,11 @@ class SortedProfile:
         resolved each on its own: its !meta "merge" note absent_keys)."""
         return any(name == "!meta" and isinstance(value, dict) and isinstance(value.get("merge"), dict)
                    and value["merge"].get("absent_keys") for name, value in self.headers)
+
+    def compacted(self):
+        """Whether a key without a line may hold captures that compaction rolled up into a
+        coarser line (its !meta "compacted"), so no line does not mean none are held."""
+        return coverage.compacted(self.headers)
 
     def unknown_keys(self):
         """Whether a key without a line may hold an input's captures because that input's share
@@ -255,6 +275,9 @@ def _values(profile, fixed, group):
         if f not in layout.fields:
             raise QueryError("%s has no %s key field (its keys: %s)" % (profile.path, f, layouts.describe(layout)))
     values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in layout.fields}
+    hint = host_not_surt(values["surt"])
+    if hint:
+        raise QueryError("--surt %s" % hint)
     for f, v in values.items():
         if f != "surt" and not layout.patterns[f].match(v.encode("utf-8", "replace")):
             raise QueryError("--%s %r is not %s" % (f, v, criteria.BY_NAME[f].describe))
@@ -327,7 +350,10 @@ def _query(profile, fixed, group, under, level, top, by):
                 raise QueryError("this profile cannot answer grouping %r by %s: its policy (%s) does not "
                                  "emit such keys (%s)" % (values["surt"], ", ".join(
                                      f for f in fields_of if values[f] is None), policy.name, reasons[0]))
-    if not found and None in values.values() and profile.unknown_keys():
+    if not found and None in values.values() and profile.compacted():
+        note = ("no line: a compacted profile, whose keys without a line may have been rolled up into "
+                "coarser ones, so they may hold captures (ask for one key to see its bounds; !meta compacted)")
+    elif not found and None in values.values() and profile.unknown_keys():
         note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
                 "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
     if not found and None not in values.values():
@@ -341,15 +367,24 @@ def _query(profile, fixed, group, under, level, top, by):
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
         revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
         unknown_share = profile.unknown_keys()
-        if revisits_elsewhere or unknown_share:
+        rolled_up = profile.compacted()
+        if rolled_up:
+            note = ROLLED_UP % ""
+        if revisits_elsewhere or unknown_share or rolled_up:
             envelope = profile.envelope([values[f] for f in fields_of])
             if envelope is not None:
                 found = [(" ".join(values[f] for f in fields_of), absent_value(envelope))]
-                note = ("no line: a merge in which an input's share of a key may be unknown, so this key may "
+                note = (ROLLED_UP % "its bounds; " if rolled_up else
+                        "no line: a merge in which an input's share of a key may be unknown, so this key may "
                         "hold captures (its bounds; !meta unknown_keys)" if unknown_share else
                         "no line: a merge of inputs whose revisits were resolved each on its own, so this "
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, note, profile.seeks
+
+
+#: the note of a key without a line in a compacted profile
+ROLLED_UP = ("no line: a compacted profile, whose keys without a line may have been rolled up into a "
+             "coarser one, so this key may hold captures (%s!meta compacted)")
 
 
 def absent_value(envelope):

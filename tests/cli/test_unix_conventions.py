@@ -116,3 +116,25 @@ def test_standard_input_is_named_dash_in_meta(tmp_path):
     meta = [line for line in (tmp_path / "p.cdxj").read_bytes().splitlines() if line.startswith(b'!meta {"inputs"')][0]
     assert b'"skipped_files":[{"path":"-","reason":"not ' in meta
     assert b"archive-profiler-stdin" not in r.stderr and b"refused -: not " in r.stderr
+
+
+def test_lookup_without_a_uri_on_a_terminal_says_it_reads_uris_from_it(tmp_path):
+    """A newcomer's `lookup FILE` (no URI) at a terminal waits for URIs: it says so on stderr, and
+    the URIs typed are answered; from a pipe it says nothing."""
+    import pty
+    profile = tmp_path / "p.cdxj"
+    assert cli("profile", SAMPLE, "-o", str(profile), "-q").returncode == 0
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "lookup", str(profile)], stdin=slave,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT))
+        os.close(slave)
+        os.write(master, b"http://www.cnn.com/world/\n\x04")     # typed ahead: a line, then Ctrl-D
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    said = err.decode().splitlines()
+    assert len(said) == 1 and "reads URIs from the terminal" in said[0] and "Ctrl-D" in said[0], said
+    assert proc.returncode == 0 and out.decode().split("\t")[1] == "held"
+    r = cli("lookup", str(profile), stdin=b"http://www.cnn.com/world/\n")
+    assert r.returncode == 0 and r.stderr == b""

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import signal
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -194,6 +195,11 @@ def test_lookup_a_value_of_the_criterion(made, profiles, capfd):
             answers.add(fields[1])
     assert answers == {"held", "not-held"}
     assert run("lookup", profiles["ab"], caps[0][0], "--scheme", "ftp", "--lang", "ara") == 2
+    capfd.readouterr()
+    # a value no key of the criterion can have (its field pattern) is refused, not answered not-held
+    assert run("lookup", profiles["ab"], caps[0][0], "--scheme", "HTTP S") == 2
+    out, err = capfd.readouterr()
+    assert out == "" and err.count("\n") == 1 and "not a scheme value" in err
 
 
 def test_merge_diff_and_overlap(made, profiles, capfd):
@@ -295,6 +301,10 @@ def test_serve_answers_a_value_of_the_criterion(made, profiles):
         [archive] = answer["archives"]
         assert archive["answer"] == "held" and archive["scheme"]["answer"] == "held"
         assert archive["scheme"]["scheme"] == "https"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + "/lookup?" + urllib.parse.urlencode({"url": urlkey, "scheme": "HTTP S"}),
+                                   timeout=30)
+        assert refused.value.code == 400 and "not a scheme value" in json.loads(refused.value.read())["error"]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)

@@ -255,3 +255,26 @@ def test_criteria_come_from_the_registry_and_the_file(tmp_path):
         assert [b for b in a["breakdowns"] if b["field"] == "lang"][0]["rows"]
         status, _, body = get(url, "/api/answer", {"profile": "P", "lang": "ara"})
         assert status == 400 and b"keys have no lang" in body
+
+
+def test_a_compacted_profile_answers_a_rolled_up_key_with_bounds(tmp_path):
+    """A key compact removed (its captures counted by a coarser line) is answered with bounds that
+    hold its true counts and a note naming the compaction, not as 'no captures'."""
+    import os
+    from profiler.run.profile import run_profile
+    from profiler.toolkit.compact import compact_file
+    sample = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "samples", "sample-5k.cdx.gz")
+    full, small = str(tmp_path / "full.cdxj"), str(tmp_path / "small.cdxj")
+    run_profile([sample], full, "default")
+    compact_file(full, small, max_lines=300)
+    kept = lines_of(small)
+    gone = [(k, f) for k, f in lines_of(full).items() if k not in kept]
+    assert gone
+    with serving(small) as (url, server):
+        for key, truth in gone[::400]:
+            a = answer(url, **dict(zip(("surt", "datetime", "mime", "status"), key.split(" "))))
+            assert a["status"] == "answered" and "compacted" in a["note"], a
+            for name in ("urim.total", "urir", "bytes"):
+                low, high = a["bounds"][name]
+                assert low <= truth[name] <= high

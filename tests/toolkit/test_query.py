@@ -147,3 +147,38 @@ def test_merged_profile_answers_carry_bounds(profiles, tmp_path):
     one = dict(scan(profiles["default"]))["com,* - - -"]
     assert flat["urim.total"] == 2 * one["urim.total"] and flat["urir"] == 2 * one["urir"]
     assert flat["bounds"]["urir"] == [one["urir"], 2 * one["urir"]]
+
+
+def test_a_compacted_profile_never_says_a_rolled_up_key_holds_none(profiles, tmp_path):
+    """compact removes lines whose captures a coarser line keeps counting: a key the original
+    profile has but the compacted one lacks is answered with bounds that hold its true counts and
+    a note naming the compaction, never 'none are held'; a grouping that finds none says so too."""
+    from profiler.toolkit.compact import compact_file
+    small = str(tmp_path / "small.cdxj")
+    compact_file(profiles["default"], small, max_lines=300)
+    kept = dict(scan(small))
+    gone = [(k, f) for k, f in scan(profiles["default"]) if k not in kept]
+    assert len(gone) > 1000
+    for key, truth in gone[::50]:
+        surt, dt, mime, status = key.split(" ")
+        found, note, _ = query(small, {"surt": surt, "datetime": dt, "mime": mime, "status": status})
+        assert "none are held" not in note and "compacted" in note
+        [(answered, flat)] = found
+        assert answered == key
+        for name in ("urim.total", "urir", "bytes", "dedup_bytes"):
+            low, high = flat["bounds"][name]
+            assert low <= truth[name] <= high, (key, name)
+    found, note, _ = query(small, {"surt": "*", "datetime": "2013"}, group=["mime"])
+    assert found == [] and "compacted" in note
+
+
+def test_a_host_name_or_url_given_as_surt_says_which_surt_to_ask(profiles):
+    """A newcomer's --surt cnn.com (or a URL) is one line naming the SURT keys of that host."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for given in ("cnn.com", "http://www.cnn.com/world/"):
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--surt", given],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+        assert "not a SURT key" in r.stderr and "'com,cnn)/*' is the host" in r.stderr
+    found, note, _ = query(profiles["default"], {"surt": "com,cnn)/*"})
+    assert len(found) == 1 and note is None

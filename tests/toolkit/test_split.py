@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.files.sortedfile import UnsortedFile
-from profiler.toolkit.merge import merge
+from profiler.toolkit.merge import MergeError, merge
 from profiler.run.profile import run_profile
 from profiler.toolkit.split import split
 from profiler.files.ukvs import profile_to_map
@@ -110,6 +110,27 @@ def test_cli(sample, tmp_path):
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "split", str(sample / "sample.cdxj"),
                         "--max-lines", "0"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "positive" in r.stderr
+
+
+def test_merging_pages_of_two_splits_of_one_profile_is_refused(sample, tmp_path):
+    """The README's split then merge, after an earlier split into more pages left a page behind:
+    merge refuses the stale page (its captures are on the new pages too), and one page given
+    twice; one split's pages give back the profile."""
+    from profiler.cli import main as cli
+    profile = str(sample / "sample.cdxj")
+    prefix = str(tmp_path / "sample")
+    assert cli.main(["split", profile, "--max-lines", "2000", "-o", prefix, "-q"]) == 0
+    assert cli.main(["split", profile, "--max-lines", "3000", "-o", prefix, "-q"]) == 0
+    pages = sorted(str(p) for p in tmp_path.glob("sample-0000?.cdxj"))
+    assert len(pages) == 5                      # page 5 of 5 left from the first split
+    out = str(tmp_path / "merged.cdxj")
+    with pytest.raises(MergeError, match=r"page 1 of 4 and page 5 of 5 of sample.cdxj.*left over"):
+        merge(pages, out)
+    with pytest.raises(MergeError, match="one page given twice"):
+        merge([pages[0], pages[0]], out)
+    assert not os.path.exists(out)
+    merge(pages[:4], out)
+    assert parts(out)[1] == parts(profile)[1]
 
 
 KEYS = st.lists(st.text("abc,)/*-", min_size=1, max_size=6), unique=True, max_size=30)

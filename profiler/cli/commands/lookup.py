@@ -58,6 +58,9 @@ def run(args):
             out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None,
                                     args.breakdowns) + "\n")
             return 0
+        if sys.stdin.isatty() and not args.quiet:
+            print("archive-profiler: lookup reads URIs from the terminal, one a line, until Ctrl-D (or give one: "
+                  "lookup FILE URI)", file=sys.stderr, flush=True)
         queries = (line.strip() for line in sys.stdin.buffer)
         buf = []
         for query, answer in index.batch((q for q in queries if q), dt, value=value, by=by):
