@@ -4,7 +4,8 @@ At most MAX_CONNECTIONS connections are served at once, each by its own thread (
 closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
 its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
 a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
-http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). One answer is computed at
+http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
+request that announces one is answered and its connection closed. One answer is computed at
 a time per profile (profiler.explore.answers: bounded work a question).
 """
 
@@ -86,6 +87,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def parse_request(self):
         ok = super().parse_request()
         self.server.watchdog.busy(self.connection)
+        if ok and _has_body(self.headers):
+            self.close_connection = True    # a body is never read: its bytes are no next request
         return ok
 
     def _answer(self, head_only):
@@ -105,6 +108,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header(*extra)
         for name, value in HEADERS:
             self.send_header(name, value)
+        if self.close_connection and extra[0] != "Connection":
+            self.send_header("Connection", "close")
         self.end_headers()
 
     def do_GET(self):
@@ -135,6 +140,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         log.debug("%s - %s", self.address_string(), format % args)
+
+
+def _has_body(headers):
+    """Whether a request's head announces a body (a Content-Length other than 0, or a
+    Transfer-Encoding)."""
+    length = headers.get_all("Content-Length") or []
+    return headers.get("Transfer-Encoding") is not None or any(v.strip() != "0" for v in length)
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

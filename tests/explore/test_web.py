@@ -199,3 +199,44 @@ def test_the_command_serves_and_stops(sample):
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+def _exchange(url, data, seconds=10):
+    """Everything the server sends back to ``data`` until it closes the connection (or
+    ``seconds`` pass without a byte)."""
+    s = _connect(url)
+    s.settimeout(seconds)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            piece = s.recv(65536)
+            if not piece:
+                break
+            out += piece
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    return out
+
+
+SMUGGLED = b"GET /nosuch HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+@pytest.mark.parametrize("request_head", [
+    b"GET /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n",
+], ids=["get-with-body", "post", "chunked", "lying-length"])
+def test_a_request_body_is_never_read_as_a_request(sample, monkeypatch, request_head):
+    """A body is never read: the answer closes the connection, and the body's bytes are never
+    taken for the next request (a request smuggled in a body was answered)."""
+    monkeypatch.setattr(explore_server, "HEAD_SECONDS", 3.0)
+    with serving(sample) as (url, _):
+        out = _exchange(url, request_head + SMUGGLED)
+        assert out.count(b"HTTP/1.1 ") == 1, out[:300]
+        assert b"no such page" not in out and b"Bad request" not in out
+        assert b"\r\nConnection: close\r\n" in out
+        assert answer(url)["status"] == "answered"
+
