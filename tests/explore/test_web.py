@@ -240,3 +240,11 @@ def test_a_request_body_is_never_read_as_a_request(sample, monkeypatch, request_
         assert b"\r\nConnection: close\r\n" in out
         assert answer(url)["status"] == "answered"
 
+
+def test_bytes_not_ascii_in_the_query_are_a_400(served):
+    """A raw byte past ASCII in the query string is refused, never replaced by '?' and the
+    question answered for another SURT."""
+    for raw in [b"surt=com,\xff", b"surt=com,\xc3\xa9", b"mime=text/\xe9"]:
+        out = _exchange(served, b"GET /api/answer?%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % raw)
+        assert out.startswith(b"HTTP/1.1 400 "), (raw, out[:300])
+        assert b"ASCII" in out
