@@ -1,7 +1,9 @@
 """Serving the explorer: the standard library's HTTP server, bounded.
 
-At most MAX_CONNECTIONS connections are served at once, each by its own thread (more: 503 and
-closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
+At most MAX_CONNECTIONS connections are served at once, each by its own thread. At the limit,
+the connection that has waited longest for its next request head (idle, or sending one slowly)
+is closed to make room, so that a flood of idle or slow connections takes turns with itself;
+only when every connection is being answered is a new one refused (503, closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
 its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
 a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
 http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
@@ -28,6 +30,8 @@ log = logging.getLogger("archive-profiler")
 MAX_CONNECTIONS = 32
 HEAD_SECONDS = 10.0
 IO_SECONDS = 10.0
+#: seconds a new connection waits for the slot of the connection closed to make room for it
+ROOM_SECONDS = 2.0
 
 
 class _Watchdog:
@@ -47,6 +51,17 @@ class _Watchdog:
         with self._lock:
             self._deadlines.pop(sock, None)
 
+    def evict(self):
+        """Shut the socket of the connection that has waited longest for its next request head,
+        to make room for another; False when none waits (every connection is being answered)."""
+        with self._lock:
+            if not self._deadlines:
+                return False
+            oldest = min(self._deadlines, key=self._deadlines.get)
+            del self._deadlines[oldest]
+        _shut(oldest)
+        return True
+
     def _run(self):
         while not self._stop.wait(0.5):
             now = time.monotonic()
@@ -55,13 +70,17 @@ class _Watchdog:
                 for s in late:
                     del self._deadlines[s]
             for s in late:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                _shut(s)
 
     def stop(self):
         self._stop.set()
+
+
+def _shut(sock):
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -152,7 +171,8 @@ def _has_body(headers):
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    """A threading HTTP server with at most MAX_CONNECTIONS connections at once."""
+    """A threading HTTP server with at most MAX_CONNECTIONS connections at once, the one idle
+    longest closed to make room for a new one."""
 
     daemon_threads = True
     block_on_close = False
@@ -168,7 +188,8 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.socket = sock
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False):
+        if not self.slots.acquire(blocking=False) and not (
+                self.watchdog.evict() and self.slots.acquire(timeout=ROOM_SECONDS)):
             try:
                 request.settimeout(1.0)
                 request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"

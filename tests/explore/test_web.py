@@ -110,9 +110,13 @@ def test_page_and_its_files(served):
     assert b"innerHTML" not in js and b"eval(" not in js and b"http://" not in js.replace(b"http://www.w3.org/2000/svg", b"")
 
 
-def _connect(url):
+def _address(url):
     host, port = url.split("//")[1].rstrip("/").split(":")
-    return socket.create_connection((host, int(port)), timeout=10)
+    return host, int(port)
+
+
+def _connect(url):
+    return socket.create_connection(_address(url), timeout=10)
 
 
 def test_idle_and_slow_clients_are_cut_off(sample, monkeypatch):
@@ -129,17 +133,44 @@ def test_idle_and_slow_clients_are_cut_off(sample, monkeypatch):
         assert answer(url)["status"] == "answered"        # and it still answers others
 
 
-def test_too_many_connections_are_refused(sample, monkeypatch):
+def test_idle_and_slow_connections_make_room_for_others(sample, monkeypatch):
+    """Connections waiting for a request head (idle, or a head begun and never finished) hold
+    every slot: a new client is answered, the one waiting longest closed to make room (every
+    client got a 503 for as long as the flood lasted)."""
     monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
+    monkeypatch.setattr(explore_server, "HEAD_SECONDS", 60.0)
     with serving(sample) as (url, _):
         held = [_connect(url) for _ in range(3)]
+        held[1].sendall(b"GET /api/answer HTTP/1.1\r\nHost: x\r\n")
         time.sleep(0.3)
+        for _ in range(5):
+            assert answer(url)["status"] == "answered"
+        held[0].settimeout(10)
+        assert held[0].recv(1024) == b""                  # the oldest was closed for them
+        for s in held:
+            s.close()
+
+
+def test_too_many_busy_connections_are_refused(sample, monkeypatch):
+    """Only when every slot is busy answering (clients that do not read their answers) is a
+    new connection refused: 503, closed; served again once they go."""
+    monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
+    with serving(sample) as (url, _):
+        held = []
+        for _ in range(3):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(10)
+            s.connect(_address(url))
+            s.sendall(b"GET /explore.js HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)  # never read
+            held.append(s)
+        time.sleep(0.5)
         extra = _connect(url)
         extra.settimeout(10)
         assert extra.recv(1024).startswith(b"HTTP/1.1 503")
         for s in held:
             s.close()
-        time.sleep(0.3)
+        time.sleep(0.5)
         assert answer(url)["status"] == "answered"
 
 
