@@ -22,6 +22,7 @@ import time
 import urllib.parse
 
 from profiler.errors import UserError
+from profiler.files.infiles import require_regular
 from profiler.io.listening import listening_socket
 from profiler.explore.web import HEADERS, Profile, Service
 
@@ -222,8 +223,9 @@ def open_profiles(specs):
         name, sep, path = spec.partition("=")
         if not (sep and name and not os.path.exists(spec)):
             name, path = None, spec
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise UserError("profile not found: %s" % path)
+        require_regular(path)               # a device, FIFO or folder named for what it is
         profiles.append(Profile(path, name))
     names = [p.name for p in profiles]
     twice = sorted({n for n in names if names.count(n) > 1})

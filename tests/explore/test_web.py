@@ -218,6 +218,24 @@ def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr
 
 
+def test_start_up_options_are_one_line_errors(sample, tmp_path):
+    """A port in digits that are not ASCII, or a profile that is a device, a FIFO or a folder:
+    one line naming the mistake, exit 2, nothing listens (`--port ٣٠٠٠` listened on 3000)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    fifo = tmp_path / "fifo.cdxj"
+    os.mkfifo(fifo)
+    cases = [([sample, "--port", "٣٠٠٠"], "--port"), ([sample, "--port", "８０８０"], "--port"),
+             (["/dev/zero", "--port", "0"], "not a regular file"), ([str(fifo), "--port", "0"], "not a regular file"),
+             ([str(tmp_path), "--port", "0"], "not a regular file")]
+    for args, said in cases:
+        try:
+            r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore"] + args, capture_output=True,
+                               text=True, env=env, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("explore %s served instead of refusing" % args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, (args, r.stderr)
+
+
 def test_the_command_serves_and_stops(sample):
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", sample, "--port", "0"],
