@@ -198,6 +198,32 @@ def test_a_profile_that_changes_is_read_again(sample, tmp_path, monkeypatch):
         assert answer(url)["features"]["urim.total"] == before
 
 
+def test_a_profile_changed_in_place_keeping_its_size_and_time_is_read_again(sample, tmp_path, monkeypatch):
+    """Two lines swapped in place, the file's size and modification time put back (`touch -r`,
+    a copy that keeps times): the change is seen (its ctime moved) and the file read again,
+    refused while unsorted; never an answer from the old reading of a file that changed."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving(str(path)) as (url, _):
+        assert answer(url, surt="com,*")["status"] == "answered"
+        before = os.stat(path)
+        data = path.read_bytes()
+        lines = data.splitlines(keepends=True)
+        i = next(n for n, l in enumerate(lines) if not l.startswith(b"!")) + 1
+        swapped = b"".join(lines[:i] + [lines[i + 1], lines[i]] + lines[i + 2:])
+        assert len(swapped) == len(data) and swapped != data
+        with open(path, "r+b") as f:
+            f.write(swapped)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(path)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        status, _, body = get(url, "/api/answer", {"surt": "com,*"})
+        assert status == 503 and b"not sorted" in body, body
+        shutil.copy(sample, path)
+        assert answer(url, surt="com,*")["status"] == "answered"
+
+
 def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     lines = open(sample, "rb").read().splitlines(keepends=True)
     head = [l for l in lines if l.startswith(b"!")]
