@@ -43,7 +43,9 @@ def _identity(path):
 
 class Profile:
     """One explored profile: the Explorer of the file its path names now. A changed file is
-    opened (and indexed) again before the next answer; while it cannot be, answers are 503."""
+    opened (and indexed) again before the next answer; while it cannot be, answers are 503, and
+    it is read again only once it changes again (a damaged file is not read whole at every
+    request)."""
 
     def __init__(self, path, name=None):
         self.path, self.given_name = path, name
@@ -52,6 +54,7 @@ class Profile:
         self.name = self.explorer.name
         self._checked = time.monotonic()
         self._lock = threading.Lock()
+        self._rejected = None           # the identity of the file last found unreadable
         self.broken = None
 
     def current(self):
@@ -62,20 +65,26 @@ class Profile:
                 try:
                     identity = _identity(self.path)
                 except OSError:
-                    identity = self.identity    # gone for a moment (a link being moved): keep the open one
-                if identity != self.identity:
-                    try:
-                        fresh = Explorer(self.path, self.given_name or self.name)
-                    except (OSError, UserError) as e:
-                        self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
-                        log.warning("%s", self.broken)
-                    else:
-                        old, self.explorer, self.identity, self.broken = self.explorer, fresh, identity, None
-                        log.info("exploring the new version of %s", self.path)
-                        old.close()
+                    identity = None             # gone for a moment (a link being moved): keep what is open
+                if identity == self.identity:
+                    self.broken = None          # the path names the file explored again
+                elif identity is not None and identity != self._rejected:
+                    self._open(identity)
         if self.broken:
             raise _Unavailable(self.broken)
         return self.explorer
+
+    def _open(self, identity):
+        try:
+            fresh = Explorer(self.path, self.given_name or self.name)
+        except (OSError, UserError) as e:
+            self._rejected = identity
+            self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
+            log.warning("%s", self.broken)
+        else:
+            old, self.explorer, self.identity, self.broken, self._rejected = self.explorer, fresh, identity, None, None
+            log.info("exploring the new version of %s", self.path)
+            old.close()
 
 
 class _Unavailable(Exception):

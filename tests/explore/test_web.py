@@ -224,6 +224,28 @@ def test_a_profile_changed_in_place_keeping_its_size_and_time_is_read_again(samp
         assert answer(url, surt="com,*")["status"] == "answered"
 
 
+def test_a_damaged_new_version_is_read_once_not_at_every_request(sample, tmp_path, monkeypatch, caplog):
+    """A new version found cut is refused (503) until the file changes again: each request does
+    not read it whole again (nor log it again), whatever the clients ask."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    cut = tmp_path / "cut.cdxj"
+    cut.write_bytes(path.read_bytes()[:-30])
+    with serving(str(path)) as (url, _):
+        assert answer(url)["status"] == "answered"
+        os.replace(cut, path)
+        with caplog.at_level("WARNING", logger="archive-profiler"):
+            for _ in range(5):
+                status, _, body = get(url, "/api/answer")
+                assert status == 503 and b"cut short" in body
+        refusals = [r for r in caplog.records if "cannot be read now" in r.getMessage()]
+        assert len(refusals) == 1, [r.getMessage()[:80] for r in refusals]
+        shutil.copy(sample, tmp_path / "again.cdxj")
+        os.replace(tmp_path / "again.cdxj", path)
+        assert answer(url)["status"] == "answered"
+
+
 def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     lines = open(sample, "rb").read().splitlines(keepends=True)
     head = [l for l in lines if l.startswith(b"!")]
