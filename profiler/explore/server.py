@@ -88,6 +88,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """One connection: requests answered by the server's Service."""
 
     protocol_version = "HTTP/1.1"
+    #: a request line without a version (HTTP/0.9), or one refused before its version is read,
+    #: is answered with a status line and headers (the CSP above all), never a bare body
+    default_request_version = "HTTP/1.0"
     disable_nagle_algorithm = True          # an answer's head and body go out at once
     server_version = "archive-profiler-explore"
     sys_version = ""

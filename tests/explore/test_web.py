@@ -345,3 +345,15 @@ def test_bytes_not_ascii_in_the_query_are_a_400(served):
         out = _exchange(served, b"GET /api/answer?%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % raw)
         assert out.startswith(b"HTTP/1.1 400 "), (raw, out[:300])
         assert b"ASCII" in out
+
+
+@pytest.mark.parametrize("request_line", [b"GET /", b"GET /api/answer", b"PRI * HTTP/2.0", b"GET / HTTP/2.0",
+                                          b"GET / HTTP/1.1 extra", b"GET"])
+def test_every_answer_has_a_status_line_and_the_page_s_headers(served, request_line):
+    """A request line of HTTP/0.9 or another version is answered with a status line and the
+    page's headers (the CSP above all); the page was sent bare to 'GET /', the error to others
+    with no status line."""
+    out = _exchange(served, request_line + b"\r\n\r\n")
+    head = out.partition(b"\r\n\r\n")[0].decode("latin-1").lower()
+    assert head.startswith("http/1."), out[:200]
+    assert "content-security-policy: " + CSP.lower() in head and "x-content-type-options: nosniff" in head
