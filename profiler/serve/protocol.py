@@ -14,6 +14,7 @@ import ipaddress
 import time
 
 import httptools
+import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from profiler.serve.limits import Limits
@@ -159,9 +160,14 @@ class BoundedHttpTools(HttpToolsProtocol):
             return False
         return True
 
+    def send_400_response(self, msg):
+        """A request the parser refuses: a JSON error like every other answer (uvicorn's is text)."""
+        self._answer_and_close(400, "not an HTTP/1.1 request this server reads (its request line or a "
+                                    "header cannot be parsed)")
+
     def _answer_and_close(self, status, message):
-        body = b'{"error":"%s"}' % message.encode("ascii")
-        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
+        body = orjson.dumps({"error": message})
+        reason = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large",
                   503: b"Service Unavailable"}[status]
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
                              b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
