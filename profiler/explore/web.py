@@ -54,8 +54,9 @@ class Profile:
         self.name = self.explorer.name
         self._checked = time.monotonic()
         self._lock = threading.Lock()
-        self._rejected = None           # the identity of the file last found unreadable
-        self.broken = None
+        self._rejected = None           # (identity, why) of the file last found unreadable
+        self.broken = None              # why the path's file cannot be explored (answers 503)
+        self.problem = None             # why the path cannot be read while the open version answers
 
     def current(self):
         now = time.monotonic()
@@ -64,22 +65,39 @@ class Profile:
                 self._checked = now
                 try:
                     identity = _identity(self.path)
-                except OSError:
-                    identity = None             # gone for a moment (a link being moved): keep what is open
+                except OSError as e:
+                    identity = None             # gone (for a moment: a link being moved): keep what is open
+                    self._unreadable(e)
+                else:
+                    self.problem = None
                 if identity == self.identity:
                     self.broken = None          # the path names the file explored again
-                elif identity is not None and identity != self._rejected:
+                elif identity is not None and self._rejected is not None and identity == self._rejected[0]:
+                    self.broken = self._rejected[1]
+                elif identity is not None:
                     self._open(identity)
         if self.broken:
             raise _Unavailable(self.broken)
         return self.explorer
 
+    def _unreadable(self, error):
+        """The path names no file now: the version open keeps answering, reported (the refusal
+        of a damaged version before it, if any, says so instead)."""
+        why = "%s cannot be read now (%s)" % (self.path, error.strerror or error)
+        if self.broken:
+            if self.broken != why:
+                self.broken = why
+                log.warning("%s", why)
+        elif self.problem is None:
+            self.problem = why + ": exploring the version read before"
+            log.warning("%s", self.problem)
+
     def _open(self, identity):
         try:
             fresh = Explorer(self.path, self.given_name or self.name)
         except (OSError, UserError) as e:
-            self._rejected = identity
             self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
+            self._rejected = identity, self.broken
             log.warning("%s", self.broken)
         else:
             old, self.explorer, self.identity, self.broken, self._rejected = self.explorer, fresh, identity, None, None
@@ -135,7 +153,10 @@ class Service:
         out = []
         for p in self.profiles:
             try:
-                out.append(p.current().describe())
+                described = p.current().describe()
+                if p.problem:
+                    described["problem"] = p.problem
+                out.append(described)
             except _Unavailable as e:
                 out.append({"name": p.name, "file": p.path, "error": str(e)})
         return {"profiles": out}

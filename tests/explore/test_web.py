@@ -246,6 +246,32 @@ def test_a_damaged_new_version_is_read_once_not_at_every_request(sample, tmp_pat
         assert answer(url)["status"] == "answered"
 
 
+def test_a_profile_whose_path_is_gone_keeps_answering_and_is_reported(sample, tmp_path, monkeypatch):
+    """The path deleted, or made a link loop, under a profile explored: the version read keeps
+    answering, and /api/profiles says the path cannot be read (nothing said so); with a damaged
+    version refused before it, the reason is the path's, not the damaged file's."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving("L=" + str(path)) as (url, _):
+        before = answer(url)["features"]
+        os.unlink(path)
+        assert answer(url)["features"] == before
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert str(path) in listed["problem"] and "cannot be read" in listed["problem"], listed
+        (tmp_path / "cut.cdxj").write_bytes(open(sample, "rb").read()[:-30])
+        os.replace(tmp_path / "cut.cdxj", path)
+        assert get(url, "/api/answer")[0] == 503
+        os.unlink(path)
+        os.symlink(path.name, path)                                     # a link to itself
+        status, _, body = get(url, "/api/answer")
+        assert status == 503 and b"symbolic links" in body and b"cut short" not in body, body
+        shutil.copy(sample, tmp_path / "again.cdxj")
+        os.replace(tmp_path / "again.cdxj", path)
+        assert answer(url)["features"] == before
+        assert "problem" not in orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+
+
 def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     lines = open(sample, "rb").read().splitlines(keepends=True)
     head = [l for l in lines if l.startswith(b"!")]
