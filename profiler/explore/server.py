@@ -226,9 +226,9 @@ def open_profiles(specs):
         name, sep, path = spec.partition("=")
         if not (sep and name and not os.path.exists(spec)):
             name, path = None, spec
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             raise UserError("profile not found: %s" % path)
-        require_regular(path)               # a device, FIFO or folder named for what it is
+        require_regular(path)               # a device, FIFO, folder or link loop named for what it is
         profiles.append(Profile(path, name))
     names = [p.name for p in profiles]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -298,9 +298,12 @@ def test_start_up_options_are_one_line_errors(sample, tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT)
     fifo = tmp_path / "fifo.cdxj"
     os.mkfifo(fifo)
+    loop = tmp_path / "loop.cdxj"
+    os.symlink(loop.name, loop)
     cases = [([sample, "--port", "٣٠٠٠"], "--port"), ([sample, "--port", "８０８０"], "--port"),
              (["/dev/zero", "--port", "0"], "not a regular file"), ([str(fifo), "--port", "0"], "not a regular file"),
-             ([str(tmp_path), "--port", "0"], "not a regular file")]
+             ([str(tmp_path), "--port", "0"], "not a regular file"),
+             ([str(loop), "--port", "0"], "symbolic links")]
     for args, said in cases:
         try:
             r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore"] + args, capture_output=True,
