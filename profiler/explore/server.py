@@ -88,13 +88,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """One connection: requests answered by the server's Service."""
 
     protocol_version = "HTTP/1.1"
-    #: a request line without a version (HTTP/0.9), or one refused before its version is read,
-    #: is answered with a status line and headers (the CSP above all), never a bare body
-    default_request_version = "HTTP/1.0"
     disable_nagle_algorithm = True          # an answer's head and body go out at once
     server_version = "archive-profiler-explore"
     sys_version = ""
     timeout = IO_SECONDS
+
+    @property
+    def request_version(self):
+        return self._request_version
+
+    @request_version.setter
+    def request_version(self, version):
+        """HTTP/0.9 (a request line without a version, or naming it, or refused before its
+        version is read) is answered as HTTP/1.0: with a status line and headers, the CSP above
+        all, never a bare body."""
+        self._request_version = "HTTP/1.0" if version == "HTTP/0.9" else version
 
     def version_string(self):
         return self.server_version

@@ -377,7 +377,8 @@ def test_bytes_not_ascii_in_the_query_are_a_400(served):
 
 
 @pytest.mark.parametrize("request_line", [b"GET /", b"GET /api/answer", b"PRI * HTTP/2.0", b"GET / HTTP/2.0",
-                                          b"GET / HTTP/1.1 extra", b"GET"])
+                                          b"GET / HTTP/1.1 extra", b"GET", b"GET / HTTP/0.9",
+                                          b"GET / x HTTP/0.9", b"\xff\xff HTTP/0.9"])
 def test_every_answer_has_a_status_line_and_the_page_s_headers(served, request_line):
     """A request line of HTTP/0.9 or another version is answered with a status line and the
     page's headers (the CSP above all); the page was sent bare to 'GET /', the error to others
