@@ -14,6 +14,7 @@ import time
 import orjson
 import pytest
 
+from profiler.explore import answers as explore_answers
 from profiler.explore import server as explore_server
 from profiler.explore.web import CSP
 
@@ -270,6 +271,50 @@ def test_a_profile_whose_path_is_gone_keeps_answering_and_is_reported(sample, tm
         os.replace(tmp_path / "again.cdxj", path)
         assert answer(url)["features"] == before
         assert "problem" not in orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+
+
+def test_a_profile_replaced_while_it_is_opened_is_read_from_one_file(sample, tmp_path, monkeypatch):
+    """The path replaced again while a new version is being opened (its lines checked, its
+    index not yet built; the real replacement made at that moment): the version is read whole
+    from the one file it opened, never indexed from another, and a FIFO put in its place is never
+    waited on (its index opened the path again: it waited forever, or indexed the other file);
+    the next answer reads the file the path names then."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    lines = open(sample, "rb").read().splitlines(keepends=True)
+    smaller = tmp_path / "smaller.cdxj"
+    smaller.write_bytes(b"".join(l for l in lines if not l.startswith(b"com,")))
+    fifo = tmp_path / "fifo"
+    with serving(str(smaller)) as (url, _):
+        expected = answer(url, surt="com,*")
+    with serving(str(path)) as (url, _):
+        full = answer(url, surt="com,*")
+        assert full["features"] != expected["features"]
+        swap = []
+
+        class ReplacedWhileOpened(explore_answers.Index):
+            def __init__(self, *args, **kwargs):
+                if swap:
+                    os.replace(swap.pop(), path)
+                super().__init__(*args, **kwargs)
+
+        monkeypatch.setattr(explore_answers, "Index", ReplacedWhileOpened)
+        for replacement in [fifo, tmp_path / "full.cdxj"]:
+            if replacement == fifo:
+                os.mkfifo(fifo)
+            else:
+                shutil.copy(sample, replacement)
+            shutil.copy(smaller, tmp_path / "next.cdxj")
+            os.replace(tmp_path / "next.cdxj", path)
+            swap.append(str(replacement))
+            status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # the version opened: smaller
+            assert status == 200 and orjson.loads(body)["features"] == expected["features"], body[:300]
+            status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # then what the path names
+            if replacement == fifo:
+                assert status == 503 and b"FIFO" in body, body[:300]
+            else:
+                assert status == 200 and orjson.loads(body)["features"] == full["features"]
 
 
 def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
