@@ -1,9 +1,10 @@
 """Serving the explorer: the standard library's HTTP server, bounded.
 
-At most MAX_CONNECTIONS connections are served at once, each by its own thread. At the limit,
-the connection that has waited longest for its next request head (idle, or sending one slowly)
-is closed to make room, so that a flood of idle or slow connections takes turns with itself;
-only when every connection is being answered is a new one refused (503, closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
+At most MAX_CONNECTIONS connections are served at once, each by its own thread, at most
+MAX_CLIENT_CONNECTIONS of them from one client. At a limit, the connection that has waited
+longest for its next request head (idle, or sending one slowly; of that client, at its own
+limit) is closed to make room, so that a flood of idle or slow connections takes turns with
+itself; only when every such connection is being answered is a new one refused (503, closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
 its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
 a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
 http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
@@ -21,14 +22,18 @@ import threading
 import time
 import urllib.parse
 
+import orjson
+
 from profiler.errors import UserError
 from profiler.files.infiles import require_regular
-from profiler.io.listening import listening_socket
+from profiler.io.listening import client_key, listening_socket
 from profiler.explore.web import HEADERS, Profile, Service
 
 log = logging.getLogger("archive-profiler")
 
 MAX_CONNECTIONS = 32
+#: connections served at once from one client (an IPv4 address, an IPv6 /64)
+MAX_CLIENT_CONNECTIONS = 16
 HEAD_SECONDS = 10.0
 IO_SECONDS = 10.0
 #: seconds a new connection waits for the slot of the connection closed to make room for it
@@ -52,13 +57,15 @@ class _Watchdog:
         with self._lock:
             self._deadlines.pop(sock, None)
 
-    def evict(self):
-        """Shut the socket of the connection that has waited longest for its next request head,
-        to make room for another; False when none waits (every connection is being answered)."""
+    def evict(self, among=None):
+        """Shut the socket of the connection (of ``among``, if given) that has waited longest for
+        its next request head, to make room for another; False when none waits (every one is
+        being answered)."""
         with self._lock:
-            if not self._deadlines:
+            waiting = [s for s in self._deadlines if among is None or s in among]
+            if not waiting:
                 return False
-            oldest = min(self._deadlines, key=self._deadlines.get)
+            oldest = min(waiting, key=self._deadlines.get)
             del self._deadlines[oldest]
         _shut(oldest)
         return True
@@ -182,9 +189,23 @@ def _has_body(headers):
     return headers.get("Transfer-Encoding") is not None or any(v.strip() != "0" for v in length)
 
 
+_TOO_MANY = orjson.dumps({"error": "too many connections now: try again later"})
+
+
+def _refuse(request):
+    """503 to a connection not served, before it is closed."""
+    try:
+        request.settimeout(1.0)
+        request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_TOO_MANY), _TOO_MANY))
+    except OSError:
+        pass
+
+
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    """A threading HTTP server with at most MAX_CONNECTIONS connections at once, the one idle
-    longest closed to make room for a new one."""
+    """A threading HTTP server with at most MAX_CONNECTIONS connections at once and
+    MAX_CLIENT_CONNECTIONS from one client, the one idle longest closed to make room for a new
+    one."""
 
     daemon_threads = True
     block_on_close = False
@@ -195,28 +216,41 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.service = service
         self.watchdog = _Watchdog()
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._clients = {}              # client key -> the sockets of its connections served
+        self._clients_lock = threading.Lock()
         http.server.HTTPServer.__init__(self, sock.getsockname()[:2], Handler, bind_and_activate=False)
         self.socket.close()
         self.socket = sock
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False) and not (
-                self.watchdog.evict() and self.slots.acquire(timeout=ROOM_SECONDS)):
-            try:
-                request.settimeout(1.0)
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                b"Content-Length: 35\r\nConnection: close\r\n\r\n"
-                                b'{"error":"too many connections now"}'[:35])
-            except OSError:
-                pass
+        key = client_key(client_address)
+        with self._clients_lock:
+            theirs = set(self._clients.get(key, ()))
+        if len(theirs) >= MAX_CLIENT_CONNECTIONS:
+            # room among its own connections only, never another client's
+            admitted = self.watchdog.evict(theirs) and self.slots.acquire(timeout=ROOM_SECONDS)
+        else:
+            admitted = self.slots.acquire(blocking=False) or (
+                self.watchdog.evict() and self.slots.acquire(timeout=ROOM_SECONDS))
+        if not admitted:
+            _refuse(request)
             self.shutdown_request(request)
             return
+        with self._clients_lock:
+            self._clients.setdefault(key, set()).add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
+            key = client_key(client_address)
+            with self._clients_lock:
+                theirs = self._clients.get(key)
+                if theirs is not None:
+                    theirs.discard(request)
+                    if not theirs:
+                        del self._clients[key]
             self.slots.release()
 
     def handle_error(self, request, client_address):

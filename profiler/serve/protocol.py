@@ -10,34 +10,19 @@ every connection is busy is a new one refused (503, closed). uvicorn's own limit
 (limit_concurrency) would refuse every client once the flood holds the limit.
 """
 
-import ipaddress
 import time
 
 import httptools
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from profiler.io.listening import client_key
 from profiler.serve.limits import Limits
 
 #: bytes of a request's head read at most (give or take SLICE); more: 431, and the connection closed
 MAX_HEAD = 64 * 1024
 #: bytes parsed at a time: the head's bound is checked, and the requests read ahead counted, after each
 SLICE = 16 * 1024
-
-
-def client_key(client):
-    """Whom a connection counts against: its IPv4 address, or its IPv6 address's /64 (one host
-    holds a /64); an IPv4 address mapped into IPv6 is the IPv4 address."""
-    host = client[0] if client else ""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if ip.version == 6:
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
-    return host
 
 
 class Guard:

@@ -157,22 +157,48 @@ def test_too_many_busy_connections_are_refused(sample, monkeypatch):
     new connection refused: 503, closed; served again once they go."""
     monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
     with serving(sample) as (url, _):
-        held = []
-        for _ in range(3):
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.settimeout(10)
-            s.connect(_address(url))
-            s.sendall(b"GET /explore.js HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)  # never read
-            held.append(s)
+        held = [_never_reading(url, "127.0.0.%d" % (2 + i)) for i in range(3)]
         time.sleep(0.5)
-        extra = _connect(url)
-        extra.settimeout(10)
-        assert extra.recv(1024).startswith(b"HTTP/1.1 503")
+        refused = _exchange(url, b"")
+        assert refused.startswith(b"HTTP/1.1 503")
+        assert "error" in orjson.loads(refused.partition(b"\r\n\r\n")[2])      # whole JSON (it was cut)
         for s in held:
             s.close()
         time.sleep(0.5)
         assert answer(url)["status"] == "answered"
+
+
+def _never_reading(url, source="127.0.0.1"):
+    """A connection from ``source`` kept busy: requests pipelined whose answers it never reads."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    s.bind((source, 0))
+    s.connect(_address(url))
+    s.sendall(b"GET /explore.js HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)
+    return s
+
+
+def test_one_client_never_holds_every_connection(sample, monkeypatch):
+    """A client (an address) that keeps its connections busy, never reading its answers, holds
+    at most MAX_CLIENT_CONNECTIONS of them: its next is refused (503), another client's is
+    answered (it held all 32, and every other client got a 503)."""
+    monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(explore_server, "MAX_CLIENT_CONNECTIONS", 2)
+    with serving(sample) as (url, _):
+        held = [_never_reading(url) for _ in range(4)]
+        time.sleep(0.5)
+        mine = _connect(url)
+        mine.settimeout(10)
+        assert mine.recv(1024).startswith(b"HTTP/1.1 503")
+        other = socket.socket()
+        other.settimeout(10)
+        other.bind(("127.0.0.2", 0))
+        other.connect(_address(url))
+        other.sendall(b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert other.recv(1024).startswith(b"HTTP/1.1 200")
+        for s in held + [mine, other]:
+            s.close()
 
 
 def test_a_profile_that_changes_is_read_again(sample, tmp_path, monkeypatch):
