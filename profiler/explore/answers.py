@@ -79,7 +79,8 @@ class Explorer:
         # the index and single-line reads go through one more descriptor of the very file checked
         # (the path may name another file by now, or a FIFO: opened without waiting, compared)
         self._reader = infiles.open_regular(path)
-        if infiles.identity(os.fstat(self._reader.fileno())) != infiles.identity(os.fstat(self.profile.sorted.f.fileno())):
+        checked = infiles.identity(os.fstat(self.profile.sorted.f.fileno()))
+        if infiles.identity(os.fstat(self._reader.fileno())) != checked:
             self.close()
             raise DamagedFile("%s changed while it was opened: ask again once it is written" % path)
         started = time.monotonic()

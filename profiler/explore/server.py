@@ -4,9 +4,10 @@ At most MAX_CONNECTIONS connections are served at once, each by its own thread, 
 MAX_CLIENT_CONNECTIONS of them from one client. At a limit, the connection that has waited
 longest for its next request head (idle, or sending one slowly; of that client, at its own
 limit) is closed to make room, so that a flood of idle or slow connections takes turns with
-itself; only when every such connection is being answered is a new one refused (503, closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
-its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
-a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
+itself; only when every such connection is being answered is a new one refused (503, closed).
+A connection must send each request's head within HEAD_SECONDS of being accepted or of its
+previous answer (idle and slow clients are cut off by a watchdog that shuts their socket); a
+stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
 http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
 request that announces one is answered and its connection closed. One answer is computed at
 a time per profile (profiler.explore.answers: bounded work a question).
