@@ -21,6 +21,7 @@ without first and last captures a time breakdown lists the file's datetime lines
 cannot be answered. Its !meta policy, if any, is not read: it describes other key fields.
 """
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -28,8 +29,8 @@ from collections import OrderedDict
 from profiler import jsonnum
 from profiler.explore import tree
 from profiler.explore.index import MAX_COMBOS, RANKED, Index
-from profiler.files import layout as layouts
-from profiler.files.datalines import foreign_value
+from profiler.files import infiles, layout as layouts
+from profiler.files.datalines import DamagedFile, foreign_value
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
@@ -69,19 +70,30 @@ class Explorer:
 
     def __init__(self, path, name=None):
         self.path = path
+        self.index = None
         self.profile = SortedProfile(path)
         self.layout = self.profile.layout
         self.foreign = layouts.is_foreign(self.layout)
         self.policy = self.profile.policy() if not self.foreign else None
         self.name = name or _archive_uri(self.profile.headers) or path
+        # the index and single-line reads go through one more descriptor of the very file checked
+        # (the path may name another file by now, or a FIFO: opened without waiting, compared)
+        self._reader = infiles.open_regular(path)
+        checked = infiles.identity(os.fstat(self.profile.sorted.f.fileno()))
+        if infiles.identity(os.fstat(self._reader.fileno())) != checked:
+            self.close()
+            raise DamagedFile("%s changed while it was opened: ask again once it is written" % path)
         started = time.monotonic()
-        self.index = Index(path, self.profile.sorted.start, self._present, self.foreign)
+        try:
+            self.index = Index(path, self._reader, self.profile.sorted.start, self._present, self.foreign)
+        except BaseException:
+            self.close()
+            raise
         self.index_seconds = time.monotonic() - started
         self.lock = threading.Lock()
         self._cache = OrderedDict()
         self.levels = {}            # datetime levels of a key, by the policy: shared by every question
         self.seen = {}              # lines read, by key: shared by every question (bounded)
-        self._reader = open(path, "rb")
         if self.policy is not None:
             # a first question would otherwise wait for the Public Suffix List to load
             not_emitted(self.policy, ["com,example)/*"] + [ANY_FIELD] * len(self.layout.names), self.layout)
@@ -89,7 +101,8 @@ class Explorer:
     def close(self):
         self.profile.close()
         self._reader.close()
-        self.index.close()
+        if self.index is not None:
+            self.index.close()
 
     def _lines(self):
         """A ranges.Lines for one part of an answer: its own budget, the explorer's caches."""

@@ -27,7 +27,6 @@ import os
 import orjson
 
 from profiler import jsonnum
-from profiler.errors import UserError
 from profiler.explore import tree
 from profiler.files.datalines import DamagedFile, foreign_value
 from profiler.files.profilefile import flatten
@@ -78,11 +77,14 @@ class Index:
     """The indexed nodes of one profile file, by key (str), and the first key of each block of
     the file (``find``: a line by its key in one read)."""
 
-    def __init__(self, path, start, probe, foreign=False):
-        """``start``: the first data line's offset; ``probe(key bytes)``: whether the file has
-        lines of that SURT key (a bisection), asked for the rare holder sorting after a key;
-        ``foreign``: another producer's profile, whose lines may lack features."""
+    def __init__(self, path, file, start, probe, foreign=False):
+        """``file``: the profile's file opened (read through it alone, never through the path,
+        which may name another file by now; its owner closes it); ``start``: the first data
+        line's offset; ``probe(key bytes)``: whether the file has lines of that SURT key (a
+        bisection), asked for the rare holder sorting after a key; ``foreign``: another
+        producer's profile, whose lines may lack features."""
         self.path = path
+        self._file = file
         self.foreign = foreign
         if foreign:
             self._rank = self._rank_foreign
@@ -91,15 +93,15 @@ class Index:
         self.entries = 0
         self._probe = probe
         self._probed = {}
-        self.size = file_size(path)
+        self.size = os.fstat(file.fileno()).st_size
         self.block = max(BLOCK, -(-self.size // MAX_BLOCKS))
         self._keys, self._offsets = [], array.array("q")
         self._build(start)
         self._offsets.append(self.size)
-        self._fd = os.open(path, os.O_RDONLY)
+        self._fd = file.fileno()
 
     def close(self):
-        os.close(self._fd)
+        self._fd = None
 
     def node(self, key):
         return self.nodes.get(key)
@@ -132,7 +134,7 @@ class Index:
         current_surt, parent = None, None
         at = start
         mark = start
-        for block in _blocks(self.path, start):
+        for block in _blocks(self._file, self.path, start):
             self.lines += len(block)
             for line in block:
                 i = line.find(b" {")
@@ -265,32 +267,24 @@ class Index:
                 for name, heap in zip(RANKED, heaps)})
 
 
-def _blocks(path, start):
-    """The lines (without their newline) of a file from ``start``, a list per large block read;
-    a last line without a newline is a file cut short."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        at = start
-        rest = b""
-        while True:
-            block = f.read(READ)
-            if not block:
-                break
-            block = rest + block
-            lines = block.split(b"\n")
-            rest = lines.pop()
-            at += len(block) - len(rest)
-            yield lines
-        if rest:
-            raise DamagedFile("%s ends without a newline: the file was cut short (at byte %d); "
-                                     "make it again" % (path, at + len(rest)))
-
-
-def file_size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError as e:
-        raise UserError("cannot read %s: %s" % (path, e.strerror or e))
+def _blocks(f, path, start):
+    """The lines (without their newline) of the file ``f`` (named ``path``) from ``start``, a list
+    per large block read; a last line without a newline is a file cut short."""
+    f.seek(start)
+    at = start
+    rest = b""
+    while True:
+        block = f.read(READ)
+        if not block:
+            break
+        block = rest + block
+        lines = block.split(b"\n")
+        rest = lines.pop()
+        at += len(block) - len(rest)
+        yield lines
+    if rest:
+        raise DamagedFile("%s ends without a newline: the file was cut short (at byte %d); "
+                          "make it again" % (path, at + len(rest)))
 
 
 def _slot(parent, suffix, foreign):

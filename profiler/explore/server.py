@@ -1,10 +1,15 @@
 """Serving the explorer: the standard library's HTTP server, bounded.
 
-At most MAX_CONNECTIONS connections are served at once, each by its own thread (more: 503 and
-closed). A connection must send each request's head within HEAD_SECONDS of being accepted or of
-its previous answer (idle and slow clients are cut off by a watchdog that shuts their socket);
-a stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
-http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). One answer is computed at
+At most MAX_CONNECTIONS connections are served at once, each by its own thread, at most
+MAX_CLIENT_CONNECTIONS of them from one client. At a limit, the connection that has waited
+longest for its next request head (idle, or sending one slowly; of that client, at its own
+limit) is closed to make room, so that a flood of idle or slow connections takes turns with
+itself; only when every such connection is being answered is a new one refused (503, closed).
+A connection must send each request's head within HEAD_SECONDS of being accepted or of its
+previous answer (idle and slow clients are cut off by a watchdog that shuts their socket); a
+stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
+http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
+request that announces one is answered and its connection closed. One answer is computed at
 a time per profile (profiler.explore.answers: bounded work a question).
 """
 
@@ -18,15 +23,22 @@ import threading
 import time
 import urllib.parse
 
+import orjson
+
 from profiler.errors import UserError
-from profiler.io.listening import listening_socket
+from profiler.files.infiles import require_regular
+from profiler.io.listening import client_key, listening_socket
 from profiler.explore.web import HEADERS, Profile, Service
 
 log = logging.getLogger("archive-profiler")
 
 MAX_CONNECTIONS = 32
+#: connections served at once from one client (an IPv4 address, an IPv6 /64)
+MAX_CLIENT_CONNECTIONS = 16
 HEAD_SECONDS = 10.0
 IO_SECONDS = 10.0
+#: seconds a new connection waits for the slot of the connection closed to make room for it
+ROOM_SECONDS = 2.0
 
 
 class _Watchdog:
@@ -46,6 +58,19 @@ class _Watchdog:
         with self._lock:
             self._deadlines.pop(sock, None)
 
+    def evict(self, among=None):
+        """Shut the socket of the connection (of ``among``, if given) that has waited longest for
+        its next request head, to make room for another; False when none waits (every one is
+        being answered)."""
+        with self._lock:
+            waiting = [s for s in self._deadlines if among is None or s in among]
+            if not waiting:
+                return False
+            oldest = min(waiting, key=self._deadlines.get)
+            del self._deadlines[oldest]
+        _shut(oldest)
+        return True
+
     def _run(self):
         while not self._stop.wait(0.5):
             now = time.monotonic()
@@ -54,13 +79,17 @@ class _Watchdog:
                 for s in late:
                     del self._deadlines[s]
             for s in late:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                _shut(s)
 
     def stop(self):
         self._stop.set()
+
+
+def _shut(sock):
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -71,6 +100,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "archive-profiler-explore"
     sys_version = ""
     timeout = IO_SECONDS
+
+    @property
+    def request_version(self):
+        return self._request_version
+
+    @request_version.setter
+    def request_version(self, version):
+        """HTTP/0.9 (a request line without a version, or naming it, or refused before its
+        version is read) is answered as HTTP/1.0: with a status line and headers, the CSP above
+        all, never a bare body."""
+        self._request_version = "HTTP/1.0" if version == "HTTP/0.9" else version
 
     def version_string(self):
         return self.server_version
@@ -86,11 +126,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def parse_request(self):
         ok = super().parse_request()
         self.server.watchdog.busy(self.connection)
+        if ok and _has_body(self.headers):
+            self.close_connection = True    # a body is never read: its bytes are no next request
         return ok
 
     def _answer(self, head_only):
         target = urllib.parse.urlsplit(self.path)
-        status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("ascii", "replace"))
+        # http.server decodes the request line as Latin-1: its bytes again, a byte past ASCII
+        # refused by the service (never replaced by '?' and another question answered)
+        status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("latin-1"))
         self.send_response(status)
         self._head(kind, body, ("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache"))
         if not head_only:
@@ -105,6 +149,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header(*extra)
         for name, value in HEADERS:
             self.send_header(name, value)
+        if self.close_connection and extra[0] != "Connection":
+            self.send_header("Connection", "close")
         self.end_headers()
 
     def do_GET(self):
@@ -137,8 +183,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         log.debug("%s - %s", self.address_string(), format % args)
 
 
+def _has_body(headers):
+    """Whether a request's head announces a body (a Content-Length other than 0, or a
+    Transfer-Encoding)."""
+    length = headers.get_all("Content-Length") or []
+    return headers.get("Transfer-Encoding") is not None or any(v.strip() != "0" for v in length)
+
+
+_TOO_MANY = orjson.dumps({"error": "too many connections now: try again later"})
+
+
+def _refuse(request):
+    """503 to a connection not served, before it is closed."""
+    try:
+        request.settimeout(1.0)
+        request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_TOO_MANY), _TOO_MANY))
+    except OSError:
+        pass
+
+
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    """A threading HTTP server with at most MAX_CONNECTIONS connections at once."""
+    """A threading HTTP server with at most MAX_CONNECTIONS connections at once and
+    MAX_CLIENT_CONNECTIONS from one client, the one idle longest closed to make room for a new
+    one."""
 
     daemon_threads = True
     block_on_close = False
@@ -149,27 +217,41 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.service = service
         self.watchdog = _Watchdog()
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._clients = {}              # client key -> the sockets of its connections served
+        self._clients_lock = threading.Lock()
         http.server.HTTPServer.__init__(self, sock.getsockname()[:2], Handler, bind_and_activate=False)
         self.socket.close()
         self.socket = sock
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False):
-            try:
-                request.settimeout(1.0)
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                b"Content-Length: 35\r\nConnection: close\r\n\r\n"
-                                b'{"error":"too many connections now"}'[:35])
-            except OSError:
-                pass
+        key = client_key(client_address)
+        with self._clients_lock:
+            theirs = set(self._clients.get(key, ()))
+        if len(theirs) >= MAX_CLIENT_CONNECTIONS:
+            # room among its own connections only, never another client's
+            admitted = self.watchdog.evict(theirs) and self.slots.acquire(timeout=ROOM_SECONDS)
+        else:
+            admitted = self.slots.acquire(blocking=False) or (
+                self.watchdog.evict() and self.slots.acquire(timeout=ROOM_SECONDS))
+        if not admitted:
+            _refuse(request)
             self.shutdown_request(request)
             return
+        with self._clients_lock:
+            self._clients.setdefault(key, set()).add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
+            key = client_key(client_address)
+            with self._clients_lock:
+                theirs = self._clients.get(key)
+                if theirs is not None:
+                    theirs.discard(request)
+                    if not theirs:
+                        del self._clients[key]
             self.slots.release()
 
     def handle_error(self, request, client_address):
@@ -187,8 +269,9 @@ def open_profiles(specs):
         name, sep, path = spec.partition("=")
         if not (sep and name and not os.path.exists(spec)):
             name, path = None, spec
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise UserError("profile not found: %s" % path)
+        require_regular(path)               # a device, FIFO, folder or link loop named for what it is
         profiles.append(Profile(path, name))
     names = [p.name for p in profiles]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -16,6 +16,7 @@ from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.explore import questions
 from profiler.explore.answers import MAX_ROWS, ROWS, SHOWN, Explorer
+from profiler.files.infiles import identity
 
 log = logging.getLogger("archive-profiler")
 
@@ -35,13 +36,16 @@ JSON = "application/json"
 
 
 def _identity(path):
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    """What tells a changed file (profiler.files.infiles.identity): its ctime too, which moves with
+    every write even when its size and mtime are put back."""
+    return identity(os.stat(path))
 
 
 class Profile:
     """One explored profile: the Explorer of the file its path names now. A changed file is
-    opened (and indexed) again before the next answer; while it cannot be, answers are 503."""
+    opened (and indexed) again before the next answer; while it cannot be, answers are 503, and
+    it is read again only once it changes again (a damaged file is not read whole at every
+    request)."""
 
     def __init__(self, path, name=None):
         self.path, self.given_name = path, name
@@ -50,7 +54,9 @@ class Profile:
         self.name = self.explorer.name
         self._checked = time.monotonic()
         self._lock = threading.Lock()
-        self.broken = None
+        self._rejected = None           # (identity, why) of the file last found unreadable
+        self.broken = None              # why the path's file cannot be explored (answers 503)
+        self.problem = None             # why the path cannot be read while the open version answers
 
     def current(self):
         now = time.monotonic()
@@ -59,21 +65,44 @@ class Profile:
                 self._checked = now
                 try:
                     identity = _identity(self.path)
-                except OSError:
-                    identity = self.identity    # gone for a moment (a link being moved): keep the open one
-                if identity != self.identity:
-                    try:
-                        fresh = Explorer(self.path, self.given_name or self.name)
-                    except (OSError, UserError) as e:
-                        self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
-                        log.warning("%s", self.broken)
-                    else:
-                        old, self.explorer, self.identity, self.broken = self.explorer, fresh, identity, None
-                        log.info("exploring the new version of %s", self.path)
-                        old.close()
+                except OSError as e:
+                    identity = None             # gone (for a moment: a link being moved): keep what is open
+                    self._unreadable(e)
+                else:
+                    self.problem = None
+                if identity == self.identity:
+                    self.broken = None          # the path names the file explored again
+                elif identity is not None and self._rejected is not None and identity == self._rejected[0]:
+                    self.broken = self._rejected[1]
+                elif identity is not None:
+                    self._open(identity)
         if self.broken:
             raise _Unavailable(self.broken)
         return self.explorer
+
+    def _unreadable(self, error):
+        """The path names no file now: the version open keeps answering, reported (the refusal
+        of a damaged version before it, if any, says so instead)."""
+        why = "%s cannot be read now (%s)" % (self.path, error.strerror or error)
+        if self.broken:
+            if self.broken != why:
+                self.broken = why
+                log.warning("%s", why)
+        elif self.problem is None:
+            self.problem = why + ": exploring the version read before"
+            log.warning("%s", self.problem)
+
+    def _open(self, identity):
+        try:
+            fresh = Explorer(self.path, self.given_name or self.name)
+        except (OSError, UserError) as e:
+            self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
+            self._rejected = identity, self.broken
+            log.warning("%s", self.broken)
+        else:
+            old, self.explorer, self.identity, self.broken, self._rejected = self.explorer, fresh, identity, None, None
+            log.info("exploring the new version of %s", self.path)
+            old.close()
 
 
 class _Unavailable(Exception):
@@ -124,7 +153,10 @@ class Service:
         out = []
         for p in self.profiles:
             try:
-                out.append(p.current().describe())
+                described = p.current().describe()
+                if p.problem:
+                    described["problem"] = p.problem
+                out.append(described)
             except _Unavailable as e:
                 out.append({"name": p.name, "file": p.path, "error": str(e)})
         return {"profiles": out}

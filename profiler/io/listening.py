@@ -1,6 +1,8 @@
 """A listening TCP socket for the HTTP services (serve, explore): a mistake in the host or port
-is a one-line UserError before anything listens."""
+is a one-line UserError before anything listens; and whom an accepted connection counts against
+(client_key: the bounds of connections per client)."""
 
+import ipaddress
 import socket
 
 from profiler.errors import UserError
@@ -25,3 +27,18 @@ def listening_socket(host, port, backlog=128):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.listen(backlog)
     return sock
+
+
+def client_key(client):
+    """Whom a connection counts against: its IPv4 address, or its IPv6 address's /64 (one host
+    holds a /64); an IPv4 address mapped into IPv6 is the IPv4 address."""
+    host = client[0] if client else ""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return host

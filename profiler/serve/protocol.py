@@ -10,33 +10,19 @@ every connection is busy is a new one refused (503, closed). uvicorn's own limit
 (limit_concurrency) would refuse every client once the flood holds the limit.
 """
 
-import ipaddress
 import time
 
 import httptools
+import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from profiler.io.listening import client_key
 from profiler.serve.limits import Limits
 
 #: bytes of a request's head read at most (give or take SLICE); more: 431, and the connection closed
 MAX_HEAD = 64 * 1024
 #: bytes parsed at a time: the head's bound is checked, and the requests read ahead counted, after each
 SLICE = 16 * 1024
-
-
-def client_key(client):
-    """Whom a connection counts against: its IPv4 address, or its IPv6 address's /64 (one host
-    holds a /64); an IPv4 address mapped into IPv6 is the IPv4 address."""
-    host = client[0] if client else ""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if ip.version == 6:
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
-    return host
 
 
 class Guard:
@@ -159,9 +145,14 @@ class BoundedHttpTools(HttpToolsProtocol):
             return False
         return True
 
+    def send_400_response(self, msg):
+        """A request the parser refuses: a JSON error like every other answer (uvicorn's is text)."""
+        self._answer_and_close(400, "not an HTTP/1.1 request this server reads (its request line or a "
+                                    "header cannot be parsed)")
+
     def _answer_and_close(self, status, message):
-        body = b'{"error":"%s"}' % message.encode("ascii")
-        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
+        body = orjson.dumps({"error": message})
+        reason = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large",
                   503: b"Service Unavailable"}[status]
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
                              b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))

@@ -14,6 +14,7 @@ import time
 import orjson
 import pytest
 
+from profiler.explore import answers as explore_answers
 from profiler.explore import server as explore_server
 from profiler.explore.web import CSP
 
@@ -110,9 +111,13 @@ def test_page_and_its_files(served):
     assert b"innerHTML" not in js and b"eval(" not in js and b"http://" not in js.replace(b"http://www.w3.org/2000/svg", b"")
 
 
-def _connect(url):
+def _address(url):
     host, port = url.split("//")[1].rstrip("/").split(":")
-    return socket.create_connection((host, int(port)), timeout=10)
+    return host, int(port)
+
+
+def _connect(url):
+    return socket.create_connection(_address(url), timeout=10)
 
 
 def test_idle_and_slow_clients_are_cut_off(sample, monkeypatch):
@@ -129,18 +134,71 @@ def test_idle_and_slow_clients_are_cut_off(sample, monkeypatch):
         assert answer(url)["status"] == "answered"        # and it still answers others
 
 
-def test_too_many_connections_are_refused(sample, monkeypatch):
+def test_idle_and_slow_connections_make_room_for_others(sample, monkeypatch):
+    """Connections waiting for a request head (idle, or a head begun and never finished) hold
+    every slot: a new client is answered, the one waiting longest closed to make room (every
+    client got a 503 for as long as the flood lasted)."""
     monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
+    monkeypatch.setattr(explore_server, "HEAD_SECONDS", 60.0)
     with serving(sample) as (url, _):
         held = [_connect(url) for _ in range(3)]
+        held[1].sendall(b"GET /api/answer HTTP/1.1\r\nHost: x\r\n")
         time.sleep(0.3)
-        extra = _connect(url)
-        extra.settimeout(10)
-        assert extra.recv(1024).startswith(b"HTTP/1.1 503")
+        for _ in range(5):
+            assert answer(url)["status"] == "answered"
+        held[0].settimeout(10)
+        assert held[0].recv(1024) == b""                  # the oldest was closed for them
         for s in held:
             s.close()
-        time.sleep(0.3)
+
+
+def test_too_many_busy_connections_are_refused(sample, monkeypatch):
+    """Only when every slot is busy answering (clients that do not read their answers) is a
+    new connection refused: 503, closed; served again once they go."""
+    monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 3)
+    with serving(sample) as (url, _):
+        held = [_never_reading(url, "127.0.0.%d" % (2 + i)) for i in range(3)]
+        time.sleep(0.5)
+        refused = _exchange(url, b"")
+        assert refused.startswith(b"HTTP/1.1 503")
+        assert "error" in orjson.loads(refused.partition(b"\r\n\r\n")[2])      # whole JSON (it was cut)
+        for s in held:
+            s.close()
+        time.sleep(0.5)
         assert answer(url)["status"] == "answered"
+
+
+def _never_reading(url, source="127.0.0.1"):
+    """A connection from ``source`` kept busy: requests pipelined whose answers it never reads."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    s.bind((source, 0))
+    s.connect(_address(url))
+    s.sendall(b"GET /explore.js HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)
+    return s
+
+
+def test_one_client_never_holds_every_connection(sample, monkeypatch):
+    """A client (an address) that keeps its connections busy, never reading its answers, holds
+    at most MAX_CLIENT_CONNECTIONS of them: its next is refused (503), another client's is
+    answered (it held all 32, and every other client got a 503)."""
+    monkeypatch.setattr(explore_server, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(explore_server, "MAX_CLIENT_CONNECTIONS", 2)
+    with serving(sample) as (url, _):
+        held = [_never_reading(url) for _ in range(4)]
+        time.sleep(0.5)
+        mine = _connect(url)
+        mine.settimeout(10)
+        assert mine.recv(1024).startswith(b"HTTP/1.1 503")
+        other = socket.socket()
+        other.settimeout(10)
+        other.bind(("127.0.0.2", 0))
+        other.connect(_address(url))
+        other.sendall(b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert other.recv(1024).startswith(b"HTTP/1.1 200")
+        for s in held + [mine, other]:
+            s.close()
 
 
 def test_a_profile_that_changes_is_read_again(sample, tmp_path, monkeypatch):
@@ -167,6 +225,124 @@ def test_a_profile_that_changes_is_read_again(sample, tmp_path, monkeypatch):
         assert answer(url)["features"]["urim.total"] == before
 
 
+def test_a_profile_changed_in_place_keeping_its_size_and_time_is_read_again(sample, tmp_path, monkeypatch):
+    """Two lines swapped in place, the file's size and modification time put back (`touch -r`,
+    a copy that keeps times): the change is seen (its ctime moved) and the file read again,
+    refused while unsorted; never an answer from the old reading of a file that changed."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving(str(path)) as (url, _):
+        assert answer(url, surt="com,*")["status"] == "answered"
+        before = os.stat(path)
+        data = path.read_bytes()
+        lines = data.splitlines(keepends=True)
+        i = next(n for n, l in enumerate(lines) if not l.startswith(b"!")) + 1
+        swapped = b"".join(lines[:i] + [lines[i + 1], lines[i]] + lines[i + 2:])
+        assert len(swapped) == len(data) and swapped != data
+        with open(path, "r+b") as f:
+            f.write(swapped)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(path)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        status, _, body = get(url, "/api/answer", {"surt": "com,*"})
+        assert status == 503 and b"not sorted" in body, body
+        shutil.copy(sample, path)
+        assert answer(url, surt="com,*")["status"] == "answered"
+
+
+def test_a_damaged_new_version_is_read_once_not_at_every_request(sample, tmp_path, monkeypatch, caplog):
+    """A new version found cut is refused (503) until the file changes again: each request does
+    not read it whole again (nor log it again), whatever the clients ask."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    cut = tmp_path / "cut.cdxj"
+    cut.write_bytes(path.read_bytes()[:-30])
+    with serving(str(path)) as (url, _):
+        assert answer(url)["status"] == "answered"
+        os.replace(cut, path)
+        with caplog.at_level("WARNING", logger="archive-profiler"):
+            for _ in range(5):
+                status, _, body = get(url, "/api/answer")
+                assert status == 503 and b"cut short" in body
+        refusals = [r for r in caplog.records if "cannot be read now" in r.getMessage()]
+        assert len(refusals) == 1, [r.getMessage()[:80] for r in refusals]
+        shutil.copy(sample, tmp_path / "again.cdxj")
+        os.replace(tmp_path / "again.cdxj", path)
+        assert answer(url)["status"] == "answered"
+
+
+def test_a_profile_whose_path_is_gone_keeps_answering_and_is_reported(sample, tmp_path, monkeypatch):
+    """The path deleted, or made a link loop, under a profile explored: the version read keeps
+    answering, and /api/profiles says the path cannot be read (nothing said so); with a damaged
+    version refused before it, the reason is the path's, not the damaged file's."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving("L=" + str(path)) as (url, _):
+        before = answer(url)["features"]
+        os.unlink(path)
+        assert answer(url)["features"] == before
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert str(path) in listed["problem"] and "cannot be read" in listed["problem"], listed
+        (tmp_path / "cut.cdxj").write_bytes(open(sample, "rb").read()[:-30])
+        os.replace(tmp_path / "cut.cdxj", path)
+        assert get(url, "/api/answer")[0] == 503
+        os.unlink(path)
+        os.symlink(path.name, path)                                     # a link to itself
+        status, _, body = get(url, "/api/answer")
+        assert status == 503 and b"symbolic links" in body and b"cut short" not in body, body
+        shutil.copy(sample, tmp_path / "again.cdxj")
+        os.replace(tmp_path / "again.cdxj", path)
+        assert answer(url)["features"] == before
+        assert "problem" not in orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+
+
+def test_a_profile_replaced_while_it_is_opened_is_read_from_one_file(sample, tmp_path, monkeypatch):
+    """The path replaced again while a new version is being opened (its lines checked, its
+    index not yet built; the real replacement made at that moment): the version is read whole
+    from the one file it opened, never indexed from another, and a FIFO put in its place is never
+    waited on (its index opened the path again: it waited forever, or indexed the other file);
+    the next answer reads the file the path names then."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    lines = open(sample, "rb").read().splitlines(keepends=True)
+    smaller = tmp_path / "smaller.cdxj"
+    smaller.write_bytes(b"".join(l for l in lines if not l.startswith(b"com,")))
+    fifo = tmp_path / "fifo"
+    with serving(str(smaller)) as (url, _):
+        expected = answer(url, surt="com,*")
+    with serving(str(path)) as (url, _):
+        full = answer(url, surt="com,*")
+        assert full["features"] != expected["features"]
+        swap = []
+
+        class ReplacedWhileOpened(explore_answers.Index):
+            def __init__(self, *args, **kwargs):
+                if swap:
+                    os.replace(swap.pop(), path)
+                super().__init__(*args, **kwargs)
+
+        monkeypatch.setattr(explore_answers, "Index", ReplacedWhileOpened)
+        for replacement in [fifo, tmp_path / "full.cdxj"]:
+            if replacement == fifo:
+                os.mkfifo(fifo)
+            else:
+                shutil.copy(sample, replacement)
+            shutil.copy(smaller, tmp_path / "next.cdxj")
+            os.replace(tmp_path / "next.cdxj", path)
+            swap.append(str(replacement))
+            status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # the version opened: smaller
+            assert status == 200 and orjson.loads(body)["features"] == expected["features"], body[:300]
+            status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # then what the path names
+            if replacement == fifo:
+                assert status == 503 and b"FIFO" in body, body[:300]
+            else:
+                assert status == 200 and orjson.loads(body)["features"] == full["features"]
+
+
 def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     lines = open(sample, "rb").read().splitlines(keepends=True)
     head = [l for l in lines if l.startswith(b"!")]
@@ -187,6 +363,27 @@ def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr
 
 
+def test_start_up_options_are_one_line_errors(sample, tmp_path):
+    """A port in digits that are not ASCII, or a profile that is a device, a FIFO or a folder:
+    one line naming the mistake, exit 2, nothing listens (`--port ٣٠٠٠` listened on 3000)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    fifo = tmp_path / "fifo.cdxj"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.cdxj"
+    os.symlink(loop.name, loop)
+    cases = [([sample, "--port", "٣٠٠٠"], "--port"), ([sample, "--port", "８０８０"], "--port"),
+             (["/dev/zero", "--port", "0"], "not a regular file"), ([str(fifo), "--port", "0"], "not a regular file"),
+             ([str(tmp_path), "--port", "0"], "not a regular file"),
+             ([str(loop), "--port", "0"], "symbolic links")]
+    for args, said in cases:
+        try:
+            r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore"] + args, capture_output=True,
+                               text=True, env=env, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("explore %s served instead of refusing" % args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, (args, r.stderr)
+
+
 def test_the_command_serves_and_stops(sample):
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", sample, "--port", "0"],
@@ -199,3 +396,65 @@ def test_the_command_serves_and_stops(sample):
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+def _exchange(url, data, seconds=10):
+    """Everything the server sends back to ``data`` until it closes the connection (or
+    ``seconds`` pass without a byte)."""
+    s = _connect(url)
+    s.settimeout(seconds)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            piece = s.recv(65536)
+            if not piece:
+                break
+            out += piece
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    return out
+
+
+SMUGGLED = b"GET /nosuch HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+@pytest.mark.parametrize("request_head", [
+    b"GET /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n" % len(SMUGGLED),
+    b"POST /api/answer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n",
+], ids=["get-with-body", "post", "chunked", "lying-length"])
+def test_a_request_body_is_never_read_as_a_request(sample, monkeypatch, request_head):
+    """A body is never read: the answer closes the connection, and the body's bytes are never
+    taken for the next request (a request smuggled in a body was answered)."""
+    monkeypatch.setattr(explore_server, "HEAD_SECONDS", 3.0)
+    with serving(sample) as (url, _):
+        out = _exchange(url, request_head + SMUGGLED)
+        assert out.count(b"HTTP/1.1 ") == 1, out[:300]
+        assert b"no such page" not in out and b"Bad request" not in out
+        assert b"\r\nConnection: close\r\n" in out
+        assert answer(url)["status"] == "answered"
+
+
+def test_bytes_not_ascii_in_the_query_are_a_400(served):
+    """A raw byte past ASCII in the query string is refused, never replaced by '?' and the
+    question answered for another SURT."""
+    for raw in [b"surt=com,\xff", b"surt=com,\xc3\xa9", b"mime=text/\xe9"]:
+        out = _exchange(served, b"GET /api/answer?%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % raw)
+        assert out.startswith(b"HTTP/1.1 400 "), (raw, out[:300])
+        assert b"ASCII" in out
+
+
+@pytest.mark.parametrize("request_line", [b"GET /", b"GET /api/answer", b"PRI * HTTP/2.0", b"GET / HTTP/2.0",
+                                          b"GET / HTTP/1.1 extra", b"GET", b"GET / HTTP/0.9",
+                                          b"GET / x HTTP/0.9", b"\xff\xff HTTP/0.9"])
+def test_every_answer_has_a_status_line_and_the_page_s_headers(served, request_line):
+    """A request line of HTTP/0.9 or another version is answered with a status line and the
+    page's headers (the CSP above all); the page was sent bare to 'GET /', the error to others
+    with no status line."""
+    out = _exchange(served, request_line + b"\r\n\r\n")
+    head = out.partition(b"\r\n\r\n")[0].decode("latin-1").lower()
+    assert head.startswith("http/1."), out[:200]
+    assert "content-security-policy: " + CSP.lower() in head and "x-content-type-options: nosniff" in head

@@ -238,6 +238,16 @@ def test_startup_mistakes_are_one_line(archives, tmp_path):
         s.stop()
 
 
+def test_absurd_workers_are_refused_in_one_line(tmp_path):
+    """--workers past the processes any run may start (a billion forked one by one) is a usage
+    error, before any file is read or any process forked."""
+    for workers in ["1000000000", "1025"]:
+        r = subprocess.run(CLI + ["serve", str(tmp_path / "missing.ukvs"), "--port", "0", "--workers", workers],
+                           capture_output=True, env=env(), cwd=ROOT, timeout=60)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and err.count("\n") == 1 and "--workers" in err, err
+
+
 def test_sigterm_stops_every_process(archives):
     s = Server([archives["a"]], workers=2)
     pgid = os.getpgid(s.proc.pid)

@@ -9,6 +9,7 @@ import signal
 import socket
 import time
 
+import orjson
 import pytest
 
 pytest.importorskip("uvicorn")
@@ -215,3 +216,28 @@ def test_sighup_does_not_stop_the_server(map_path):
             assert answered(s, 5)
         finally:
             s.stop()
+
+
+MALFORMED = [b"GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+             b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef",
+             b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n", b"GET /health HTTP/1.1\r\n X-folded: a\r\n\r\n",
+             b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"]
+
+
+def test_a_request_http_cannot_parse_gets_a_json_400(map_path):
+    """A request line or header the parser refuses (a byte past ASCII in the path, HTTP/2's
+    preface, two lengths, a NUL, a folded header, a TLS hello) gets a JSON error like every other
+    answer, and the connection closed (the parser's plain-text 400 before)."""
+    s = Server([map_path], workers=1)
+    try:
+        for request in MALFORMED:
+            sock = connect(s.port)
+            sock.sendall(request)
+            data = read_until_closed(sock, 10)
+            assert data is not None and data.startswith(b"HTTP/1.1 400 "), (request, data)
+            head, _, body = data.partition(b"\r\n\r\n")
+            assert b"content-type: application/json" in head.lower(), (request, head)
+            assert set(orjson.loads(body)) == {"error"}
+        assert answered(s)
+    finally:
+        s.stop()

@@ -1,5 +1,7 @@
 """`archive-profiler explore`: a web page for exploring profiles, and the JSON API under it."""
 
+from profiler.cli.arguments import whole_number
+
 NAME = "explore"
 HELP = "explore profiles in a web browser: features and breakdowns, refined click by click (HTTP, JSON)"
 DESCRIPTION = ("Serve a web page over one or more CDXJ profiles (NAME=FILE names one): pick a value of any key "
@@ -12,7 +14,7 @@ DESCRIPTION = ("Serve a web page over one or more CDXJ profiles (NAME=FILE names
 def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="[NAME=]PROFILE", help="a CDXJ profile")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one, printed)")
+    p.add_argument("--port", type=whole_number, default=8080, help="port (default 8080; 0: a free one, printed)")
 
 
 def run(args):

@@ -1,6 +1,6 @@
 """`archive-profiler serve`: the routing service Memento aggregators query."""
 
-from profiler.cli.arguments import positive_int, whole_number
+from profiler.cli.arguments import cores, positive_int, whole_number
 
 NAME = "serve"
 HELP = "serve lookups and routing over many archives' MementoMaps or profiles (HTTP, JSON)"
@@ -21,8 +21,8 @@ def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="[NAME=]FILE", help="one archive's map or profile")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=whole_number, default=8080, help="port (default 8080; 0: a free one, printed)")
-    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1; one per core for "
-                                                          "throughput)")
+    p.add_argument("--workers", type=cores, default=1, help="worker processes (default 1, at most 1024; one per "
+                                                   "core for throughput)")
     p.add_argument("--max-connections", type=positive_int, default=Limits.max_connections, metavar="N",
                    help="connections a worker holds (default %(default)s); at the limit, the one idle longest "
                         "is closed")
