@@ -87,6 +87,13 @@ class _Loader(ArcWarcRecordLoader):
         self.last_format = found[0]
         return found
 
+    def load_http_headers(self, rec_type, uri, stream, length):
+        """warcio's, for a record without WARC-Target-URI too (warcio raised on it, and a plain
+        file ended there): no HTTP head is parsed, and capture_of skips the record."""
+        if uri is None:
+            return None
+        return super().load_http_headers(rec_type, uri, stream, length)
+
 
 class _QuietIterator(ArchiveIterator):
     """warcio's iterator that never writes to stderr (mrjob's inline runner gives tasks a

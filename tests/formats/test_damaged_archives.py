@@ -11,6 +11,7 @@ same; and the profile validates, the same with the compiled kernels and the Pyth
 import gzip
 import io
 import random
+import re
 import zlib
 
 import pytest
@@ -388,3 +389,26 @@ def test_truncated_warc_headers(tmp_path, twelve):
         path.write_bytes(data + (_member(head) if gz else head))
         got = read(path)
         assert got[:3] == read(_write(tmp_path, data))[:3] and got[3:] == ["truncated_record"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("kind", [b"response", b"request", b"revisit"])
+def test_a_record_without_a_target_uri_is_skipped_and_the_rest_read(tmp_path, layout, kind, twelve):
+    """A well-framed response, request or revisit record with no WARC-Target-URI (warcio's
+    loader failed on it, and a plain file lost every record after it): that record is
+    'bad_url' (a request: 'request_record'), every other counts as in the file without it."""
+    records = list(twelve)
+    at = next(i for i, r in enumerate(records) if i >= 3 and b"WARC-Type: response\r\n" in r)
+    head, sep, block = records[at].partition(b"\r\n\r\n")
+    head = re.sub(rb"WARC-Target-URI: [^\r]*\r\n", b"", head).replace(b"WARC-Type: response", b"WARC-Type: " + kind)
+    records[at] = head + sep + block
+    path = tmp_path / ("n.warc" + (".gz" if layout != "plain" else ""))
+    path.write_bytes(build(records, layout, False)[0])
+    got = records_of(read(path))
+    clean = tmp_path / ("c.warc" + (".gz" if layout != "plain" else ""))
+    clean.write_bytes(build(twelve[:at] + twelve[at + 1:], layout, False)[0])
+    expected = records_of(read(clean))
+    reason = "request_record" if kind == b"request" else "bad_url"
+    assert got == expected[:at] + [reason] + expected[at:]
+    if layout != "whole":
+        assert got == records_of(read(path, "fastwarc"))
