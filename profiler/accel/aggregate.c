@@ -399,14 +399,15 @@ static const char *size_class(int64_t length) {
 static int agg_capture(Aggregator *a, const RawFields *r) {
     const char *mr = r->mime && r->mn ? r->mime : "-";
     Py_ssize_t mrn = r->mime && r->mn ? r->mn : 1;
-    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
-        || starts(mr, mrn, "warc/request")) return 2;
     if (!plain_surt(r->key, r->kn)) return 2;
     char ts[14], mime[256], digest[256];
     Py_ssize_t mn, dn;
     int64_t length;
     if (norm_timestamp(r->ts, r->tn, ts) || norm_length(r->length, r->ln, &length) || norm_mime(mr, mrn, mime, &mn)
         || norm_digest(r->digest, r->dn, digest, &dn)) return 2;
+    /* no memento (profiler.formats.cdx.NON_CAPTURE_MIMES, of the normalised type: any case, stripped) */
+    if (starts(mime, mn, "warc/warcinfo") || starts(mime, mn, "arc/filedesc") || starts(mime, mn, "warc/metadata")
+        || starts(mime, mn, "warc/request")) return 2;
     const char *st = "unk";
     if (r->status && r->sn == 3 && all_digits(r->status, 3)) st = r->status;
     int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
