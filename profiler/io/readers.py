@@ -157,14 +157,19 @@ def _too_long(size, counts):
     counts['line_too_long'] when it is."""
     if size <= MAX_LINE:
         return False
-    if counts is not None:
-        counts["line_too_long"] = counts.get("line_too_long", 0) + 1
+    _count("line_too_long", counts)
     return True
+
+
+def _count(reason, counts):
+    if counts is not None:
+        counts[reason] = counts.get(reason, 0) + 1
 
 
 def _ranged_chunks(f, start, end, counts=None):
     """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end);
-    a line longer than MAX_LINE is left out and counted (as whole_lines)."""
+    a line longer than MAX_LINE is left out and counted (as whole_lines). A file that ends before
+    end (it shrank since its splits were planned) is counted in counts['shrunk_file']."""
     if start > 0:
         f.seek(start - 1)
         pos = start - 1 + _skip_line(f)
@@ -175,6 +180,8 @@ def _ranged_chunks(f, start, end, counts=None):
     while end is None or pos < end:
         chunk = f.read(_CHUNK)
         if not chunk:
+            if end is not None and (skip_at if skip_at is not None else pos + len(rest)) < end:
+                _count("shrunk_file", counts)       # the file ends before the end planned from its size
             if rest:
                 yield rest
             return
