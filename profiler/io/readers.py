@@ -117,11 +117,12 @@ def iter_chunks(path, start=0, end=None, compression=None, opener=open, counts=N
             yield from _ranged_chunks(f, start, end, counts)
 
 
-def whole_lines(chunks, counts=None):
+def whole_lines(chunks, counts=None, max_line=None):
     """Buffers of whole lines of a stream of byte chunks (the last one maybe without '\\n').
-    A line longer than MAX_LINE bytes is left out and counted in counts['line_too_long']
-    (chunks are at most MAX_LINE bytes: only a line carried over from one chunk to the next can
-    be too long, so the rule does not depend on where the chunks are cut)."""
+    A line longer than max_line bytes (MAX_LINE by default) is left out and counted in
+    counts['line_too_long'] (chunks are at most max_line bytes: only a line carried over from one
+    chunk to the next can be too long, so the rule does not depend on where the chunks are cut)."""
+    limit = MAX_LINE if max_line is None else max_line
     rest = b""
     skipping = False            # inside a line too long to keep
     for chunk in chunks:
@@ -134,10 +135,10 @@ def whole_lines(chunks, counts=None):
             nl = chunk.find(b"\n")
             if nl < 0:
                 rest += chunk
-                if _too_long(len(rest), counts):
+                if _too_long(len(rest), counts, limit):
                     rest, skipping = b"", True
                 continue
-            if _too_long(len(rest) + nl, counts):
+            if _too_long(len(rest) + nl, counts, limit):
                 rest, chunk = b"", chunk[nl + 1:]
             else:
                 chunk = rest + chunk
@@ -146,16 +147,16 @@ def whole_lines(chunks, counts=None):
         rest = chunk[cut:]
         if cut:
             yield chunk[:cut]
-        if _too_long(len(rest), counts):
+        if _too_long(len(rest), counts, limit):
             rest, skipping = b"", True
     if rest:
         yield rest
 
 
-def _too_long(size, counts):
-    """Whether a line of size bytes is longer than MAX_LINE: one counted in
+def _too_long(size, counts, limit=None):
+    """Whether a line of size bytes is longer than limit (MAX_LINE by default): one counted in
     counts['line_too_long'] when it is."""
-    if size <= MAX_LINE:
+    if size <= (MAX_LINE if limit is None else limit):
         return False
     _count("line_too_long", counts)
     return True
