@@ -458,7 +458,10 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     const char *f[MAXF]; Py_ssize_t fl[MAXF];
     int nf = 0;
     if (a->nfields == 0 || a->nfields > MAXF || a->i_key < 0 || a->i_ts < 0) return 2;
-    if (n >= 4 && (memcmp(line, " CDX", 4) == 0 || memcmp(line, "CDX ", 4) == 0)) return 2;
+    {   /* a legend (profiler.formats.cdx.LEGEND_STARTS): Python reads it */
+        Py_ssize_t k = n > 0 && (line[0] == ' ' || line[0] == '\t');
+        if (n >= k + 4 && memcmp(line + k, "CDX", 3) == 0 && (line[k + 3] == ' ' || line[k + 3] == '\t')) return 2;
+    }
     Py_ssize_t i = 0;
     while (i < n) {
         while (i < n && is_ws((unsigned char)line[i])) i++;

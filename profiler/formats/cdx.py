@@ -19,9 +19,13 @@ NON_CAPTURE_MIMES = ("warc/warcinfo", "arc/filedesc", "warc/metadata", "warc/req
 _surt_cache = {}
 
 
+#: how a legend line starts: 'CDX', maybe after one space or tab, then a space or tab
+LEGEND_STARTS = (b" CDX ", b"CDX ", b" CDX\t", b"CDX\t", b"\tCDX ", b"\tCDX\t")
+
+
 def is_legend(line):
-    """True for a ' CDX N b a ...' legend line."""
-    return line.startswith(b" CDX ") or line.startswith(b"CDX ")
+    """True for a ' CDX N b a ...' legend line (its letters after spaces or tabs)."""
+    return line.startswith(LEGEND_STARTS)
 
 
 def legend_letters(line):

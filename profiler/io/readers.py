@@ -5,6 +5,8 @@ import zlib
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
+#: a UTF-8 byte order mark, passed over at the start of a file
+BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 #: bytes of decompressed data taken at a time (bounds a compression bomb's memory)
 _OUT = 1 << 20
@@ -110,11 +112,25 @@ def iter_chunks(path, start=0, end=None, compression=None, opener=open, counts=N
     MAX_LINE bytes is left out and counted in counts['line_too_long'] (memory stays bounded)."""
     with opener(path, "rb") as f:
         if compression == "gzip":
-            yield from whole_lines(iter_gzip_members(f), counts)
+            yield from whole_lines(_without_bom(iter_gzip_members(f)), counts)
         elif compression == "bz2":
-            yield from whole_lines(iter_bz2_streams(f), counts)
+            yield from whole_lines(_without_bom(iter_bz2_streams(f)), counts)
         else:
             yield from _ranged_chunks(f, start, end, counts)
+
+
+def _without_bom(chunks):
+    """The chunks of a file's bytes without a UTF-8 byte order mark at its start (no part of its
+    first line: an editor's, never a key's)."""
+    first = True
+    for chunk in chunks:
+        if first and chunk:
+            first = False
+            if chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
+                if not chunk:
+                    continue
+        yield chunk
 
 
 def whole_lines(chunks, counts=None, max_line=None):
@@ -175,7 +191,8 @@ def _ranged_chunks(f, start, end, counts=None):
         f.seek(start - 1)
         pos = start - 1 + _skip_line(f)
     else:
-        pos = 0
+        pos = len(BOM) if f.read(len(BOM)) == BOM else 0        # a byte order mark: no part of a line
+        f.seek(pos)
     rest = b""                  # the bytes from pos on not yet given out
     skip_at = None              # inside a line too long to keep: the offset of the next byte read
     while end is None or pos < end:
