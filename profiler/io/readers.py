@@ -187,13 +187,13 @@ def _ranged_chunks(f, start, end, counts=None):
     """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end);
     a line longer than MAX_LINE is left out and counted (as whole_lines). A file that ends before
     end (it shrank since its splits were planned) is counted in counts['shrunk_file']."""
+    rest = b""                  # the bytes from pos on not yet given out
     if start > 0:
         f.seek(start - 1)
         pos = start - 1 + _skip_line(f)
     else:
-        pos = len(BOM) if f.read(len(BOM)) == BOM else 0        # a byte order mark: no part of a line
-        f.seek(pos)
-    rest = b""                  # the bytes from pos on not yet given out
+        rest = f.read(len(BOM))             # (no seek: a stream that cannot seek is read from 0)
+        pos, rest = (len(BOM), b"") if rest == BOM else (0, rest)       # a byte order mark: no part of a line
     skip_at = None              # inside a line too long to keep: the offset of the next byte read
     while end is None or pos < end:
         chunk = f.read(_CHUNK)
