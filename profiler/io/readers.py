@@ -187,16 +187,17 @@ def _ranged_chunks(f, start, end, counts=None):
     """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end);
     a line longer than MAX_LINE is left out and counted (as whole_lines). A file that ends before
     end (it shrank since its splits were planned) is counted in counts['shrunk_file']."""
-    rest = b""                  # the bytes from pos on not yet given out
-    if start > 0:
+    first = b""                 # a file's first bytes, read to look for a byte order mark (no seek:
+    if start > 0:               # a stream that cannot seek is read from 0)
         f.seek(start - 1)
         pos = start - 1 + _skip_line(f)
     else:
-        rest = f.read(len(BOM))             # (no seek: a stream that cannot seek is read from 0)
-        pos, rest = (len(BOM), b"") if rest == BOM else (0, rest)       # a byte order mark: no part of a line
+        first = f.read(len(BOM))
+        pos, first = (len(BOM), b"") if first == BOM else (0, first)     # a byte order mark: no part of a line
+    rest = b""                  # the bytes from pos on not yet given out
     skip_at = None              # inside a line too long to keep: the offset of the next byte read
     while end is None or pos < end:
-        chunk = f.read(_CHUNK)
+        chunk, first = (first, b"") if first else (f.read(_CHUNK), b"")
         if not chunk:
             if end is not None and (skip_at if skip_at is not None else pos + len(rest)) < end:
                 _count("shrunk_file", counts)       # the file ends before the end planned from its size
