@@ -399,14 +399,15 @@ static const char *size_class(int64_t length) {
 static int agg_capture(Aggregator *a, const RawFields *r) {
     const char *mr = r->mime && r->mn ? r->mime : "-";
     Py_ssize_t mrn = r->mime && r->mn ? r->mn : 1;
-    if (starts(mr, mrn, "warc/warcinfo") || starts(mr, mrn, "arc/filedesc") || starts(mr, mrn, "warc/metadata")
-        || starts(mr, mrn, "warc/request")) return 2;
     if (!plain_surt(r->key, r->kn)) return 2;
     char ts[14], mime[256], digest[256];
     Py_ssize_t mn, dn;
     int64_t length;
     if (norm_timestamp(r->ts, r->tn, ts) || norm_length(r->length, r->ln, &length) || norm_mime(mr, mrn, mime, &mn)
         || norm_digest(r->digest, r->dn, digest, &dn)) return 2;
+    /* no memento (profiler.formats.cdx.NON_CAPTURE_MIMES, of the normalised type: any case, stripped) */
+    if (starts(mime, mn, "warc/warcinfo") || starts(mime, mn, "arc/filedesc") || starts(mime, mn, "warc/metadata")
+        || starts(mime, mn, "warc/request")) return 2;
     const char *st = "unk";
     if (r->status && r->sn == 3 && all_digits(r->status, 3)) st = r->status;
     int revisit = mn == 12 && memcmp(mime, "warc/revisit", 12) == 0;
@@ -457,7 +458,10 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
     const char *f[MAXF]; Py_ssize_t fl[MAXF];
     int nf = 0;
     if (a->nfields == 0 || a->nfields > MAXF || a->i_key < 0 || a->i_ts < 0) return 2;
-    if (n >= 4 && (memcmp(line, " CDX", 4) == 0 || memcmp(line, "CDX ", 4) == 0)) return 2;
+    {   /* a legend (profiler.formats.cdx.LEGEND_STARTS): Python reads it */
+        Py_ssize_t k = n > 0 && (line[0] == ' ' || line[0] == '\t');
+        if (n >= k + 4 && memcmp(line + k, "CDX", 3) == 0 && (line[k + 3] == ' ' || line[k + 3] == '\t')) return 2;
+    }
     Py_ssize_t i = 0;
     while (i < n) {
         while (i < n && is_ws((unsigned char)line[i])) i++;

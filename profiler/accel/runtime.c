@@ -1,9 +1,9 @@
 /* ------------------------------------------------------------------ legend lines */
 
-/* the start of a legend line whose "CDX " is at i (a line start, or after one space), or -1 */
+/* the start of a legend line whose "CDX" is at i (a line start, or after one space or tab), or -1 */
 static inline Py_ssize_t legend_line_start(const unsigned char *p, Py_ssize_t i) {
     if (i >= 1 && p[i - 1] == '\n') return i;
-    if (i >= 2 && p[i - 1] == ' ' && p[i - 2] == '\n') return i - 1;
+    if (i >= 2 && (p[i - 1] == ' ' || p[i - 1] == '\t') && p[i - 2] == '\n') return i - 1;
     return -1;
 }
 
@@ -19,7 +19,8 @@ static int add_offset(Py_ssize_t **arr, Py_ssize_t *n, Py_ssize_t *cap, Py_ssize
 }
 
 /* legend_starts(buf, end, base) -> [base + offset of each line of buf[:end] that is a legend
- * (starts with "CDX " or " CDX ") after a newline in buf], as profiler.formats.inputs._legend_starts;
+ * ("CDX" and a space or tab, at its start or after one space or tab) after a newline in buf], as
+ * profiler.formats.inputs._legend_starts;
  * 16 bytes a step with SSE2, without the GIL (threads scan parts of a file at once) */
 static PyObject *legend_starts(PyObject *unused, PyObject *args) {
     Py_buffer view;
@@ -33,12 +34,14 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
 #if defined(__SSE2__)
-    const __m128i C = _mm_set1_epi8('C'), D = _mm_set1_epi8('D'), X = _mm_set1_epi8('X'), S = _mm_set1_epi8(' ');
+    const __m128i C = _mm_set1_epi8('C'), D = _mm_set1_epi8('D'), X = _mm_set1_epi8('X'), S = _mm_set1_epi8(' '),
+                  T = _mm_set1_epi8('\t');
     for (; i + 19 <= end && !failed; i += 16) {
+        __m128i after = _mm_loadu_si128((const __m128i *)(p + i + 3));
         __m128i m1 = _mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), C),
                                    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 1)), D));
         __m128i m2 = _mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 2)), X),
-                                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 3)), S));
+                                   _mm_or_si128(_mm_cmpeq_epi8(after, S), _mm_cmpeq_epi8(after, T)));
         unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(m1, m2));
         while (m && !failed) {
             Py_ssize_t at = legend_line_start(p, i + __builtin_ctz(m));
@@ -48,7 +51,7 @@ static PyObject *legend_starts(PyObject *unused, PyObject *args) {
     }
 #endif
     for (; i + 4 <= end && !failed; i++) {
-        if (p[i] == 'C' && p[i + 1] == 'D' && p[i + 2] == 'X' && p[i + 3] == ' ') {
+        if (p[i] == 'C' && p[i + 1] == 'D' && p[i + 2] == 'X' && (p[i + 3] == ' ' || p[i + 3] == '\t')) {
             Py_ssize_t at = legend_line_start(p, i);
             if (at >= 0 && add_offset(&found, &nfound, &cap, base + at) < 0) failed = 1;
         }

@@ -20,9 +20,15 @@ import zlib
 import orjson
 
 from profiler.formats.cdx import urlkey
+from profiler.io.readers import whole_lines
 from profiler.model import capture, normalise
 
 _CHUNK = 1 << 20
+#: bytes inflated at a time
+_OUT = 1 << 20
+#: the longest page line read: a page of about 48 MB (base64); a longer one is skipped without being
+#: held and counted as line_too_long
+MAX_LINE = 64 << 20
 _MS_THRESHOLD = 10 ** 11          # larger epoch values are milliseconds (10**11 s is year 5138)
 
 
@@ -44,26 +50,51 @@ def sniff(path, opener=open):
     return text.lstrip().startswith(b"{") and b'"url"' in text[:4096]
 
 
-def iter_lines(path, opener=open):
-    """Yield the JSON lines (with their newline) of one zlib stream; EOFError when it has no end."""
+def iter_lines(path, opener=open, counts=None):
+    """Yield the JSON lines (with their newline) of one zlib stream, inflated at most _OUT bytes at
+    a time; a line longer than MAX_LINE is skipped without being held and counted in
+    counts['line_too_long'] (profiler.io.readers.whole_lines), and runs of blank lines are passed
+    over. EOFError when the stream has no end."""
+    ended = []
     with opener(path, "rb") as f:
-        d = zlib.decompressobj()
-        rest = b""
-        while True:
-            data = f.read(_CHUNK)
-            if not data:
+        for buf in whole_lines(_inflated(f, ended), counts, MAX_LINE):
+            if not buf.strip():
+                continue
+            start = 0
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    if start < len(buf):
+                        yield buf[start:]
+                    break
+                yield buf[start:nl + 1]
+                start = nl + 1
+    if not ended:
+        raise EOFError("deflate stream without end")
+
+
+def _inflated(f, ended):
+    """The inflated bytes of the zlib stream f holds, at most _OUT bytes a piece (a deflate bomb
+    never inflates at once); bytes after the stream's end are not read. ``ended`` gets an item
+    when the stream ends (a running crawl's file has no end yet)."""
+    d = zlib.decompressobj()
+    while not d.eof:
+        data = f.read(_CHUNK)
+        if not data:
+            break
+        while not d.eof:
+            out = d.decompress(data, _OUT)
+            data = d.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < _OUT:        # all its input inflated, none held back
                 break
-            lines = (rest + d.decompress(data)).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                yield line + b"\n"
-            if d.eof:
-                break
-        rest += d.flush()
-        if rest:
-            yield rest
-        if not d.eof:
-            raise EOFError("deflate stream without end")
+    if d.eof:
+        ended.append(True)
+    else:
+        out = d.flush()
+        if out:
+            yield out
 
 
 def _timestamp(value):
@@ -121,11 +152,15 @@ def parse(line):
 
 def iter_captures(path, opener=open):
     """Yield Captures or skip-reason strs for one ACHE FILES file."""
+    counts = {}
     try:
-        for line in iter_lines(path, opener):
+        for line in iter_lines(path, opener, counts):
             if line.strip():
                 yield parse(line)
     except EOFError:
         yield "truncated_file"
     except (OSError, zlib.error):
         yield "unreadable_file"
+    for reason, n in counts.items():
+        for _ in range(n):
+            yield reason

@@ -13,14 +13,19 @@ LAYOUTS_BY_FIELD_COUNT = {
 NETARCHIVESUITE_LAYOUT = "a e b m S g V k"
 
 NON_CAPTURE_PREFIXES = (b"filedesc:", b"warcinfo:")
-NON_CAPTURE_MIMES = (b"warc/warcinfo", b"arc/filedesc", b"warc/metadata", b"warc/request")
+#: media types (normalised: lower case, stripped) of index entries of WARC records that are no mementos
+NON_CAPTURE_MIMES = ("warc/warcinfo", "arc/filedesc", "warc/metadata", "warc/request")
 
 _surt_cache = {}
 
 
+#: how a legend line starts: 'CDX', maybe after one space or tab, then a space or tab
+LEGEND_STARTS = (b" CDX ", b"CDX ", b" CDX\t", b"CDX\t", b"\tCDX ", b"\tCDX\t")
+
+
 def is_legend(line):
-    """True for a ' CDX N b a ...' legend line."""
-    return line.startswith(b" CDX ") or line.startswith(b"CDX ")
+    """True for a ' CDX N b a ...' legend line (its letters after spaces or tabs)."""
+    return line.startswith(LEGEND_STARTS)
 
 
 def legend_letters(line):
@@ -102,8 +107,8 @@ def make_parser(letters, collection=None):
             return "bad_field_count"
         key_raw = f[i_key] if i_key is not None else None
         url_raw = f[i_url] if i_url is not None else None
-        mime_raw = f[i_mime] if i_mime is not None else dash
-        if mime_raw.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
+        mime = normalise.mime(f[i_mime] if i_mime is not None else dash)
+        if mime.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
                 or (key_raw == dash and url_raw in (None, dash)):
             return "not_a_capture"
         ts = normalise.timestamp(f[i_ts])
@@ -115,7 +120,6 @@ def make_parser(letters, collection=None):
         key = urlkey(key_raw, url_raw)
         if key is None:
             return "bad_url"
-        mime = normalise.mime(mime_raw)
         return new(urlkey=key, timestamp=ts, mime=mime,
                    status=normalise.status(f[i_status]) if i_status is not None else normalise.UNKNOWN,
                    digest=normalise.digest(f[i_digest]) if i_digest is not None else "-",

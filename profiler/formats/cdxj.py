@@ -37,8 +37,8 @@ def parse(line, collection=None):
         return "bad_json"
     if not isinstance(record, dict):
         return "bad_json"
-    mime_raw = _field(record, _MIME_KEYS) or b"-"
-    if mime_raw.startswith(NON_CAPTURE_MIMES):
+    mime = normalise.mime(_field(record, _MIME_KEYS) or b"-")
+    if mime.startswith(NON_CAPTURE_MIMES):
         return "not_a_capture"
     ts = normalise.timestamp(ts_raw)
     if ts is None:
@@ -52,7 +52,6 @@ def parse(line, collection=None):
         return "bad_url"
     status_raw = _field(record, _STATUS_KEYS)
     digest_raw = _field(record, _DIGEST_KEYS)
-    mime = normalise.mime(mime_raw)
     lang = normalise.UNKNOWN
     for name in _LANG_KEYS:
         value = record.get(name)

@@ -461,12 +461,14 @@ def _legend_offsets(path, start, end, chunk, overlap=5):
 
 
 def _legend_starts(data, base, found, end):
-    """found(base + offset) for each "CDX " in data[:end] that starts a line, or starts one
-    after a space (one pass: one per form of the line start took twice as long)."""
-    i = data.find(b"CDX ", 0, end)
+    """found(base + offset) for each "CDX" followed by a space or tab in data[:end] that starts a
+    line, or starts one after a space or tab (profiler.formats.cdx.LEGEND_STARTS; one pass: one per
+    form of the line start took twice as long)."""
+    i = data.find(b"CDX", 0, end)
     while i >= 0:
-        start = i if i >= 1 and data[i - 1] == 10 else \
-            i - 1 if i >= 2 and data[i - 2:i] == b"\n " else -1
-        if start > 0:
-            found(base + start)
-        i = data.find(b"CDX ", i + 1, end)
+        if i + 3 < end and data[i + 3] in (32, 9):
+            start = i if i >= 1 and data[i - 1] == 10 else \
+                i - 1 if i >= 2 and data[i - 2] == 10 and data[i - 1] in (32, 9) else -1
+            if start > 0:
+                found(base + start)
+        i = data.find(b"CDX", i + 1, end)

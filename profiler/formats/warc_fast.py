@@ -11,7 +11,7 @@ broken files are listed in the README.
 import os
 import zlib
 
-from profiler.formats import hops, members, warc
+from profiler.formats import hops, members, warc, warc_records
 
 _HTTP_SCHEMES = ("http:", "https:")
 #: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
@@ -44,7 +44,17 @@ def _decode(line):
 
 
 def parse_http_head(readline):
-    """warcio's StatusAndHeadersParser (verify off) over readline(); returns (_HttpHead, bytes read)."""
+    """warcio's StatusAndHeadersParser (verify off) over readline(); returns (_HttpHead, bytes read).
+    ValueError when its lines pass warc_records.MAX_HEAD (warcio reads the record: 'bad_record')."""
+    read_line = readline
+    read = [0]
+
+    def readline():
+        line = read_line()
+        read[0] += len(line)
+        if read[0] > warc_records.MAX_HEAD:
+            raise ValueError("HTTP head past %d bytes" % warc_records.MAX_HEAD)
+        return line
     raw = readline()
     total = len(raw)
     if not raw:

@@ -25,6 +25,9 @@ from profiler.formats import members
 #: the note (counted with the skip reasons, no record lost) of a record followed straight by the
 #: next record's header, with no blank line between: both are read
 UNSEPARATED = "unseparated_record"
+#: the most bytes of header lines (a WARC or ARC header, an HTTP head) read in a row, with no
+#: blank line or block read between: a record past it is 'bad_record' (warcio reads a line whole)
+MAX_HEAD = 4 << 20
 
 
 def captures(f, start, capture, inflate=False):
@@ -63,6 +66,21 @@ class _StrictReader(DecompressingBufferedReader):
     reading it as plain bytes (warcio does that when a member's first block does not inflate)."""
 
     _head = b""                 # the first bytes fed to the member's inflater
+    _lines = 0                  # bytes of the header lines read in a row (MAX_HEAD)
+
+    def readline(self, length=None):
+        """warcio's, reading at most what is left of MAX_HEAD: ArchiveLoadFailed past it. A blank
+        line, or a read of a block, starts the count again."""
+        room = MAX_HEAD - self._lines + 1
+        line = super().readline(room if length is None or length > room else length)
+        self._lines = 0 if not line.strip() else self._lines + len(line)
+        if self._lines > MAX_HEAD:
+            raise ArchiveLoadFailed("header lines past %d bytes" % MAX_HEAD)
+        return line
+
+    def read(self, length=None):
+        self._lines = 0
+        return super().read(length)
 
     def _init_decomp(self, decomp_type):
         self._head = b""
@@ -86,6 +104,13 @@ class _Loader(ArcWarcRecordLoader):
         found = super()._detect_type_load_headers(stream, statusline, known_format)
         self.last_format = found[0]
         return found
+
+    def load_http_headers(self, rec_type, uri, stream, length):
+        """warcio's, for a record without WARC-Target-URI too (warcio raised on it, and a plain
+        file ended there): no HTTP head is parsed, and capture_of skips the record."""
+        if uri is None:
+            return None
+        return super().load_http_headers(rec_type, uri, stream, length)
 
 
 class _QuietIterator(ArchiveIterator):

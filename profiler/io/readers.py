@@ -5,6 +5,8 @@ import zlib
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
+#: a UTF-8 byte order mark, passed over at the start of a file
+BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 #: bytes of decompressed data taken at a time (bounds a compression bomb's memory)
 _OUT = 1 << 20
@@ -110,18 +112,33 @@ def iter_chunks(path, start=0, end=None, compression=None, opener=open, counts=N
     MAX_LINE bytes is left out and counted in counts['line_too_long'] (memory stays bounded)."""
     with opener(path, "rb") as f:
         if compression == "gzip":
-            yield from whole_lines(iter_gzip_members(f), counts)
+            yield from whole_lines(_without_bom(iter_gzip_members(f)), counts)
         elif compression == "bz2":
-            yield from whole_lines(iter_bz2_streams(f), counts)
+            yield from whole_lines(_without_bom(iter_bz2_streams(f)), counts)
         else:
             yield from _ranged_chunks(f, start, end, counts)
 
 
-def whole_lines(chunks, counts=None):
+def _without_bom(chunks):
+    """The chunks of a file's bytes without a UTF-8 byte order mark at its start (no part of its
+    first line: an editor's, never a key's)."""
+    first = True
+    for chunk in chunks:
+        if first and chunk:
+            first = False
+            if chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
+                if not chunk:
+                    continue
+        yield chunk
+
+
+def whole_lines(chunks, counts=None, max_line=None):
     """Buffers of whole lines of a stream of byte chunks (the last one maybe without '\\n').
-    A line longer than MAX_LINE bytes is left out and counted in counts['line_too_long']
-    (chunks are at most MAX_LINE bytes: only a line carried over from one chunk to the next can
-    be too long, so the rule does not depend on where the chunks are cut)."""
+    A line longer than max_line bytes (MAX_LINE by default) is left out and counted in
+    counts['line_too_long'] (chunks are at most max_line bytes: only a line carried over from one
+    chunk to the next can be too long, so the rule does not depend on where the chunks are cut)."""
+    limit = MAX_LINE if max_line is None else max_line
     rest = b""
     skipping = False            # inside a line too long to keep
     for chunk in chunks:
@@ -134,10 +151,10 @@ def whole_lines(chunks, counts=None):
             nl = chunk.find(b"\n")
             if nl < 0:
                 rest += chunk
-                if _too_long(len(rest), counts):
+                if _too_long(len(rest), counts, limit):
                     rest, skipping = b"", True
                 continue
-            if _too_long(len(rest) + nl, counts):
+            if _too_long(len(rest) + nl, counts, limit):
                 rest, chunk = b"", chunk[nl + 1:]
             else:
                 chunk = rest + chunk
@@ -146,35 +163,44 @@ def whole_lines(chunks, counts=None):
         rest = chunk[cut:]
         if cut:
             yield chunk[:cut]
-        if _too_long(len(rest), counts):
+        if _too_long(len(rest), counts, limit):
             rest, skipping = b"", True
     if rest:
         yield rest
 
 
-def _too_long(size, counts):
-    """Whether a line of size bytes is longer than MAX_LINE: one counted in
+def _too_long(size, counts, limit=None):
+    """Whether a line of size bytes is longer than limit (MAX_LINE by default): one counted in
     counts['line_too_long'] when it is."""
-    if size <= MAX_LINE:
+    if size <= (MAX_LINE if limit is None else limit):
         return False
-    if counts is not None:
-        counts["line_too_long"] = counts.get("line_too_long", 0) + 1
+    _count("line_too_long", counts)
     return True
+
+
+def _count(reason, counts):
+    if counts is not None:
+        counts[reason] = counts.get(reason, 0) + 1
 
 
 def _ranged_chunks(f, start, end, counts=None):
     """Buffers of whole lines of a plain file: the lines whose first byte lies in [start, end);
-    a line longer than MAX_LINE is left out and counted (as whole_lines)."""
-    if start > 0:
+    a line longer than MAX_LINE is left out and counted (as whole_lines). A file that ends before
+    end (it shrank since its splits were planned) is counted in counts['shrunk_file']."""
+    first = b""                 # a file's first bytes, read to look for a byte order mark (no seek:
+    if start > 0:               # a stream that cannot seek is read from 0)
         f.seek(start - 1)
         pos = start - 1 + _skip_line(f)
     else:
-        pos = 0
+        first = f.read(len(BOM))
+        pos, first = (len(BOM), b"") if first == BOM else (0, first)     # a byte order mark: no part of a line
     rest = b""                  # the bytes from pos on not yet given out
     skip_at = None              # inside a line too long to keep: the offset of the next byte read
     while end is None or pos < end:
-        chunk = f.read(_CHUNK)
+        chunk, first = (first, b"") if first else (f.read(_CHUNK), b"")
         if not chunk:
+            if end is not None and (skip_at if skip_at is not None else pos + len(rest)) < end:
+                _count("shrunk_file", counts)       # the file ends before the end planned from its size
             if rest:
                 yield rest
             return

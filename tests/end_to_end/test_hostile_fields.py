@@ -102,3 +102,27 @@ def test_lengths_of_2_to_the_64_or_more_are_bad_length(tmp_path, monkeypatch, pu
     check(out, 2, 100 + 2 ** 62)
     from profiler.nightly import fold as nightly_fold
     assert nightly_fold.run_meta(str(out))[0]["skipped"] == {"bad_length": 2}
+
+
+NOT_CAPTURES_ANY_CASE = [b"WARC/REQUEST", b"Warc/Metadata;x=1", b"ARC/FILEDESC", b"warc/WarcInfo", b"WARC/request"]
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_non_capture_media_types_in_any_case_are_not_captures(tmp_path, monkeypatch, runner, pure):
+    """warc/request, warc/metadata, warc/warcinfo and arc/filedesc are no captures in any case and
+    with white space around (normalise.mime reads them lower case, as it reads warc/revisit): an
+    index saying WARC/REQUEST counted the request as a capture of type warc/request."""
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    cdx = tmp_path / "in.cdx"
+    cdx.write_bytes(LEGEND + cdx_line(b"ok", 2013, b"text/html", b"200", b"D1", 10)
+                    + b"".join(cdx_line(b"r%d" % i, 2013, m, b"200", b"D2", 1000) for i, m in enumerate(NOT_CAPTURES_ANY_CASE)))
+    cdxj = tmp_path / "in.cdxj"
+    cdxj.write_bytes(b"com,example)/ok 20130615120000 {\"mime\":\"text/html\",\"length\":\"10\"}\n" + b"".join(
+        b"com,example)/r%d 20130615120000 %s\n" % (i, orjson.dumps({"mime": m.decode(), "length": "1000"}))
+        for i, m in enumerate(NOT_CAPTURES_ANY_CASE + [b" warc/request", b"\twarc/metadata "])))
+    for path, lines in ((cdx, len(NOT_CAPTURES_ANY_CASE)), (cdxj, len(NOT_CAPTURES_ANY_CASE) + 2)):
+        out = tmp_path / (path.name + ".cdxj")
+        summary = run_profile([str(path)], str(out), runner=runner)["summary"]
+        check(out, 1, 10)
+        assert summary["run"]["skipped"] == {"not_a_capture": lines}

@@ -166,3 +166,40 @@ def test_ache_warc_and_files_give_the_same_profile_but_bytes(tmp_path):
 def test_is_zlib(head):
     assert not ache.is_zlib(head)
     assert ache.is_zlib(zlib.compress(b"{}"))
+
+
+def _peak_of_profile(path, out):
+    """Exit status and the run's own peak RSS in KB (VmHWM: ru_maxrss keeps pytest's across fork
+    and exec)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import sys; from profiler.cli.main import main; r = main(sys.argv[1:]); "
+            "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]); sys.exit(r)")
+    r = subprocess.run([sys.executable, "-c", code, "profile", str(path), "-o", str(out), "-q"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout.split()[-1])
+
+
+@pytest.mark.parametrize("bomb", ["newlines", "one_line"])
+def test_a_deflate_bomb_is_read_in_bounded_memory(tmp_path, bomb):
+    """400 MB inflated from 400 KB: read a bounded piece at a time (it was inflated a read at a
+    time, up to 1,000 times the read, and a line held whole: 2 to 4 GB); a line longer than
+    ache.MAX_LINE is skipped without being held (`line_too_long`), the pages around it counted."""
+    c = zlib.compressobj(9)
+    data = c.compress(page("http://example.com/first"))
+    if bomb == "one_line":
+        data += c.compress(page("http://example.com/big")[:-40])
+    block = (b"\n" if bomb == "newlines" else b"A") * (1 << 20)
+    for _ in range(400):
+        data += c.compress(block)
+    data += c.compress(b"\n" + page("http://example.com/after")) + c.flush()
+    path = tmp_path / "crawl_data-1577934245000-0.deflate"
+    path.write_bytes(data)
+    out = tmp_path / "out.cdxj"
+    assert _peak_of_profile(path, out) < 300 * 1024          # KB: well under the bomb's 400 MB
+    found, reasons = captures(path)
+    assert [c.urlkey for c in found] == ["com,example)/first", "com,example)/after"]
+    assert reasons == (collections.Counter({"line_too_long": 1}) if bomb == "one_line" else collections.Counter())

@@ -11,6 +11,7 @@ same; and the profile validates, the same with the compiled kernels and the Pyth
 import gzip
 import io
 import random
+import re
 import zlib
 
 import pytest
@@ -20,6 +21,7 @@ from warcio.warcwriter import WARCWriter
 
 from profiler.files.validate import validate
 from profiler.formats import inputs, registry, warc
+from profiler.formats import warc_records as framing
 from profiler.run.profile import run_profile
 from profiler.nightly import fold
 
@@ -388,3 +390,89 @@ def test_truncated_warc_headers(tmp_path, twelve):
         path.write_bytes(data + (_member(head) if gz else head))
         got = read(path)
         assert got[:3] == read(_write(tmp_path, data))[:3] and got[3:] == ["truncated_record"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("kind", [b"response", b"request", b"revisit"])
+def test_a_record_without_a_target_uri_is_skipped_and_the_rest_read(tmp_path, layout, kind, twelve):
+    """A well-framed response, request or revisit record with no WARC-Target-URI (warcio's
+    loader failed on it, and a plain file lost every record after it): that record is
+    'bad_url' (a request: 'request_record'), every other counts as in the file without it."""
+    records = list(twelve)
+    at = next(i for i, r in enumerate(records) if i >= 3 and b"WARC-Type: response\r\n" in r)
+    head, sep, block = records[at].partition(b"\r\n\r\n")
+    head = re.sub(rb"WARC-Target-URI: [^\r]*\r\n", b"", head).replace(b"WARC-Type: response", b"WARC-Type: " + kind)
+    records[at] = head + sep + block
+    path = tmp_path / ("n.warc" + (".gz" if layout != "plain" else ""))
+    path.write_bytes(build(records, layout, False)[0])
+    got = records_of(read(path))
+    clean = tmp_path / ("c.warc" + (".gz" if layout != "plain" else ""))
+    clean.write_bytes(build(twelve[:at] + twelve[at + 1:], layout, False)[0])
+    expected = records_of(read(clean))
+    reason = "request_record" if kind == b"request" else "bad_url"
+    assert got == expected[:at] + [reason] + expected[at:]
+    if layout != "whole":
+        assert got == records_of(read(path, "fastwarc"))
+
+
+def _huge_header_member(head, size, tail):
+    """A gzip member of head, size bytes of 'a' (no newline) and tail, inflated a MiB at a time."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [c.compress(head)]
+    block = b"a" * (1 << 20)
+    for _ in range(size >> 20):
+        out.append(c.compress(block))
+    out.append(c.compress(tail) + c.flush())
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("where", ["warc", "http"])
+def test_a_record_header_of_400_mb_is_read_in_bounded_memory(tmp_path, twelve, where):
+    """A WARC header line, or an HTTP header line in a response block, of 400 MB from 400 KB
+    (warcio reads a header line whole: 1 GB and more): the record is 'bad_record' (warcio and
+    fastwarc alike) once its header
+    lines pass framing.MAX_HEAD (profiler.formats.warc_records), the records around it count."""
+    import os
+    import subprocess
+    import sys
+    size = 400 << 20
+    if where == "warc":
+        bad = _huge_header_member(b"WARC/1.0\r\nWARC-Type: response\r\nX-Big: ", size, b"\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+    else:
+        head = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.com/h\r\n"
+                b"WARC-Date: 2013-01-01T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\n"
+                b"Content-Length: %d\r\n\r\nHTTP/1.1 200 OK\r\nX-Big: " % (size + 29))
+        bad = _huge_header_member(head, size, b"\r\n\r\n\r\n\r\n")
+    path = tmp_path / "h.warc.gz"
+    path.write_bytes(b"".join(_member(r) for r in twelve[:4]) + bad + b"".join(_member(r) for r in twelve[4:]))
+    clean = _write(tmp_path, b"".join(_member(r) for r in twelve))
+    expected = read(clean)
+    assert read(path) == expected[:4] + ["bad_record"] + expected[4:] == read(path, "fastwarc")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import sys; from profiler.cli.main import main; r = main(sys.argv[1:]); "
+            "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]); sys.exit(r)")
+    r = subprocess.run([sys.executable, "-c", code, "profile", str(path), "-o", str(tmp_path / "out.cdxj"), "-q"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) < 200 * 1024          # KB: well under the 400 MB line
+
+
+def test_header_lines_past_the_bound_end_the_record_not_the_file(tmp_path, twelve, monkeypatch):
+    """Many short header lines (a header of 100,000 fields) count toward the bound as one long
+    line does; plain, the records before it count; many blank lines between records do not."""
+    monkeypatch.setattr(framing, "MAX_HEAD", 1 << 16)
+    fields = b"".join(b"X-F%d: v\r\n" % i for i in range(20000))
+    bad = twelve[4].replace(b"WARC-Type: ", fields + b"WARC-Type: ", 1)
+    plain = b"".join(twelve[:4]) + bad + b"".join(twelve[5:])
+    path = tmp_path / "p.warc"
+    path.write_bytes(plain)
+    expected = read(_write(tmp_path, b"".join(twelve)))
+    got = read(path)
+    assert got[:4] == expected[:4] and got[4:] == ["bad_record"]
+    gz = tmp_path / "g.warc.gz"
+    gz.write_bytes(b"".join(_member(r) for r in twelve[:4] + [bad] + twelve[5:]))
+    expected = read(_write(tmp_path, b"".join(_member(r) for r in twelve)))
+    assert read(gz) == expected[:4] + ["bad_record"] + expected[5:]
+    spaced = tmp_path / "s.warc"
+    spaced.write_bytes(b"".join(r + b"\r\n" * 40000 for r in twelve))
+    assert records_of(read(spaced)) == records_of(read(_write(tmp_path, b"".join(twelve))))

@@ -320,7 +320,7 @@ def test_legend_found_across_chunk_boundaries(tmp_path):
 
 @pytest.mark.parametrize("pure", [False, True])
 def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path, monkeypatch, pure):
-    """Random files of data lines, legends (with and without the leading space) and lookalikes
+    """Random files of data lines, legends (with and without the leading space or tab, tab-separated) and lookalikes
     ('CDX ' inside a line): the segments start exactly at the legend lines a line scan finds,
     at any chunk size, scanned by the compiled scan (in 1 to 5 threads over parts of the file)
     or by find() in Python."""
@@ -337,10 +337,12 @@ def test_legend_segments_find_every_legend_line_at_any_chunk_size(tmp_path, monk
         for _ in range(rng.randint(1, 40 if trial % 3 else 600)):   # some files of several pages
             r = rng.random()
             if r < 0.15 and lines:
-                line = rng.choice([b" CDX a b N m s k S", b"CDX N b a m s k S", b" CDX N b a m s k r M S V g"])
+                line = rng.choice([b" CDX a b N m s k S", b"CDX N b a m s k S", b" CDX N b a m s k r M S V g",
+                                   b"\tCDX\ta\tb\tN\tm\ts\tk\tS", b"CDX\tN b a m s k S", b" CDX\tN\tb a m s k S"])
                 expected.append((offset, cdx.legend_letters(line)))
             elif r < 0.3:
-                line = rng.choice([b"com,x)/CDX a 2013 x", b"xCDX a b", b" xCDX N b", b"  CDX a b"])
+                line = rng.choice([b"com,x)/CDX a 2013 x", b"xCDX a b", b" xCDX N b", b"  CDX a b", b"\t\tCDX a b",
+                                   b" \tCDX a b", b"CDXa b", b"\tCDXN b"])
             else:
                 line = b"com,a)/%d 20130101000000 x" % rng.randrange(1000)
             lines.append(line)
@@ -401,3 +403,49 @@ def test_splits_of_a_sorted_index_end_between_urirs(tmp_path):
         assert sum(len(f) for f in fields) == len(lines) + 1           # the legend too, each line once
         straddling = [a[-1] == b[0] for a, b in zip(fields, fields[1:])]
         assert (not any(straddling)) if apart else any(straddling), size
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+@pytest.mark.parametrize("spelling", [" CDX%s", "CDX%s", "\tCDX%s", "\ufeff CDX%s", "\ufeffCDX%s"])
+@pytest.mark.parametrize("sep", [" ", "\t"])
+def test_legends_spelt_with_tabs_or_after_a_byte_order_mark(tmp_path, monkeypatch, pure, spelling, sep):
+    """A legend separated by tabs, after a tab, or (first line) after a UTF-8 byte order mark is a
+    legend, at the start and mid-file, in every split, compiled and Python alike: it was a
+    bad_field_count line and the layout was guessed from the field count (an 11-field legend
+    in another order gave the offsets for lengths, silently)."""
+    from profiler.accel import fast
+    from profiler.formats import inputs
+    from profiler.formats.registry import captures as iter_parsed
+    from profiler.run.profile import run_profile
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    legend = spelling.replace("%s", sep)
+    first = [legend + sep.join("N b a m s k r M V S g".split())] + [
+        "com,a)/%03d 20130101000000 http://a/ text/html 200 D%d - - 7 10 f" % (i, i) for i in range(300)]
+    second = [legend.lstrip("\ufeff") + sep.join("a b N s m k r M V S g".split())] + [
+        "http://b/ 20140101000000 com,b)/%03d 404 image/png E%d - - 9 20 f" % (i, i) for i in range(300)]
+    path = tmp_path / "concat.cdx"
+    path.write_text("\n".join(first + second) + "\n", encoding="utf-8")
+    info = inputs.sniff(str(path))
+    assert info["format"] == "cdx" and info["fields"] == "N b a m s k r M V S g"
+    splits = inputs.plan_splits([info], split_size=4000)
+    assert len(splits) > 4 and {s["fields"] for s in splits} == {"N b a m s k r M V S g", "a b N s m k r M V S g"}
+    parsed = [p for s in splits for p in iter_parsed(s)]
+    assert len(parsed) == 600 and all(not isinstance(p, str) for p in parsed)
+    out = tmp_path / "out.cdxj"
+    summary = run_profile([str(path)], str(out), split_size=1 << 20)["summary"]
+    assert summary["run"]["captures"] == 600 and summary["run"]["skipped"] == {}
+    assert summary["root"]["bytes"] == 300 * 10 + 300 * 20
+
+
+def test_a_byte_order_mark_starts_no_key(tmp_path):
+    """A UTF-8 byte order mark at the start of an index (plain or compressed) is no part of its
+    first line: the first capture's SURT was '\\ufeffcom,...', a TLD of its own."""
+    import gzip
+    from profiler.formats import inputs
+    from profiler.formats.registry import captures as iter_parsed
+    lines = b"".join(b'com,example)/p%d 20130101000000 {"url":"http://example.com/p%d"}\n' % (i, i) for i in range(3))
+    for name, data in (("a.cdxj", b"\xef\xbb\xbf" + lines), ("a.cdxj.gz", gzip.compress(b"\xef\xbb\xbf" + lines))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        parsed = [p for s in inputs.plan_splits([inputs.sniff(str(path))]) for p in iter_parsed(s)]
+        assert [p.urlkey for p in parsed] == ["com,example)/p0", "com,example)/p1", "com,example)/p2"]

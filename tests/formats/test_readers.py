@@ -117,6 +117,25 @@ def test_opener_is_used(tmp_path):
     assert opened == [(path, "rb")]
 
 
+@pytest.mark.parametrize("data", [b"one\ntwo", b"\xef\xbb\xbfone\ntwo", b"o", b"", b"\xef\xbb\xbf"])
+def test_a_stream_that_cannot_seek_is_read_from_its_start(data):
+    """A whole file read through an opener whose stream has no seek (hadoop fs -cat): its lines,
+    a byte order mark at its start passed over."""
+    import io
+
+    class Stream:
+        def __init__(self):
+            self.read = io.BytesIO(data).read
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+    lines = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    assert list(iter_lines("remote", opener=lambda p, m: Stream())) == (lines.split(b"\n") if lines else [])
+
+
 # gzip
 
 def test_gzip_single_member(tmp_path):

@@ -234,8 +234,8 @@ def test_bad_date_and_missing_uri(tmp_path):
     write(path, [record("response", date="yesterday", block=http()), RESPONSE,
                  record("response", uri=None, block=http()), RESPONSE], gz=False)
     caps, skipped = captures(path)
-    # warcio cannot go on after a response without WARC-Target-URI: the file ends there
-    assert len(caps) == 1 and skipped == {"bad_timestamp": 1, "bad_record": 1}
+    # a response without WARC-Target-URI is skipped, the records after it read
+    assert len(caps) == 2 and skipped == {"bad_timestamp": 1, "bad_url": 1}
 
 
 def test_whole_file_gzip_is_read_sequentially(tmp_path):
