@@ -35,7 +35,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files import infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -579,6 +579,10 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     out, counted in the merged !meta and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
+    twice = infiles.repeated(paths)
+    if twice is not None:                                       # its captures would count twice
+        raise MergeError("%s and %s are the same file: merged with itself, its captures would count twice; "
+                         "give it once" % twice)
     folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
     if out_path != "-":
         outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced

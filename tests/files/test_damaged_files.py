@@ -312,7 +312,8 @@ def test_header_lines_only_is_a_profile_of_nothing(tmp_path):
         f.write(b'!keys ["surt","datetime","mime","status"]\n!meta {}\n')
     status, out, err = run(["lookup", path, "http://a.com/"])
     assert status == 0 and out.split(b"\t")[1] == b"no-match", err
-    assert run(["merge", path, path, "-o", str(tmp_path / "m.cdxj")])[0] == 0
+    copy = shutil.copyfile(path, str(tmp_path / "h2.cdxj"))
+    assert run(["merge", path, copy, "-o", str(tmp_path / "m.cdxj")])[0] == 0
 
 
 def test_check_is_remembered_per_version(files, tmp_path, monkeypatch):
@@ -437,7 +438,7 @@ def test_any_bytes_never_a_traceback(tmp_path_factory, lines, end, name, toleran
     with open(path, "wb") as f:
         f.write(b"\n".join(x.replace(b"\n", b" ") for x in lines) + (b"\n" if end else b""))
     argv = {"lookup": ["lookup", path, "http://a.com/x"], "query": ["query", path, "--surt", "com,*"],
-            "merge": ["merge", path, path, "-o", str(d / "m")], "ukvs": ["ukvs", path, "-o", str(d / "u")],
+            "merge": ["merge", path, shutil.copyfile(path, str(d / "g.cdxj")), "-o", str(d / "m")], "ukvs": ["ukvs", path, "-o", str(d / "u")],
             "compact": ["compact", path, "--max-lines", "3", "-o", str(d / "c")],
             "split": ["split", path, "--max-lines", "2"], "diff": ["diff", path, path],
             "overlap": ["overlap", path, path], "validate": ["validate", path]}[name]

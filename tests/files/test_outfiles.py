@@ -4,6 +4,7 @@ a device, FIFO, folder or dangling link is refused (exit 2), an input is never o
 killed run are removed only when provably this tool's."""
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -32,11 +33,14 @@ def cli(*args, cwd=None, timeout=120):
 
 
 def commands(profile, out):
-    """Every writing command, writing out."""
+    """Every writing command, writing out (merge: the profile and a copy, another file)."""
+    copy = profile[:-len(".cdxj")] + "-copy.cdxj"
+    if not os.path.exists(copy):
+        shutil.copyfile(profile, copy)
     return {
         "profile": ["profile", SAMPLE, "-o", out, "-q"],
         "ukvs": ["ukvs", profile, "-o", out],
-        "merge": ["merge", profile, profile, "-o", out],
+        "merge": ["merge", profile, copy, "-o", out],
         "compact": ["compact", profile, "--max-lines", "200", "-o", out],
         "report": ["report", profile, "-o", out],
         "split": ["split", profile, "--max-lines", "4000", "-o", out],
