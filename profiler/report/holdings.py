@@ -15,7 +15,7 @@ import re
 from profiler import GENERATOR, jsonnum
 from profiler import extras
 from profiler.errors import UserError
-from profiler.files import layout as layouts
+from profiler.files import layout as layouts, outfiles
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.datalines import DataFile
 from profiler.model import criteria
@@ -493,12 +493,17 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, s
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         raise UserError("output folder does not exist: %s" % out_dir)
-    if png_dir is not None and os.path.exists(png_dir) and not os.path.isdir(png_dir):
+    if not outfiles.is_stdout(out_path):
+        outfiles.target(out_path, [profile])
+    if png_dir is not None and os.path.lexists(png_dir) and not os.path.isdir(png_dir):
         raise UserError("--png: not a folder: %s" % png_dir)
     holdings = read_holdings(profile, skipped)
     sections = build_sections(holdings, top)
     svgs, pngs = {}, []
     drawn = [c for c in charts_of(sections) if not c.missing]
+    if png_dir is not None and os.path.isdir(png_dir):
+        for chart in drawn:                     # every output checked before any is written
+            outfiles.target(os.path.join(png_dir, chart.id + ".png"), [profile])
     if png_dir is not None:
         os.makedirs(png_dir, exist_ok=True)
     for chart in drawn:

@@ -266,3 +266,39 @@ def test_a_kept_file_is_replaced_atomically_and_only_its_own_temp_file_removed(t
         assert theirs.read_bytes() == b"someone else's" and (folder / "name").read_bytes() == b"new"
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("bad", ["dangling", "fifo", "folder", "input"])
+def test_report_checks_every_output_before_writing_any(tmp_path, profile, bad):
+    """report --png replaced the PNGs before a bad one (a dangling link, a FIFO, a folder, the
+    profile itself), then refused it: the earlier charts new, the page old. Every output is
+    checked first: one line, exit 2, each file as it was."""
+    pngs = tmp_path / "pngs"
+    pngs.mkdir()
+    names = ["captures-per-year", "mime-by-bytes", "mime-by-captures", "status-classes"]
+    for name in names:
+        (pngs / (name + ".png")).write_bytes(b"old " + name.encode())
+    page = tmp_path / "r.html"
+    page.write_bytes(b"old page")
+    in_the_way = str(pngs / "tlds-by-urim.png")            # drawn after the charts above
+    if bad == "dangling":
+        os.symlink("nowhere", in_the_way)
+    elif bad == "fifo":
+        os.mkfifo(in_the_way)
+    elif bad == "folder":
+        os.mkdir(in_the_way)
+    else:
+        os.link(profile, in_the_way)
+    one_line_refusal(cli("report", profile, "-o", str(page), "--png", str(pngs)))
+    assert page.read_bytes() == b"old page"
+    for name in names:
+        assert (pngs / (name + ".png")).read_bytes() == b"old " + name.encode()
+    assert sorted(os.listdir(str(pngs))) == sorted([n + ".png" for n in names] + ["tlds-by-urim.png"])
+
+
+def test_report_png_folder_a_dangling_link_is_one_line(tmp_path, profile):
+    """--png a dangling link: exit 1 with the system's 'File exists' before; one line, exit 2."""
+    os.symlink("nowhere", str(tmp_path / "pngs"))
+    one_line_refusal(cli("report", profile, "-o", str(tmp_path / "r.html"), "--png", str(tmp_path / "pngs")),
+                     "--png")
+    assert not os.path.exists(str(tmp_path / "r.html"))
