@@ -3,8 +3,9 @@
 An output path is written only when it is missing or a regular file; a symlink to a regular
 file is written through (its target is replaced atomically, the link stays); ``-`` is standard
 output. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
-name that starts with ``-`` or ends with ``/``) and the very file of an input (same device
-and inode, whatever the name) are refused with a one-line error. Files are written to a
+name that starts with ``-`` or ends with ``/``), the very file of an input (same device and
+inode, whatever the name), and a file or folder that is write-protected (no write bit, or not
+writable by this process) are refused with a one-line error. Files are written to a
 hidden temp file beside the target, fsynced and renamed; the new file keeps the permissions of
 the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
 system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
@@ -71,7 +72,25 @@ def target(path, inputs=()):
         for name in inputs:
             if _same_file(st, name):
                 raise OutputError("output %s is the input %s: write the output elsewhere" % (path, name))
+        if _write_protected(real, st.st_mode, os.W_OK):
+            raise OutputError("output %s is read-only (mode %04o): refusing to replace it (chmod u+w it if you "
+                              "mean it)" % (path, stat.S_IMODE(st.st_mode)))
+    folder_mode = _output_stat(os.stat, folder, path).st_mode
+    if _write_protected(folder, folder_mode, os.W_OK | os.X_OK):
+        raise OutputError("output folder %s is read-only (mode %04o): cannot write %s there"
+                          % (folder, stat.S_IMODE(folder_mode), os.path.basename(real)))
     return real
+
+
+def _write_protected(path, mode, wanted):
+    """Whether a file or folder is write-protected: no write bit for anyone (as root too, who may
+    write anything), or one this process may not write."""
+    if not mode & 0o222:
+        return True
+    try:
+        return not os.access(path, wanted, effective_ids=os.access in os.supports_effective_ids)
+    except OSError:
+        return True
 
 
 def refuse_inputs(path, inputs):

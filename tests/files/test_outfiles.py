@@ -302,3 +302,27 @@ def test_report_png_folder_a_dangling_link_is_one_line(tmp_path, profile):
     one_line_refusal(cli("report", profile, "-o", str(tmp_path / "r.html"), "--png", str(tmp_path / "pngs")),
                      "--png")
     assert not os.path.exists(str(tmp_path / "r.html"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_read_only_output_is_never_replaced(tmp_path, profile, name, where):
+    """An output that is write-protected (mode 0444), or in a folder that is (0555), was
+    replaced by the rename (as root, or by any owner of the folder): refused in one line, exit
+    2, before any work; the file and the folder as they were."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    out = str(folder / "out")
+    path = target_of(name, out)
+    with open(path, "wb") as f:
+        f.write(b"old\n")
+    os.chmod(path, 0o444)
+    if where == "folder":
+        os.chmod(path, 0o644)
+        os.chmod(str(folder), 0o555)
+    try:
+        one_line_refusal(cli(*commands(profile, out)[name]), "read-only" if where == "file" else "folder")
+        assert open(path, "rb").read() == b"old\n"
+        assert os.listdir(str(folder)) == [os.path.basename(path)]
+    finally:
+        os.chmod(str(folder), 0o755)
