@@ -10,7 +10,7 @@ hidden temp file beside the target, fsynced and renamed; the new file keeps the 
 the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
 system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
 output left are removed when they are provably this tool's (its name pattern, this host, a
-process that is gone).
+process that is gone, owned by this user, no other name).
 """
 
 import os
@@ -135,7 +135,8 @@ def _temp_pattern(base):
 
 def remove_stale_temps(real):
     """Remove the temp files of this output that a killed run of this tool on this host left
-    (regular files, our name pattern, their process gone). Returns the names removed."""
+    (regular files of ours, with no other name, our name pattern, their process gone). Returns
+    the names removed."""
     folder, base = os.path.split(os.path.abspath(real))
     pattern = _temp_pattern(base)
     removed = []
@@ -149,7 +150,8 @@ def remove_stale_temps(real):
             continue
         path = os.path.join(folder, entry)
         try:
-            if stat.S_ISREG(os.lstat(path).st_mode):
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 1:
                 os.unlink(path)
                 removed.append(entry)
         except OSError:

@@ -201,6 +201,28 @@ def test_stale_temp_files_are_removed_only_when_provably_ours(tmp_path, profile)
     assert os.path.islink(stale_link)
 
 
+def test_a_stale_looking_temp_file_of_another_owner_or_with_other_names_is_kept(tmp_path, profile):
+    """A file named like a temp file of a killed run (pattern, this host, a dead process) was
+    removed whoever owned it, and whatever other names it had: in a shared folder (/tmp) another
+    user's file, or a hard link to one. Ours are owned by us and have no other name."""
+    out = tmp_path / "m.ukvs"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = outfiles._HOST
+    mine = tmp_path / (".m.ukvs.%d-%s.00000000.tmp" % (dead.pid, host))
+    linked = tmp_path / (".m.ukvs.%d-%s.11111111.tmp" % (dead.pid, host))
+    theirs = tmp_path / (".m.ukvs.%d-%s.22222222.tmp" % (dead.pid, host))
+    precious = tmp_path / "precious.txt"
+    for p in (mine, theirs, precious):
+        p.write_text("x")
+    os.link(str(precious), str(linked))
+    if os.geteuid() == 0:
+        os.chown(str(theirs), 12345, 12345)
+    assert cli("ukvs", profile, "-o", str(out)).returncode == 0
+    assert not mine.exists() and linked.exists() and precious.exists()
+    assert theirs.exists() == (os.geteuid() == 0)
+
+
 def test_temp_name_matches_the_stale_pattern(tmp_path):
     name = os.path.basename(outfiles.temp_name(str(tmp_path / "x.cdxj")))
     assert outfiles._temp_pattern("x.cdxj").match(name)
