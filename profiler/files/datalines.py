@@ -37,7 +37,8 @@ from profiler.files.sortedfile import UnsortedFile, profile_key
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
-#: the longest data line read (a longer one is damaged), and the longest header line
+#: the longest data line read (a longer one is damaged), and the most bytes of header lines, one
+#: or all together (they are held)
 MAX_LINE = 1 << 22
 MAX_HEADER = 1 << 26
 #: bytes of a line too long to read that are kept, for its key's place in the order
@@ -450,11 +451,12 @@ class DataFile:
                 if f.peek(1)[:1] not in (b"!", b"@"):       # the data: its first line's start is enough
                     first = f.readline(HEAD_OF_DATA).rstrip(b"\r\n")
                     break
-                line = f.readline(MAX_HEADER + 1)
+                line = f.readline(MAX_HEADER - offset + 1)
                 if not line.endswith(b"\n"):
-                    raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, "a header line longer than %d MiB"
-                                      % (MAX_HEADER >> 20) if len(line) > MAX_HEADER else
-                                      "the last line has no newline: the file was cut short"))
+                    raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, (
+                        "a header line longer than %d MiB" if not raw else "header lines of more than %d MiB together")
+                        % (MAX_HEADER >> 20) if offset + len(line) > MAX_HEADER else
+                        "the last line has no newline: the file was cut short"))
                 raw.append(line[:-1].rstrip(b"\r"))
                 offset += len(line)
             self.data_offset = offset

@@ -84,6 +84,7 @@ def validate(path, kind=None, max_problems=100):
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
+    header_bytes = 0
     whole = True
     with infiles.open_regular(path) as f:
         for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
@@ -104,6 +105,9 @@ def validate(path, kind=None, max_problems=100):
             if body[:1] in (b"!", b"@"):
                 if first_data_line:
                     report.add(lineno, "header line after the first data line (line %d)" % first_data_line)
+                header_bytes += len(body) + 1
+                if header_bytes > MAX_HEADER >= header_bytes - len(body) - 1:
+                    report.add(lineno, "header lines of more than %d MiB together" % (MAX_HEADER >> 20))
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)

@@ -280,6 +280,26 @@ def test_a_line_too_long_is_never_held(files, tmp_path):
     assert one_line_error(status, err, "long.cdxj line %d" % (len(headers) + n + 1), "search would read it whole")
 
 
+def test_header_lines_are_bounded_together(files, tmp_path):
+    """Header lines each under their bound but many (8 of 60 MiB) were all held: 1.1 GB to 2.1 GB
+    RSS for a 500 MB file, every command answering from it. Their total is bounded as one
+    header line is: past MAX_HEADER, one line, exit 2."""
+    from profiler.files.datalines import MAX_HEADER
+    path = str(tmp_path / "many.cdxj")
+    each = MAX_HEADER // 2 - 100
+    with open(files["profile"], "rb") as f, open(path, "wb") as out:
+        for i in range(3):
+            out.write(b'!meta "' + b"a" * each + b'"\n')
+        out.write(f.read())
+    for argv in (["ukvs", path, "-o", str(tmp_path / "m.ukvs"), "--skip-bad-lines"], ["lookup", path, "http://a.com/"]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "many.cdxj line 3", "header lines of more than"), (argv, err)
+        assert out == b""
+    assert not os.path.exists(str(tmp_path / "m.ukvs"))
+    status, out, err = run(["validate", path])
+    assert status == 1 and "many.cdxj:3: header lines of more than" in out.decode() + err, err
+
+
 @pytest.mark.parametrize("text, words", [
     (b"", ["is empty"]),
     (b'!keys ["surt","datetime","mime","status"]\n!keys ["surt","datetime","mime","status","lang"]\n',
