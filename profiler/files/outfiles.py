@@ -13,6 +13,7 @@ output left are removed when they are provably this tool's (its name pattern, th
 process that is gone, owned by this user, no other name).
 """
 
+import hashlib
 import os
 import re
 import secrets
@@ -123,14 +124,32 @@ def kind_of(mode):
 _HOST = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:40] or "host"   # gethostname(), without socket
 
 
+#: the longest file name the system takes, and what a temp name adds to the output's, at most
+NAME_MAX = 255
+_TEMP_ADDS = len(".%s.%d-%s.%s.tmp" % ("", 2 ** 32, _HOST, "0" * 8))
+
+
 def temp_name(real):
-    """A hidden temp file name beside real: .NAME.PID-HOST.RANDOM.tmp"""
+    """A hidden temp file name beside real: .NAME.PID-HOST.RANDOM.tmp (NAME shortened when the
+    whole would pass NAME_MAX bytes)."""
     folder, base = os.path.split(os.path.abspath(real))
-    return os.path.join(folder, ".%s.%d-%s.%s.tmp" % (base, os.getpid(), _HOST, secrets.token_hex(4)))
+    return os.path.join(folder, ".%s.%d-%s.%s.tmp" % (_temp_base(base), os.getpid(), _HOST, secrets.token_hex(4)))
+
+
+def _temp_base(base):
+    """The output's name in its temp names: itself, or when too long its start and a digest of
+    it (two long names of one start keep apart)."""
+    if len(os.fsencode(base)) + _TEMP_ADDS <= NAME_MAX:
+        return base
+    digest = hashlib.sha256(os.fsencode(base)).hexdigest()[:8]
+    short = base
+    while len(os.fsencode(short)) + 9 + _TEMP_ADDS > NAME_MAX:
+        short = short[:-1]
+    return "%s~%s" % (short, digest)
 
 
 def _temp_pattern(base):
-    return re.compile(r"^\.%s\.(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}\.tmp$" % re.escape(base))
+    return re.compile(r"^\.%s\.(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}\.tmp$" % re.escape(_temp_base(base)))
 
 
 def remove_stale_temps(real):

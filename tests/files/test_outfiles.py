@@ -348,3 +348,19 @@ def test_a_read_only_output_is_never_replaced(tmp_path, profile, name, where):
         assert os.listdir(str(folder)) == [os.path.basename(path)]
     finally:
         os.chmod(str(folder), 0o755)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_long_output_name_is_written(tmp_path, profile, name):
+    """An output name the system takes (up to 255 bytes) but whose temp name beside it is longer:
+    exit 1 after all the work ('File name too long', naming the temp file). The temp name is
+    shortened, still ours to remove when a killed run leaves it."""
+    out = str(tmp_path / ("é" * 117))           # 234 bytes; split's pages add 11
+    assert len(os.fsencode(os.path.basename(target_of(name, out)))) <= 255
+    r = cli(*commands(profile, out)[name])
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(target_of(name, out)) > 100
+    assert [n for n in os.listdir(str(tmp_path)) if n.startswith(".")] == []
+    tmp = outfiles.temp_name(out)
+    assert len(os.fsencode(os.path.basename(tmp))) <= 255
+    assert outfiles._temp_pattern(os.path.basename(out)).match(os.path.basename(tmp))
