@@ -8,7 +8,7 @@ import sys
 
 from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
-from profiler.errors import RunError, Terminated, UserError
+from profiler.errors import RunError, Terminated, UserError, printable
 
 PROG = "archive-profiler"
 
@@ -17,7 +17,7 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line with a hint (not the usage block)."""
 
     def error(self, message):
-        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, " ".join(message.split()), self.prog))
+        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, printable(" ".join(message.split())), self.prog))
 
 
 def _commands(names=SUBCOMMANDS):
@@ -74,7 +74,7 @@ def main(argv=None):
     try:
         plugins.load()                    # before the options: a plugin's criterion has its own
     except UserError as e:
-        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     parser = build_parser(argv)
     args = parse(parser, argv)
@@ -89,7 +89,7 @@ def main(argv=None):
     try:
         return args.module.run(args) or 0
     except UserError as e:
-        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
         print("%s: %s (the previous output, if any, is unchanged)"
@@ -100,7 +100,7 @@ def main(argv=None):
         sys.stderr.close()
         return 0
     except (RunError, OSError) as e:
-        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, printable(str(e))), file=sys.stderr)
         return 1
     finally:
         _restore_sigterm(previous)
