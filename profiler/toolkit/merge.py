@@ -615,7 +615,23 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
             raise type(e)(message) from e
     summary["sorted"] = sorted(sorted_inputs.items())
     summary["converted"] = [(p, m["skipped"]) for p, m in converted.items()]
+    summary["copies"] = _copies([p for p, r in zip(paths, read) if r == p])
     return summary
+
+
+def _copies(paths):
+    """Pairs of inputs whose header lines are the same and say when they were made (a !meta
+    "created"): copies of one run's file, whose captures a merge counts twice."""
+    seen, out = {}, []
+    for path in paths:
+        headers = tuple(DataFile(path).raw_headers)
+        if not any(h[1:5] == b"meta" and b'"created"' in h for h in headers):
+            continue
+        if headers in seen:
+            out.append((seen[headers], path))
+        else:
+            seen[headers] = path
+    return out
 
 
 def _write(out_path, headers, data):

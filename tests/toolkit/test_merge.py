@@ -264,6 +264,27 @@ def test_one_file_given_twice_is_refused(corpus, tmp_path, spelling):
         merge([str(a), str(tmp_path / other)], str(tmp_path / "m.cdxj"))
 
 
+def test_a_copy_of_an_input_is_warned_of(corpus, tmp_path):
+    """A copy of an input (another file, the same bytes: the same run's output) merged with it
+    added its captures twice without a word. Inputs whose header lines are the same and say
+    when they were made are named in a warning; other inputs are not."""
+    a = corpus["by_urir"][0]
+    copy = str(tmp_path / "copy.cdxj")
+    with open(a, "rb") as f, open(copy, "wb") as out:
+        out.write(f.read())
+
+    def run(*inputs):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + list(inputs)
+                              + ["-o", str(tmp_path / "m.cdxj")], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=ROOT))
+    r = run(a, corpus["by_urir"][1], copy)
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and a in warnings[0] and copy in warnings[0] and "twice" in warnings[0], r.stderr
+    r = run(*corpus["by_urir"])
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- rules, unit by unit
 
 def value(total, mn, mx, urir, nbytes, digests, dedup, first="20200101000000", last="20200101000000"):
