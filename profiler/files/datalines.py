@@ -41,6 +41,8 @@ from profiler.model import criteria
 #: or all together (they are held)
 MAX_LINE = 1 << 22
 MAX_HEADER = 1 << 26
+#: the most header lines read (each is held; a profile or map has a handful)
+MAX_HEADER_LINES = 100000
 #: bytes of a line too long to read that are kept, for its key's place in the order
 LONG_HEAD = 1 << 12
 #: bytes of the first data line read with the header lines (its fields, when !fields is missing)
@@ -451,6 +453,8 @@ class DataFile:
                 if f.peek(1)[:1] not in (b"!", b"@"):       # the data: its first line's start is enough
                     first = f.readline(HEAD_OF_DATA).rstrip(b"\r\n")
                     break
+                if len(raw) >= MAX_HEADER_LINES:
+                    raise DamagedFile("%s line %d: more than %d header lines" % (path, len(raw) + 1, MAX_HEADER_LINES))
                 line = f.readline(MAX_HEADER - offset + 1)
                 if not line.endswith(b"\n"):
                     raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, (

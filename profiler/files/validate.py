@@ -22,7 +22,7 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import MAX_HEADER, MAX_LINE, foreign_value, physical_lines
+from profiler.files.datalines import MAX_HEADER, MAX_HEADER_LINES, MAX_LINE, foreign_value, physical_lines
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -84,7 +84,7 @@ def validate(path, kind=None, max_problems=100):
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
-    header_bytes = 0
+    header_bytes = header_lines = 0
     whole = True
     with infiles.open_regular(path) as f:
         for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
@@ -106,8 +106,11 @@ def validate(path, kind=None, max_problems=100):
                 if first_data_line:
                     report.add(lineno, "header line after the first data line (line %d)" % first_data_line)
                 header_bytes += len(body) + 1
+                header_lines += 1
                 if header_bytes > MAX_HEADER >= header_bytes - len(body) - 1:
                     report.add(lineno, "header lines of more than %d MiB together" % (MAX_HEADER >> 20))
+                if header_lines == MAX_HEADER_LINES + 1:
+                    report.add(lineno, "more than %d header lines" % MAX_HEADER_LINES)
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)
