@@ -43,6 +43,8 @@ MAX_LINE = 1 << 22
 MAX_HEADER = 1 << 26
 #: the most header lines read (each is held; a profile or map has a handful)
 MAX_HEADER_LINES = 100000
+#: the most key fields of a map (its lines are checked with a pattern of them all)
+MAX_KEY_FIELDS = 64
 #: bytes of a line too long to read that are kept, for its key's place in the order
 LONG_HEAD = 1 << 12
 #: bytes of the first data line read with the header lines (its fields, when !fields is missing)
@@ -490,6 +492,9 @@ class DataFile:
                 nkeys = max(1, len((first[:i] if i >= 0 else first).split()) - 1)
             else:
                 nkeys = 1
+            if nkeys > MAX_KEY_FIELDS:
+                raise DamagedFile("%s: %d key fields (its %s): a map has at most %d" % (
+                    path, nkeys, "!fields" if self.names is not None else "first line's", MAX_KEY_FIELDS))
             self.checker = MapCheck(nkeys, self.names or (("surt", "datetime") if nkeys == 2 else None))
         self.nkeys = len(self.names) if self.names is not None else self.checker.nkeys
         self.end = None             # after a read: the offset after the last whole line

@@ -22,7 +22,8 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import MAX_HEADER, MAX_HEADER_LINES, MAX_LINE, foreign_value, physical_lines
+from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_KEY_FIELDS, MAX_LINE, foreign_value,
+                                      physical_lines)
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -207,6 +208,8 @@ def _declared_keys(report, lineno, name, value, kind):
             and isinstance(value.get("values", []), list)):
         if value.get("values", ["frequency"]) != ["frequency"]:
             report.add(lineno, "!fields values must be [\"frequency\"]")
+        if len(value["keys"]) > MAX_KEY_FIELDS:
+            report.add(lineno, "%d key fields: a map has at most %d" % (len(value["keys"]), MAX_KEY_FIELDS))
         return len(value["keys"]), None
     report.add(lineno, "!fields must be a JSON object with a \"keys\" list")
     return None
