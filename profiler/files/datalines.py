@@ -45,6 +45,14 @@ MAX_HEADER = 1 << 26
 MAX_HEADER_LINES = 100000
 #: the most key fields of a map (its lines are checked with a pattern of them all)
 MAX_KEY_FIELDS = 64
+#: the most JSON values of a header line, counted by its commas and brackets before it is
+#: parsed (each becomes an object held, many times its bytes)
+MAX_HEADER_VALUES = 1000000
+
+
+def header_values(line):
+    """An upper bound of the JSON values a header line holds (its commas and opening brackets)."""
+    return line.count(b",") + line.count(b"[") + line.count(b"{")
 #: bytes of a line too long to read that are kept, for its key's place in the order
 LONG_HEAD = 1 << 12
 #: bytes of the first data line read with the header lines (its fields, when !fields is missing)
@@ -467,6 +475,10 @@ class DataFile:
                 offset += len(line)
             self.data_offset = offset
         self.raw_headers = raw
+        for i, line in enumerate(raw):
+            if header_values(line) > MAX_HEADER_VALUES:
+                raise DamagedFile("%s line %d: a header line of more than %d JSON values" % (path, i + 1,
+                                                                                         MAX_HEADER_VALUES))
         self.headers = [_header(line, self.kind) for line in raw]
         declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
         if len(declared) > 1:

@@ -22,8 +22,8 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_KEY_FIELDS, MAX_LINE, foreign_value,
-                                      physical_lines)
+from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS, MAX_LINE,
+                                      foreign_value, header_values, physical_lines)
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -163,6 +163,9 @@ def _check_header(report, lineno, body, kind):
         report.add(lineno, "bad header name %r" % _show(name))
     if not space or not rest:
         report.add(lineno, "header line without a JSON value")
+        return name[1:], None
+    if header_values(rest) > MAX_HEADER_VALUES:
+        report.add(lineno, "more than %d JSON values (not read further)" % MAX_HEADER_VALUES)
         return name[1:], None
     if rest[:1] == b" " or rest.endswith(b" "):
         if kind == "ukvs":

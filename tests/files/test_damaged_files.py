@@ -320,6 +320,24 @@ def test_key_fields_are_bounded_in_number(tmp_path, text):
         assert status == 1 and "wide.ukvs:1: 200001 key fields: a map has at most" in out.decode(), out[:300]
 
 
+def test_a_header_line_of_many_json_values_is_refused(files, tmp_path):
+    """A header line of 20,000,000 empty objects (60 MB, under the header bound) was parsed
+    whole: 1.9 GB RSS for one lookup. A header line of more than MAX_HEADER_VALUES JSON values
+    (counted by its commas and brackets, before it is parsed): one line, exit 2; validate
+    lists it."""
+    from profiler.files.datalines import MAX_HEADER_VALUES
+    path = str(tmp_path / "values.cdxj")
+    with open(files["profile"], "rb") as f, open(path, "wb") as out:
+        out.write(b"!a [" + b"{}," * MAX_HEADER_VALUES + b"{}]\n")
+        out.write(f.read())
+    for argv in (["lookup", path, "http://a.com/"], ["ukvs", path, "-o", str(tmp_path / "m.ukvs")]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "values.cdxj line 1", "JSON values"), (argv, err)
+        assert out == b""
+    status, out, err = run(["validate", path])
+    assert status == 1 and "values.cdxj:1: more than %d JSON values" % MAX_HEADER_VALUES in out.decode(), out[:300]
+
+
 def test_header_lines_are_bounded_in_number(files, tmp_path):
     """Five million header lines of five bytes (a 26 MB file) took 966 MB and 16 s to look a URI
     up in: each line was held as objects. Past MAX_HEADER_LINES, one line, exit 2; validate
