@@ -15,6 +15,10 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so that a run ends as on Ctrl-C (cleaned up)."""
 
 
+class HungUp(Terminated):
+    """SIGHUP (the terminal closed), ending a run as SIGTERM does."""
+
+
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -8,7 +8,7 @@ import sys
 
 from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
-from profiler.errors import RunError, Terminated, UserError, printable
+from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
 PROG = "archive-profiler"
 
@@ -92,9 +92,9 @@ def main(argv=None):
         print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        print("%s: %s (the previous output, if any, is unchanged)"
-              % (PROG, "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
-        return 143 if isinstance(e, Terminated) else 130
+        print("%s: %s (the previous output, if any, is unchanged)" % (PROG, "hung up" if isinstance(e, HungUp)
+              else "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
+        return 129 if isinstance(e, HungUp) else 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
@@ -107,7 +107,8 @@ def main(argv=None):
 
 
 def _raise_on_sigterm():
-    """SIGTERM raises Terminated in the main thread (a run then cleans up as on Ctrl-C)."""
+    """SIGTERM raises Terminated in the main thread, and SIGHUP HungUp unless it is ignored
+    (nohup): a run then cleans up as on Ctrl-C. The handlers they replace."""
     import signal
     import threading
     if threading.current_thread() is not threading.main_thread():
@@ -115,13 +116,20 @@ def _raise_on_sigterm():
 
     def handler(signum, frame):
         raise Terminated()
-    return signal.signal(signal.SIGTERM, handler)
+
+    def hangup(signum, frame):
+        raise HungUp()
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, handler)}
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, hangup)
+    return previous
 
 
 def _restore_sigterm(previous):
     if previous is not None:
         import signal
-        signal.signal(signal.SIGTERM, previous)
+        for signum, was in previous.items():
+            signal.signal(signum, was)
 
 
 def console_main():

@@ -364,3 +364,40 @@ def test_a_long_output_name_is_written(tmp_path, profile, name):
     tmp = outfiles.temp_name(out)
     assert len(os.fsencode(os.path.basename(tmp))) <= 255
     assert outfiles._temp_pattern(os.path.basename(out)).match(os.path.basename(tmp))
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
+    """SIGHUP (the terminal closed) ended a write by its default action: the temp file beside
+    the output stayed (as big as the output) until the next write of that output. It ends the
+    run as SIGTERM does (exit 129, temp file removed, the old output kept); under nohup
+    (SIGHUP ignored) the write goes on."""
+    import signal
+    import time
+    lines = open(profile, "rb").read().splitlines(True)
+    headers = [line for line in lines if line.startswith(b"!")]
+    value = b'{"urim":{"total":3,"min":1,"max":2},"urir":2,"bytes":300,"digests":2,"dedup_bytes":200,' \
+            b'"first":"20100101000000","last":"20110101000000"}'
+    inputs = []
+    for part in range(2):
+        path = tmp_path / ("in%d.cdxj" % part)
+        with open(path, "wb") as f:
+            f.writelines(headers)
+            f.writelines(b"com,p%d-%07d)/* - - - %s\n" % (part, i, value) for i in range(150000))
+        inputs.append(str(path))
+    out = tmp_path / "out.cdxj"
+    out.write_bytes(b"old\n")
+    ignore = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None
+    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "merge"] + inputs + ["-o", str(out)],
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=ignore)
+    while not [n for n in os.listdir(str(tmp_path)) if n.startswith(".out.cdxj.")]:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGHUP)
+    err = proc.communicate(timeout=120)[1].decode()
+    assert [n for n in os.listdir(str(tmp_path)) if n.startswith(".out.cdxj.")] == []
+    if nohup:
+        assert proc.returncode == 0 and os.path.getsize(str(out)) > 1000, err
+    else:
+        assert proc.returncode == 129 and "hung up" in err and "Traceback" not in err, err
+        assert out.read_bytes() == b"old\n"
