@@ -8,7 +8,7 @@ import sys
 
 from profiler import __version__, plugins
 from profiler.cli.commands import SUBCOMMANDS
-from profiler.errors import RunError, Terminated, UserError
+from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
 PROG = "archive-profiler"
 
@@ -17,7 +17,7 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line with a hint (not the usage block)."""
 
     def error(self, message):
-        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, " ".join(message.split()), self.prog))
+        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, printable(" ".join(message.split())), self.prog))
 
 
 def _commands(names=SUBCOMMANDS):
@@ -74,7 +74,7 @@ def main(argv=None):
     try:
         plugins.load()                    # before the options: a plugin's criterion has its own
     except UserError as e:
-        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     parser = build_parser(argv)
     args = parse(parser, argv)
@@ -89,25 +89,26 @@ def main(argv=None):
     try:
         return args.module.run(args) or 0
     except UserError as e:
-        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        print("%s: %s (the previous output, if any, is unchanged)"
-              % (PROG, "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
-        return 143 if isinstance(e, Terminated) else 130
+        print("%s: %s (the previous output, if any, is unchanged)" % (PROG, "hung up" if isinstance(e, HungUp)
+              else "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
+        return 129 if isinstance(e, HungUp) else 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
         return 0
     except (RunError, OSError) as e:
-        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, e), file=sys.stderr)
+        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, printable(str(e))), file=sys.stderr)
         return 1
     finally:
         _restore_sigterm(previous)
 
 
 def _raise_on_sigterm():
-    """SIGTERM raises Terminated in the main thread (a run then cleans up as on Ctrl-C)."""
+    """SIGTERM raises Terminated in the main thread, and SIGHUP HungUp unless it is ignored
+    (nohup): a run then cleans up as on Ctrl-C. The handlers they replace."""
     import signal
     import threading
     if threading.current_thread() is not threading.main_thread():
@@ -115,13 +116,20 @@ def _raise_on_sigterm():
 
     def handler(signum, frame):
         raise Terminated()
-    return signal.signal(signal.SIGTERM, handler)
+
+    def hangup(signum, frame):
+        raise HungUp()
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, handler)}
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, hangup)
+    return previous
 
 
 def _restore_sigterm(previous):
     if previous is not None:
         import signal
-        signal.signal(signal.SIGTERM, previous)
+        for signum, was in previous.items():
+            signal.signal(signum, was)
 
 
 def console_main():

@@ -37,9 +37,22 @@ from profiler.files.sortedfile import UnsortedFile, profile_key
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
-#: the longest data line read (a longer one is damaged), and the longest header line
+#: the longest data line read (a longer one is damaged), and the most bytes of header lines, one
+#: or all together (they are held)
 MAX_LINE = 1 << 22
 MAX_HEADER = 1 << 26
+#: the most header lines read (each is held; a profile or map has a handful)
+MAX_HEADER_LINES = 100000
+#: the most key fields of a map (its lines are checked with a pattern of them all)
+MAX_KEY_FIELDS = 64
+#: the most JSON values of a header line, counted by its commas and brackets before it is
+#: parsed (each becomes an object held, many times its bytes)
+MAX_HEADER_VALUES = 1000000
+
+
+def header_values(line):
+    """An upper bound of the JSON values a header line holds (its commas and opening brackets)."""
+    return line.count(b",") + line.count(b"[") + line.count(b"{")
 #: bytes of a line too long to read that are kept, for its key's place in the order
 LONG_HEAD = 1 << 12
 #: bytes of the first data line read with the header lines (its fields, when !fields is missing)
@@ -450,15 +463,22 @@ class DataFile:
                 if f.peek(1)[:1] not in (b"!", b"@"):       # the data: its first line's start is enough
                     first = f.readline(HEAD_OF_DATA).rstrip(b"\r\n")
                     break
-                line = f.readline(MAX_HEADER + 1)
+                if len(raw) >= MAX_HEADER_LINES:
+                    raise DamagedFile("%s line %d: more than %d header lines" % (path, len(raw) + 1, MAX_HEADER_LINES))
+                line = f.readline(MAX_HEADER - offset + 1)
                 if not line.endswith(b"\n"):
-                    raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, "a header line longer than %d MiB"
-                                      % (MAX_HEADER >> 20) if len(line) > MAX_HEADER else
-                                      "the last line has no newline: the file was cut short"))
+                    raise DamagedFile("%s line %d: %s" % (path, len(raw) + 1, (
+                        "a header line longer than %d MiB" if not raw else "header lines of more than %d MiB together")
+                        % (MAX_HEADER >> 20) if offset + len(line) > MAX_HEADER else
+                        "the last line has no newline: the file was cut short"))
                 raw.append(line[:-1].rstrip(b"\r"))
                 offset += len(line)
             self.data_offset = offset
         self.raw_headers = raw
+        for i, line in enumerate(raw):
+            if header_values(line) > MAX_HEADER_VALUES:
+                raise DamagedFile("%s line %d: a header line of more than %d JSON values" % (path, i + 1,
+                                                                                         MAX_HEADER_VALUES))
         self.headers = [_header(line, self.kind) for line in raw]
         declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
         if len(declared) > 1:
@@ -484,6 +504,9 @@ class DataFile:
                 nkeys = max(1, len((first[:i] if i >= 0 else first).split()) - 1)
             else:
                 nkeys = 1
+            if nkeys > MAX_KEY_FIELDS:
+                raise DamagedFile("%s: %d key fields (its %s): a map has at most %d" % (
+                    path, nkeys, "!fields" if self.names is not None else "first line's", MAX_KEY_FIELDS))
             self.checker = MapCheck(nkeys, self.names or (("surt", "datetime") if nkeys == 2 else None))
         self.nkeys = len(self.names) if self.names is not None else self.checker.nkeys
         self.end = None             # after a read: the offset after the last whole line

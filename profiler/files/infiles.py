@@ -64,6 +64,24 @@ def open_regular(path):
         raise
 
 
+def repeated(paths):
+    """The first two of paths that name one file (same device and inode: the same name twice,
+    ./NAME, a hard link, a symlink), as (earlier, later), or None. Paths that cannot be looked at
+    are left to the reads that name them."""
+    seen = {}
+    for path in paths:
+        if not isinstance(path, str) or "://" in path or path == "-":
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            return seen[st.st_dev, st.st_ino], path
+        seen[st.st_dev, st.st_ino] = path
+    return None
+
+
 def identity(st):
     """What tells one version of a file from another: device, inode, size, mtime and ctime."""
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns

@@ -3,15 +3,17 @@
 An output path is written only when it is missing or a regular file; a symlink to a regular
 file is written through (its target is replaced atomically, the link stays); ``-`` is standard
 output. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
-name that starts with ``-`` or ends with ``/``) and the very file of an input (same device
-and inode, whatever the name) are refused with a one-line error. Files are written to a
+name that starts with ``-`` or ends with ``/``), the very file of an input (same device and
+inode, whatever the name), and a file or folder that is write-protected (no write bit, or not
+writable by this process) are refused with a one-line error. Files are written to a
 hidden temp file beside the target, fsynced and renamed; the new file keeps the permissions of
 the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
 system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
 output left are removed when they are provably this tool's (its name pattern, this host, a
-process that is gone).
+process that is gone, owned by this user, no other name).
 """
 
+import hashlib
 import os
 import re
 import secrets
@@ -71,7 +73,25 @@ def target(path, inputs=()):
         for name in inputs:
             if _same_file(st, name):
                 raise OutputError("output %s is the input %s: write the output elsewhere" % (path, name))
+        if _write_protected(real, st.st_mode, os.W_OK):
+            raise OutputError("output %s is read-only (mode %04o): refusing to replace it (chmod u+w it if you "
+                              "mean it)" % (path, stat.S_IMODE(st.st_mode)))
+    folder_mode = _output_stat(os.stat, folder, path).st_mode
+    if _write_protected(folder, folder_mode, os.W_OK | os.X_OK):
+        raise OutputError("output folder %s is read-only (mode %04o): cannot write %s there"
+                          % (folder, stat.S_IMODE(folder_mode), os.path.basename(real)))
     return real
+
+
+def _write_protected(path, mode, wanted):
+    """Whether a file or folder is write-protected: no write bit for anyone (as root too, who may
+    write anything), or one this process may not write."""
+    if not mode & 0o222:
+        return True
+    try:
+        return not os.access(path, wanted, effective_ids=os.access in os.supports_effective_ids)
+    except OSError:
+        return True
 
 
 def refuse_inputs(path, inputs):
@@ -104,19 +124,38 @@ def kind_of(mode):
 _HOST = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:40] or "host"   # gethostname(), without socket
 
 
+#: the longest file name the system takes, and what a temp name adds to the output's, at most
+NAME_MAX = 255
+_TEMP_ADDS = len(".%s.%d-%s.%s.tmp" % ("", 2 ** 32, _HOST, "0" * 8))
+
+
 def temp_name(real):
-    """A hidden temp file name beside real: .NAME.PID-HOST.RANDOM.tmp"""
+    """A hidden temp file name beside real: .NAME.PID-HOST.RANDOM.tmp (NAME shortened when the
+    whole would pass NAME_MAX bytes)."""
     folder, base = os.path.split(os.path.abspath(real))
-    return os.path.join(folder, ".%s.%d-%s.%s.tmp" % (base, os.getpid(), _HOST, secrets.token_hex(4)))
+    return os.path.join(folder, ".%s.%d-%s.%s.tmp" % (_temp_base(base), os.getpid(), _HOST, secrets.token_hex(4)))
+
+
+def _temp_base(base):
+    """The output's name in its temp names: itself, or when too long its start and a digest of
+    it (two long names of one start keep apart)."""
+    if len(os.fsencode(base)) + _TEMP_ADDS <= NAME_MAX:
+        return base
+    digest = hashlib.sha256(os.fsencode(base)).hexdigest()[:8]
+    short = base
+    while len(os.fsencode(short)) + 9 + _TEMP_ADDS > NAME_MAX:
+        short = short[:-1]
+    return "%s~%s" % (short, digest)
 
 
 def _temp_pattern(base):
-    return re.compile(r"^\.%s\.(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}\.tmp$" % re.escape(base))
+    return re.compile(r"^\.%s\.(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}\.tmp$" % re.escape(_temp_base(base)))
 
 
 def remove_stale_temps(real):
     """Remove the temp files of this output that a killed run of this tool on this host left
-    (regular files, our name pattern, their process gone). Returns the names removed."""
+    (regular files of ours, with no other name, our name pattern, their process gone). Returns
+    the names removed."""
     folder, base = os.path.split(os.path.abspath(real))
     pattern = _temp_pattern(base)
     removed = []
@@ -130,7 +169,8 @@ def remove_stale_temps(real):
             continue
         path = os.path.join(folder, entry)
         try:
-            if stat.S_ISREG(os.lstat(path).st_mode):
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 1:
                 os.unlink(path)
                 removed.append(entry)
         except OSError:

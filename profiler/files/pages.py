@@ -2,7 +2,8 @@
 ``!meta {"page": {...}}`` line linking first, prev, next and last) found from any one page, or
 from their folder, and searched as one sorted file.
 
-Only local links are followed: a link is a file name in the page's own folder (no folder part,
+Every page holds the original's header lines: pages whose header lines differ (of two versions
+of the file, mixed) are refused. Only local links are followed: a link is a file name in the page's own folder (no folder part,
 no scheme); any other link (a URI under a base URI, a path elsewhere) is refused, so a page
 cannot make a lookup read another file of the machine.
 """
@@ -24,6 +25,23 @@ def page_meta(headers):
         if name[1:] == "meta" and isinstance(value, dict) and isinstance(value.get("page"), dict):
             return value["page"]
     return None
+
+
+def _original_headers(headers):
+    """A page's header lines but its page line: the original's, the same on every page of one split."""
+    return [(name, value) for name, value in headers
+            if not (name[1:] == "meta" and isinstance(value, dict) and isinstance(value.get("page"), dict))]
+
+
+def _same_split(pages):
+    """PageError unless every page holds the header lines of the first (pages of two versions of
+    a file, mixed, would be searched as one)."""
+    first = _original_headers(pages[0][1])
+    for path, headers, _, meta in pages[1:]:
+        if _original_headers(headers) != first:
+            raise PageError("%s is page %s of another version of %s: its header lines differ from page 1's "
+                            "(pages of two splits mixed): split the file again" % (path, meta.get("number"),
+                                                                                   meta.get("source")))
 
 
 def _local(folder, link, what):
@@ -65,6 +83,7 @@ def find_pages(path):
         current = _local(folder, nxt, "next") if nxt is not None else None
     if len(pages) != total:
         raise PageError("%s: %d of the %d pages found" % (path, len(pages), total))
+    _same_split(pages)
     return pages
 
 
@@ -92,6 +111,7 @@ def _pages_in_folder(folder):
     if numbers != list(range(1, (total or 0) + 1)):
         missing = sorted(set(range(1, (total or 0) + 1)) - set(numbers))
         raise PageError("%s: page(s) %s of %s's %s missing" % (folder, missing[:5], source, total))
+    _same_split(pages)
     return pages
 
 

@@ -27,8 +27,9 @@ API (shared by the toolkit commands):
   (profiler.files.datalines): a damaged one is a one-line error naming its line, or with
   ``skipped`` counted and left out.
 - ``write_map(path, headers, records)``: strict JSON headers (in byte order, like the profile),
-  records sorted byte-wise by key, a duplicate key is a MapFormatError; written atomically. A
-  record may carry a third item, its JSON block (a dict, written after the frequency).
+  records sorted byte-wise by key (a list is sorted; other iterables are written as they come, in
+  order), a duplicate key is a MapFormatError; written atomically. A record may carry a third
+  item, its JSON block (a dict, written after the frequency).
 - ``relaxed_json_loads(text)``: JSON, or the seed's JSON with unquoted object keys.
 - ``datetime_span(field)``: the 14-digit (low, high) span of a datetime key field
   (``':'``/``'-'`` all time, ``'2013'``, ``'201603'``, ranges ``'2010:2012'``, ``':2009'``, ``'201603:'``).
@@ -207,26 +208,47 @@ def map_headers(archive_uri=None, keys=("surt",), meta=()):
 def write_map(path, headers, records):
     """Write a UKVS file atomically: strict-JSON headers, then records sorted by key. Returns the
     number of records. Records are (key bytes, Frequency) pairs, or (key, Frequency, JSON block
-    dict or None) triples, in any order."""
+    dict or None) triples: a list in any order (sorted here), or any other iterable in byte order
+    of their keys, written as they come (a key out of order or twice: MapFormatError, nothing
+    written)."""
     lines = sorted(header_line(n, v) for n, v in headers)
-    data = [(r[0] if isinstance(r[0], bytes) else r[0].encode("utf-8"), r[1], r[2] if len(r) > 2 else None)
-            for r in records]
-    if any(data[i][0] >= data[i + 1][0] for i in range(len(data) - 1)):
-        data.sort(key=lambda r: r[0])
-    for i in range(len(data) - 1):
-        if data[i][0] == data[i + 1][0]:
-            raise MapFormatError("duplicate key in map: %r" % data[i][0][:80])
+    data = ((r[0] if isinstance(r[0], bytes) else r[0].encode("utf-8"), r[1], r[2] if len(r) > 2 else None)
+            for r in records)
+    if isinstance(records, (list, tuple)):
+        data = sorted(data, key=lambda r: r[0])
+    count = [0]
 
     def out():
         yield from lines
+        before = None
         for key, freq, block in data:
             if not key or b"\n" in key or key[:1] in (b"!", b"@"):
                 raise MapFormatError("not a map key: %r" % key[:80])
+            if before is not None and key <= before:
+                raise MapFormatError("%s key in map: %r" % ("duplicate" if key == before else "out-of-order", key[:80]))
+            before = key
+            count[0] += 1
             line = key + b" " + format_frequency(freq).encode("ascii")
             yield line + b" " + jsonnum.dumps(block) if block else line
 
     write_atomic(path, out())
-    return len(data)
+    return count[0]
+
+
+def _in_map_order(records):
+    """The records of a sorted profile in its map's byte order: in the profile a SURT's all-time
+    line ('-') comes before its datetimes, in the map (':') after them; only the records of one
+    SURT are held, to sort them."""
+    group, held = None, []
+    for record in records:
+        surt = record[0].split(b" ", 1)[0]
+        if surt != group:
+            held.sort(key=lambda r: r[0])
+            yield from held
+            group, held = surt, []
+        held.append(record)
+    held.sort(key=lambda r: r[0])
+    yield from held
 
 
 # ---------------------------------------------------------------- from a profile
@@ -349,7 +371,7 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
         meta["skipped_lines"] = {profile_path: skipped.meta()}
     again = None if skipped is None else type(skipped)(profile_path)
     n = write_map(map_path, map_headers(archive_uri, keys, [meta]),
-                  profile_records(profile_path, keys, layout, again))
+                  _in_map_order(profile_records(profile_path, keys, layout, again)))
     if again is not None and again.count != skipped.count:
         raise MapFormatError("%s changed while it was read: make the map again" % profile_path)
     return n

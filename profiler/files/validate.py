@@ -22,7 +22,8 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import MAX_HEADER, MAX_LINE, foreign_value, physical_lines
+from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS, MAX_LINE,
+                                      foreign_value, header_values, physical_lines)
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -84,6 +85,7 @@ def validate(path, kind=None, max_problems=100):
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
+    header_bytes = header_lines = 0
     whole = True
     with infiles.open_regular(path) as f:
         for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
@@ -104,6 +106,12 @@ def validate(path, kind=None, max_problems=100):
             if body[:1] in (b"!", b"@"):
                 if first_data_line:
                     report.add(lineno, "header line after the first data line (line %d)" % first_data_line)
+                header_bytes += len(body) + 1
+                header_lines += 1
+                if header_bytes > MAX_HEADER >= header_bytes - len(body) - 1:
+                    report.add(lineno, "header lines of more than %d MiB together" % (MAX_HEADER >> 20))
+                if header_lines == MAX_HEADER_LINES + 1:
+                    report.add(lineno, "more than %d header lines" % MAX_HEADER_LINES)
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)
@@ -156,6 +164,9 @@ def _check_header(report, lineno, body, kind):
     if not space or not rest:
         report.add(lineno, "header line without a JSON value")
         return name[1:], None
+    if header_values(rest) > MAX_HEADER_VALUES:
+        report.add(lineno, "more than %d JSON values (not read further)" % MAX_HEADER_VALUES)
+        return name[1:], None
     if rest[:1] == b" " or rest.endswith(b" "):
         if kind == "ukvs":
             report.note(lineno, "runs of blanks in header lines (allowed; they cost bytes)", once="header-blanks")
@@ -201,6 +212,8 @@ def _declared_keys(report, lineno, name, value, kind):
             and isinstance(value.get("values", []), list)):
         if value.get("values", ["frequency"]) != ["frequency"]:
             report.add(lineno, "!fields values must be [\"frequency\"]")
+        if len(value["keys"]) > MAX_KEY_FIELDS:
+            report.add(lineno, "%d key fields: a map has at most %d" % (len(value["keys"]), MAX_KEY_FIELDS))
         return len(value["keys"]), None
     report.add(lineno, "!fields must be a JSON object with a \"keys\" list")
     return None

@@ -15,7 +15,7 @@ import re
 from profiler import GENERATOR, jsonnum
 from profiler import extras
 from profiler.errors import UserError
-from profiler.files import layout as layouts
+from profiler.files import layout as layouts, outfiles
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.datalines import DataFile
 from profiler.model import criteria
@@ -103,17 +103,24 @@ def _padded(layout):
     return lambda key: padded(*key, *([b"-"] * len(names)))
 
 
-def read_holdings(path, skipped=None):
+#: the TLDs or hosts a report with a top held at once, at least (then those no ranking can show
+#: are dropped): a profile's hosts are not held
+RANKED_HELD = 10000
+
+
+def read_holdings(path, skipped=None, top=None):
     """The lines of a profile the report uses, as dicts of parsed values, plus its header. Every
     line is checked (profiler.files.datalines); ``skipped``: damaged lines are counted there and
-    left out, else they are refused."""
+    left out, else they are refused. ``top``: of the TLDs and hosts only those of the top ``top``
+    by a ranking metric are kept (``counts`` says how many there are), else all."""
     found = DataFile(path, "cdxj")
     header = found.headers
     layout = found.layout
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
-         "layout": layout, "has_languages": layouts.has(layout, LANG)}
+         "layout": layout, "has_languages": layouts.has(layout, LANG), "counts": {"tlds": 0, "hosts": 0}}
     padded = _padded(layout)
+    held = None if top is None else max(RANKED_HELD, 4 * top)
     for record in found.records(skipped):
         h["lines"] += 1
         k = padded(criteria.split_key(record.key, layout))
@@ -133,6 +140,10 @@ def read_holdings(path, skipped=None):
         name = {"years": k.datetime, "mimes": mime, "mime_categories": mime, "statuses": k.status,
                 "tlds": surt[:-2], "hosts": surt, "languages": getattr(k, LANG, None)}[table]
         h[table][name.decode("utf-8", "replace")] = v
+        if table in h["counts"]:
+            h["counts"][table] += 1
+            if held is not None and len(h[table]) > held:
+                h[table] = _ranked_only(h[table], top)
         if table == "mimes" and b"/" not in mime:      # 'unk' is a type and a category
             h["mime_categories"][mime.decode("utf-8", "replace")] = v
     if h["lines"] == 0:
@@ -156,6 +167,14 @@ def policy_name(holdings):
 
 def share(part, whole):
     return "%.1f %%" % (100.0 * part / whole) if whole else "-"
+
+
+def _ranked_only(table, top):
+    """The entries of a table in the top of some ranking (METRICS): what ranking_charts can show."""
+    keep = set()
+    for _, _, metric, _ in METRICS:
+        keep.update(name for name, _ in _ranked(table, metric, top))
+    return {name: v for name, v in table.items() if name in keep}
 
 
 def _ranked(table, metric, top):
@@ -334,7 +353,7 @@ def ranking_charts(h, table_name, top):
         c.series = [(metric_name, [metric(v) for _, v in ranked])]
         c.rows = [[label] + ([] if table_name == "tlds" else [name]) + [_urim(v), _urir(v), _bytes(v), avg_size(v)]
                   for label, (name, v) in zip(names, ranked)]
-        c.note = "%d of %d %s." % (len(ranked), len(table), what)
+        c.note = "%d of %d %s." % (len(ranked), h["counts"][table_name], what)
         charts.append(c)
     return charts
 
@@ -368,7 +387,7 @@ def summary_rows(h):
             [AVG, avg_size(t)],
             ["first capture", _datetime(t["first"])], ["last capture", _datetime(t["last"])],
             ["captures of one URL, fewest", t["urim"]["min"]], ["captures of one URL, most", t["urim"]["max"]],
-            ["TLDs", len(h["tlds"])], ["hosts with a host line", len(h["hosts"])]] + (
+            ["TLDs", h["counts"]["tlds"]], ["hosts with a host line", h["counts"]["hosts"]]] + (
         [["languages", len(h["languages"])]] if h["has_languages"] else []) + [["profile lines", h["lines"]]]
 
 
@@ -493,12 +512,17 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, s
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         raise UserError("output folder does not exist: %s" % out_dir)
-    if png_dir is not None and os.path.exists(png_dir) and not os.path.isdir(png_dir):
+    if not outfiles.is_stdout(out_path):
+        outfiles.target(out_path, [profile])
+    if png_dir is not None and os.path.lexists(png_dir) and not os.path.isdir(png_dir):
         raise UserError("--png: not a folder: %s" % png_dir)
-    holdings = read_holdings(profile, skipped)
+    holdings = read_holdings(profile, skipped, top)
     sections = build_sections(holdings, top)
     svgs, pngs = {}, []
     drawn = [c for c in charts_of(sections) if not c.missing]
+    if png_dir is not None and os.path.isdir(png_dir):
+        for chart in drawn:                     # every output checked before any is written
+            outfiles.target(os.path.join(png_dir, chart.id + ".png"), [profile])
     if png_dir is not None:
         os.makedirs(png_dir, exist_ok=True)
     for chart in drawn:

@@ -127,17 +127,43 @@ def is_query(raw):
     return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw) or _OPAQUE.match(raw))
 
 
+#: the longest query line of a batch read (profiler.toolkit.lookup.query_lines): a longer one is
+#: invalid, read through without being held
+MAX_QUERY = 1 << 16
+#: bytes of the query lines a batch holds at once, besides its count of queries
+CHUNK_BYTES = 1 << 26
+
+
 def canonical(uri):
     """URI or SURT (str or bytes) -> the urlkey a profile would hold it under, or None."""
     raw = uri.encode("utf-8", "surrogateescape") if isinstance(uri, str) else uri
     raw = raw.strip()
-    if not is_query(raw):
+    if len(raw) > MAX_QUERY or not is_query(raw):
         return None
     if raw[:4] in (b"http", b"HTTP"):
         fast = _simple_surt(raw)
         if fast is not None:
             return fast
     return cdx.urlkey(raw, raw)
+
+
+def query_lines(f, too_long, limit=MAX_QUERY):
+    """The stripped, non-empty lines of the binary file f, each held at most limit + 1 bytes: a
+    longer line is read through in pieces, its first limit + 1 bytes standing for it (a query
+    canonical() calls invalid), and counted in the list too_long."""
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            too_long.append(1)
+            while True:
+                rest = f.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        line = line.strip()
+        if line:
+            yield line
 
 
 @functools.lru_cache(maxsize=64)
@@ -572,17 +598,19 @@ class Lookup:
 
     def batch(self, uris, dt=None, chunk=200000, value=None, by=LANG.name):
         """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
-        one forward walk per chunk of ``chunk`` URIs (memory is bounded by the chunk)."""
+        one forward walk per chunk of ``chunk`` URIs or CHUNK_BYTES of them (memory is bounded by
+        the chunk)."""
         self._query_dt = dt
         if value is not None:
             self.check(by)
             self._asking(by)
-        buf = []
+        buf, held = [], 0
         for uri in uris:
             buf.append(uri)
-            if len(buf) >= chunk:
+            held += len(uri)
+            if len(buf) >= chunk or held >= CHUNK_BYTES:
                 yield from zip(buf, self._batch(buf, dt, value))
-                buf = []
+                buf, held = [], 0
         if buf:
             yield from zip(buf, self._batch(buf, dt, value))
 

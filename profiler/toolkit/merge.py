@@ -35,7 +35,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files import infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -613,6 +613,10 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     out, counted in the merged !meta and the summary. Returns a summary."""
     if not paths:
         raise MergeError("nothing to merge")
+    twice = infiles.repeated(paths)
+    if twice is not None:                                       # its captures would count twice
+        raise MergeError("%s and %s are the same file: merged with itself, its captures would count twice; "
+                         "give it once" % twice)
     folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
     if out_path != "-":
         outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced
@@ -645,7 +649,23 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
             raise type(e)(message) from e
     summary["sorted"] = sorted(sorted_inputs.items())
     summary["converted"] = [(p, m["skipped"]) for p, m in converted.items()]
+    summary["copies"] = _copies([p for p, r in zip(paths, read) if r == p])
     return summary
+
+
+def _copies(paths):
+    """Pairs of inputs whose header lines are the same and say when they were made (a !meta
+    "created"): copies of one run's file, whose captures a merge counts twice."""
+    seen, out = {}, []
+    for path in paths:
+        headers = tuple(DataFile(path).raw_headers)
+        if not any(h[1:5] == b"meta" and b'"created"' in h for h in headers):
+            continue
+        if headers in seen:
+            out.append((seen[headers], path))
+        else:
+            seen[headers] = path
+    return out
 
 
 def _write(out_path, headers, data):

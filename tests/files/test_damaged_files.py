@@ -280,6 +280,81 @@ def test_a_line_too_long_is_never_held(files, tmp_path):
     assert one_line_error(status, err, "long.cdxj line %d" % (len(headers) + n + 1), "search would read it whole")
 
 
+def test_header_lines_are_bounded_together(files, tmp_path):
+    """Header lines each under their bound but many (8 of 60 MiB) were all held: 1.1 GB to 2.1 GB
+    RSS for a 500 MB file, every command answering from it. Their total is bounded as one
+    header line is: past MAX_HEADER, one line, exit 2."""
+    from profiler.files.datalines import MAX_HEADER
+    path = str(tmp_path / "many.cdxj")
+    each = MAX_HEADER // 2 - 100
+    with open(files["profile"], "rb") as f, open(path, "wb") as out:
+        for i in range(3):
+            out.write(b'!meta "' + b"a" * each + b'"\n')
+        out.write(f.read())
+    for argv in (["ukvs", path, "-o", str(tmp_path / "m.ukvs"), "--skip-bad-lines"], ["lookup", path, "http://a.com/"]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "many.cdxj line 3", "header lines of more than"), (argv, err)
+        assert out == b""
+    assert not os.path.exists(str(tmp_path / "m.ukvs"))
+    status, out, err = run(["validate", path])
+    assert status == 1 and "many.cdxj:3: header lines of more than" in out.decode() + err, err
+
+
+@pytest.mark.parametrize("text", [
+    b'!fields {"keys":["surt",%s],"values":["frequency"]}\n* 10/3\n' % b",".join(b'"k%d"' % i for i in range(200000)),
+    b"* " + b"x " * 20000 + b"10/3 {}\n"])
+def test_key_fields_are_bounded_in_number(tmp_path, text):
+    """A map of 200,000 key fields in its !fields (or its first line's) built a pattern of them
+    all: 267 MB and 5 s (2.4 GB and 59 s for 2,000,000), then an error line of 1.5 MB naming
+    them. At most MAX_KEY_FIELDS: one short line, exit 2."""
+    from profiler.files.datalines import MAX_KEY_FIELDS
+    path = str(tmp_path / "wide.ukvs")
+    with open(path, "wb") as f:
+        f.write(text)
+    for argv in (["lookup", path, "http://a.com/"], ["merge", path, "-o", str(tmp_path / "m.ukvs")]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "wide.ukvs", "at most %d" % MAX_KEY_FIELDS), (argv, err)
+        assert len(err) < 500 and out == b""
+    if text.startswith(b"!fields"):
+        status, out, err = run(["validate", path])
+        assert status == 1 and "wide.ukvs:1: 200001 key fields: a map has at most" in out.decode(), out[:300]
+
+
+def test_a_header_line_of_many_json_values_is_refused(files, tmp_path):
+    """A header line of 20,000,000 empty objects (60 MB, under the header bound) was parsed
+    whole: 1.9 GB RSS for one lookup. A header line of more than MAX_HEADER_VALUES JSON values
+    (counted by its commas and brackets, before it is parsed): one line, exit 2; validate
+    lists it."""
+    from profiler.files.datalines import MAX_HEADER_VALUES
+    path = str(tmp_path / "values.cdxj")
+    with open(files["profile"], "rb") as f, open(path, "wb") as out:
+        out.write(b"!a [" + b"{}," * MAX_HEADER_VALUES + b"{}]\n")
+        out.write(f.read())
+    for argv in (["lookup", path, "http://a.com/"], ["ukvs", path, "-o", str(tmp_path / "m.ukvs")]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "values.cdxj line 1", "JSON values"), (argv, err)
+        assert out == b""
+    status, out, err = run(["validate", path])
+    assert status == 1 and "values.cdxj:1: more than %d JSON values" % MAX_HEADER_VALUES in out.decode(), out[:300]
+
+
+def test_header_lines_are_bounded_in_number(files, tmp_path):
+    """Five million header lines of five bytes (a 26 MB file) took 966 MB and 16 s to look a URI
+    up in: each line was held as objects. Past MAX_HEADER_LINES, one line, exit 2; validate
+    lists it."""
+    from profiler.files.datalines import MAX_HEADER_LINES
+    path = str(tmp_path / "tiny.cdxj")
+    with open(files["profile"], "rb") as f, open(path, "wb") as out:
+        out.write(b"!a 1\n" * (MAX_HEADER_LINES + 1))
+        out.write(f.read())
+    for argv in (["lookup", path, "http://a.com/"], ["merge", path, "-o", str(tmp_path / "m.cdxj")]):
+        status, out, err = run(argv)
+        assert one_line_error(status, err, "tiny.cdxj line %d" % (MAX_HEADER_LINES + 1), "header lines"), (argv, err)
+        assert out == b""
+    status, out, err = run(["validate", path])
+    assert status == 1 and "tiny.cdxj:%d: more than" % (MAX_HEADER_LINES + 1) in out.decode() + err, err
+
+
 @pytest.mark.parametrize("text, words", [
     (b"", ["is empty"]),
     (b'!keys ["surt","datetime","mime","status"]\n!keys ["surt","datetime","mime","status","lang"]\n',
@@ -312,7 +387,8 @@ def test_header_lines_only_is_a_profile_of_nothing(tmp_path):
         f.write(b'!keys ["surt","datetime","mime","status"]\n!meta {}\n')
     status, out, err = run(["lookup", path, "http://a.com/"])
     assert status == 0 and out.split(b"\t")[1] == b"no-match", err
-    assert run(["merge", path, path, "-o", str(tmp_path / "m.cdxj")])[0] == 0
+    copy = shutil.copyfile(path, str(tmp_path / "h2.cdxj"))
+    assert run(["merge", path, copy, "-o", str(tmp_path / "m.cdxj")])[0] == 0
 
 
 def test_check_is_remembered_per_version(files, tmp_path, monkeypatch):
@@ -437,7 +513,7 @@ def test_any_bytes_never_a_traceback(tmp_path_factory, lines, end, name, toleran
     with open(path, "wb") as f:
         f.write(b"\n".join(x.replace(b"\n", b" ") for x in lines) + (b"\n" if end else b""))
     argv = {"lookup": ["lookup", path, "http://a.com/x"], "query": ["query", path, "--surt", "com,*"],
-            "merge": ["merge", path, path, "-o", str(d / "m")], "ukvs": ["ukvs", path, "-o", str(d / "u")],
+            "merge": ["merge", path, shutil.copyfile(path, str(d / "g.cdxj")), "-o", str(d / "m")], "ukvs": ["ukvs", path, "-o", str(d / "u")],
             "compact": ["compact", path, "--max-lines", "3", "-o", str(d / "c")],
             "split": ["split", path, "--max-lines", "2"], "diff": ["diff", path, path],
             "overlap": ["overlap", path, path], "validate": ["validate", path]}[name]

@@ -175,3 +175,26 @@ def test_the_suggested_command_works(tmp_path, mistakes):
     assert suggested[:2] == ["archive-profiler", "profile"] and suggested[-1] == mistakes["cdx"] + ".cdxj"
     assert cli(*suggested[1:], "-q").returncode == 0
     assert cli("query", suggested[-1], "--surt", "*").returncode == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_file_name_with_control_bytes_is_shown_on_one_line(tmp_path, profile, name, exists):
+    """A file named with a newline and a terminal escape ('a\\nb\\x1b[31m.cdxj'), missing or
+    unsorted: its error was two lines, and the escape reached the terminal. Control bytes of an
+    error are shown escaped: one line, exit 2."""
+    path = str(tmp_path / "a\nb\x1b[31m.cdxj")
+    if exists:
+        lines = open(profile, "rb").read().splitlines(True)
+        first = next(i for i, line in enumerate(lines) if not line.startswith(b"!"))
+        lines[first + 3], lines[first + 4] = lines[first + 4], lines[first + 3]
+        with open(path, "wb") as f:
+            f.write(b"".join(lines))
+    r = cli(*readers(path, profile, str(tmp_path / "out"))[name])
+    err = r.stderr.strip()
+    if name == "validate" and exists:
+        assert r.returncode == 1 and "not in byte order" in r.stdout and "\x1b" not in r.stdout, r.stdout
+        assert len(r.stdout.strip().splitlines()) == len(err.splitlines()) == 1
+    else:
+        assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "\x1b" not in err and "a\\nb\\x1b[31m.cdxj" in err, err

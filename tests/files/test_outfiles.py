@@ -4,6 +4,7 @@ a device, FIFO, folder or dangling link is refused (exit 2), an input is never o
 killed run are removed only when provably this tool's."""
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -32,11 +33,14 @@ def cli(*args, cwd=None, timeout=120):
 
 
 def commands(profile, out):
-    """Every writing command, writing out."""
+    """Every writing command, writing out (merge: the profile and a copy, another file)."""
+    copy = profile[:-len(".cdxj")] + "-copy.cdxj"
+    if not os.path.exists(copy):
+        shutil.copyfile(profile, copy)
     return {
         "profile": ["profile", SAMPLE, "-o", out, "-q"],
         "ukvs": ["ukvs", profile, "-o", out],
-        "merge": ["merge", profile, profile, "-o", out],
+        "merge": ["merge", profile, copy, "-o", out],
         "compact": ["compact", profile, "--max-lines", "200", "-o", out],
         "report": ["report", profile, "-o", out],
         "split": ["split", profile, "--max-lines", "4000", "-o", out],
@@ -197,6 +201,28 @@ def test_stale_temp_files_are_removed_only_when_provably_ours(tmp_path, profile)
     assert os.path.islink(stale_link)
 
 
+def test_a_stale_looking_temp_file_of_another_owner_or_with_other_names_is_kept(tmp_path, profile):
+    """A file named like a temp file of a killed run (pattern, this host, a dead process) was
+    removed whoever owned it, and whatever other names it had: in a shared folder (/tmp) another
+    user's file, or a hard link to one. Ours are owned by us and have no other name."""
+    out = tmp_path / "m.ukvs"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = outfiles._HOST
+    mine = tmp_path / (".m.ukvs.%d-%s.00000000.tmp" % (dead.pid, host))
+    linked = tmp_path / (".m.ukvs.%d-%s.11111111.tmp" % (dead.pid, host))
+    theirs = tmp_path / (".m.ukvs.%d-%s.22222222.tmp" % (dead.pid, host))
+    precious = tmp_path / "precious.txt"
+    for p in (mine, theirs, precious):
+        p.write_text("x")
+    os.link(str(precious), str(linked))
+    if os.geteuid() == 0:
+        os.chown(str(theirs), 12345, 12345)
+    assert cli("ukvs", profile, "-o", str(out)).returncode == 0
+    assert not mine.exists() and linked.exists() and precious.exists()
+    assert theirs.exists() == (os.geteuid() == 0)
+
+
 def test_temp_name_matches_the_stale_pattern(tmp_path):
     name = os.path.basename(outfiles.temp_name(str(tmp_path / "x.cdxj")))
     assert outfiles._temp_pattern("x.cdxj").match(name)
@@ -262,3 +288,116 @@ def test_a_kept_file_is_replaced_atomically_and_only_its_own_temp_file_removed(t
         assert theirs.read_bytes() == b"someone else's" and (folder / "name").read_bytes() == b"new"
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("bad", ["dangling", "fifo", "folder", "input"])
+def test_report_checks_every_output_before_writing_any(tmp_path, profile, bad):
+    """report --png replaced the PNGs before a bad one (a dangling link, a FIFO, a folder, the
+    profile itself), then refused it: the earlier charts new, the page old. Every output is
+    checked first: one line, exit 2, each file as it was."""
+    pngs = tmp_path / "pngs"
+    pngs.mkdir()
+    names = ["captures-per-year", "mime-by-bytes", "mime-by-captures", "status-classes"]
+    for name in names:
+        (pngs / (name + ".png")).write_bytes(b"old " + name.encode())
+    page = tmp_path / "r.html"
+    page.write_bytes(b"old page")
+    in_the_way = str(pngs / "tlds-by-urim.png")            # drawn after the charts above
+    if bad == "dangling":
+        os.symlink("nowhere", in_the_way)
+    elif bad == "fifo":
+        os.mkfifo(in_the_way)
+    elif bad == "folder":
+        os.mkdir(in_the_way)
+    else:
+        os.link(profile, in_the_way)
+    one_line_refusal(cli("report", profile, "-o", str(page), "--png", str(pngs)))
+    assert page.read_bytes() == b"old page"
+    for name in names:
+        assert (pngs / (name + ".png")).read_bytes() == b"old " + name.encode()
+    assert sorted(os.listdir(str(pngs))) == sorted([n + ".png" for n in names] + ["tlds-by-urim.png"])
+
+
+def test_report_png_folder_a_dangling_link_is_one_line(tmp_path, profile):
+    """--png a dangling link: exit 1 with the system's 'File exists' before; one line, exit 2."""
+    os.symlink("nowhere", str(tmp_path / "pngs"))
+    one_line_refusal(cli("report", profile, "-o", str(tmp_path / "r.html"), "--png", str(tmp_path / "pngs")),
+                     "--png")
+    assert not os.path.exists(str(tmp_path / "r.html"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_read_only_output_is_never_replaced(tmp_path, profile, name, where):
+    """An output that is write-protected (mode 0444), or in a folder that is (0555), was
+    replaced by the rename (as root, or by any owner of the folder): refused in one line, exit
+    2, before any work; the file and the folder as they were."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    out = str(folder / "out")
+    path = target_of(name, out)
+    with open(path, "wb") as f:
+        f.write(b"old\n")
+    os.chmod(path, 0o444)
+    if where == "folder":
+        os.chmod(path, 0o644)
+        os.chmod(str(folder), 0o555)
+    try:
+        one_line_refusal(cli(*commands(profile, out)[name]), "read-only" if where == "file" else "folder")
+        assert open(path, "rb").read() == b"old\n"
+        assert os.listdir(str(folder)) == [os.path.basename(path)]
+    finally:
+        os.chmod(str(folder), 0o755)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_long_output_name_is_written(tmp_path, profile, name):
+    """An output name the system takes (up to 255 bytes) but whose temp name beside it is longer:
+    exit 1 after all the work ('File name too long', naming the temp file). The temp name is
+    shortened, still ours to remove when a killed run leaves it."""
+    out = str(tmp_path / ("é" * 117))           # 234 bytes; split's pages add 11
+    assert len(os.fsencode(os.path.basename(target_of(name, out)))) <= 255
+    r = cli(*commands(profile, out)[name])
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(target_of(name, out)) > 100
+    assert [n for n in os.listdir(str(tmp_path)) if n.startswith(".")] == []
+    tmp = outfiles.temp_name(out)
+    assert len(os.fsencode(os.path.basename(tmp))) <= 255
+    assert outfiles._temp_pattern(os.path.basename(out)).match(os.path.basename(tmp))
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
+    """SIGHUP (the terminal closed) ended a write by its default action: the temp file beside
+    the output stayed (as big as the output) until the next write of that output. It ends the
+    run as SIGTERM does (exit 129, temp file removed, the old output kept); under nohup
+    (SIGHUP ignored) the write goes on."""
+    import signal
+    import time
+    lines = open(profile, "rb").read().splitlines(True)
+    headers = [line for line in lines if line.startswith(b"!")]
+    value = b'{"urim":{"total":3,"min":1,"max":2},"urir":2,"bytes":300,"digests":2,"dedup_bytes":200,' \
+            b'"first":"20100101000000","last":"20110101000000"}'
+    inputs = []
+    for part in range(2):
+        path = tmp_path / ("in%d.cdxj" % part)
+        with open(path, "wb") as f:
+            f.writelines(headers)
+            f.writelines(b"com,p%d-%07d)/* - - - %s\n" % (part, i, value) for i in range(150000))
+        inputs.append(str(path))
+    out = tmp_path / "out.cdxj"
+    out.write_bytes(b"old\n")
+    ignore = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None
+    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "merge"] + inputs + ["-o", str(out)],
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=ignore)
+    while not [n for n in os.listdir(str(tmp_path)) if n.startswith(".out.cdxj.")]:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGHUP)
+    err = proc.communicate(timeout=120)[1].decode()
+    assert [n for n in os.listdir(str(tmp_path)) if n.startswith(".out.cdxj.")] == []
+    if nohup:
+        assert proc.returncode == 0 and os.path.getsize(str(out)) > 1000, err
+    else:
+        assert proc.returncode == 129 and "hung up" in err and "Traceback" not in err, err
+        assert out.read_bytes() == b"old\n"

@@ -211,6 +211,30 @@ def test_write_map_rejects_duplicates_and_keeps_old_file(tmp_path):
     assert [n for n in os.listdir(tmp_path) if n.startswith(".out.ukvs")] == []
 
 
+def test_a_map_is_written_as_its_records_come(tmp_path):
+    """write_map held every record of a map before it wrote one (the memory of `ukvs` grew with
+    the map: 104 MB for 400,000 records). Records that come in order are written as they come:
+    the temp file grows while they are read; an out-of-order or repeated key is an error that
+    leaves nothing."""
+    path = tmp_path / "out.ukvs"
+    seen = []
+
+    def records():
+        for i in range(200000):
+            if i == 150000:
+                temps = [n for n in os.listdir(tmp_path) if n.startswith(".out.ukvs")]
+                seen.append(sum(os.path.getsize(tmp_path / n) for n in temps))
+            yield b"com,h%06d)/*" % i, Frequency(i + 1, "", 1, ""), None
+    assert write_map(str(path), ukvs.map_headers(), records()) == 200000
+    assert seen and seen[0] > 1000000
+    assert path.read_bytes().splitlines()[-1] == b"com,h199999)/* 200000/1"
+    for bad in ([b"b", b"a"], [b"a", b"a"]):
+        with pytest.raises(MapFormatError):
+            write_map(str(path), [], ((k, Frequency(1, "", 1, "")) for k in bad))
+        assert path.read_bytes().splitlines()[-1] == b"com,h199999)/* 200000/1"
+    assert [n for n in os.listdir(tmp_path) if n.startswith(".out.ukvs")] == []
+
+
 keys = st.lists(st.from_regex(r"\A[a-z]{1,4}(,[a-z]{1,4}){0,2}\)/[a-z/]{0,6}\*?\Z"), unique=True, max_size=20)
 
 

@@ -50,6 +50,36 @@ def test_holdings_of_the_sample(sample_profile):
     assert h["tlds"] == tlds and "com" in tlds
 
 
+def test_a_profile_of_many_hosts_is_reported_from_a_bounded_part(sample_profile, tmp_path):
+    """Every host line was held (423 MB RSS for a profile of 400,000 hosts, growing with it): the
+    report keeps only the hosts and TLDs some ranking can show, and its charts, tables and
+    counts are those of all of them (random metrics, many ties)."""
+    import random
+    rng = random.Random(5)
+    headers = [line for line in open(sample_profile, "rb").read().splitlines() if line.startswith(b"!")]
+
+    def value(n):
+        return (b'{"urim":{"total":%d,"min":1,"max":%d},"urir":%d,"bytes":%d,"digests":1,"dedup_bytes":1,'
+                b'"first":"20100101000000","last":"20100101000000"}' % (n, n, rng.randint(1, 9), rng.randint(1, 50)))
+    n_hosts = 3 * report.RANKED_HELD
+    lines = [b"* - - - " + value(10 ** 6)]
+    for tld in range(40):
+        lines.append(b"t%02d,* - - - " % tld + value(rng.randint(1, 5)))
+        lines += [b"t%02d,h%06d)/* - - - " % (tld, i) + value(rng.randint(1, 30))
+                  for i in range(tld, n_hosts, 40)]
+    path = tmp_path / "hosts.cdxj"
+    path.write_bytes(b"\n".join(headers + sorted(lines)) + b"\n")
+    whole = report.read_holdings(str(path))
+    kept = report.read_holdings(str(path), top=7)
+    assert len(whole["hosts"]) == kept["counts"]["hosts"] == n_hosts and kept["counts"]["tlds"] == 40
+    assert len(kept["hosts"]) <= report.RANKED_HELD
+    for table in ("hosts", "tlds"):
+        for a, b in zip(report.ranking_charts(whole, table, 7),
+                        report.ranking_charts(kept, table, 7)):
+            assert (a.labels, a.series, a.rows, a.note) == (b.labels, b.series, b.rows, b.note)
+    assert report.summary_rows(kept) == report.summary_rows(whole)
+
+
 def test_sample_profile_partitions_what_the_charts_share_out(sample_profile):
     """The charts' shares assume every capture has one year, MIME type, status class and TLD."""
     h = report.read_holdings(sample_profile)

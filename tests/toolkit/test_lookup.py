@@ -227,6 +227,46 @@ def test_lookup_command_errors(files, tmp_path, capsys):
     assert err.count("archive-profiler: error:") == 3 and "Traceback" not in err
 
 
+def test_a_query_line_too_long_is_never_held(files):
+    """A batch query line of hundreds of MB was held whole and echoed back (the memory grew with
+    the line). Under an address-space limit smaller than the line, it is read through without
+    being held, answered invalid with its first bytes shown, counted on stderr; the lines around
+    it are answered as ever."""
+    import resource
+    import subprocess
+    import sys
+    import threading
+    line_mib, limit_mib = 320, 256
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_mib << 20, limit_mib << 20))
+    p = subprocess.Popen([sys.executable, "-m", "profiler.cli", "lookup", files["map"]], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+
+    def feed():
+        try:
+            p.stdin.write(files["urls"][0].encode() + b"\n")
+            chunk = b"a" * (1 << 20)
+            for _ in range(line_mib):
+                p.stdin.write(chunk)
+            p.stdin.write(b"\n" + files["urls"][1].encode() + b"\n")
+        except BrokenPipeError:
+            pass
+        finally:
+            p.stdin.close()
+    writer = threading.Thread(target=feed)
+    writer.start()
+    out, err = p.stdout.read(), p.stderr.read()
+    writer.join()
+    assert p.wait() == 0 and b"Traceback" not in err, err[-500:]
+    rows = [line.split(b"\t") for line in out.splitlines()]
+    assert [r[1] for r in rows] == [HELD.encode(), INVALID.encode(), HELD.encode()], out[:300]
+    assert rows[0][0] == files["urls"][0].encode() and rows[2][0] == files["urls"][1].encode()
+    assert rows[1][0].startswith(b"aaaa") and len(rows[1][0]) < 1000
+    assert b"1 query line(s) longer than" in err and err.count(b"\n") == 1, err
+
+
 def test_invalid_query(files):
     with Lookup(files["map"]) as index:
         assert [a.status for _, a in index.batch([" ", "http://cnn.com/"])] == [INVALID, HELD]

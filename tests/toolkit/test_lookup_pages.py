@@ -112,6 +112,32 @@ def test_circular_links_end(files, tmp_path):
         Lookup(str(tmp_path / names[0]))
 
 
+def test_pages_of_two_versions_mixed_are_refused(files, tmp_path):
+    """A page of another version of the file (a copy made while split rewrote the pages, a
+    split stopped while it renamed them), with the same number of pages and keys in order, was
+    searched with the others: answers from two versions, exit 0. Every page carries the
+    original's header lines: pages whose header lines differ are refused in one line."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    text = open(files["ukvs"], "rb").read()
+    assert b'"created":"' in text
+    (old / "a.ukvs").write_bytes(text)
+    (new / "a.ukvs").write_bytes(text.replace(b'"created":"', b'"created":"1', 1))
+    split(str(old / "a.ukvs"), 20, str(old / "p"))
+    split(str(new / "a.ukvs"), 20, str(new / "p"))
+    os.remove(old / "a.ukvs")
+    names = sorted(n for n in os.listdir(old) if n.startswith("p-"))
+    assert len(names) > 3
+    shutil.copy(new / names[2], old / names[2])
+    for given in (old / names[0], old):
+        with pytest.raises(UserError, match="header lines differ"):
+            Lookup(str(given))
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", str(old / names[0]), "http://a.com/"],
+                       capture_output=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"Traceback" not in r.stderr, r.stderr
+
+
 def test_an_unsplit_file_is_read_as_before(files):
     with Lookup(files["ukvs"]) as lk:
         assert lk.lookup("*").status == "held"

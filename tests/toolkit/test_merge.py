@@ -243,6 +243,48 @@ def test_cli(corpus, tmp_path):
     assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("spelling", ["same", "dot", "hardlink", "symlink"])
+def test_one_file_given_twice_is_refused(corpus, tmp_path, spelling):
+    """merge of a file with itself (the same name twice, ./NAME, a hard link, a symlink) added
+    its captures twice: every count doubled, exit 0. Refused in one line, nothing written."""
+    a = tmp_path / "a.cdxj"
+    a.write_bytes(open(corpus["by_urir"][0], "rb").read())
+    other = {"same": "a.cdxj", "dot": "./a.cdxj", "hardlink": "hard.cdxj", "symlink": "link.cdxj"}[spelling]
+    if spelling == "hardlink":
+        os.link(str(a), str(tmp_path / other))
+    if spelling == "symlink":
+        os.symlink("a.cdxj", str(tmp_path / other))
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", "a.cdxj", corpus["by_urir"][1], other,
+                        "-o", "m.cdxj"], capture_output=True, text=True, cwd=str(tmp_path),
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "a.cdxj and %s are the same file" % other in r.stderr
+    assert not os.path.exists(str(tmp_path / "m.cdxj"))
+    with pytest.raises(MergeError):
+        merge([str(a), str(tmp_path / other)], str(tmp_path / "m.cdxj"))
+
+
+def test_a_copy_of_an_input_is_warned_of(corpus, tmp_path):
+    """A copy of an input (another file, the same bytes: the same run's output) merged with it
+    added its captures twice without a word. Inputs whose header lines are the same and say
+    when they were made are named in a warning; other inputs are not."""
+    a = corpus["by_urir"][0]
+    copy = str(tmp_path / "copy.cdxj")
+    with open(a, "rb") as f, open(copy, "wb") as out:
+        out.write(f.read())
+
+    def run(*inputs):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + list(inputs)
+                              + ["-o", str(tmp_path / "m.cdxj")], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=ROOT))
+    r = run(a, corpus["by_urir"][1], copy)
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and a in warnings[0] and copy in warnings[0] and "twice" in warnings[0], r.stderr
+    r = run(*corpus["by_urir"])
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- rules, unit by unit
 
 def value(total, mn, mx, urir, nbytes, digests, dedup, first="20200101000000", last="20200101000000"):

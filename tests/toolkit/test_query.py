@@ -2,6 +2,7 @@
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -142,7 +143,8 @@ def test_property_prefix_range_is_a_full_scan(tmp_path, keys, prefix, headers):
 def test_merged_profile_answers_carry_bounds(profiles, tmp_path):
     from profiler.toolkit.merge import merge
     out = str(tmp_path / "twice.cdxj")
-    merge([profiles["default"], profiles["default"]], out)
+    copy = shutil.copyfile(profiles["default"], str(tmp_path / "copy.cdxj"))
+    merge([profiles["default"], copy], out)
     (key, flat), = query(out, {"surt": "com,*"})[0]
     one = dict(scan(profiles["default"]))["com,* - - -"]
     assert flat["urim.total"] == 2 * one["urim.total"] and flat["urir"] == 2 * one["urir"]

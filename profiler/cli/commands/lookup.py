@@ -41,7 +41,7 @@ def add_arguments(p):
 def run(args):
     from profiler.errors import UserError
     from profiler.model import criteria
-    from profiler.toolkit.lookup import Lookup, datetime_query, format_answer, value_query
+    from profiler.toolkit.lookup import MAX_QUERY, Lookup, datetime_query, format_answer, query_lines, value_query
     dt = datetime_query(args.datetime)
     asked = [(c.name, value_query(c, getattr(args, c.name, None))) for c in criteria.CRITERIA
              if c.optional and _takes(c)]
@@ -61,13 +61,18 @@ def run(args):
         if sys.stdin.isatty() and not args.quiet:
             print("archive-profiler: lookup reads URIs from the terminal, one a line, until Ctrl-D (or give one: "
                   "lookup FILE URI)", file=sys.stderr, flush=True)
-        queries = (line.strip() for line in sys.stdin.buffer)
+        too_long = []
         buf = []
-        for query, answer in index.batch((q for q in queries if q), dt, value=value, by=by):
-            buf.append(format_answer(query.decode("utf-8", "replace"), answer, value is not None, args.breakdowns))
+        for query, answer in index.batch(query_lines(sys.stdin.buffer, too_long), dt, value=value, by=by):
+            shown = query if len(query) <= MAX_QUERY else query[:64] + b"..."
+            buf.append(format_answer(shown.decode("utf-8", "replace"), answer, value is not None, args.breakdowns))
             if len(buf) >= 10000:
                 out.write("\n".join(buf) + "\n")
                 buf = []
         if buf:
             out.write("\n".join(buf) + "\n")
+        if too_long:
+            out.flush()
+            print("archive-profiler: note: %d query line(s) longer than %d KiB answered invalid (their first bytes "
+                  "shown)" % (len(too_long), MAX_QUERY >> 10), file=sys.stderr)
     return 0

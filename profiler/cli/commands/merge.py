@@ -54,6 +54,9 @@ def run(args):
     if not args.quiet:
         print("%s: %d lines from %d inputs (%d keys in more than one)" % (
             summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)
+    for first, copy in summary["copies"]:
+        print("archive-profiler: warning: %s and %s have the same header lines (one run's file, copied?): if "
+              "they are copies, their captures are counted twice" % (first, copy), file=sys.stderr)
     if summary["extras_dropped"]:
         print("archive-profiler: warning: %d merged line(s) dropped extra attributes that differed between "
               "the inputs" % summary["extras_dropped"], file=sys.stderr)

@@ -24,6 +24,7 @@ def add_arguments(p):
 
 
 def run(args):
+    from profiler.errors import printable
     from profiler.files.validate import validate
 
     status = 0
@@ -32,19 +33,20 @@ def run(args):
             report = _validate_stdin(args)
         else:
             report = validate(path, args.type, args.max_problems)
+        shown = printable(path)
         for problem in report.problems:
-            print("%s:%d: %s" % (path, problem.lineno, problem.message))
+            print("%s:%d: %s" % (shown, problem.lineno, printable(problem.message)))
         if not args.quiet:
             for note in report.notes:
-                print("%s:%d: note: %s" % (path, note.lineno, note.message))
+                print("%s:%d: note: %s" % (shown, note.lineno, printable(note.message)))
         kind = "CDXJ profile" if report.kind == "cdxj" else "UKVS map"
         if report.ok:
             if not args.quiet:
-                print("%s: valid %s, %d data lines" % (path, kind, report.data_lines), file=sys.stderr)
+                print("%s: valid %s, %d data lines" % (shown, kind, report.data_lines), file=sys.stderr)
         else:
             status = 1
             more = report.count - len(report.problems)
-            print("%s: INVALID %s: %d problem(s)%s" % (path, kind, report.count,
+            print("%s: INVALID %s: %d problem(s)%s" % (shown, kind, report.count,
                   " (%d not listed)" % more if more else ""), file=sys.stderr)
     return status
 
