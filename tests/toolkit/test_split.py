@@ -1,6 +1,7 @@
 """split: sorted, self-describing, linked pages whose data lines concatenate to the original's."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -126,8 +127,12 @@ def test_merging_pages_of_two_splits_of_one_profile_is_refused(sample, tmp_path)
     out = str(tmp_path / "merged.cdxj")
     with pytest.raises(MergeError, match=r"page 1 of 4 and page 5 of 5 of sample.cdxj.*left over"):
         merge(pages, out)
-    with pytest.raises(MergeError, match="one page given twice"):
+    with pytest.raises(MergeError, match="same file"):
         merge([pages[0], pages[0]], out)
+    copy = str(tmp_path / "copy-of-page-1.cdxj")
+    shutil.copyfile(pages[0], copy)
+    with pytest.raises(MergeError, match="one page given twice"):
+        merge([pages[0], copy] + pages[1:4], out)
     assert not os.path.exists(out)
     merge(pages[:4], out)
     assert parts(out)[1] == parts(profile)[1]
