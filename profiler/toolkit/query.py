@@ -249,7 +249,8 @@ class SortedProfile:
 
 
 def query(path, fixed, group=(), under=None, level=None, top=None, by=None, skipped=None):
-    """(matching lines as (key str, flat features), a note when nothing matches, seeks made).
+    """(matching lines as (key str, flat features), a note when nothing matches or, a Caveat, when
+    a grouping's lines may leave keys out, seeks made).
 
     The flat features carry the line's "bounds" (a merged profile's) when it has some.
 
@@ -356,6 +357,11 @@ def _query(profile, fixed, group, under, level, top, by):
     elif not found and None in values.values() and profile.unknown_keys():
         note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
                 "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
+    if found and None in values.values() and note is None:
+        if profile.compacted():
+            note = Caveat(LISTED_COMPACTED)
+        elif profile.unknown_keys():
+            note = Caveat(LISTED_UNKNOWN)
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -381,6 +387,16 @@ def _query(profile, fixed, group, under, level, top, by):
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, note, profile.seeks
 
+
+class Caveat(str):
+    """A note on lines that are all true but may not be all there is: the answer stands (exit 0)."""
+
+
+#: the caveats of a grouping's lines in a compacted profile, and in a merge with unknown shares
+LISTED_COMPACTED = ("a compacted profile: keys compaction rolled up into coarser lines are not listed (their "
+                    "captures are counted in those lines; ask for one key to see its bounds; !meta compacted)")
+LISTED_UNKNOWN = ("a merge in which an input's share of a key may be unknown: keys without a line are not "
+                  "listed, and may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
 
 #: the note of a key without a line in a compacted profile
 ROLLED_UP = ("no line: a compacted profile, whose keys without a line may have been rolled up into a "

@@ -14,7 +14,7 @@ from profiler.testing import synthetic
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.files.profilefile import flatten, iter_data
-from profiler.toolkit.query import QueryError, SortedProfile, not_emitted, query, surt_level
+from profiler.toolkit.query import Caveat, QueryError, SortedProfile, not_emitted, query, surt_level
 from profiler.files.ukvs import profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -172,6 +172,24 @@ def test_a_compacted_profile_never_says_a_rolled_up_key_holds_none(profiles, tmp
             assert low <= truth[name] <= high, (key, name)
     found, note, _ = query(small, {"surt": "*", "datetime": "2013"}, group=["mime"])
     assert found == [] and "compacted" in note
+
+
+def test_a_grouping_of_a_compacted_profile_says_rolled_up_keys_are_not_listed(profiles, tmp_path):
+    """A grouping that finds lines in a compacted profile lists true lines, but not the keys
+    compaction rolled up: it says so (exit 0, the lines stand); in the original, no such note."""
+    from profiler.toolkit.compact import compact_file
+    small = str(tmp_path / "small.cdxj")
+    compact_file(profiles["default"], small, max_lines=300)
+    whole, none = query(profiles["default"], {"datetime": "2013"}, group=["surt"])[:2]
+    found, note, _ = query(small, {"datetime": "2013"}, group=["surt"])
+    assert none is None and 0 < len(found) < len(whole)
+    assert {k for k, _ in found} < {k for k, _ in whole}
+    assert isinstance(note, Caveat) and "compacted" in note and "not listed" in note
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", small, "--datetime", "2013", "--group",
+                        "surt"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and r.stdout.count("\n") == len(found), r.stderr
+    assert "not listed" in r.stderr
 
 
 def test_a_host_name_or_url_given_as_surt_says_which_surt_to_ask(profiles):

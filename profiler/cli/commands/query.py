@@ -45,7 +45,7 @@ def run(args):
     from profiler import jsonnum
     from profiler.files.profilefile import unflatten
     from profiler.cli.arguments import criteria_values
-    from profiler.toolkit.query import feature_name, query, selected
+    from profiler.toolkit.query import Caveat, feature_name, query, selected
     from profiler.files.datalines import Skipped
 
     features = [feature_name(f) for f in args.feature]
@@ -71,7 +71,7 @@ def run(args):
     if note:
         if not args.quiet:
             print("%s: %s" % (args.profile, note), file=sys.stderr)
-        return 1
+        return 0 if isinstance(note, Caveat) else 1
     return 0
 
 
