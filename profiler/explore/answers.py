@@ -35,8 +35,8 @@ from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
 from profiler.toolkit import ranges
-from profiler.toolkit.query import (ROLLED_UP, QueryError, SortedProfile, absent_value, derived_bounds,
-                                    feature_value, not_emitted, rank_value)
+from profiler.toolkit.query import (LISTED_COMPACTED, ROLLED_UP, QueryError, SortedProfile, absent_value,
+                                    derived_bounds, feature_value, not_emitted, rank_value)
 
 #: the features of an answer: the spec's nine and FacetRedux's sixth, the average size
 SHOWN = FEATURES + ("avg_size",)
@@ -198,6 +198,8 @@ class Explorer:
         for b in out["breakdowns"]:
             if not b["rows"] and not b["note"]:
                 b["note"] = self._why_empty(b, fields, q)
+            elif b["rows"] and not b["note"] and self.profile.compacted():
+                b["note"], b["complete"] = LISTED_COMPACTED, False
         return out
 
     def _why_empty(self, b, fields, q):

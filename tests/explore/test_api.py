@@ -278,3 +278,10 @@ def test_a_compacted_profile_answers_a_rolled_up_key_with_bounds(tmp_path):
             for name in ("urim.total", "urir", "bytes"):
                 low, high = a["bounds"][name]
                 assert low <= truth[name] <= high
+    middle = str(tmp_path / "middle.cdxj")
+    compact_file(full, middle, max_lines=2000)
+    with serving(middle) as (url, server):
+        listed = [b for b in answer(url, surt="*", datetime="2013")["breakdowns"] if b["rows"]]
+        assert listed and all("not listed" in b["note"] and b["complete"] is False for b in listed)
+    with serving(full) as (url, server):
+        assert not [b for b in answer(url, surt="*", datetime="2013")["breakdowns"] if b["rows"] and b["note"]]
