@@ -15,19 +15,26 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from profiler.testing import synthetic  # noqa: E402
 
 
-def count_urirs_and_hosts(paths):
-    """(distinct urlkeys, distinct SURT hosts) over CDX files (URI-Rs may span files)."""
-    urlkeys, hosts = set(), set()
+def count_index(paths):
+    """(captures, distinct urlkeys, distinct SURT hosts) over CDX or CDXJ files (URI-Rs may span
+    files), in one pass: the lines that are not blank, a legend or a header are captures."""
+    captures, urlkeys, hosts = 0, set(), set()
     for path in paths:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rb") as f:
             for line in f:
-                if line.startswith(b" CDX"):
+                if not line.strip() or line.startswith((b" CDX", b"CDX ", b"!", b"#")):
                     continue
+                captures += 1
                 urlkey = line.split(b" ", 1)[0]
                 urlkeys.add(urlkey)
                 hosts.add(urlkey.split(b")", 1)[0])
-    return len(urlkeys), len(hosts)
+    return captures, len(urlkeys), len(hosts)
+
+
+def count_urirs_and_hosts(paths):
+    """(distinct urlkeys, distinct SURT hosts) over CDX files (URI-Rs may span files)."""
+    return count_index(paths)[1:]
 
 
 def main(argv=None):
