@@ -319,9 +319,17 @@ static int norm_timestamp(const char *tr, Py_ssize_t tn, char ts[14]) {
     memset(ts + tn, '0', 14 - tn);
     if (tn < 6 && ts[4] == '0' && ts[5] == '0') ts[5] = '1';
     if (tn < 8 && ts[6] == '0' && ts[7] == '0') ts[7] = '1';
-    return (tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
-           || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
-           || (tn > 12 && memcmp(ts + 12, "60", 2) > 0);
+    if ((tn > 4 && !in2(ts + 4, "01", "12")) || (tn > 6 && !in2(ts + 6, "01", "31"))
+        || (tn > 8 && memcmp(ts + 8, "23", 2) > 0) || (tn > 10 && memcmp(ts + 10, "59", 2) > 0)
+        || (tn > 12 && memcmp(ts + 12, "60", 2) > 0) || memcmp(ts, "0000", 4) == 0) return 1;
+    if (tn > 6) {   /* the day in its month (normalise.days_in_month) */
+        static const int days[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int year = (ts[0] - '0') * 1000 + (ts[1] - '0') * 100 + (ts[2] - '0') * 10 + (ts[3] - '0');
+        int month = (ts[4] - '0') * 10 + (ts[5] - '0'), day = (ts[6] - '0') * 10 + (ts[7] - '0');
+        int leap = month == 2 && year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        if (day > days[month] + leap) return 1;
+    }
+    return 0;
 }
 
 /* the length (normalise.length): digits, '-' or nothing; 0, or 1 when Python must read it */

@@ -46,11 +46,12 @@ def _escape(match):
 
 def timestamp(raw):
     """14-digit timestamp, padded to the earliest valid datetime it stands for (spec section
-    1); None when invalid. A component holding a given digit must be in range.
+    1); None when invalid. A component holding a given digit must be in range, and the day in its
+    month (leap years as the Gregorian calendar has them; a leap second is valid).
 
     >>> timestamp(b"2013"), timestamp(b"201305"), timestamp(b"20131")
     ('20130101000000', '20130501000000', '20131001000000')
-    >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None, timestamp(b"201300") is None
+    >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None, timestamp(b"20130230") is None
     (True, True, True)
     """
     n = len(raw)
@@ -72,7 +73,18 @@ def timestamp(raw):
         return None
     if n > 12 and raw[12:14] > b"60":
         return None
+    if raw[:4] == b"0000" or (n > 6 and int(raw[6:8]) > days_in_month(int(raw[:4]), int(raw[4:6]))):
+        return None                             # no year 0, no 30 February: not a datetime
     return raw.decode("ascii")
+
+
+_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def days_in_month(year, month):
+    """The days of a month of the Gregorian calendar."""
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return _DAYS[month] + leap
 
 
 def mime(raw):

@@ -49,6 +49,9 @@ def test_key_field_never_contains_white_space():
     (b"2016020900", "20160209000000"),        # 10-digit ARC date
     (b"201602090102", "20160209010200"),
     (b"20141231235960", "20141231235960"),    # leap second
+    (b"20160229", "20160229000000"),          # a leap year's 29 February
+    (b"20000229120000", "20000229120000"),    # 2000 is a leap year (divisible by 400)
+    (b"0001", "00010101000000"),
 ])
 def test_timestamp_valid(raw, expected):
     assert timestamp(raw) == expected
@@ -62,6 +65,12 @@ def test_timestamp_valid(raw, expected):
     b"201400",
     b"20140100000000",         # day 00
     b"20140132000000",         # day 32
+    b"20130229000000",         # 29 February of a common year
+    b"19000229",               # 1900 is not a leap year
+    b"20130230",               # no 30 February
+    b"20130431120000",         # April has 30 days
+    b"0000",                   # no year 0
+    b"00000101000000",
     b"20140101240000",         # hour 24
     b"20140101006000",         # minute 60
     b"20140101000061",         # second 61
