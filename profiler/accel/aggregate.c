@@ -350,6 +350,8 @@ static int norm_mime(const char *mr, Py_ssize_t mrn, char *mime, Py_ssize_t *mn)
     Py_ssize_t n = semi ? semi - mr : mrn;
     while (n > 0 && is_bytes_space(mr[n - 1])) n--;
     while (n > 0 && is_bytes_space(mr[0])) { mr++; n--; }
+    for (Py_ssize_t k = 0; k < n; k++)    /* cut at white space within (normalise.mime) */
+        if (is_bytes_space(mr[k])) { n = k; break; }
     if (n > 256 || !is_safe(mr, n) || (n > 0 && mr[0] == '{')) return 1;
     for (Py_ssize_t k = 0; k < n; k++) mime[k] = (mr[k] >= 'A' && mr[k] <= 'Z') ? mr[k] + 32 : mr[k];
     if (n == 0 || (n == 1 && mime[0] == '-') || (n == 3 && !memcmp(mime, "unk", 3))

@@ -88,16 +88,18 @@ def days_in_month(year, month):
 
 
 def mime(raw):
-    """Lower case, parameters and white space stripped; unknown forms -> 'unk'.
+    """Lower case, parameters and white space stripped, cut at white space within (as the WARC
+    and ACHE readers cut a Content-Type, and pywb's indexer); unknown forms -> 'unk'.
 
-    >>> mime(b"Text/HTML; charset=UTF-8")
-    'text/html'
+    >>> mime(b"Text/HTML; charset=UTF-8"), mime(b" text/html charset=UTF-8")
+    ('text/html', 'text/html')
     >>> mime(b"-")
     'unk'
     """
     value = _mime_cache.get(raw)
     if value is None:
-        text = key_field(raw.split(b";", 1)[0].strip().lower())
+        words = raw.split(b";", 1)[0].split(None, 1)
+        text = key_field(words[0].lower() if words else b"")
         value = UNKNOWN if text in _UNKNOWN_MIMES else text
         if len(_mime_cache) < 10000:
             _mime_cache[raw] = value

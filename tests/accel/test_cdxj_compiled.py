@@ -37,7 +37,8 @@ URLKEYS = [b"com,example)/", b"com,example)/a?b=1", b"org,x,y)/p/q.html", b"uk,c
            b"com,a)/%7E", b"com,a)/\x7f", b"dns:example.com", b"com,a)/\xff"]
 TIMESTAMPS = [b"20100101000000", b"2010", b"201013", b"2010010124", b"abcd", b"", b"20200229235960",
               b"201001011200", b"2010010100000000"]
-MIMES = ["text/html", "Text/HTML; charset=UTF-8", " text/html ", "text/html ;x", "-", "", "unk", "none", "UNKNOWN",
+MIMES = ["text/html", "Text/HTML; charset=UTF-8", " text/html ", "text/html ;x", "text/html charset=x", "text/ html",
+         "\ttext /html\r", "-", "", "unk", "none", "UNKNOWN",
          "no-type", "warc/revisit", "warc/request", "warc/metadata", "application/pdf", "t\xe9xt/html", "{x/y", "a b",
          "x\x7f", "text/\thtml", Raw('"text\\/html"'), None, 200, "x" * 300]
 STATUSES = ["200", "404", "-", "", "30x", "2000", 200, None, Raw('"\\u0032\\u0030\\u0030"'), "2\xe90"]

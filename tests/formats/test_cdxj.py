@@ -151,3 +151,37 @@ def test_real_ipwb_cdxj():
         lines = [line for line in f.read().splitlines() if not line.startswith(b"!")]
     caps = [cdxj.parse(line) for line in lines]
     assert caps and all(isinstance(c, tuple) and c.status != "unk" for c in caps)
+
+
+def test_a_content_type_with_white_space_within_gives_the_mime_of_its_warc_record(tmp_path):
+    """A CDXJ whose mime is the record's Content-Type as sent (`text/html charset=UTF-8`, `text/
+    html`) is cut at white space as the WARC reader cuts the header: the index and the WARC file
+    it indexes give one profile."""
+    import io
+    import json
+    import subprocess
+    import sys
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    types = ["text/html charset=UTF-8", "text/ html", " Text /HTML", "image/png\tx"]
+    lines = []
+    with open(tmp_path / "a.warc.gz", "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for i, content_type in enumerate(types):
+            url = "http://example.com/%d" % i
+            headers = StatusAndHeaders("200 OK", [("Content-Type", content_type)], protocol="HTTP/1.0")
+            writer.write_record(writer.create_warc_record(
+                url, "response", payload=io.BytesIO(b"hello"), http_headers=headers,
+                warc_headers_dict={"WARC-Date": "2013-01-01T00:00:00Z"}))
+            lines.append('com,example)/%d 20130101000000 {"url":"%s","mime":%s,"status":"200"}'
+                         % (i, url, json.dumps(content_type)))
+    (tmp_path / "a.cdxj").write_text("\n".join(lines) + "\n")
+    keys = {}
+    for name in ["a.warc.gz", "a.cdxj"]:
+        out = tmp_path / (name + ".profile")
+        subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(tmp_path / name), "-o", str(out),
+                        "-r", "inline", "--quiet"], check=True, capture_output=True)
+        keys[name] = sorted({line.split("\t")[0].split(" ")[2] for line in out.read_text().splitlines()
+                             if line.startswith("* - ")})
+    assert keys["a.cdxj"] == keys["a.warc.gz"]
+    assert keys["a.cdxj"] == ["-", "image/*", "image/png", "text", "text/", "text/*", "text/html"]

@@ -103,6 +103,10 @@ def test_timestamp_invalid(raw):
     (b"no-type", "unk"),
     (b"None", "unk"),
     (b"; charset=utf-8", "unk"),
+    (b"text/html charset=UTF-8", "text/html"),     # cut at white space within, as the WARC reader cuts
+    (b"\ttext/html\tx", "text/html"),
+    (b"text/ html", "text/"),
+    (b"Text /HTML", "text"),
 ])
 def test_mime(raw, expected):
     assert mime(raw) == expected
