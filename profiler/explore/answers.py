@@ -30,7 +30,7 @@ from profiler import jsonnum
 from profiler.explore import tree
 from profiler.explore.index import MAX_COMBOS, RANKED, Index
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import DamagedFile, foreign_value
+from profiler.files.datalines import DamagedFile, foreign_value, inconsistency, value_problem
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
@@ -595,12 +595,16 @@ def _load(raw, path, key, foreign=False):
             return foreign_value(value)
         except ValueError:
             value = None
-    if not isinstance(value, dict) or not ranges.complete(value):
-        shown = key.decode("utf-8", "replace") if isinstance(key, bytes) else " ".join(key)
-        what = "one of the value styles profiles are written in" if foreign else "with every feature"
-        raise QueryError("%s: the line of key %r is not a profile line %s; run 'archive-profiler validate %s'"
-                         % (path, shown, what, path))
-    return value
+    problem = None
+    if isinstance(value, dict) and ranges.complete(value):
+        problem = value_problem(value) if not foreign else None
+        problem = problem or inconsistency(value)
+        if problem is None:
+            return value
+    shown = key.decode("utf-8", "replace") if isinstance(key, bytes) else " ".join(key)
+    what = "one of the value styles profiles are written in" if foreign else "with every feature"
+    why = "is damaged (%s)" % problem if problem else "is not a profile line %s" % what
+    raise QueryError("%s: the line of key %r %s; run 'archive-profiler validate %s'" % (path, shown, why, path))
 
 
 def _flat(raw, path, key, foreign=False):

@@ -32,7 +32,7 @@ import time
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import checkcache, infiles, layout as layouts
-from profiler.files.profilefile import FEATURES
+from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.sortedfile import UnsortedFile, profile_key
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -266,8 +266,38 @@ _BOUND = (rb'"(?:urim\.total|urim\.min|urim\.max|urir|bytes|digests|dedup_bytes)
 #: a value as this tool writes it, with or without merge's bounds (no other attribute): valid
 #: without a look inside
 _CANONICAL = re.compile(
-    rb'\A\{"urim":\{"total":%s,"min":%s,"max":%s\},"urir":%s,"bytes":%s,"digests":%s,"dedup_bytes":%s,'
-    rb'"first":%s,"last":%s(?:,"bounds":\{(?:%s)(?:,(?:%s))*\})?\}\Z' % ((_COUNT,) * 7 + (_STAMP,) * 2 + (_BOUND,) * 2))
+    rb'\A\{"urim":\{"total":(%s),"min":(%s),"max":(%s)\},"urir":(%s),"bytes":(%s),"digests":(%s),"dedup_bytes":(%s),'
+    rb'"first":(%s),"last":(%s)(,"bounds":\{(?:%s)(?:,(?:%s))*\})?\}\Z' % ((_COUNT,) * 7 + (_STAMP,) * 2 + (_BOUND,) * 2))
+
+
+def _canonical_consistent(m):
+    """Whether a _CANONICAL match without bounds has features some archive can give (the tests of
+    profiler.files.profilefile.CONSISTENCY, on its numbers as written)."""
+    total, low, high, urir, size, digests, dedup = map(int, m.group(1, 2, 3, 4, 5, 6, 7))
+    if total == 0:
+        return low <= high == 0 and urir == 0 and digests == 0 and dedup <= size and m.group(8) <= m.group(9)
+    return (1 <= low <= high <= total and 1 <= urir <= total and urir * low <= total <= urir * high
+            and digests <= total and dedup <= size and m.group(8) <= m.group(9))
+
+
+def inconsistency(value):
+    """Why a parsed line's features (of checked types) are ones no archive gives (urir above its
+    captures, first after last: profiler.files.profilefile.CONSISTENCY), or lie outside their own
+    bounds; None when they are not."""
+    flat = flatten(value)
+    bounds = value.get("bounds") or {}
+    for name, (low, high) in bounds.items():
+        if not low <= high or (name in flat and not low <= flat[name] <= high):
+            return "bounds of %s are %s, not [low, high] around its value" % (name, _show([low, high]))
+    for message in inconsistencies(flat, bounds):
+        return "inconsistent features: " + message
+    return None
+
+
+def _check_consistency(value):
+    problem = inconsistency(value)
+    if problem is not None:
+        raise Bad("value", problem)
 
 
 class ProfileCheck:
@@ -296,8 +326,9 @@ class ProfileCheck:
         if not self.key.match(key):
             raise Bad("key", self._key_problem(key))
         raw = body[i + 1:]
-        canonical = _CANONICAL.match(raw) is not None
-        if canonical and not parse:
+        m = _CANONICAL.match(raw)
+        canonical = m is not None
+        if canonical and not parse and m.group(10) is None and _canonical_consistent(m):
             return key, raw, None
         try:
             value = jsonnum.loads(raw)
@@ -308,11 +339,13 @@ class ProfileCheck:
                 normal = foreign_value(value)
             except ValueError as e:
                 raise Bad("value", str(e))
+            _check_consistency(normal)
             return key, (raw if normal is value else jsonnum.dumps(normal)), normal
         if not canonical:
             problem = value_problem(value)
             if problem is not None:
                 raise Bad("value", problem)
+        _check_consistency(value)
         return key, raw, value
 
     def _key_problem(self, key):
@@ -612,7 +645,7 @@ class WithoutDamaged:
 
 
 #: the version of the checks: a file found clean by other checks is checked again
-CHECK_VERSION = "checks-1"
+CHECK_VERSION = "checks-2"
 
 
 def _map_names(headers, path):

@@ -46,6 +46,33 @@ def flatten(value):
     return out
 
 
+#: what the features of one line must satisfy whatever the archive: (the features it reads, the
+#: test, what a line that fails it has); a bounded feature (merge's and compact's "bounds") is left
+#: out of every test that reads it
+CONSISTENCY = (
+    (("urim.min", "urim.max"), lambda v: v["urim.min"] <= v["urim.max"], "urim.min > urim.max"),
+    (("urim.max", "urim.total"), lambda v: v["urim.max"] <= v["urim.total"], "urim.max > urim.total"),
+    (("urim.min", "urim.total"), lambda v: v["urim.total"] == 0 or v["urim.min"] >= 1, "urim.min < 1"),
+    (("urir", "urim.total"), lambda v: v["urir"] <= v["urim.total"], "urir > urim.total"),
+    (("urir", "urim.total"), lambda v: v["urim.total"] == 0 or v["urir"] >= 1, "urir < 1"),
+    (("urir", "urim.min", "urim.total"), lambda v: v["urir"] * v["urim.min"] <= v["urim.total"],
+     "urir * urim.min > urim.total"),
+    (("urir", "urim.max", "urim.total"), lambda v: v["urim.total"] <= v["urir"] * v["urim.max"],
+     "urim.total > urir * urim.max"),
+    (("digests", "urim.total"), lambda v: v["digests"] <= v["urim.total"], "digests > urim.total"),
+    (("dedup_bytes", "bytes"), lambda v: v["dedup_bytes"] <= v["bytes"], "dedup_bytes > bytes"),
+    (("first", "last"), lambda v: v["first"] <= v["last"], "first > last"),
+)
+
+
+def inconsistencies(flat, bounded=()):
+    """What a line's features (flatten: whole numbers and timestamps already checked) have that
+    no archive can give, by CONSISTENCY; bounded: the names of its bounded features."""
+    for names, test, message in CONSISTENCY:
+        if all(n in flat and n not in bounded for n in names) and not test(flat):
+            yield message
+
+
 #: the JSON names a profile line's value may hold besides its extra attributes
 KNOWN_NAMES = frozenset(("urim", "bounds") + FEATURES[3:])
 

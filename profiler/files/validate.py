@@ -24,7 +24,7 @@ from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
 from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS, MAX_LINE,
                                       foreign_value, header_values, physical_lines)
-from profiler.files.profilefile import FEATURES, flatten
+from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
@@ -459,23 +459,6 @@ def _check_bounds(report, lineno, bounds, flat):
     return set(bounds)
 
 
-_RULES = [
-    (("urim.min", "urim.max"), lambda v: v["urim.min"] <= v["urim.max"], "urim.min > urim.max"),
-    (("urim.max", "urim.total"), lambda v: v["urim.max"] <= v["urim.total"], "urim.max > urim.total"),
-    (("urim.min", "urim.total"), lambda v: v["urim.total"] == 0 or v["urim.min"] >= 1, "urim.min < 1"),
-    (("urir", "urim.total"), lambda v: v["urir"] <= v["urim.total"], "urir > urim.total"),
-    (("urir", "urim.total"), lambda v: v["urim.total"] == 0 or v["urir"] >= 1, "urir < 1"),
-    (("urir", "urim.min", "urim.total"), lambda v: v["urir"] * v["urim.min"] <= v["urim.total"],
-     "urir * urim.min > urim.total"),
-    (("urir", "urim.max", "urim.total"), lambda v: v["urim.total"] <= v["urir"] * v["urim.max"],
-     "urim.total > urir * urim.max"),
-    (("digests", "urim.total"), lambda v: v["digests"] <= v["urim.total"], "digests > urim.total"),
-    (("dedup_bytes", "bytes"), lambda v: v["dedup_bytes"] <= v["bytes"], "dedup_bytes > bytes"),
-    (("first", "last"), lambda v: v["first"] <= v["last"], "first > last"),
-]
-
-
 def _check_consistency(report, lineno, flat, bounded):
-    for names, rule, message in _RULES:
-        if all(n in flat and n not in bounded for n in names) and not rule(flat):
-            report.add(lineno, "inconsistent features: " + message)
+    for message in inconsistencies(flat, bounded):
+        report.add(lineno, "inconsistent features: " + message)

@@ -244,7 +244,7 @@ class SortedProfile:
                 key, _, value = self.check(body)
             except Bad as e:
                 raise DamagedFile("%s: a damaged line (%s): %r; run 'archive-profiler validate %s'"
-                                  % (self.path, e, body[:80], self.path))
+                                  % (self.path, e, body[:80].decode("utf-8", "replace"), self.path))
             yield key.decode("utf-8", "replace").split(" "), value
 
 

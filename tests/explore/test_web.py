@@ -349,7 +349,8 @@ def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     data = [l for l in lines if not l.startswith(b"!")]
     cases = {"unsorted": head + data[1:3] + data[:1] + data[3:], "twice": head + data[:5] + data[4:],
              "cut": [b"".join(head + data)[:-30]], "junk": head + data[:3] + [b"not a profile line\n"] + data[3:],
-             "keys": [b'!keys ["surt","when"]\n'] + data}
+             "keys": [b'!keys ["surt","when"]\n'] + data,
+             "impossible": head + data[:3] + [data[3].replace(b'"urir":', b'"urir":99999', 1)] + data[4:]}
     env = dict(os.environ, PYTHONPATH=ROOT)
     for name, content in cases.items():
         bad = tmp_path / (name + ".cdxj")

@@ -222,12 +222,71 @@ def test_values_that_are_not_counts(files, tmp_path, value, name):
     assert out == b""
 
 
+#: (feature, value) changes that keep every number a count but give a line no archive has
+IMPOSSIBLE = [("urir", b"99999"), ("urir", b"0"), ("urim.min", b"99999"), ("urim.max", b"0"),
+              ("digests", b"99999"), ("dedup_bytes", b"999999999999"), ("first", b'"29991231000000"')]
+
+
+@pytest.mark.parametrize("feature, value", IMPOSSIBLE)
+@pytest.mark.parametrize("name", ["lookup", "ukvs", "query", "merge", "split", "diff", "report"])
+def test_values_no_archive_has(files, tmp_path, feature, value, name):
+    """Counts and timestamps of the right type whose features contradict each other (more URI-Rs
+    than captures, first after last: what validate calls inconsistent) are damage: one line, exit
+    2, from every command, the line written as this tool writes it or not; with --skip-bad-lines
+    (lookup, query) skipped and counted. Before, each command answered from them."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
+    lines[n] = with_value(lines[n], feature, value)
+    path = str(tmp_path / "values.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    argv = {"lookup": ["lookup", path, "http://nowhere.example.com/"],
+            "ukvs": ["ukvs", path, "-o", str(tmp_path / "m.ukvs")],
+            "query": ["query", path, "--surt", "com,*"],
+            "merge": ["merge", path, files["other"], "-o", "-"],
+            "split": ["split", path, "--max-lines", "50", "-o", str(tmp_path / "page")],
+            "diff": ["diff", files["profile"], path],
+            "report": ["report", path, "-o", str(tmp_path / "r.html")]}[name]
+    before = set(os.listdir(tmp_path))
+    status, out, err = run(argv)
+    assert one_line_error(status, err, "values.cdxj line %d" % (len(headers) + n + 1), "inconsistent"), err
+    assert out == b"" and set(os.listdir(tmp_path)) == before
+    assert not validate(path).ok
+    if name in ("lookup", "query"):
+        status, out, err = run(argv[:2] + ["--skip-bad-lines"] + argv[2:])
+        # query's answer for the key left out: none held (exit 1)
+        assert status == (0 if name == "lookup" else 1) and "1 damaged line(s) skipped" in err, err
+        assert "inconsistent" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("frequency, refused", [(b"5/9", True), (b"5-/9+", True), (b"5+/9", False), (b"5/9~", False),
+                                                 (b"5/5", False)])
+def test_a_map_line_of_more_uri_rs_than_mementos(files, tmp_path, frequency, refused):
+    """A map frequency whose URI-Rs exceed its URI-Ms, both exact or bounded the impossible way
+    (`5/9`, `5-/9+`), is damage (lookup answered it); a loose one (`5+/9`, `5/9~`) may be true."""
+    with open(files["profile_map"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* "))
+    lines[n] = b"com,* " + frequency + lines[n][len(b"com,* "):].partition(b" ")[1] + lines[n].split(b" ", 2)[2]
+    path = str(tmp_path / "freq.ukvs")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, out, err = run(["lookup", path, "http://nowhere.example.com/"])
+    if refused:
+        assert one_line_error(status, err, "freq.ukvs line %d" % (len(headers) + n + 1), "more URI-Rs"), err
+        assert not validate(path).ok
+    else:
+        assert status == 0 and b"\tcom,*\t" + frequency in out, (out, err)
+
+
 def test_huge_integers_stay_exact(files, tmp_path):
     with open(files["profile"], "rb") as f:
         headers, lines = split_file(f.read())
     big = 2 ** 80 + 7
     n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
-    lines[n] = with_value(with_value(lines[n], "urim.total", b"%d" % big), "bytes", b"%d" % (big * 3))
+    lines[n] = with_value(with_value(with_value(lines[n], "urim.total", b"%d" % big), "urim.max", b"%d" % big),
+                          "bytes", b"%d" % (big * 3))
     path = str(tmp_path / "big.cdxj")
     with open(path, "wb") as f:
         f.write(b"".join(headers + lines))

@@ -60,7 +60,7 @@ def test_a_profile_of_many_hosts_is_reported_from_a_bounded_part(sample_profile,
 
     def value(n):
         return (b'{"urim":{"total":%d,"min":1,"max":%d},"urir":%d,"bytes":%d,"digests":1,"dedup_bytes":1,'
-                b'"first":"20100101000000","last":"20100101000000"}' % (n, n, rng.randint(1, 9), rng.randint(1, 50)))
+                b'"first":"20100101000000","last":"20100101000000"}' % (n, n, rng.randint(1, min(9, n)), rng.randint(1, 50)))
     n_hosts = 3 * report.RANKED_HELD
     lines = [b"* - - - " + value(10 ** 6)]
     for tld in range(40):
