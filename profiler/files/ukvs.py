@@ -85,8 +85,8 @@ def parse_frequency(text):
     urir, urir_mark = _count(urir_text, text) if slash else (None, "")
     if not slash and urim is None:
         raise MapFormatError("not a frequency: %r" % text)
-    if (urim is not None and urir is not None and urir > urim and urir_mark in ("", "+")
-            and urim_mark in ("", "-")):
+    if (urim and urir is not None and urir > urim and urir_mark in ("", "+")
+            and urim_mark in ("", "-")):       # (a zero URI-M count, as in `0/20`, says "not held")
         raise MapFormatError("more URI-Rs than URI-Ms (mementos), which no archive has: %r" % text)
     return Frequency(urim, urim_mark, urir, urir_mark)
 
