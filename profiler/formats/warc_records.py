@@ -16,7 +16,8 @@ import zlib
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.exceptions import ArchiveLoadFailed
-from warcio.recordloader import ArcWarcRecordLoader
+from warcio.recordloader import ARC2WARCHeadersParser, ArcWarcRecordLoader
+from warcio.timeutils import timestamp_to_iso_date
 from warcio.utils import BUFF_SIZE
 
 from profiler.formats import members
@@ -95,10 +96,46 @@ class _StrictReader(DecompressingBufferedReader):
         return super()._decompress(data)
 
 
+_LEADING_DIGITS = re.compile(r"\d*")
+
+
+def arc_date_holds(date):
+    """Whether warcio's WARC-Date for an ARC date stands for that date: its year is the date's
+    first four digits, and text follows the digits only after a whole 14-digit timestamp
+    ('20160211000000jpg'). warcio turns any other text into a date: 'null', '', a hex string or
+    '99999999999999' into 2999-12-31, '2008-04-30' into 2008-01-31, '0000' into 1900.
+
+    >>> arc_date_holds("20080430204825"), arc_date_holds("2016020900"), arc_date_holds("null")
+    (True, True, False)
+    """
+    digits = _LEADING_DIGITS.match(date).group()
+    if len(digits) < 4 or (len(digits) < 14 and len(digits) < len(date)):
+        return False
+    return timestamp_to_iso_date(date)[:4] == digits[:4]
+
+
+class _ArcHeaders(ARC2WARCHeadersParser):
+    """warcio's ARC -> WARC header parser, whose WARC-Date is empty (a bad_timestamp for
+    profiler.formats.warc.capture_of) when warcio's date does not stand for the ARC date."""
+
+    def _get_protocol_and_headers(self, headerline, parts):
+        date = parts[2] if len(parts) > 2 else ""
+        protocol, headers = super()._get_protocol_and_headers(headerline, parts)
+        if not headerline.startswith("filedesc://") and not arc_date_holds(date):
+            headers = [(n, "" if n == "WARC-Date" else v) for n, v in headers]
+        return protocol, headers
+
+
 class _Loader(ArcWarcRecordLoader):
-    """warcio's record loader that says which format it read a record header as."""
+    """warcio's record loader that says which format it read a record header as, and whose ARC
+    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds)."""
 
     last_format = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kwargs.get("arc2warc"):
+            self.arc_parser = _ArcHeaders()
 
     def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
         found = super()._detect_type_load_headers(stream, statusline, known_format)
