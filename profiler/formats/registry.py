@@ -122,7 +122,11 @@ def _sniff_cdxj(sample):
     if first is None or cdx.is_legend(first):
         return None
     parts = first.split(b" ", 2)
-    return {} if len(parts) == 3 and parts[2].lstrip().startswith(b"{") else None
+    if len(parts) != 3 or not parts[2].lstrip().startswith(b"{"):
+        return None
+    if cdxj.zipnum_index(sample.lines):
+        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}
+    return {}
 
 
 def _sniff_cdx(sample):
