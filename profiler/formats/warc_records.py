@@ -114,11 +114,33 @@ def arc_date_holds(date):
     return timestamp_to_iso_date(date)[:4] == digits[:4]
 
 
+def arc_fields(headerline, parts):
+    """The five fields (URL, IP, date, MIME, length) of an ARC record header line. warcio splits
+    the line from its end (parts), which keeps a URL with spaces whole; when that gives no date,
+    the line is read from its start: an ARC v2 header (ten fields: URL IP date MIME status
+    checksum location offset file length), a v1 header whose MIME holds spaces
+    ('text/html; Charset=iso-8859-1'), or one whose date and IP are swapped."""
+    if len(parts) != 5 or arc_date_holds(parts[2]) or headerline.startswith("filedesc:"):
+        return parts
+    f = headerline.split(" ")
+    if not f[-1].isdigit():
+        return parts
+    if len(f) == 10 and arc_date_holds(f[2]) and f[7].isdigit():
+        return [f[0], f[1], f[2], f[3], f[9]]
+    if len(f) > 5 and arc_date_holds(f[2]):
+        return [f[0], f[1], f[2], " ".join(f[3:-1]), f[-1]]
+    if len(f) == 5 and arc_date_holds(f[1]) and not arc_date_holds(f[2]):
+        return [f[0], f[2], f[1], f[3], f[4]]
+    return parts
+
+
 class _ArcHeaders(ARC2WARCHeadersParser):
-    """warcio's ARC -> WARC header parser, whose WARC-Date is empty (a bad_timestamp for
-    profiler.formats.warc.capture_of) when warcio's date does not stand for the ARC date."""
+    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields, whose
+    WARC-Date is empty (a bad_timestamp for profiler.formats.warc.capture_of) when warcio's date
+    does not stand for the ARC date."""
 
     def _get_protocol_and_headers(self, headerline, parts):
+        parts = arc_fields(headerline, parts)
         date = parts[2] if len(parts) > 2 else ""
         protocol, headers = super()._get_protocol_and_headers(headerline, parts)
         if not headerline.startswith("filedesc://") and not arc_date_holds(date):

@@ -1,7 +1,8 @@
 """ARC record dates that warcio turns into another date ('null', a hex string, '9999...',
 '2008-04-30'): the record is a counted bad_timestamp, never a capture dated 2999 (or 1900, or
 January 31); the ARC dates warcio keeps (14 digits, shorter or longer runs of digits, 14 digits
-followed by text) keep the timestamps they had."""
+followed by text) keep the timestamps they had. ARC headers that warcio's split from the end
+misreads (ARC v2's ten fields, a MIME with a space, date and IP swapped) are read by their fields."""
 
 import gzip
 
@@ -59,3 +60,27 @@ def test_a_profile_of_an_arc_with_a_null_date_counts_it_and_holds_no_year_2999(t
     assert meta["skipped"] == {"warcinfo_record": 1, "bad_timestamp": 1}
     assert b" 2999" not in out.read_bytes() and b'"2999' not in out.read_bytes()
     assert validate(str(out)).ok
+
+
+HTTP = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\nhello"
+
+
+@pytest.mark.parametrize("header", [
+    b"http://example.com/a 1.2.3.4 19961104142103 text/html 200 fac069150613fe55599cc7fa88aa089d - 209 x.arc %d",
+    b"http://example.com/a 1.2.3.4 19961104142103 text/html; Charset=iso-8859-1 %d",
+    b"http://example.com/a 19961104142103 1.2.3.4 text/html %d",
+])
+def test_arc_headers_warcio_misreads_are_read_by_their_fields(tmp_path, header):
+    path = tmp_path / "t.arc"
+    path.write_bytes(FILEDESC + header % len(HTTP) + b"\n" + HTTP + b"\n" + arc_record(b"20080430204827"))
+    found = [c if isinstance(c, str) else (c.urlkey, c.timestamp, c.mime, c.status)
+             for c in warc.iter_captures(str(path))]
+    assert found == ["warcinfo_record", ("com,example)/a", "19961104142103", "text/html", "200"),
+                     ("org,archive)/", "20080430204827", "text/html", "200")]
+
+
+def test_an_arc_url_with_spaces_is_still_read_whole(tmp_path):
+    path = tmp_path / "t.arc"
+    path.write_bytes(FILEDESC + arc_record(b"20080430204826", b"http://example.com/a b c"))
+    found = [c if isinstance(c, str) else (c.urlkey, c.timestamp) for c in warc.iter_captures(str(path))]
+    assert found == ["warcinfo_record", ("com,example)/a%20b%20c", "20080430204826")]
