@@ -159,7 +159,7 @@ FORMATS = _entries(
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
            _warc_read, payloads=True),
-    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3)",
+    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3, warcprox)",
            True, crawllog.sniff, crawllog.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
