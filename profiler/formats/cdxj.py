@@ -14,7 +14,7 @@ _LANG_KEYS = ("languages", "lang")
 
 
 #: the JSON keys of a ZipNum secondary index's lines (one line per gzip block of its .cdx.gz)
-_BLOCK_KEYS = frozenset(("offset", "length", "digest", "filename", "part", "lines"))
+_BLOCK_KEYS = frozenset(("offset", "length", "digest", "part", "lines"))
 ZIPNUM_INDEX = ("a ZipNum secondary index (.idx: a line per gzip block of its .cdx.gz, "
                 "not per capture): profile its .cdx.gz")
 

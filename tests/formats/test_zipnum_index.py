@@ -68,3 +68,7 @@ def test_cdxj_lines_that_locate_records_are_captures():
              b'"filename": "a.warc.gz"}']
     assert not cdxj.zipnum_index(lines)
     assert not cdxj.zipnum_index([b'com,example)/ 20200101000000 {"length": "10", "digest": "X"}'])
+
+
+def test_cdxj_lines_that_name_their_warc_file_are_captures_even_without_a_url():
+    assert not cdxj.zipnum_index([b'com,example)/ 20200101000000 {"offset": "0", "length": "10", "filename": "a.warc.gz"}'])
