@@ -334,8 +334,8 @@ class _Run:
                 if state == "junk":                  # its member goes on with bytes that are no record
                     raise ArchiveLoadFailed("a gzip member holds more than its record")
                 if record.length is None and state == "plain" and self.seekable:
-                    after = start + record.rec_headers.total_len
-                    if _more_than_blank_lines(f, after):     # warcio read the records after it as its block
+                    after = _past_blank_lines(f, start + record.rec_headers.total_len)
+                    if after is not None:    # warcio read the records after it as its block
                         yield result
                         self.resume = after
                         return
@@ -393,17 +393,22 @@ def _header_cut(f, start, header_length, plain):
         f.seek(where)
 
 
-def _more_than_blank_lines(f, start):
-    """Whether bytes other than white space follow offset start of f (left where it was)."""
+def _past_blank_lines(f, start):
+    """The offset of the first byte other than white space at or after offset start of f (left
+    where it was), or None when only white space follows: where the next record starts after a
+    record without Content-Length (the blank lines between are no records)."""
     where = f.tell()
     try:
         f.seek(start)
+        at = start
         while True:
             data = f.read(1 << 16)
             if not data:
-                return False
-            if data.strip():
-                return True
+                return None
+            stripped = data.lstrip()
+            if stripped:
+                return at + len(data) - len(stripped)
+            at += len(data)
     finally:
         f.seek(where)
 
