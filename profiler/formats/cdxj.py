@@ -13,6 +13,36 @@ _URL_KEYS = ("url", "original_uri", "original")
 _LANG_KEYS = ("languages", "lang")
 
 
+#: the JSON keys of a ZipNum secondary index's lines (one line per gzip block of its .cdx.gz)
+_BLOCK_KEYS = frozenset(("offset", "length", "digest", "part", "lines"))
+ZIPNUM_INDEX = ("a ZipNum secondary index (.idx: a line per gzip block of its .cdx.gz, "
+                "not per capture): profile its .cdx.gz")
+
+
+def zipnum_index(lines):
+    """Whether a CDXJ file's first lines (special lines included) are a ZipNum secondary index
+    (cdxj-indexer's, pywb's and py-wacz's ``.idx``): a ``!meta`` line naming the
+    ``cdxj-gzip`` format, or JSON blocks that only locate blocks (offset and length, no URL,
+    MIME or status). Its lines are blocks of captures, and would count as one capture each."""
+    data = []
+    for line in lines:
+        if line.startswith(b"!meta") and b'"cdxj-gzip' in line:
+            return True
+        if not line.startswith((b"!", b"@")):
+            data.append(line)
+    if not data:
+        return False
+    for line in data:
+        parts = line.split(b" ", 2)
+        try:
+            record = jsonnum.loads(parts[2]) if len(parts) == 3 else None
+        except jsonnum.JSONDecodeError:
+            return False
+        if not isinstance(record, dict) or not {"offset", "length"} <= record.keys() <= _BLOCK_KEYS:
+            return False
+    return True
+
+
 def _field(record, names):
     for name in names:
         value = record.get(name)

@@ -1,7 +1,7 @@
 """Heritrix crawl.log lines -> captures (spec section 1).
 
 A line is space-padded fields: log time (``2013-04-02T10:00:01.123Z``), fetch status, size, URI,
-hop path, via, mime, thread (``#042``), fetch start and duration (``20130402100000987+35``),
+hop path, via, mime, thread (``#042``; ``-`` in warcprox's logs), fetch start and duration (``20130402100000987+35``),
 digest (``sha1:...``), source tag, annotations (comma-separated), and in Heritrix 3 sometimes a
 JSON object after them. A line whose fetch status is an HTTP status (100-599) is a capture:
 timestamp = the first 14 digits of the fetch start (else of the log time), length = the size
@@ -47,10 +47,11 @@ def depth(raw):
 
 
 def is_line(line):
-    """Whether a line looks like a crawl.log line (for recognition)."""
+    """Whether a line looks like a crawl.log line (for recognition): its thread is ``#042``
+    (Heritrix) or ``-`` (warcprox's and brozzler's crawl logs, in Heritrix's layout)."""
     f = line.split()
     return len(f) >= FIELDS and _LOG_TIME.match(f[0]) is not None and _STATUS.match(f[1]) is not None \
-        and f[7].startswith(b"#")
+        and (f[7].startswith(b"#") or f[7] == b"-")
 
 
 def sniff(sample):

@@ -122,7 +122,11 @@ def _sniff_cdxj(sample):
     if first is None or cdx.is_legend(first):
         return None
     parts = first.split(b" ", 2)
-    return {} if len(parts) == 3 and parts[2].lstrip().startswith(b"{") else None
+    if len(parts) != 3 or not parts[2].lstrip().startswith(b"{"):
+        return None
+    if cdxj.zipnum_index(sample.lines):
+        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}
+    return {}
 
 
 def _sniff_cdx(sample):
@@ -155,7 +159,7 @@ FORMATS = _entries(
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
            _warc_read, payloads=True),
-    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3)",
+    Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3, warcprox)",
            True, crawllog.sniff, crawllog.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,

@@ -16,7 +16,8 @@ import zlib
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.exceptions import ArchiveLoadFailed
-from warcio.recordloader import ArcWarcRecordLoader
+from warcio.recordloader import ARC2WARCHeadersParser, ArcWarcRecordLoader
+from warcio.timeutils import timestamp_to_iso_date
 from warcio.utils import BUFF_SIZE
 
 from profiler.formats import members
@@ -95,10 +96,68 @@ class _StrictReader(DecompressingBufferedReader):
         return super()._decompress(data)
 
 
+_LEADING_DIGITS = re.compile(r"\d*")
+
+
+def arc_date_holds(date):
+    """Whether warcio's WARC-Date for an ARC date stands for that date: its year is the date's
+    first four digits, and text follows the digits only after a whole 14-digit timestamp
+    ('20160211000000jpg'). warcio turns any other text into a date: 'null', '', a hex string or
+    '99999999999999' into 2999-12-31, '2008-04-30' into 2008-01-31, '0000' into 1900.
+
+    >>> arc_date_holds("20080430204825"), arc_date_holds("2016020900"), arc_date_holds("null")
+    (True, True, False)
+    """
+    digits = _LEADING_DIGITS.match(date).group()
+    if len(digits) < 4 or (len(digits) < 14 and len(digits) < len(date)):
+        return False
+    return timestamp_to_iso_date(date)[:4] == digits[:4]
+
+
+def arc_fields(headerline, parts):
+    """The five fields (URL, IP, date, MIME, length) of an ARC record header line. warcio splits
+    the line from its end (parts), which keeps a URL with spaces whole; when that gives no date,
+    the line is read from its start: an ARC v2 header (ten fields: URL IP date MIME status
+    checksum location offset file length), a v1 header whose MIME holds spaces
+    ('text/html; Charset=iso-8859-1'), or one whose date and IP are swapped."""
+    if len(parts) != 5 or arc_date_holds(parts[2]) or headerline.startswith("filedesc:"):
+        return parts
+    f = headerline.split(" ")
+    if not f[-1].isdigit():
+        return parts
+    if len(f) == 10 and arc_date_holds(f[2]) and f[7].isdigit():
+        return [f[0], f[1], f[2], f[3], f[9]]
+    if len(f) > 5 and arc_date_holds(f[2]):
+        return [f[0], f[1], f[2], " ".join(f[3:-1]), f[-1]]
+    if len(f) == 5 and arc_date_holds(f[1]) and not arc_date_holds(f[2]):
+        return [f[0], f[2], f[1], f[3], f[4]]
+    return parts
+
+
+class _ArcHeaders(ARC2WARCHeadersParser):
+    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields, whose
+    WARC-Date is empty (a bad_timestamp for profiler.formats.warc.capture_of) when warcio's date
+    does not stand for the ARC date."""
+
+    def _get_protocol_and_headers(self, headerline, parts):
+        parts = arc_fields(headerline, parts)
+        date = parts[2] if len(parts) > 2 else ""
+        protocol, headers = super()._get_protocol_and_headers(headerline, parts)
+        if not headerline.startswith("filedesc://") and not arc_date_holds(date):
+            headers = [(n, "" if n == "WARC-Date" else v) for n, v in headers]
+        return protocol, headers
+
+
 class _Loader(ArcWarcRecordLoader):
-    """warcio's record loader that says which format it read a record header as."""
+    """warcio's record loader that says which format it read a record header as, and whose ARC
+    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds)."""
 
     last_format = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kwargs.get("arc2warc"):
+            self.arc_parser = _ArcHeaders()
 
     def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
         found = super()._detect_type_load_headers(stream, statusline, known_format)
@@ -275,8 +334,8 @@ class _Run:
                 if state == "junk":                  # its member goes on with bytes that are no record
                     raise ArchiveLoadFailed("a gzip member holds more than its record")
                 if record.length is None and state == "plain" and self.seekable:
-                    after = start + record.rec_headers.total_len
-                    if _more_than_blank_lines(f, after):     # warcio read the records after it as its block
+                    after = _past_blank_lines(f, start + record.rec_headers.total_len)
+                    if after is not None:    # warcio read the records after it as its block
                         yield result
                         self.resume = after
                         return
@@ -334,17 +393,22 @@ def _header_cut(f, start, header_length, plain):
         f.seek(where)
 
 
-def _more_than_blank_lines(f, start):
-    """Whether bytes other than white space follow offset start of f (left where it was)."""
+def _past_blank_lines(f, start):
+    """The offset of the first byte other than white space at or after offset start of f (left
+    where it was), or None when only white space follows: where the next record starts after a
+    record without Content-Length (the blank lines between are no records)."""
     where = f.tell()
     try:
         f.seek(start)
+        at = start
         while True:
             data = f.read(1 << 16)
             if not data:
-                return False
-            if data.strip():
-                return True
+                return None
+            stripped = data.lstrip()
+            if stripped:
+                return at + len(data) - len(stripped)
+            at += len(data)
     finally:
         f.seek(where)
 

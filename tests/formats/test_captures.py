@@ -103,3 +103,31 @@ def test_a_damaged_captures_file_is_profiled_with_its_skips_counted(tmp_path):
 def test_the_format_is_internal():
     assert registry.FORMATS["captures"].internal and registry.FORMATS["captures"].lines
     assert "captures" not in registry.listing()
+
+
+CC_INDEX_JSON = [
+    b'{"urlkey": "com,example)/", "timestamp": "20251014220259", "url": "https://example.com/", "mime": "text/html",'
+    b' "mime-detected": "text/html", "status": "200", "digest": "D4IRZZ6NS7QW37BB2ODQPCUGG7ISRFGV", "length": "12675",'
+    b' "offset": "686242195", "filename": "crawl-data/CC-MAIN-2025-43/x.warc.gz", "languages": "eng"}',
+    b'{"urlkey":"com,example)/a","timestamp":"20200702224725","url":"https://example.com/a","mime":"text/html",'
+    b'"status":"200","length":"36197","offset":"333179634","filename":"b.warc.gz"}',
+]
+
+
+@pytest.mark.parametrize("line", CC_INDEX_JSON)
+def test_a_cdx_servers_json_lines_are_refused_by_name_not_read_as_captures(tmp_path, line):
+    """Common Crawl's index server (and pywb's output=json) writes a JSON object a line that
+    starts with urlkey: read as the captures format, every line was an unknown_field skip and
+    the run said 0 captures (exit 0)."""
+    path = tmp_path / "cc.jsonl"
+    path.write_bytes(line + b"\n" + line + b"\n")
+    found = inputs.sniff(str(path))
+    assert found["format"] is None and found["reason"] == captures.CDX_SERVER_JSON
+    with pytest.raises(inputs.InputError):
+        run_profile([str(path)], str(tmp_path / "p.cdxj"), runner="inline")
+
+
+def test_a_captures_file_of_a_field_this_build_does_not_know_is_still_read(tmp_path):
+    path = tmp_path / "caps.jsonl"
+    path.write_bytes(b'{"urlkey":"com,x)/","timestamp":"20130101000000","scheme":"https"}\n')
+    assert inputs.sniff(str(path))["format"] == "captures"

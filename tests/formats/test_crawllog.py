@@ -113,3 +113,29 @@ def test_a_crawl_log_of_known_depths(made, runner, pure, split_size):
     for reason, n in expected["skipped"].items():
         assert '"%s":%d' % (reason, n) in meta
     assert summary["splits"] >= (2 if split_size else 1)
+
+
+#: lines as warcprox writes its crawl log (Heritrix's layout; thread '-', hex SHA-1 digests, a
+#: JSON object after the annotations)
+WARCPROX = [
+    b'2026-11-27T16:59:39.685Z   200        135 http://192.0.2.2:8766/ - - text/html - 20261127165934016+007 '
+    b'sha1:f2cf95cfad27bbd50b3fb523997b6227030b2bb6 - - {"contentSize":321,"warcFilename":"w.warc","warcFileOffset":0}',
+    b'2026-11-27T16:59:39.686Z   200        135 http://192.0.2.2:8766/ - - text/html - 20261127165934101+002 '
+    b'sha1:f2cf95cfad27bbd50b3fb523997b6227030b2bb6 - duplicate:digest {"contentSize":321,"warcFilename":"w.warc"}',
+    b'2026-11-27T16:59:39.686Z   404        335 http://192.0.2.2:8766/missing.html - - text/html - '
+    b'20261127165934135+004 sha1:2616e0e695487e0f4fc5ddc18c57dcf95ce5851a - - {"contentSize":520}',
+]
+
+
+def test_a_warcprox_crawl_log_is_a_crawl_log(tmp_path):
+    """warcprox writes '-' for the thread: the log was refused as no format at all."""
+    path = tmp_path / "crawl-vm-8767.log"
+    path.write_bytes(b"\n".join(WARCPROX) + b"\n")
+    assert registry.format_of(WARCPROX)["format"] == "crawllog"
+    out = tmp_path / "p.cdxj"
+    run_profile([str(path)], str(out), runner="inline")
+    profile = read_profile(str(out))
+    total, least, most, urir, nbytes = profile["* - - -"][:5]
+    assert (total, least, most, urir, nbytes) == (3, 1, 2, 2, 135 + 135 + 335)
+    assert profile["* - text/html -"][0] == 3        # the revisit resolved to its original
+    assert [crawllog.parse(line).revisit for line in WARCPROX] == [False, True, False]

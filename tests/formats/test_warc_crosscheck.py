@@ -8,6 +8,9 @@ Intended differences (README, "WARC, ARC and ACHE input"):
   skipped and counted as ``truncated_record``; cdxj-indexer indexes what it could read.
 - where cdxj-indexer stops with an error, the profiler counts the readable records and
   reports the rest (a WARC-Date of "2014-01" is one ``bad_timestamp``, not a crash).
+- an ARC date that is no date (hex): cdxj-indexer dates the record 2999-12-31, the profiler
+  counts it ``bad_timestamp``; an ARC header with date and IP swapped, or a MIME with a space:
+  cdxj-indexer dates it 2999-12-31, the profiler reads its fields (warc_records.arc_fields).
 """
 
 import collections
@@ -73,6 +76,12 @@ INTENDED = {
     # whole-file gzip: the indexer refuses it, the reader reads it as it inflates
     "pywb/warcs/example-bad.warc.gz.bad": (0, 3, "ArchiveLoadFailed"),
     "warcio/example-bad-non-chunked.warc.gz": (0, 2, "ArchiveLoadFailed"),
+    # an ARC date that is no date (hex): the indexer dates the record 2999, the reader counts
+    # bad_timestamp; a header with date and IP swapped, or a MIME with a space: the indexer dates
+    # it 2999 (and takes the URL with the IP and date for the URL), the reader reads its fields
+    "cdx-writer/small_warcs/hex_instead_of_date.arc.gz": (1, 0, None),
+    "cdx-writer/small_warcs/transposed_header.arc.gz": (1, 1, None),
+    "cdx-writer/small_warcs/alexa_charset_in_header.arc.gz": (1, 1, None),
 }
 
 
