@@ -213,11 +213,17 @@ class SortedProfile:
                    and value["merge"].get("unknown_keys") for name, value in self.headers)
 
     def envelope(self, fields):
-        """The value bounding a key's captures when the key has no line: its SURT and datetime's
-        line with the resolved criteria '-', else its SURT's all-time line, else the root's; or None."""
+        """The value bounding a key's captures when the key has no line: the line with every
+        other criterion '-' of its SURT and datetime, else of its SURT and a coarser datetime or
+        all time, else the same of its wildcard parents (nearest first: the line a compaction
+        rolled it into), else the root's; or None. Each holds every capture of the key."""
+        from profiler.toolkit.compact import parents
         layout = self.layout
         dt_at = layouts.index(layout, criteria.DATETIME.name)
-        for surt, dt in ((fields[0], fields[dt_at]), (fields[0], "-"), ("*", "-")):
+        dt = fields[dt_at]
+        datetimes = list(dict.fromkeys([dt] + [dt[:n] for n in (8, 6, 4) if len(dt) > n and dt != "-"] + ["-"]))
+        surts = list(dict.fromkeys([fields[0]] + parents(fields[0]) + ["*"]))
+        for surt, dt in itertools.product(surts, datetimes):
             key = [surt] + ["-"] * (len(layout.fields) - 1)
             key[dt_at] = dt
             wanted = " ".join(key).encode("utf-8") + b" {"

@@ -1,0 +1,48 @@
+"""A key that compaction rolled up answers with bounds from the nearest coarser line that holds
+its captures: its own SURT's, else a wildcard parent's (the line it was rolled into), else the
+root's; a policy that writes no all-'-' root line must not leave it without bounds."""
+
+import json
+
+from profiler.run.profile import run_profile
+from profiler.toolkit.compact import compact_file
+from profiler.toolkit.query import query
+
+#: status codes at the root only (no '* - - -' line), every combination at hosts and paths
+POLICY = {"host_depth": 3, "path_depth": 2, "exact_urls": False, "levels": {"datetime": ["year", "month"],
+          "mime": [], "status": ["code"]},
+          "emit": {"root": {"status": ["code"]}, "tld": "none", "domain": "none", "host": "all", "path": "all"}}
+LINES = [("com,a)/d/e/x.html", "20120304050607", "200", "AAAA", 100),
+         ("com,a)/d/e/y.html", "20120305050607", "200", "BBBB", 200),
+         ("com,a)/d/f.html", "20130101000000", "404", "CCCC", 300),
+         ("com,a)/g/h.html", "20130601000000", "200", "AAAA", 400),
+         ("com,b)/", "20110101000000", "200", "DDDD", 500)]
+
+
+def _profile(tmp_path):
+    cdx = tmp_path / "in.cdx"
+    cdx.write_text(" CDX N b a m s k r M S V g\n" + "".join(
+        "%s %s http://x/ text/html %s %s - - %d 0 f.warc.gz\n" % (u, t, s, d, n) for u, t, s, d, n in LINES))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(json.dumps(POLICY))
+    out = str(tmp_path / "out.cdxj")
+    run_profile([str(cdx)], out, policy=str(policy), runner="inline")
+    return out
+
+
+def test_a_path_rolled_into_its_host_is_bounded_by_the_host_line(tmp_path):
+    out = _profile(tmp_path)
+    with open(out) as f:
+        lines = [line for line in f if not line.startswith("!")]
+    assert any(line.startswith("com,a)/d/e/* 201203 - - ") for line in lines)
+    compacted = str(tmp_path / "compacted.cdxj")
+    compact_file(out, compacted, max_lines=10)     # com,a)'s paths rolled up into com,a)/* - - -, all it keeps
+    with open(compacted) as f:
+        assert not any(line.startswith("com,a)/d/") for line in f)
+    found, note, _ = query(compacted, {"surt": "com,a)/d/e/*", "datetime": "201203"})
+    assert found, note
+    key, flat = found[0]
+    assert key == "com,a)/d/e/* 201203 - -"
+    # the true value (2 captures, 300 bytes) lies inside; the bounds come from com,a)/* - - -
+    assert flat["bounds"]["urim.total"] == [0, 4] and flat["bounds"]["bytes"] == [0, 1000]
+    assert flat["bounds"]["first"][0] <= "20120304050607" and flat["bounds"]["last"][1] >= "20120305050607"
