@@ -12,6 +12,7 @@ import itertools
 import math
 import os
 
+from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, infiles, layout as layouts
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
@@ -20,7 +21,7 @@ from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
-from profiler.toolkit.merge import ZERO, widen
+from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 
 LEVELS = LEVEL_TYPES
@@ -231,6 +232,16 @@ class SortedProfile:
                 return value
         return None
 
+    def partition(self, fields):
+        """The value holding every capture of a key without a line in a merge whose revisits were
+        resolved within each input, when no line holds them all: the sum of the lines of its
+        SURT and datetime that part its captures (profiler.toolkit.merge.partition_envelope)."""
+        wanted = [f.encode("utf-8") for f in fields]
+        lines = [([f.encode("utf-8") for f in found], jsonnum.dumps(value))
+                 for found, value in self.lines(b" ".join(wanted[:2]) + b" ")]
+        value = partition_envelope(wanted, lines, self.layout)
+        return value if value["urim"]["total"] else None
+
     def policy(self):
         for name, value in self.headers:
             if name == "!meta" and isinstance(value, dict) and isinstance(value.get("policy"), dict):
@@ -384,6 +395,14 @@ def _query(profile, fixed, group, under, level, top, by):
             note = ROLLED_UP % ""
         if revisits_elsewhere or unknown_share or rolled_up:
             envelope = profile.envelope([values[f] for f in fields_of])
+            if envelope is None and revisits_elsewhere and not (unknown_share or rolled_up):
+                envelope = profile.partition([values[f] for f in fields_of])
+            if envelope is None and note.startswith("no captures"):
+                note = ("no line: a merge in which an input's share of a key may be unknown, so this key may "
+                        "hold captures (no line of this file bounds it; !meta unknown_keys)" if unknown_share else
+                        "no line: a merge of inputs whose revisits were resolved each on its own, so this "
+                        "key may hold revisits resolved in another input (no line of this file bounds it; "
+                        "!meta absent_keys)")
             if envelope is not None:
                 found = [(" ".join(values[f] for f in fields_of), absent_value(envelope))]
                 note = (ROLLED_UP % "its bounds; " if rolled_up else
