@@ -374,11 +374,19 @@ def _query(profile, fixed, group, under, level, top, by):
     elif not found and None in values.values() and profile.unknown_keys():
         note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
                 "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
+    # keys only revisits resolved in another input give have a resolved criterion other than '-'
+    resolved_asked = any(values[f] != "-" for f, c in zip(fields_of[1:], profile.layout.criteria) if c.resolved)
+    if not found and None in values.values() and note is None and profile.absent_keys() and resolved_asked:
+        note = ("no line: a merge of inputs whose revisits were resolved each on its own, so keys without a "
+                "line may hold revisits resolved in another input (ask for one key to see its bounds; "
+                "!meta absent_keys)")
     if found and None in values.values() and note is None:
         if profile.compacted():
             note = Caveat(LISTED_COMPACTED)
         elif profile.unknown_keys():
             note = Caveat(LISTED_UNKNOWN)
+        elif profile.absent_keys() and resolved_asked:
+            note = Caveat(LISTED_ABSENT)
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -420,6 +428,9 @@ class Caveat(str):
 #: the caveats of a grouping's lines in a compacted profile, and in a merge with unknown shares
 LISTED_COMPACTED = ("a compacted profile: keys compaction rolled up into coarser lines are not listed (their "
                     "captures are counted in those lines; ask for one key to see its bounds; !meta compacted)")
+LISTED_ABSENT = ("a merge of inputs whose revisits were resolved each on its own: keys that only revisits resolved "
+                 "in another input give have no line and are not listed (ask for one key to see its bounds; "
+                 "!meta absent_keys)")
 LISTED_UNKNOWN = ("a merge in which an input's share of a key may be unknown: keys without a line are not "
                   "listed, and may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
 

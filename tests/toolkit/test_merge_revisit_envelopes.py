@@ -81,3 +81,24 @@ def test_a_key_only_revisits_give_is_never_said_to_hold_none(tmp_path):
     found, note, _ = query(merged, {"datetime": "2013", "mime": "text/html"})
     assert "none are held" not in note
     assert found and _within(found[0][1], union["* 2013 text/html -"]), (note, found)
+
+
+def test_a_grouping_says_keys_only_revisits_give_are_not_listed(tmp_path, capsys):
+    """A grouping by mime of such a merge lists the lines it has, which are bounded, and says on
+    stderr that keys only revisits resolved in another input give (here 2013 text/html) are not
+    listed, exit 0; a grouping over '-' mimes and statuses (every capture counted whatever it
+    resolves to) has no such note."""
+    from profiler.cli.main import main
+    policy = dict(TYPES_ONLY, emit=dict(TYPES_ONLY["emit"], root={"datetime": ["any", "year"], "mime": ["any", "type"]}))
+    a = _profile(tmp_path, "a", [ORIGINAL], policy)
+    b = _profile(tmp_path, "b", [REVISIT], policy)
+    merged = str(tmp_path / "merged.cdxj")
+    merge([a, b], merged)
+    capsys.readouterr()
+    assert main(["query", merged, "--datetime", "2013", "--group", "mime"]) in (0, None)
+    out, err = capsys.readouterr()
+    assert out.startswith("* 2013 warc/revisit - ") and "text/html" not in out
+    assert "not listed" in err and "absent_keys" in err
+    assert main(["query", merged, "--group", "datetime"]) in (0, None)
+    out, err = capsys.readouterr()
+    assert "* 2012 - - " in out and "* 2013 - - " in out and "not listed" not in err
