@@ -292,11 +292,12 @@ def check_dated_lookups(path, truth, caps):
             asks = [dict(dt=row[1][:rng_len]) for rng_len in (4, 6, 8, 10, 14)]
             if "lang" in fields:
                 asks.append(dict(value=row[7]))
-            dts = ["-"] + [row[1][:k] for k in (4, 6, 8)]
             rest = " -" * (len(fields) - 2)
-            if not any(c + " " + d + rest in truth for c in candidates(row[0]) for d in dts):
-                continue                    # the policy writes no line a lookup reads
             for ask_ in asks:
+                # the lines it reads: all time, and the day, month and year no finer than asked
+                dts = ["-"] + [row[1][:k] for k in (4, 6, 8) if k <= len(ask_.get("dt", ""))]
+                if not any(c + " " + d + rest in truth for c in candidates(row[0]) for d in dts):
+                    continue                # the policy writes no line this lookup reads
                 a = index.lookup_urlkey(row[0], **ask_)
                 key = a.key.decode() if isinstance(a.key, bytes) else a.key
                 t = truth.get(key)
