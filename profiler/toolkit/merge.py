@@ -35,7 +35,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files import coverage, infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -766,6 +766,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
     common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
+    if kind == "cdxj" and common is None and len(files) > 1:
+        refuse_compacted(paths, files)
     if common is not None:
         return _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created,
                                 bound_revisits, skip_bad_lines, checked, skipped_lines, sorted_inputs,
@@ -821,6 +823,17 @@ UNKNOWN_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir")
 #: it, fewer coarser keys are known (the bounds stay sound, or the key cannot be bounded) and a
 #: document's months, TLDs and media types are not added up
 COARSE_LIMIT = 100000
+
+
+def refuse_compacted(paths, files):
+    """A MergeError for a compacted input among profiles of the same key fields: its keys without
+    a line may hold captures that compaction rolled up into coarser lines, which merging would
+    count as none (the merged line written exact, the sum of the others)."""
+    for path, found in zip(paths, files):
+        if coverage.compacted(found.headers):
+            raise MergeError("cannot merge %s: a compacted profile (!meta compacted), whose keys without a line "
+                             "may hold captures rolled up into coarser lines, which a merge would count as none; "
+                             "merge the profiles it was compacted from, then compact" % path)
 
 
 def common_layout(paths, found):

@@ -4,6 +4,8 @@ root's; a policy that writes no all-'-' root line must not leave it without boun
 
 import json
 
+import pytest
+
 from profiler.run.profile import run_profile
 from profiler.toolkit.compact import compact_file
 from profiler.toolkit.query import query
@@ -46,3 +48,24 @@ def test_a_path_rolled_into_its_host_is_bounded_by_the_host_line(tmp_path):
     # the true value (2 captures, 300 bytes) lies inside; the bounds come from com,a)/* - - -
     assert flat["bounds"]["urim.total"] == [0, 4] and flat["bounds"]["bytes"] == [0, 1000]
     assert flat["bounds"]["first"][0] <= "20120304050607" and flat["bounds"]["last"][1] >= "20120305050607"
+
+
+OTHER = [("com,a)/d/e/z.html", "20120306050607", "200", "EEEE", 700),
+         ("org,c)/", "20140101000000", "200", "FFFF", 800)]
+
+
+def test_a_compacted_profile_is_not_merged_as_if_complete(tmp_path):
+    """A compacted input's keys without a line may hold captures a coarser line counts: merged with
+    another archive's profile of the same key fields, such a key got the other input's count
+    alone, written exact. Refused in one line, nothing written."""
+    from profiler.errors import UserError
+    from profiler.toolkit.merge import merge
+    out = _profile(tmp_path)
+    compacted = str(tmp_path / "compacted.cdxj")
+    compact_file(out, compacted, max_lines=10)
+    other = str(tmp_path / "other.cdxj")
+    with open(out) as f, open(other, "w") as g:          # another archive's profile of the same captures
+        g.write(f.read().replace('"created":"', '"created":"1'))
+    with pytest.raises(UserError, match="cannot merge .*compacted.cdxj: a compacted profile"):
+        merge([compacted, other], str(tmp_path / "merged.cdxj"))
+    assert not (tmp_path / "merged.cdxj").exists()
