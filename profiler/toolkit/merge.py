@@ -766,7 +766,7 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
     common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
-    if kind == "cdxj" and common is None and len(files) > 1:
+    if kind == "cdxj" and len(files) > 1:
         refuse_compacted(paths, files)
     if common is not None:
         return _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created,
@@ -826,9 +826,10 @@ COARSE_LIMIT = 100000
 
 
 def refuse_compacted(paths, files):
-    """A MergeError for a compacted input among profiles of the same key fields: its keys without
-    a line may hold captures that compaction rolled up into coarser lines, which merging would
-    count as none (the merged line written exact, the sum of the others)."""
+    """A MergeError for a compacted input among other profiles: its keys without a line may hold
+    captures that compaction rolled up into coarser lines, which merging would count as none (the
+    merged line written exact, the sum of the others), or, merged on fewer key fields, as an
+    unknown share that leaves lines without bytes, which the toolkit then refuses."""
     for path, found in zip(paths, files):
         if coverage.compacted(found.headers):
             raise MergeError("cannot merge %s: a compacted profile (!meta compacted), whose keys without a line "

@@ -69,3 +69,21 @@ def test_a_compacted_profile_is_not_merged_as_if_complete(tmp_path):
     with pytest.raises(UserError, match="cannot merge .*compacted.cdxj: a compacted profile"):
         merge([compacted, other], str(tmp_path / "merged.cdxj"))
     assert not (tmp_path / "merged.cdxj").exists()
+
+
+def test_a_compacted_profile_is_not_merged_with_profiles_of_more_key_fields(tmp_path):
+    """Merged on fewer key fields (a language profile), a compacted input's unknown shares left
+    lines of urim and urir only, which validate and query then refused as damaged: refused first."""
+    from profiler.errors import UserError
+    from profiler.toolkit.merge import merge
+    out = _profile(tmp_path)
+    compacted = str(tmp_path / "compacted.cdxj")
+    compact_file(out, compacted, max_lines=10)
+    cdxj = tmp_path / "lang.cdxj.in"
+    cdxj.write_text('com,z)/ 20120101000000 {"url":"http://z.com/","mime":"text/html","status":"200",'
+                    '"digest":"ZZZZ","length":"10","languages":"eng"}\n')
+    lang = str(tmp_path / "lang.cdxj")
+    run_profile([str(cdxj)], lang, policy="lang", runner="inline")
+    with pytest.raises(UserError, match="a compacted profile"):
+        merge([compacted, lang], str(tmp_path / "merged.cdxj"))
+    assert not (tmp_path / "merged.cdxj").exists()
