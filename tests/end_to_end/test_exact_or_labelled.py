@@ -382,6 +382,16 @@ def test_compact_split_merge_diff_query_and_lookup_hold_the_oracle(tmp_path_fact
         merged = os.path.join(folder, "overlap.cdxj")
         merge(part_outs, merged)
         assert check_answers(merged, truth, rng, n=60, absent=absent) == []
+        # merging merged files stays sound: one part's profile again, cut in two, merged in twice
+        if len(parts[1]) > 1:
+            halves = [os.path.join(folder, "q%d.cdxj" % i) for i in range(2)]
+            profile_randomly(parts[1][:1], halves[0], policy_arg, rng)
+            profile_randomly(parts[1][1:], halves[1], policy_arg, rng)
+            inner = os.path.join(folder, "inner.cdxj")
+            merge(halves, inner)
+            nested = os.path.join(folder, "nested.cdxj")
+            merge([part_outs[0], inner], nested)
+            assert check_answers(nested, truth, rng, n=60, absent=absent) == []
         # diff of one part's profile and the whole's: exact, its changes the oracles'
         assert diff_against(part_outs[0], out, oracle_of(captures_of(parts[0]), policy), truth) == []
 
