@@ -308,6 +308,24 @@ def check_dated_lookups(path, truth, caps):
     return wrong
 
 
+def check_map(profile, truth, folder):
+    """The UKVS map of a profile: each line's urim/urir the oracle's all-time line's, or, marked,
+    a bound of it ('-' upper, '+' lower)."""
+    from profiler.files.ukvs import profile_to_map, read_map
+    path = os.path.join(folder, os.path.basename(profile) + ".ukvs")
+    profile_to_map(profile, path)
+    rest = " -" * (len(key_fields_of(profile)) - 1)
+    wrong = []
+    for key, f in read_map(path)[1]:
+        key = key.decode("utf-8") if isinstance(key, bytes) else key
+        t = truth.get(key + rest, (0, 0, 0, 0))
+        for value, mark, true in ((f.urim, f.urim_mark, t[0]), (f.urir, f.urir_mark, t[3])):
+            if not (mark == "" and value == true or mark == "-" and value >= true or mark == "+" and value <= true
+                    or mark == "~"):
+                wrong.append((key, f, t[:4]))
+    return wrong
+
+
 def diff_against(old, new, old_truth, new_truth):
     """diff OLD NEW's changed keys and deltas against the oracles' profiles of both."""
     from profiler.toolkit.diff import diff
@@ -348,8 +366,9 @@ def test_compact_split_merge_diff_query_and_lookup_hold_the_oracle(tmp_path_fact
 
     # query on the exact profile: every answer exact
     assert check_answers(out, truth, rng, absent=absent) == []
-    # lookup: the most specific all-time line
+    # lookup: the most specific all-time line; the map
     assert check_lookups(out, truth, caps) == []
+    assert check_map(out, truth, folder) == []
     assert check_dated_lookups(out, truth, caps) == []
 
     # compact: the lines it keeps are exact, a rolled-up key is answered with bounds that hold
@@ -382,6 +401,7 @@ def test_compact_split_merge_diff_query_and_lookup_hold_the_oracle(tmp_path_fact
         merged = os.path.join(folder, "overlap.cdxj")
         merge(part_outs, merged)
         assert check_answers(merged, truth, rng, n=60, absent=absent) == []
+        assert check_map(merged, truth, folder) == []
         # merging merged files stays sound: one part's profile again, cut in two, merged in twice
         if len(parts[1]) > 1:
             halves = [os.path.join(folder, "q%d.cdxj" % i) for i in range(2)]
