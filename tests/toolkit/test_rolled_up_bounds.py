@@ -87,3 +87,20 @@ def test_a_compacted_profile_is_not_merged_with_profiles_of_more_key_fields(tmp_
     with pytest.raises(UserError, match="a compacted profile"):
         merge([compacted, lang], str(tmp_path / "merged.cdxj"))
     assert not (tmp_path / "merged.cdxj").exists()
+
+
+def test_a_range_of_a_rolled_up_key_is_never_said_to_hold_none(tmp_path, capsys):
+    """query --from/--to and --series of a key compact rolled up (2 captures in 2012) said "no
+    captures in 2012:2013"; they say it may hold some (exit 1). A key of the complete profile
+    with none in the range still says none."""
+    from profiler.cli.main import main
+    out = _profile(tmp_path)
+    compacted = str(tmp_path / "compacted.cdxj")
+    compact_file(out, compacted, max_lines=10)
+    capsys.readouterr()
+    for args in (["--from", "2012", "--to", "2013"], ["--series", "year"]):
+        assert main(["query", compacted, "--surt", "com,a)/d/e/*"] + args) == 1
+        err = capsys.readouterr().err
+        assert "no captures" not in err and "may hold captures" in err and "compacted" in err
+    assert main(["query", out, "--surt", "com,a)/d/e/*", "--from", "2014", "--to", "2015"]) == 1
+    assert "no captures in 2014:2015" in capsys.readouterr().err
