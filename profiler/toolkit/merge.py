@@ -35,7 +35,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files import coverage, infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -546,31 +546,85 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
 
 
 def _bound_section(section, state, counter, layout):
-    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded."""
+    """The lines of one SURT (sorted: by datetime, then the other criteria), bounded. A key's
+    envelope is the line of the same fields with its resolved criteria '-' (the other optional
+    ones, size, collection, depth, are a capture's own, whatever it resolves to), else that of
+    its datetime alone, else its SURT's all-time line, else the root's; else, when the policy
+    writes none of those, the sum of the lines that part the same captures by the resolved
+    criteria at the key's levels (partition_envelope)."""
     dt_at = layouts.index(layout, criteria.DATETIME.name)
     resolved = [layouts.index(layout, c.name) for c in layout.criteria if c.resolved]
+    own = [j for j in range(1, len(layout.fields)) if j not in resolved]
 
     def rest(fields):
         return tuple(fields[j] for j in resolved)
+
+    def others(fields):
+        return tuple(fields[j] for j in own)
 
     anys = (b"-",) * len(resolved)
     envelopes = {}
     for fields, line, i in section:
         if rest(fields) == anys:
-            envelopes[fields[dt_at]] = jsonnum.loads(line[i + 1:])
+            envelopes[others(fields)] = jsonnum.loads(line[i + 1:])
     surt = section[0][0][0]
-    if b"-" in envelopes:
-        state["all_time"] = (surt, envelopes[b"-"])
+    no_others = (b"-",) * len(own)
+    if no_others in envelopes:
+        state["all_time"] = (surt, envelopes[no_others])
         if surt == b"*":
-            state["root"] = envelopes[b"-"]
+            state["root"] = envelopes[no_others]
     fallback = state["all_time"][1] if state["all_time"] and state["all_time"][0] == surt else state["root"]
+    parts = None
     for fields, line, i in section:
-        envelope = envelopes.get(fields[dt_at], fallback)
-        if rest(fields) != anys and envelope is not None:
-            counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
-            yield fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))
-        else:
+        if rest(fields) == anys:
             yield line
+            continue
+        dt_only = tuple(fields[j] if j == dt_at else b"-" for j in own)
+        envelope = envelopes.get(others(fields)) or envelopes.get(dt_only) or fallback
+        if envelope is None:
+            if parts is None:               # the section's lines by their fields but the resolved ones
+                parts = {}
+                for f, whole, k in section:
+                    parts.setdefault(others(f), []).append((f, whole[k + 1:]))
+            envelope = partition_envelope(fields, parts.get(others(fields), ()), layout)
+        counter["bounded"] = counter.get("bounded", 0) + (b"bounds" not in line[i:])
+        yield fields_line(line[:i], widen(jsonnum.loads(line[i + 1:]), envelope))
+
+
+def partition_envelope(fields, lines, layout):
+    """A value holding every capture of a key (fields: bytes) whatever its revisits resolve to,
+    from lines (fields, JSON bytes) of its SURT: those of the same datetime and other optional
+    fields whose resolved criteria are '-' where the key's are and at one of the same levels
+    where not. The policy writes a key's level combination for every value, so each capture
+    under the SURT, datetime and other fields is counted in exactly one of them: their highs
+    summed bound the key's counts, their first and last its first and last."""
+    resolved = [layouts.index(layout, c.name) for c in layout.criteria if c.resolved]
+    by_index = {layouts.index(layout, c.name): c for c in layout.criteria}
+
+    def levels(j, value):
+        return set(by_index[j].field_levels(value.decode("utf-8", "replace")))
+
+    wanted = {j: levels(j, fields[j]) for j in resolved}
+    total = {name: 0 for name in REVISIT_BOUNDED[:7]}
+    first = last = None
+    for other, value in lines:
+        if len(other) != len(fields) or any(other[j] != fields[j] for j in range(len(fields)) if j not in wanted):
+            continue
+        if any(not (levels(j, other[j]) & wanted[j]) for j in wanted):
+            continue
+        parsed = jsonnum.loads(value)
+        flat, bounds = flatten(parsed), parsed.get("bounds") or {}
+        for name in total:
+            total[name] += bounds.get(name, (None, flat.get(name, 0)))[1]
+        lo, hi = bounds.get("first", (flat.get("first"),))[0], bounds.get("last", (None, flat.get("last")))[1]
+        first = lo if first is None or (lo is not None and lo < first) else first
+        last = hi if last is None or (hi is not None and hi > last) else last
+    value = {"urim": {"total": total["urim.total"], "min": total["urim.min"], "max": total["urim.max"]},
+             "urir": total["urir"], "bytes": total["bytes"], "digests": total["digests"],
+             "dedup_bytes": total["dedup_bytes"]}
+    if first is not None and last is not None:
+        value.update(first=first, last=last)
+    return value
 
 
 #: the value of a key no input holds: no captures (bounds added by widen)
@@ -712,6 +766,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
     common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
+    if kind == "cdxj" and len(files) > 1:
+        refuse_compacted(paths, files)
     if common is not None:
         return _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created,
                                 bound_revisits, skip_bad_lines, checked, skipped_lines, sorted_inputs,
@@ -767,6 +823,18 @@ UNKNOWN_BOUNDED = ("urim.total", "urim.min", "urim.max", "urir")
 #: it, fewer coarser keys are known (the bounds stay sound, or the key cannot be bounded) and a
 #: document's months, TLDs and media types are not added up
 COARSE_LIMIT = 100000
+
+
+def refuse_compacted(paths, files):
+    """A MergeError for a compacted input among other profiles: its keys without a line may hold
+    captures that compaction rolled up into coarser lines, which merging would count as none (the
+    merged line written exact, the sum of the others), or, merged on fewer key fields, as an
+    unknown share that leaves lines without bytes, which the toolkit then refuses."""
+    for path, found in zip(paths, files):
+        if coverage.compacted(found.headers):
+            raise MergeError("cannot merge %s: a compacted profile (!meta compacted), whose keys without a line "
+                             "may hold captures rolled up into coarser lines, which a merge would count as none; "
+                             "merge the profiles it was compacted from, then compact" % path)
 
 
 def common_layout(paths, found):

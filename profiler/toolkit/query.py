@@ -12,6 +12,7 @@ import itertools
 import math
 import os
 
+from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, infiles, layout as layouts
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
@@ -20,7 +21,7 @@ from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
-from profiler.toolkit.merge import ZERO, widen
+from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 
 LEVELS = LEVEL_TYPES
@@ -213,17 +214,33 @@ class SortedProfile:
                    and value["merge"].get("unknown_keys") for name, value in self.headers)
 
     def envelope(self, fields):
-        """The value bounding a key's captures when the key has no line: its SURT and datetime's
-        line with the resolved criteria '-', else its SURT's all-time line, else the root's; or None."""
+        """The value bounding a key's captures when the key has no line: the line with every
+        other criterion '-' of its SURT and datetime, else of its SURT and a coarser datetime or
+        all time, else the same of its wildcard parents (nearest first: the line a compaction
+        rolled it into), else the root's; or None. Each holds every capture of the key."""
+        from profiler.toolkit.compact import parents
         layout = self.layout
         dt_at = layouts.index(layout, criteria.DATETIME.name)
-        for surt, dt in ((fields[0], fields[dt_at]), (fields[0], "-"), ("*", "-")):
+        dt = fields[dt_at]
+        datetimes = list(dict.fromkeys([dt] + [dt[:n] for n in (8, 6, 4) if len(dt) > n and dt != "-"] + ["-"]))
+        surts = list(dict.fromkeys([fields[0]] + parents(fields[0]) + ["*"]))
+        for surt, dt in itertools.product(surts, datetimes):
             key = [surt] + ["-"] * (len(layout.fields) - 1)
             key[dt_at] = dt
             wanted = " ".join(key).encode("utf-8") + b" {"
             for found, value in self.lines(wanted):
                 return value
         return None
+
+    def partition(self, fields):
+        """The value holding every capture of a key without a line in a merge whose revisits were
+        resolved within each input, when no line holds them all: the sum of the lines of its
+        SURT and datetime that part its captures (profiler.toolkit.merge.partition_envelope)."""
+        wanted = [f.encode("utf-8") for f in fields]
+        lines = [([f.encode("utf-8") for f in found], jsonnum.dumps(value))
+                 for found, value in self.lines(b" ".join(wanted[:2]) + b" ")]
+        value = partition_envelope(wanted, lines, self.layout)
+        return value if value["urim"]["total"] else None
 
     def policy(self):
         for name, value in self.headers:
@@ -357,11 +374,19 @@ def _query(profile, fixed, group, under, level, top, by):
     elif not found and None in values.values() and profile.unknown_keys():
         note = ("no line: a merge in which an input's share of a key may be unknown, so keys without a "
                 "line may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
+    # keys only revisits resolved in another input give have a resolved criterion other than '-'
+    resolved_asked = any(values[f] != "-" for f, c in zip(fields_of[1:], profile.layout.criteria) if c.resolved)
+    if not found and None in values.values() and note is None and profile.absent_keys() and resolved_asked:
+        note = ("no line: a merge of inputs whose revisits were resolved each on its own, so keys without a "
+                "line may hold revisits resolved in another input (ask for one key to see its bounds; "
+                "!meta absent_keys)")
     if found and None in values.values() and note is None:
         if profile.compacted():
             note = Caveat(LISTED_COMPACTED)
         elif profile.unknown_keys():
             note = Caveat(LISTED_UNKNOWN)
+        elif profile.absent_keys() and resolved_asked:
+            note = Caveat(LISTED_ABSENT)
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -378,6 +403,14 @@ def _query(profile, fixed, group, under, level, top, by):
             note = ROLLED_UP % ""
         if revisits_elsewhere or unknown_share or rolled_up:
             envelope = profile.envelope([values[f] for f in fields_of])
+            if envelope is None and revisits_elsewhere and not (unknown_share or rolled_up):
+                envelope = profile.partition([values[f] for f in fields_of])
+            if envelope is None and note.startswith("no captures"):
+                note = ("no line: a merge in which an input's share of a key may be unknown, so this key may "
+                        "hold captures (no line of this file bounds it; !meta unknown_keys)" if unknown_share else
+                        "no line: a merge of inputs whose revisits were resolved each on its own, so this "
+                        "key may hold revisits resolved in another input (no line of this file bounds it; "
+                        "!meta absent_keys)")
             if envelope is not None:
                 found = [(" ".join(values[f] for f in fields_of), absent_value(envelope))]
                 note = (ROLLED_UP % "its bounds; " if rolled_up else
@@ -395,6 +428,9 @@ class Caveat(str):
 #: the caveats of a grouping's lines in a compacted profile, and in a merge with unknown shares
 LISTED_COMPACTED = ("a compacted profile: keys compaction rolled up into coarser lines are not listed (their "
                     "captures are counted in those lines; ask for one key to see its bounds; !meta compacted)")
+LISTED_ABSENT = ("a merge of inputs whose revisits were resolved each on its own: keys that only revisits resolved "
+                 "in another input give have no line and are not listed (ask for one key to see its bounds; "
+                 "!meta absent_keys)")
 LISTED_UNKNOWN = ("a merge in which an input's share of a key may be unknown: keys without a line are not "
                   "listed, and may hold captures (ask for one key to see its bounds; !meta unknown_keys)")
 
