@@ -7,6 +7,7 @@ import os
 import sys
 
 from profiler import __version__, plugins
+from profiler.cli import stdio
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
@@ -67,6 +68,7 @@ def split_extra(argv):
 
 
 def main(argv=None):
+    stdio.hold_closed_streams()           # before any file is opened: none takes fd 0, 1 or 2
     if "_ARGCOMPLETE" in os.environ:      # a shell asks for completions (profiler.cli.commands.completion)
         import argcomplete
         argcomplete.autocomplete(build_parser())
@@ -154,7 +156,7 @@ def _cheaper_exit():
 def _logging(args):
     level = logging.ERROR if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    handler.setFormatter(_PrintableFormatter("%(name)s: %(message)s"))
     for name in ("archive-profiler", "mrjob"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
@@ -168,6 +170,14 @@ def _logging(args):
     logging.getLogger("mrjob").handlers[:] = [mrjob_handler]
     conf = logging.getLogger("mrjob.conf")
     conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters escaped: the file names they quote stay on one
+    line and send the terminal nothing to obey."""
+
+    def format(self, record):
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 
 class _NoConfigNotes(logging.Filter):

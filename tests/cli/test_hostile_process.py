@@ -1,0 +1,100 @@
+"""A run started in a hostile process state: standard streams closed (`>&-`, `<&-`, `2>&-`),
+file names with control characters in the end summaries. One line, never a traceback; nothing
+written through a descriptor that stood for a closed stream."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from profiler.run.profile import run_profile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
+
+
+def shell(command, cwd):
+    """command run by sh with the project's CLI as $AP."""
+    ap = "'%s' -m profiler.cli" % sys.executable
+    return subprocess.run(["sh", "-c", command.replace("$AP", ap)], capture_output=True, text=True, cwd=str(cwd),
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("p")
+    run_profile([SAMPLE], str(d / "p.cdxj"), created="2026-01-01T00:00:00Z")
+    assert shell("$AP ukvs p.cdxj -o m.ukvs", d).returncode == 0
+    return d
+
+
+#: every command that writes its answer to standard output
+TO_STDOUT = [
+    "query p.cdxj --surt 'com,*'",
+    "lookup m.ukvs http://www.cnn.com/",
+    "overlap p.cdxj p.cdxj",
+    "diff p.cdxj p.cdxj",
+    "export p.cdxj -o -",
+    "merge p.cdxj -o -",
+    "ukvs p.cdxj -o -",
+    "compact m.ukvs --max-lines 100 -o -",
+    "report p.cdxj -o -",
+    "profile %s -o -" % SAMPLE,
+    "completion bash",
+]
+
+
+@pytest.mark.parametrize("command", TO_STDOUT)
+def test_a_closed_standard_output_is_one_line(files, command):
+    """`>&-`: sys.stdout was None, a traceback (AttributeError) from every command, and the next
+    file opened took descriptor 1."""
+    r = shell("$AP %s >&-" % command, files)
+    assert "Traceback" not in r.stderr, r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    if command.startswith("diff"):          # no differences: nothing to write, exit 0
+        assert r.returncode == 0 and not errors, r.stderr
+        return
+    assert r.returncode == 2, r.stderr
+    assert errors == ["archive-profiler: error: standard output is closed: nothing can be written to it"], r.stderr
+
+
+@pytest.mark.parametrize("command", ["lookup m.ukvs -", "profile - -o o.cdxj", "validate -"])
+def test_a_closed_standard_input_is_one_line(files, command):
+    r = shell("$AP %s <&-" % command, files)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == \
+        "archive-profiler: error: standard input is closed: nothing can be read from it", r.stderr
+    assert not os.path.exists(files / "o.cdxj")
+
+
+def test_writing_to_a_file_with_standard_output_closed_works(files, tmp_path):
+    """The output opened while descriptor 1 is closed is never descriptor 1: nothing the run (or a
+    task it starts) prints lands in it."""
+    r = shell("$AP profile %s -o '%s' -r local >&- <&-" % (SAMPLE, tmp_path / "o.cdxj"), files)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o.cdxj").read_bytes().startswith(b"!context ")
+    r = shell("$AP split p.cdxj --max-lines 3000 -o '%s' >&-" % (tmp_path / "pg"), files)
+    assert r.returncode == 0 and "page(s)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("command", ["query p.cdxj --surt nonsense", "lookup nofile http://x.com/", "query p.cdxj"])
+def test_a_closed_standard_error_keeps_standard_output_clean(files, command):
+    """`2>&-`: print(file=None) wrote the error to standard output."""
+    r = shell("$AP %s 2>&-" % command, files)
+    assert "error" not in r.stdout and "Traceback" not in r.stdout, r.stdout
+    assert r.returncode in (0, 2)
+
+
+def test_file_names_in_summaries_are_printable(files, tmp_path):
+    """A file name with a newline or a terminal escape is shown escaped in every end summary
+    (it was printed raw: a second line, a colour change)."""
+    bad = "o\x1b[31m\nx"
+    for name in ("p.cdxj", "m.ukvs"):
+        (tmp_path / name).write_bytes((files / name).read_bytes())
+    for command in ["profile %s -o '%s.cdxj'" % (SAMPLE, bad), "merge p.cdxj -o '%s.m'" % bad,
+                    "ukvs p.cdxj -o '%s.u'" % bad, "export p.cdxj -o '%s.j'" % bad,
+                    "compact m.ukvs --max-lines 100 -o '%s.c'" % bad, "split p.cdxj --max-lines 3000 -o '%s.s'" % bad]:
+        r = shell("$AP %s" % command, tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert "\x1b" not in r.stderr and "o\\x1b[31m\\nx" in r.stderr, (command, r.stderr)
