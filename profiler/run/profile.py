@@ -292,7 +292,7 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
     _enter(phases, "job")
     task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     folder = os.path.join(work, "job-pure" if pure else "job")
-    with bar, bar.logging_through():
+    with bar, bar.logging_through(), _environment({}):
         try:
             parts, counters = localjob.LocalJob(manifest_paths, pol, folder, cores, resolve_revisits,
                                                 env=task_env, on_step=bar.step if bar.enabled else None).run()
@@ -393,8 +393,13 @@ def _failure_logs_held(signals, pure):
 
 @contextlib.contextmanager
 def _environment(values):
-    """os.environ with values set for the block (the inline runner's tasks run in this process)."""
-    old = {name: os.environ.get(name) for name in values}
+    """os.environ with values set for the block and the other variables only a run sets for its
+    tasks (contract.TASK_ENV) unset: the inline runner's tasks run in this process, and the other
+    runners' tasks inherit it."""
+    names = set(values) | set(contract.TASK_ENV)
+    old = {name: os.environ.get(name) for name in names}
+    for name in names - set(values):
+        os.environ.pop(name, None)
     os.environ.update(values)
     try:
         yield

@@ -98,3 +98,26 @@ def test_file_names_in_summaries_are_printable(files, tmp_path):
         r = shell("$AP %s" % command, tmp_path)
         assert r.returncode == 0, r.stderr
         assert "\x1b" not in r.stderr and "o\\x1b[31m\\nx" in r.stderr, (command, r.stderr)
+
+
+def _body(path):
+    return [line for line in path.read_bytes().splitlines() if b'"created"' not in line]
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_task_variables_in_the_client_s_environment_are_never_read(files, tmp_path, runner):
+    """The variables a run sets for its tasks (contract.TASK_ENV), set by the user: the inline
+    runner's tasks read them (a reduce range 'a-b' failed the job, a shared-digest filter of
+    /dev/zero hung growing, a progress folder was written into); now every run ignores them."""
+    (tmp_path / "progress").mkdir()
+    base = tmp_path / "base.cdxj"
+    assert shell("$AP profile %s -o %s -q -r %s" % (SAMPLE, base, runner), files).returncode == 0
+    garbage = {"ARCHIVE_PROFILER_REDUCE_RANGE": "a-b", "ARCHIVE_PROFILER_REDUCE_MERGE": "1",
+               "ARCHIVE_PROFILER_SHARED_DIGESTS": "/dev/zero", "ARCHIVE_PROFILER_DIGEST_FILTER": "8 /dev/zero",
+               "ARCHIVE_PROFILER_PROGRESS": str(tmp_path / "progress"), "ARCHIVE_PROFILER_SIGNALS": "/nonexistent"}
+    out = tmp_path / "o.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", SAMPLE, "-o", str(out), "-q", "-r", runner],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT, **garbage), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert _body(out) == _body(base)
+    assert os.listdir(tmp_path / "progress") == []
