@@ -13,6 +13,7 @@ from profiler.errors import UserError
 from profiler.model import criteria
 
 _DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 #: the tolerant option of every command that reads profiles and maps (profiler.files.datalines)
 SKIP_BAD_LINES = "--skip-bad-lines"
@@ -36,6 +37,15 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError("must be a positive whole number, not %d" % value)
     return value
+
+
+def seconds(text):
+    """A duration in seconds: ASCII digits with an optional fraction (float() also takes other
+    scripts' digits, blanks around, '_' between digits, signs, exponents, 'nan' and 'inf')."""
+    if not isinstance(text, str) or _DECIMAL.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError("not a number of seconds (ASCII digits 0-9, a '.' and a fraction "
+                                         "allowed): %r" % text[:40])
+    return float(text)
 
 
 def cores(text):

@@ -80,3 +80,21 @@ def test_ascii_numbers_still_work(files):
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 3
     r = cli("lookup", files["profile"], "http://cnn.com/", "--datetime", "2013")
     assert r.returncode == 0 and r.stdout.startswith("http://cnn.com/\t")
+
+
+@pytest.mark.parametrize("option", ["--idle-timeout", "--head-timeout", "--write-timeout"])
+@pytest.mark.parametrize("value", ["٣", "３", "³", " 3", "3 ", "+3", "1_000", "1e3", "0x10"])
+def test_seconds_of_other_digits_or_spellings(files, option, value):
+    """serve's timeouts were read by float(), which takes other scripts' digits, blanks, signs,
+    '_' and exponents: `--idle-timeout ٣` served with 3 s."""
+    r = cli("serve", files["map"], "--port", "0", option, value)
+    assert one_line_error(r.returncode, r.stderr, "not a number of seconds"), r.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "explore"])
+@pytest.mark.parametrize("host", ["a" * 100, "a..b", "." * 3])
+def test_a_host_the_idna_codec_refuses_is_one_line(files, command, host):
+    """A host name with a label over 63 characters or an empty one: a traceback (UnicodeError
+    from the IDNA codec in getaddrinfo)."""
+    r = cli(command, files["map" if command == "serve" else "profile"], "--port", "0", "--host", host)
+    assert one_line_error(r.returncode, r.stderr, "cannot listen on"), r.stderr
