@@ -101,6 +101,9 @@ def main(argv=None):
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
         return 0
+    except MemoryError:
+        print("%s: error: out of memory (the previous output, if any, is unchanged)" % PROG, file=sys.stderr)
+        return 1
     except (RunError, OSError) as e:
         print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, printable(str(e))), file=sys.stderr)
         return 1

@@ -121,3 +121,40 @@ def test_task_variables_in_the_client_s_environment_are_never_read(files, tmp_pa
     assert r.returncode == 0, r.stderr
     assert _body(out) == _body(base)
     assert os.listdir(tmp_path / "progress") == []
+
+
+def _limited(megabytes):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+    return limit
+
+
+@pytest.fixture(scope="module")
+def huge_header(files):
+    """The profile with a header line of 60 MB (under datalines.MAX_HEADER: read and parsed)."""
+    lines = (files / "p.cdxj").read_bytes().splitlines()
+    heads = sorted([x for x in lines if x.startswith(b"!")] + [b'!meta {"x":"' + b"a" * (60 << 20) + b'"}'])
+    path = files / "huge-header.cdxj"
+    path.write_bytes(b"\n".join(heads + [x for x in lines if not x.startswith(b"!")]) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("megabytes", [150, 200, 250, 300])
+@pytest.mark.parametrize("command", [["lookup", "{f}", "http://www.cnn.com/"], ["validate", "{f}"],
+                                     ["merge", "{f}", "-o", "{d}/o.cdxj"], ["ukvs", "{f}", "-o", "{d}/o.ukvs"],
+                                     ["report", "{p}", "-o", "{d}/o.html"]])
+def test_a_small_address_space_is_one_line(files, huge_header, tmp_path, megabytes, command):
+    """RLIMIT_AS too small for the work: exit 1 and one line (`out of memory`, or the report's
+    libraries not loaded), never a crash or a traceback. orjson crashed (SIGSEGV) on the 60 MB header
+    line, or called it not JSON (validate: INVALID); the report's imports gave a SystemError."""
+    argv = [a.format(f=huge_header, d=tmp_path, p=files / "p.cdxj") for a in command]
+    r = subprocess.run([sys.executable, "-m", "profiler.cli"] + argv, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=120, preexec_fn=_limited(megabytes))
+    assert r.returncode in (0, 1), (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr and "INVALID" not in r.stderr, r.stderr[-2000:]
+    if r.returncode == 1:
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr[-2000:]
+        assert "out of memory" in r.stderr or "could not be loaded" in r.stderr or "OpenBLAS" in r.stderr, r.stderr
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
