@@ -57,6 +57,30 @@ def cores(text):
     return value
 
 
+#: arguments that may be any bytes the system takes: paths (their names are bytes, kept as
+#: os.fsdecode gives them), and what is percent-encoded where it is written (a URI looked up, a
+#: collection's label or pattern)
+ANY_BYTES = {"inputs", "output", "profile", "file", "files", "input", "prefix", "old", "new", "a", "b", "png",
+             "conf_path", "manifest", "policy", "config", "input_collection", "uri", "collection",
+             "collection_pattern", "extra"}
+
+
+def not_utf8(args):
+    """The first option of args (an argparse Namespace) whose text is not UTF-8, as (its name, its
+    value), or None. Bytes of an argument that are not UTF-8 reach Python as lone surrogates,
+    which no JSON or HTML output can hold (a traceback where they were written)."""
+    for name, value in sorted(vars(args).items()):
+        if name in ANY_BYTES:
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "--" + name.replace("_", "-"), text
+    return None
+
+
 def add_criteria_options(p, help, only=None):
     """An option --NAME for each criterion of the registry (profiler.model.criteria) that only(c)
     takes (None: every one), its help help(c): a subcommand takes every criterion the registry

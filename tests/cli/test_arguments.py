@@ -98,3 +98,35 @@ def test_a_host_the_idna_codec_refuses_is_one_line(files, command, host):
     from the IDNA codec in getaddrinfo)."""
     r = cli(command, files["map" if command == "serve" else "profile"], "--port", "0", "--host", host)
     assert one_line_error(r.returncode, r.stderr, "cannot listen on"), r.stderr
+
+
+NOT_UTF8 = os.fsdecode(b"\xff\xfe")
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["profile", SAMPLE, "-o", "{dir}/x.cdxj", "--archive-uri"], "--archive-uri"),
+    (["ukvs", "{profile}", "-o", "{dir}/x.ukvs", "--archive-uri"], "--archive-uri"),
+    (["merge", "{profile}", "-o", "{dir}/x.cdxj", "--archive-uri"], "--archive-uri"),
+    (["report", "{profile}", "-o", "{dir}/x.html", "--title"], "--title"),
+    (["query", "{profile}", "--surt"], "--surt"),
+    (["query", "{profile}", "--mime"], "--mime"),
+    (["query", "{profile}", "--group", "surt", "--under"], "--under"),
+    (["split", "{profile}", "--max-lines", "3000", "-o", "{dir}/pg", "--base-uri"], "--base-uri"),
+])
+def test_an_option_that_is_not_utf8_is_one_line(files, argv, option):
+    """Bytes of an argument that are not UTF-8 (lone surrogates in Python) in a value written to
+    JSON or HTML, or encoded for a search: a traceback (orjson's TypeError, a UnicodeEncodeError)."""
+    r = subprocess.run([sys.executable, "-m", "profiler.cli"] + [a.format(**files) for a in argv] + [NOT_UTF8],
+                       capture_output=True, text=True, errors="replace", env=dict(os.environ, PYTHONPATH=ROOT),
+                       timeout=120)
+    assert one_line_error(r.returncode, r.stderr, "argument %s: not UTF-8" % option), r.stderr
+    assert not [n for n in os.listdir(files["dir"]) if n.startswith(("x.", "pg"))]
+
+
+def test_a_split_prefix_that_is_not_utf8_is_one_line(files):
+    """The pages' names are written into their links (JSON): a prefix not UTF-8 was a traceback."""
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "split", files["profile"], "--max-lines", "3000",
+                        "-o", os.path.join(str(files["dir"]), NOT_UTF8)], capture_output=True, text=True,
+                       errors="replace", env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert one_line_error(r.returncode, r.stderr, "the prefix is not UTF-8"), r.stderr
+    assert not [n for n in os.listdir(files["dir"]) if n.startswith((NOT_UTF8, ".split-"))]

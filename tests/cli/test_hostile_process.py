@@ -158,3 +158,21 @@ def test_a_small_address_space_is_one_line(files, huge_header, tmp_path, megabyt
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr[-2000:]
         assert "out of memory" in r.stderr or "could not be loaded" in r.stderr or "OpenBLAS" in r.stderr, r.stderr
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("limit", [12, 40])
+def test_serve_with_too_few_open_files_is_one_line(files, limit):
+    """RLIMIT_NOFILE below what 16 connections need beside the spare descriptors: serve claimed 16
+    connections, then failed `Too many open files` with asyncio's warnings (12), or served with
+    fewer descriptors than it promised connections (40)."""
+    import resource
+
+    def few():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "serve", str(files / "m.ukvs"), "--port", "0"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=60,
+                       preexec_fn=few)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "archive-profiler: error: open files limited to %d: serve needs at least 82 for 1 archive(s) "
+        "(raise it with ulimit -n)" % limit], r.stderr
