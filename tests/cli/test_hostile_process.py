@@ -176,3 +176,21 @@ def test_serve_with_too_few_open_files_is_one_line(files, limit):
     assert r.stderr.strip().splitlines() == [
         "archive-profiler: error: open files limited to %d: serve needs at least 82 for 1 archive(s) "
         "(raise it with ulimit -n)" % limit], r.stderr
+
+
+@pytest.mark.parametrize("variable", ["HOME", "XDG_CACHE_HOME"])
+def test_a_home_or_cache_base_that_is_not_there_is_never_made(files, tmp_path, variable):
+    """HOME (or XDG_CACHE_HOME) naming a folder that does not exist: the run made it, and the
+    folders above it, to keep its cache there; now nothing is kept and the run is the same."""
+    gone = tmp_path / "gone" / "home"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("XDG_CACHE_HOME", None)
+    env[variable] = str(gone if variable == "HOME" else gone / ".cache")
+    out = tmp_path / "o.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", SAMPLE, "-o", str(out), "-q"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "gone").exists()
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", str(out), "http://www.cnn.com/"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and not (tmp_path / "gone").exists(), r.stderr
