@@ -8,6 +8,7 @@ import sys
 
 from profiler import __version__, plugins
 from profiler.cli import arguments, stdio
+from profiler.io import signalmask
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
@@ -73,25 +74,22 @@ def main(argv=None):
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
-    try:
-        plugins.load()                    # before the options: a plugin's criterion has its own
-    except UserError as e:
-        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
-        return 2
-    parser = build_parser(argv)
-    args = parse(parser, argv)
-    if not args.command:
-        parser.print_help()
-        return 2
-    if extra and not getattr(args.module, "TAKES_EXTRA", False):
-        parser.error("%s takes no arguments after '--'" % args.command)
-    args.extra = extra
-    bad = arguments.not_utf8(args)
-    if bad:
-        parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
-    _logging(args)
     previous = _raise_on_sigterm()
     try:
+        with signalmask.held():           # Ctrl-C while extensions load: delivered once they have
+            plugins.load()                # before the options: a plugin's criterion has its own
+            parser = build_parser(argv)
+        args = parse(parser, argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        if extra and not getattr(args.module, "TAKES_EXTRA", False):
+            parser.error("%s takes no arguments after '--'" % args.command)
+        args.extra = extra
+        bad = arguments.not_utf8(args)
+        if bad:
+            parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
+        _logging(args)
         return args.module.run(args) or 0
     except UserError as e:
         print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)

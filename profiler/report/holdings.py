@@ -14,6 +14,7 @@ import re
 
 from profiler import GENERATOR, jsonnum
 from profiler import extras
+from profiler.io import signalmask
 from profiler.errors import RunError, UserError
 from profiler.files import layout as layouts, outfiles
 from profiler.files.output import write_atomic, write_bytes_atomic
@@ -497,17 +498,18 @@ def _needs_report_extra():
     """The report's libraries imported: a UserError naming the extra when one is not installed, a
     RunError when one is but cannot be loaded (its shared libraries not mapped: a limit of address
     space, RLIMIT_AS, too small)."""
-    try:
-        import jinja2  # noqa: F401
-        import matplotlib  # noqa: F401
-    except ModuleNotFoundError as e:
-        raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
-    except (ImportError, SystemError, MemoryError) as e:
-        raise _unloadable(e)
-    try:
-        from profiler.report import charts  # noqa: F401       (matplotlib's figures, PIL)
-    except (ImportError, SystemError, MemoryError) as e:
-        raise _unloadable(e)
+    with signalmask.held():                 # a Ctrl-C in numpy's or PIL's initialisation crashed
+        try:
+            import jinja2  # noqa: F401
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError as e:
+            raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
+        except (ImportError, SystemError, MemoryError) as e:
+            raise _unloadable(e)
+        try:
+            from profiler.report import charts  # noqa: F401       (matplotlib's figures, PIL)
+        except (ImportError, SystemError, MemoryError) as e:
+            raise _unloadable(e)
 
 
 def _unloadable(error):
@@ -540,7 +542,8 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, s
     if png_dir is not None:
         os.makedirs(png_dir, exist_ok=True)
     for chart in drawn:
-        svgs[chart.id], png = charts_mod.render(chart, with_png=png_dir is not None)
+        with signalmask.held():                 # a Ctrl-C inside Agg's drawing came out as another error
+            svgs[chart.id], png = charts_mod.render(chart, with_png=png_dir is not None)
         if png is not None:
             path = os.path.join(png_dir, chart.id + ".png")
             write_bytes_atomic(path, png)
