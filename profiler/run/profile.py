@@ -20,6 +20,7 @@ from profiler.run.progress import RunProgress
 from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
+from profiler.io import signalmask
 from profiler.runtime import leftovers as runner_leftovers, localjob, policycache, preflight, remote, taskenv
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -219,7 +220,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
         _enter(phases, "cleanup")
-        shutil.rmtree(work, ignore_errors=True)
+        _removed(work)
 
 
 def _enter(phases, name):
@@ -241,7 +242,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
                     cmdenv + list(extra_args), files)
     job = ProfileJob(args)
-    with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
+    with _cleaned_up(preflight.make_runner(job)) as mr, runner_leftovers.removed_at_exit(mr), bar, \
             bar.logging_through(), _environment(task_env if runner == "inline" else {}):
         try:
             with _failure_logs_held(signals, pure):
@@ -305,7 +306,7 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
                                                 created, skipped_files, duplicates, resolve_revisits,
                                                 detect_language, input_names)
         _enter(phases, "cleanup")
-    shutil.rmtree(folder, ignore_errors=True)
+    _removed(folder)
     return n_lines, size, len(parts), counters, summary
 
 
@@ -389,6 +390,24 @@ def _failure_logs_held(signals, pure):
                 if id(record) not in seen:
                     seen.add(id(record))
                     logging.getLogger(record.name).handle(record)
+
+
+def _removed(folder):
+    """folder removed whole: a Ctrl-C or SIGTERM meanwhile is held until it is gone (it left the
+    rest of the folder behind)."""
+    with signalmask.held():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _cleaned_up(runner):
+    """The runner, cleaned up (its temp folder removed) however the block ends, with signals held
+    meanwhile: an interrupt during mrjob's cleanup left the rest of its temp folder behind."""
+    try:
+        yield runner
+    finally:
+        with signalmask.held():
+            runner.cleanup()
 
 
 @contextlib.contextmanager
