@@ -7,7 +7,7 @@ import os
 import sys
 
 from profiler import __version__, plugins
-from profiler.cli import arguments, stdio
+from profiler.cli import stdio
 from profiler.io import signalmask
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
@@ -86,7 +86,8 @@ def main(argv=None):
         if extra and not getattr(args.module, "TAKES_EXTRA", False):
             parser.error("%s takes no arguments after '--'" % args.command)
         args.extra = extra
-        bad = arguments.not_utf8(args)
+        from profiler.cli.arguments import not_utf8
+        bad = not_utf8(args)
         if bad:
             parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
         _logging(args)
