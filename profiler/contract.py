@@ -22,6 +22,10 @@ SHARED_ENV = "ARCHIVE_PROFILER_SHARED_DIGESTS"
 #: runs it merges (profiler.runtime.presorted, profiler.runtime.task)
 RANGE_ENV = "ARCHIVE_PROFILER_REDUCE_RANGE"
 MERGE_ENV = "ARCHIVE_PROFILER_REDUCE_MERGE"
+#: what only a run sets for its tasks: a value in the client's own environment is never passed on
+#: nor read by a task run in the client (the inline runner). PROGRESS_ENV is passed on: the tasks
+#: only write their reports into the folder it names (tests watch them there)
+TASK_ENV = (SIGNALS_ENV, FILTER_ENV, SHARED_ENV, RANGE_ENV, MERGE_ENV)
 #: modules that add criteria or formats, loaded by every process of a run (profiler.plugins):
 #: comma-separated names
 PLUGINS_ENV = "ARCHIVE_PROFILER_PLUGINS"

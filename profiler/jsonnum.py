@@ -15,6 +15,11 @@ import orjson
 _LONG_BYTES = re.compile(rb"[0-9]{19}")
 _LONG_TEXT = re.compile(r"[0-9]{19}")
 
+#: the longest text orjson reads: under a small limit of address space (RLIMIT_AS) it crashed
+#: (SIGSEGV) on a header line of 60 MB, or called it not JSON ("Not enough memory"); the standard
+#: library raises MemoryError
+ORJSON_MAX = 1 << 20
+
 #: what loads raises on text that is not JSON (orjson's errors are of this class too)
 JSONDecodeError = json.JSONDecodeError
 
@@ -50,8 +55,13 @@ def loads(data):
     """JSON text (bytes or str) -> value, as orjson reads it; integers of any size exact.
     Errors are ValueErrors (json.JSONDecodeError) as orjson's are."""
     long = (_LONG_BYTES if isinstance(data, (bytes, bytearray, memoryview)) else _LONG_TEXT).search(data)
-    if long is None:
-        return orjson.loads(data)
+    if long is None and len(data) <= ORJSON_MAX:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            if str(e).startswith("Not enough memory"):
+                raise MemoryError(str(e)) from None
+            raise
     if isinstance(data, memoryview):
         data = bytes(data)
     try:

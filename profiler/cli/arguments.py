@@ -13,6 +13,7 @@ from profiler.errors import UserError
 from profiler.model import criteria
 
 _DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 #: the tolerant option of every command that reads profiles and maps (profiler.files.datalines)
 SKIP_BAD_LINES = "--skip-bad-lines"
@@ -38,6 +39,15 @@ def positive_int(text):
     return value
 
 
+def seconds(text):
+    """A duration in seconds: ASCII digits with an optional fraction (float() also takes other
+    scripts' digits, blanks around, '_' between digits, signs, exponents, 'nan' and 'inf')."""
+    if not isinstance(text, str) or _DECIMAL.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError("not a number of seconds (ASCII digits 0-9, a '.' and a fraction "
+                                         "allowed): %r" % text[:40])
+    return float(text)
+
+
 def cores(text):
     """A number of processes: a count of at least 1 and at most MAX_CORES."""
     from profiler.runtime.preflight import MAX_CORES
@@ -45,6 +55,30 @@ def cores(text):
     if value > MAX_CORES:
         raise argparse.ArgumentTypeError("must be at most %d, not %d" % (MAX_CORES, value))
     return value
+
+
+#: arguments that may be any bytes the system takes: paths (their names are bytes, kept as
+#: os.fsdecode gives them), and what is percent-encoded where it is written (a URI looked up, a
+#: collection's label or pattern)
+ANY_BYTES = {"inputs", "output", "profile", "file", "files", "input", "prefix", "old", "new", "a", "b", "png",
+             "conf_path", "manifest", "policy", "config", "input_collection", "uri", "collection",
+             "collection_pattern", "extra"}
+
+
+def not_utf8(args):
+    """The first option of args (an argparse Namespace) whose text is not UTF-8, as (its name, its
+    value), or None. Bytes of an argument that are not UTF-8 reach Python as lone surrogates,
+    which no JSON or HTML output can hold (a traceback where they were written)."""
+    for name, value in sorted(vars(args).items()):
+        if name in ANY_BYTES:
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "--" + name.replace("_", "-"), text
+    return None
 
 
 def add_criteria_options(p, help, only=None):

@@ -7,6 +7,8 @@ import os
 import sys
 
 from profiler import __version__, plugins
+from profiler.cli import stdio
+from profiler.io import signalmask
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
@@ -67,26 +69,28 @@ def split_extra(argv):
 
 
 def main(argv=None):
+    stdio.hold_closed_streams()           # before any file is opened: none takes fd 0, 1 or 2
     if "_ARGCOMPLETE" in os.environ:      # a shell asks for completions (profiler.cli.commands.completion)
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
-    try:
-        plugins.load()                    # before the options: a plugin's criterion has its own
-    except UserError as e:
-        print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
-        return 2
-    parser = build_parser(argv)
-    args = parse(parser, argv)
-    if not args.command:
-        parser.print_help()
-        return 2
-    if extra and not getattr(args.module, "TAKES_EXTRA", False):
-        parser.error("%s takes no arguments after '--'" % args.command)
-    args.extra = extra
-    _logging(args)
     previous = _raise_on_sigterm()
     try:
+        with signalmask.held():           # Ctrl-C while extensions load: delivered once they have
+            plugins.load()                # before the options: a plugin's criterion has its own
+            parser = build_parser(argv)
+        args = parse(parser, argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        if extra and not getattr(args.module, "TAKES_EXTRA", False):
+            parser.error("%s takes no arguments after '--'" % args.command)
+        args.extra = extra
+        from profiler.cli.arguments import not_utf8
+        bad = not_utf8(args)
+        if bad:
+            parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
+        _logging(args)
         return args.module.run(args) or 0
     except UserError as e:
         print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
@@ -99,6 +103,9 @@ def main(argv=None):
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
         return 0
+    except MemoryError:
+        print("%s: error: out of memory (the previous output, if any, is unchanged)" % PROG, file=sys.stderr)
+        return 1
     except (RunError, OSError) as e:
         print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, printable(str(e))), file=sys.stderr)
         return 1
@@ -154,7 +161,7 @@ def _cheaper_exit():
 def _logging(args):
     level = logging.ERROR if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    handler.setFormatter(_PrintableFormatter("%(name)s: %(message)s"))
     for name in ("archive-profiler", "mrjob"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
@@ -168,6 +175,14 @@ def _logging(args):
     logging.getLogger("mrjob").handlers[:] = [mrjob_handler]
     conf = logging.getLogger("mrjob.conf")
     conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters escaped: the file names they quote stay on one
+    line and send the terminal nothing to obey."""
+
+    def format(self, record):
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 
 class _NoConfigNotes(logging.Filter):

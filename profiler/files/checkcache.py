@@ -40,6 +40,8 @@ def open_folder(create):
     """A descriptor of the cache folder (made 0700 when create), or None when it is not the
     user's own or is writable by others."""
     path = folder()
+    if create and not os.path.isdir(os.path.dirname(os.path.dirname(path))):
+        return None             # a home folder (or $XDG_CACHE_HOME's parent) that is not there is not made
     if create:
         try:
             os.makedirs(path, 0o700, exist_ok=True)

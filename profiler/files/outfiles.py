@@ -195,7 +195,7 @@ def _alive(pid):
 def write(path, write_to, inputs=()):
     """Call write_to(binary file) to make path: standard output for '-', else atomically."""
     if is_stdout(path):
-        out = sys.stdout.buffer
+        out = _WholeWrites(sys.stdout.buffer)
         write_to(out)
         out.flush()
         return path
@@ -218,6 +218,31 @@ def write(path, write_to, inputs=()):
         raise
     fsync_dir(os.path.dirname(os.path.abspath(real)))
     return real
+
+
+class _WholeWrites:
+    """A binary stream whose write() writes all its bytes or raises: a buffered stream writes
+    part of a large block to a pipe whose reader has gone, returns that count and says nothing of
+    the broken pipe (which the next write would raise, when there is one)."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, data):
+        view = memoryview(data)
+        while view:
+            n = self.out.write(view)
+            if n is None or n >= len(view):
+                break
+            view = view[n:]
+        return len(data)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        self.out.flush()
 
 
 def replaced(real):

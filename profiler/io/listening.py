@@ -13,7 +13,7 @@ def listening_socket(host, port, backlog=128):
     TCP_NODELAY sends them at once (accepted sockets inherit it)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as e:
+    except (socket.gaierror, UnicodeError) as e:      # UnicodeError: a label the IDNA codec refuses
         raise UserError("cannot listen on %s: %s" % (host, e))
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)

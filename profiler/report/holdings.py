@@ -14,7 +14,8 @@ import re
 
 from profiler import GENERATOR, jsonnum
 from profiler import extras
-from profiler.errors import UserError
+from profiler.io import signalmask
+from profiler.errors import RunError, UserError
 from profiler.files import layout as layouts, outfiles
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.datalines import DataFile
@@ -494,11 +495,26 @@ def render_page(holdings, sections, svgs, title=None):
 
 
 def _needs_report_extra():
-    try:
-        import jinja2  # noqa: F401
-        import matplotlib  # noqa: F401
-    except ImportError as e:
-        raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
+    """The report's libraries imported: a UserError naming the extra when one is not installed, a
+    RunError when one is but cannot be loaded (its shared libraries not mapped: a limit of address
+    space, RLIMIT_AS, too small)."""
+    with signalmask.held():                 # a Ctrl-C in numpy's or PIL's initialisation crashed
+        try:
+            import jinja2  # noqa: F401
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError as e:
+            raise extras.missing("the report command", "report", "Jinja2, matplotlib: %s" % e)
+        except (ImportError, SystemError, MemoryError) as e:
+            raise _unloadable(e)
+        try:
+            from profiler.report import charts  # noqa: F401       (matplotlib's figures, PIL)
+        except (ImportError, SystemError, MemoryError) as e:
+            raise _unloadable(e)
+
+
+def _unloadable(error):
+    return RunError("the report's libraries (matplotlib) could not be loaded: %s (out of memory? see ulimit -v)"
+                    % (str(error).splitlines()[0] if str(error) else type(error).__name__))
 
 
 def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, skipped=None):
@@ -526,7 +542,8 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, s
     if png_dir is not None:
         os.makedirs(png_dir, exist_ok=True)
     for chart in drawn:
-        svgs[chart.id], png = charts_mod.render(chart, with_png=png_dir is not None)
+        with signalmask.held():                 # a Ctrl-C inside Agg's drawing came out as another error
+            svgs[chart.id], png = charts_mod.render(chart, with_png=png_dir is not None)
         if png is not None:
             path = os.path.join(png_dir, chart.id + ".png")
             write_bytes_atomic(path, png)

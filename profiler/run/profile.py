@@ -20,6 +20,7 @@ from profiler.run.progress import RunProgress
 from profiler.model import collection as collection_mod, criteria
 from profiler.model.policy import load as load_policy
 from profiler import contract, plugins
+from profiler.io import signalmask
 from profiler.runtime import leftovers as runner_leftovers, localjob, policycache, preflight, remote, taskenv
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr", "dataproc")
@@ -219,7 +220,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
         _enter(phases, "cleanup")
-        shutil.rmtree(work, ignore_errors=True)
+        _removed(work)
 
 
 def _enter(phases, name):
@@ -241,7 +242,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
                     cmdenv + list(extra_args), files)
     job = ProfileJob(args)
-    with preflight.make_runner(job) as mr, runner_leftovers.removed_at_exit(mr), bar, \
+    with _cleaned_up(preflight.make_runner(job)) as mr, runner_leftovers.removed_at_exit(mr), bar, \
             bar.logging_through(), _environment(task_env if runner == "inline" else {}):
         try:
             with _failure_logs_held(signals, pure):
@@ -292,7 +293,7 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
     _enter(phases, "job")
     task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     folder = os.path.join(work, "job-pure" if pure else "job")
-    with bar, bar.logging_through():
+    with bar, bar.logging_through(), _environment({}):
         try:
             parts, counters = localjob.LocalJob(manifest_paths, pol, folder, cores, resolve_revisits,
                                                 env=task_env, on_step=bar.step if bar.enabled else None).run()
@@ -305,7 +306,7 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
                                                 created, skipped_files, duplicates, resolve_revisits,
                                                 detect_language, input_names)
         _enter(phases, "cleanup")
-    shutil.rmtree(folder, ignore_errors=True)
+    _removed(folder)
     return n_lines, size, len(parts), counters, summary
 
 
@@ -391,10 +392,33 @@ def _failure_logs_held(signals, pure):
                     logging.getLogger(record.name).handle(record)
 
 
+def _removed(folder):
+    """folder removed whole: a Ctrl-C or SIGTERM meanwhile is held until it is gone (it left the
+    rest of the folder behind)."""
+    with signalmask.held():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _cleaned_up(runner):
+    """The runner, cleaned up (its temp folder removed) however the block ends, with signals held
+    meanwhile: an interrupt during mrjob's cleanup left the rest of its temp folder behind."""
+    try:
+        yield runner
+    finally:
+        with signalmask.held():
+            runner.cleanup()
+
+
 @contextlib.contextmanager
 def _environment(values):
-    """os.environ with values set for the block (the inline runner's tasks run in this process)."""
-    old = {name: os.environ.get(name) for name in values}
+    """os.environ with values set for the block and the other variables only a run sets for its
+    tasks (contract.TASK_ENV) unset: the inline runner's tasks run in this process, and the other
+    runners' tasks inherit it."""
+    names = set(values) | set(contract.TASK_ENV)
+    old = {name: os.environ.get(name) for name in names}
+    for name in names - set(values):
+        os.environ.pop(name, None)
     os.environ.update(values)
     try:
         yield

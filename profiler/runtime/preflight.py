@@ -44,23 +44,34 @@ def _importable(module):
 
 def check_conf_paths(runner, conf_paths):
     """UserError for an mrjob config that is missing, unreadable, not YAML/JSON or not shaped
-    like one (mrjob reads it only when the runner starts)."""
+    like one (mrjob reads it only when the runner starts). Without conf_paths, the config mrjob
+    finds by itself ($MRJOB_CONF, ~/.mrjob.conf, /etc/mrjob.conf) is checked."""
     import logging
-    from mrjob.conf import load_opts_from_mrjob_confs
-    for path in conf_paths:
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as e:
-            raise UserError("cannot read mrjob config %s: %s" % (path, e.strerror or e))
+    from mrjob.conf import find_mrjob_conf, load_opts_from_mrjob_confs
     conf_log = logging.getLogger("mrjob.conf")
     level, conf_log.level = conf_log.level, logging.ERROR     # its "No configs specified" notes
     try:
-        load_opts_from_mrjob_confs(runner, list(conf_paths))
-    except Exception as e:
-        raise UserError("bad mrjob config %s: %s" % (", ".join(conf_paths), _one_line(e)))
+        found = not conf_paths
+        if found:
+            conf_paths = [p for p in [find_mrjob_conf()] if p]
+        for path in conf_paths:
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as e:
+                raise UserError("cannot read mrjob config %s%s: %s" % (path, FOUND if found else "",
+                                                                       e.strerror or e))
+        try:
+            load_opts_from_mrjob_confs(runner, list(conf_paths))
+        except Exception as e:
+            raise UserError("bad mrjob config %s%s: %s" % (", ".join(conf_paths), FOUND if found else "",
+                                                          _one_line(e)))
     finally:
         conf_log.level = level
+
+
+#: how a config mrjob found by itself is named
+FOUND = " (found by mrjob: $MRJOB_CONF, ~/.mrjob.conf or /etc/mrjob.conf)"
 
 
 def make_runner(job):

@@ -17,6 +17,7 @@ import time
 
 import orjson
 
+from profiler.errors import UserError
 from profiler.io.listening import listening_socket
 from profiler.serve.archives import open_archives
 from profiler.serve.limits import Limits
@@ -26,6 +27,8 @@ from profiler.serve.web import Service, asgi_app, wsgi_app
 ENV = "ARCHIVE_PROFILER_SERVE"
 #: descriptors kept beside the connections (archives' files, the listening socket, logs)
 SPARE_FILES = 64
+#: the fewest connections a worker is started with: fewer open files than they need is refused
+MIN_CONNECTIONS = 16
 
 log = logging.getLogger("archive-profiler")
 
@@ -64,7 +67,11 @@ def fit_connections_to_files(archives):
         except (ValueError, OSError):
             pass
         if soft < need:
-            Limits.configure(max_connections=max(16, soft - SPARE_FILES - 2 * archives))
+            fewest = MIN_CONNECTIONS + SPARE_FILES + 2 * archives
+            if soft < fewest:
+                raise UserError("open files limited to %d: serve needs at least %d for %d archive(s) "
+                                "(raise it with ulimit -n)" % (soft, fewest, archives))
+            Limits.configure(max_connections=soft - SPARE_FILES - 2 * archives)
             log.warning("open files limited to %d: at most %d connections per worker", soft,
                         Limits.max_connections)
 

@@ -54,6 +54,11 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
         if not os.path.isdir(prefix):
             raise SplitError("output folder does not exist: %s" % prefix)
         prefix = os.path.join(prefix, os.path.basename(stem))
+    for what, text in (("the prefix", prefix), ("--base-uri", base_uri or "")):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SplitError("%s is not UTF-8 (the pages' links, JSON, hold it): %s" % (what, text))
     if prefix == outfiles.STDOUT or os.path.basename(prefix).startswith("-"):
         raise SplitError("split writes files: give a prefix that does not start with '-' (-o PREFIX)")
     folder = os.path.dirname(os.path.abspath(prefix))

@@ -49,6 +49,29 @@ def test_missing_mrjob_conf(tmp_path):
     assert_one_line_error(r, "cannot read mrjob config nosuch.conf")
 
 
+@pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.parametrize("where", ["MRJOB_CONF", "HOME"])
+@pytest.mark.parametrize("kind, words", [
+    ("yaml", ["bad mrjob config", "found by mrjob"]),
+    ("folder", ["cannot read mrjob config", "Is a directory"]),
+])
+def test_a_broken_mrjob_conf_mrjob_finds_by_itself(tmp_path, runner, where, kind, words):
+    """The config mrjob finds without -c ($MRJOB_CONF, ~/.mrjob.conf) broken: a traceback from
+    the YAML parser, or "Is a directory" with exit 1."""
+    conf = tmp_path / "home" / ".mrjob.conf"
+    conf.parent.mkdir()
+    if kind == "yaml":
+        conf.write_text("runners: [oops\n")
+    else:
+        conf.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("MRJOB_CONF", None)
+    env.update({"MRJOB_CONF": str(conf)} if where == "MRJOB_CONF" else {"HOME": str(conf.parent)})
+    r, out = profile(tmp_path, "-r", runner, env=env)
+    assert_one_line_error(r, *words)
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("extra, words", [
     (["--bogus"], ["unrecognized arguments: --bogus"]),
     (["--num-cores", "x"], ["invalid int value"]),

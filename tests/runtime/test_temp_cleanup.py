@@ -13,6 +13,7 @@ import pytest
 
 from profiler.runtime import leftovers as runner_leftovers
 from profiler.testing import synthetic
+from profiler.errors import Terminated
 from profiler.run.profile import JobFailed, run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -74,6 +75,39 @@ def test_failure_leaves_nothing(tmp_path, job_keys):
     assert os.listdir(os.environ["TMPDIR"]) == []
     assert job_keys and not [k for k in job_keys if os.path.lexists(lock_of(k))]
     assert not (tmp_path / "out.cdxj").exists()
+
+
+@pytest.mark.parametrize("signum, error", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
+@pytest.mark.parametrize("runner, extra", [("inline", []), ("local", [])])
+def test_a_signal_while_a_run_removes_its_temp_folders_leaves_nothing(tmp_path, monkeypatch, signum, error,
+                                                                      runner, extra):
+    """A Ctrl-C or SIGTERM that comes while the run removes its temp folders (mrjob's cleanup,
+    the run's work folder): held until they are gone, then the run ends as interrupted (the rest
+    of the folder was left behind)."""
+    import shutil
+    import threading
+    from mrjob.runner import MRJobRunner
+    from profiler.cli.main import _raise_on_sigterm, _restore_sigterm
+    real_rmtree, real_cleanup = shutil.rmtree, MRJobRunner._cleanup_local_tmp
+    sent = []
+
+    def interrupting(call):
+        def wrapped(*args, **kwargs):
+            if not sent:
+                sent.append(1)
+                signal.pthread_kill(threading.main_thread().ident, signum)
+                time.sleep(0.05)
+            return call(*args, **kwargs)
+        return wrapped
+    monkeypatch.setattr(MRJobRunner, "_cleanup_local_tmp", interrupting(real_cleanup))
+    monkeypatch.setattr(shutil, "rmtree", interrupting(real_rmtree))
+    previous = _raise_on_sigterm()
+    try:
+        with pytest.raises(error):
+            run_profile([SAMPLE], str(tmp_path / "out.cdxj"), runner=runner, extra_args=extra)
+    finally:
+        _restore_sigterm(previous)
+    assert sent and os.listdir(os.environ["TMPDIR"]) == []
 
 
 def test_other_users_locks_are_left_alone(tmp_path, job_keys):

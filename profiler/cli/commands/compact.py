@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+from profiler.errors import printable
 
 NAME = "compact"
 HELP = "shrink a UKVS map or CDXJ profile to a line or byte quota by rolling lines up into wildcards"
@@ -33,5 +34,5 @@ def run(args):
                           skipped=skipped)
     report_skipped([skipped])
     if not args.quiet:
-        print(report.summary(args.output), file=sys.stderr)
+        print(printable(report.summary(args.output)), file=sys.stderr)
     return 0

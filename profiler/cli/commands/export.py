@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+from profiler.errors import printable
 
 NAME = "export"
 HELP = "write a profile as JSON-LD (nested per key field), streaming"
@@ -29,5 +30,5 @@ def run(args):
     lines = export(args.profile, args.output, args.format, skipped)
     report_skipped([skipped])
     if not args.quiet:
-        print("%s: %d lines as %s" % (args.output, lines, args.format), file=sys.stderr)
+        print(printable("%s: %d lines as %s" % (args.output, lines, args.format)), file=sys.stderr)
     return 0

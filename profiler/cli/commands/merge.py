@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+from profiler.errors import printable
 
 NAME = "merge"
 HELP = "merge sorted profiles or UKVS maps of different captures into one"
@@ -36,28 +37,32 @@ def run(args):
                     skip_bad_lines=args.skip_bad_lines)
     report_skipped(summary["skipped"])
     for path, lines in summary["sorted"]:
-        print("archive-profiler: note: %s was not sorted (another tool's file): its %d lines sorted on the way in "
-              "(the merged !meta's sorted_inputs)" % (path, lines), file=sys.stderr)
+        _say("archive-profiler: note: %s was not sorted (another tool's file): its %d lines sorted on the way in "
+             "(the merged !meta's sorted_inputs)" % (path, lines))
     from profiler.files.oduprofile import describe_skipped
     for path, skipped in summary["converted"]:
         for line in describe_skipped(path, skipped):
-            print("archive-profiler: note: %s (converted: the merged !meta's converted_inputs)" % line,
-                  file=sys.stderr)
+            _say("archive-profiler: note: %s (converted: the merged !meta's converted_inputs)" % line)
     projected = summary.get("projected")
     if projected:
-        print("archive-profiler: note: inputs of different key fields merged on keys %s: %s; %d line(s) bounded "
-              "where an input's share of the key is unknown (the merged !meta's projected and unknown_keys)" % (
-                  " ".join(projected["keys"]), "; ".join(
-                      "%s: field(s) %s dropped, %d line(s) with another value than '-' there left out"
-                      % (path, " ".join(dropped), n) for path, dropped, n in projected["inputs"]),
-                  projected["unknown"]), file=sys.stderr)
+        _say("archive-profiler: note: inputs of different key fields merged on keys %s: %s; %d line(s) bounded "
+             "where an input's share of the key is unknown (the merged !meta's projected and unknown_keys)" % (
+                 " ".join(projected["keys"]), "; ".join(
+                     "%s: field(s) %s dropped, %d line(s) with another value than '-' there left out"
+                     % (path, " ".join(dropped), n) for path, dropped, n in projected["inputs"]),
+                 projected["unknown"]))
     if not args.quiet:
-        print("%s: %d lines from %d inputs (%d keys in more than one)" % (
-            summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]), file=sys.stderr)
+        _say("%s: %d lines from %d inputs (%d keys in more than one)" % (
+            summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]))
     for first, copy in summary["copies"]:
-        print("archive-profiler: warning: %s and %s have the same header lines (one run's file, copied?): if "
-              "they are copies, their captures are counted twice" % (first, copy), file=sys.stderr)
+        _say("archive-profiler: warning: %s and %s have the same header lines (one run's file, copied?): if "
+             "they are copies, their captures are counted twice" % (first, copy))
     if summary["extras_dropped"]:
-        print("archive-profiler: warning: %d merged line(s) dropped extra attributes that differed between "
-              "the inputs" % summary["extras_dropped"], file=sys.stderr)
+        _say("archive-profiler: warning: %d merged line(s) dropped extra attributes that differed between "
+             "the inputs" % summary["extras_dropped"])
     return 0
+
+
+def _say(text):
+    """A line on stderr, its control characters escaped (file names are quoted in it)."""
+    print(printable(text), file=sys.stderr)

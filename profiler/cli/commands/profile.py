@@ -7,6 +7,7 @@ import re
 from profiler.formats.inputs import DEFAULT_SPLIT_SIZE, MIN_SPLIT_SIZE
 from profiler.run.progress import wanted
 from profiler.cli.arguments import cores
+from profiler.errors import printable
 from profiler.runtime.preflight import MAX_CORES
 
 NAME = "profile"
@@ -120,7 +121,7 @@ def run(args):
     if not args.quiet:
         import sys
         for line in summary_lines(done["summary"], args.output, time.monotonic() - wall, _cpu() - cpu):
-            print("archive-profiler: " + line, file=sys.stderr)
+            print(printable("archive-profiler: " + line), file=sys.stderr)
     return 0
 
 

@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+from profiler.errors import printable
 
 NAME = "query"
 HELP = "answer questions from a profile: one key, a group of keys, top-N rankings"
@@ -70,7 +71,7 @@ def run(args):
     out.flush()
     if note:
         if not args.quiet:
-            print("%s: %s" % (args.profile, note), file=sys.stderr)
+            print(printable("%s: %s" % (args.profile, note)), file=sys.stderr)
         return 0 if isinstance(note, Caveat) else 1
     return 0
 

@@ -4,6 +4,7 @@ import sys
 
 from profiler.report.holdings import DEFAULT_TOP
 from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+from profiler.errors import printable
 
 NAME = "report"
 HELP = "write a self-contained HTML holdings report (charts and tables) of a profile"
@@ -33,7 +34,7 @@ def run(args):
     report_skipped([skipped])
     if not args.quiet:
         missing = " (not drawn, keys absent: %s)" % ", ".join(summary["missing"]) if summary["missing"] else ""
-        print("%s: %d charts%s" % (summary["output"], len(summary["charts"]), missing), file=sys.stderr)
+        print(printable("%s: %d charts%s" % (summary["output"], len(summary["charts"]), missing)), file=sys.stderr)
         if summary["pngs"]:
-            print("%d PNG files in %s" % (len(summary["pngs"]), args.png), file=sys.stderr)
+            print(printable("%d PNG files in %s" % (len(summary["pngs"]), args.png)), file=sys.stderr)
     return 0

@@ -1,6 +1,6 @@
 """`archive-profiler serve`: the routing service Memento aggregators query."""
 
-from profiler.cli.arguments import cores, positive_int, whole_number
+from profiler.cli.arguments import cores, positive_int, seconds, whole_number
 
 NAME = "serve"
 HELP = "serve lookups and routing over many archives' MementoMaps or profiles (HTTP, JSON)"
@@ -29,12 +29,12 @@ def add_arguments(p):
     p.add_argument("--max-client-connections", type=positive_int, default=Limits.max_client_connections, metavar="N",
                    help="connections a worker holds from one client address (an IPv6 /64; default "
                         "%(default)s): behind a proxy, raise it")
-    p.add_argument("--idle-timeout", type=float, default=Limits.idle_timeout, metavar="SECONDS",
+    p.add_argument("--idle-timeout", type=seconds, default=Limits.idle_timeout, metavar="SECONDS",
                    help="close a connection that sends no request for this long (default %(default)s)")
-    p.add_argument("--head-timeout", type=float, default=Limits.head_timeout, metavar="SECONDS",
+    p.add_argument("--head-timeout", type=seconds, default=Limits.head_timeout, metavar="SECONDS",
                    help="answer 408 to a request whose head is not whole this long after its first byte "
                         "(default %(default)s)")
-    p.add_argument("--write-timeout", type=float, default=Limits.write_timeout, metavar="SECONDS",
+    p.add_argument("--write-timeout", type=seconds, default=Limits.write_timeout, metavar="SECONDS",
                    help="drop a connection that leaves an answer unread this long (default %(default)s)")
     # files are read, never mapped: nothing to let go (an option of earlier command lines, ignored)
     p.add_argument("--max-mapped", type=positive_int, default=None, help=argparse.SUPPRESS)

@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, positive_int, report_skipped
+from profiler.errors import printable
 
 NAME = "split"
 HELP = "split a profile or map into sorted, self-describing pages that link to each other"
@@ -30,6 +31,10 @@ def run(args):
     pages = split(args.input, args.max_lines, args.prefix, args.base_uri, skipped)
     report_skipped([skipped])
     if not args.quiet:
-        print("%d page(s): %s%s" % (len(pages), pages[0], " ... " + pages[-1] if len(pages) > 1 else ""),
-              file=sys.stderr)
+        _say("%d page(s): %s%s" % (len(pages), pages[0], " ... " + pages[-1] if len(pages) > 1 else ""))
     return 0
+
+
+def _say(text):
+    """A line on stderr, its control characters escaped (file names are quoted in it)."""
+    print(printable(text), file=sys.stderr)

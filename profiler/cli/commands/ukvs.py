@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+from profiler.errors import printable
 
 NAME = "ukvs"
 HELP = "write the MementoMap (UKVS) of a CDXJ profile"
@@ -31,5 +32,5 @@ def run(args):
     n = profile_to_map(args.profile, args.output, KEY_CHOICES[args.keys], args.archive_uri, skipped=skipped)
     report_skipped([skipped])
     if not args.quiet:
-        print("%s: %d records" % (args.output, n), file=sys.stderr)
+        print(printable("%s: %d records" % (args.output, n)), file=sys.stderr)
     return 0

@@ -1,0 +1,80 @@
+"""Standard streams a run was started without (`>&-`, `<&-`, `2>&-`).
+
+Python leaves sys.stdin, sys.stdout or sys.stderr None when its descriptor is closed, and the
+next file opened takes that descriptor: an output or temp file would become the standard output
+of every process the run starts. Each closed descriptor is held by /dev/null instead, and the
+stream stands in for it: reading standard input or writing standard output is then a one-line
+error, and what goes to standard error is dropped (nobody reads it).
+"""
+
+import errno
+import os
+import sys
+
+from profiler.errors import UserError
+
+_NAMES = {0: "standard input", 1: "standard output", 2: "standard error"}
+
+
+class ClosedStream:
+    """A standard stream that was closed: flushing and closing do nothing; using it for data is
+    a UserError naming it."""
+
+    def __init__(self, fd):
+        self.name = _NAMES[fd]
+        self.fd = fd
+        self.closed = False
+
+    @property
+    def buffer(self):
+        return self
+
+    def _refuse(self, *args, **kwargs):
+        raise UserError("%s is closed: nothing can be %s it" % (self.name, "read from" if self.fd == 0 else
+                                                                 "written to"))
+
+    read = readline = readlines = read1 = readinto = __iter__ = write = writelines = _refuse
+
+    def fileno(self):
+        return self.fd
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return self.fd == 0
+
+    def writable(self):
+        return self.fd != 0
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError as e:
+        return e.errno != errno.EBADF
+
+
+def hold_closed_streams():
+    """Give each closed standard descriptor /dev/null, and its sys stream a stand-in (standard
+    error: /dev/null itself). The descriptors closed (a tuple of 0, 1, 2)."""
+    closed = tuple(fd for fd in (0, 1, 2) if not _is_open(fd))
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if 0 in closed:
+        sys.stdin = ClosedStream(0)
+    if 1 in closed:
+        sys.stdout = ClosedStream(1)
+    if 2 in closed:
+        sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")
+    return closed
