@@ -71,7 +71,8 @@ def test_whole_corpus_in_one_run_reports_unusable_files(tmp_path):
     assert "pywb/warcs/example-bad.warc.gz.bad" not in reasons       # read as it inflates
     assert run_meta["skipped"]["not_chunked"] == 2
     assert run_meta["skipped"]["unusable_file"] == len(reasons)
-    assert run_meta["skipped"]["bad_timestamp"] == 3          # 2 CDX lines, 1 WARC-Date "2014-01"
+    # 2 CDX lines, 1 WARC-Date "2014-01", 1 ARC date that is a hex string (cdx-writer hex_instead_of_date)
+    assert run_meta["skipped"]["bad_timestamp"] == 4
     assert data["* - - -"]["urim"]["total"] == run_meta["captures"]
 
 
