@@ -205,21 +205,34 @@ def test_a_stray_line_of_another_layout(files, tmp_path):
 def test_values_that_are_not_counts(files, tmp_path, value, name):
     """NaN, infinities, 1e400, negative, fractional, boolean, string, nested and endless numbers
     where a count belongs: one line, exit 2 (lookup and ukvs gave tracebacks)."""
+    path, lineno = _root_line_with(files, tmp_path, "urim.total", value)
+    status, out, err = run(_reading(name, path, files, tmp_path))
+    assert one_line_error(status, err, "values.cdxj line %d" % lineno), err
+    assert out == b""
+
+
+def _root_line_with(files, tmp_path, feature, value):
+    """A copy of the profile whose `com,* - - -` line holds value (JSON bytes) as feature: its
+    path and that line's number."""
     with open(files["profile"], "rb") as f:
         headers, lines = split_file(f.read())
     n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
-    lines[n] = with_value(lines[n], "urim.total", value)
+    lines[n] = with_value(lines[n], feature, value)
     path = str(tmp_path / "values.cdxj")
     with open(path, "wb") as f:
         f.write(b"".join(headers + lines))
-    argv = {"lookup": ["lookup", path, "http://nowhere.example.com/"],
+    return path, len(headers) + n + 1
+
+
+def _reading(name, path, files, tmp_path):
+    """The command line of a command that reads the profile at path whole or at its `com,*` line."""
+    return {"lookup": ["lookup", path, "http://nowhere.example.com/"],
             "ukvs": ["ukvs", path, "-o", str(tmp_path / "m.ukvs")],
             "query": ["query", path, "--surt", "com,*"],
-            "merge": ["merge", path, "-o", "-"],
-            "diff": ["diff", files["profile"], path]}[name]
-    status, out, err = run(argv)
-    assert one_line_error(status, err, "values.cdxj line %d" % (len(headers) + n + 1)), err
-    assert out == b""
+            "merge": ["merge", path, files["other"], "-o", "-"],
+            "split": ["split", path, "--max-lines", "50", "-o", str(tmp_path / "page")],
+            "diff": ["diff", files["profile"], path],
+            "report": ["report", path, "-o", str(tmp_path / "r.html")]}[name]
 
 
 #: (feature, value) changes that keep every number a count but give a line no archive has
@@ -234,23 +247,11 @@ def test_values_no_archive_has(files, tmp_path, feature, value, name):
     than captures, first after last: what validate calls inconsistent) are damage: one line, exit
     2, from every command, the line written as this tool writes it or not; with --skip-bad-lines
     (lookup, query) skipped and counted. Before, each command answered from them."""
-    with open(files["profile"], "rb") as f:
-        headers, lines = split_file(f.read())
-    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - "))
-    lines[n] = with_value(lines[n], feature, value)
-    path = str(tmp_path / "values.cdxj")
-    with open(path, "wb") as f:
-        f.write(b"".join(headers + lines))
-    argv = {"lookup": ["lookup", path, "http://nowhere.example.com/"],
-            "ukvs": ["ukvs", path, "-o", str(tmp_path / "m.ukvs")],
-            "query": ["query", path, "--surt", "com,*"],
-            "merge": ["merge", path, files["other"], "-o", "-"],
-            "split": ["split", path, "--max-lines", "50", "-o", str(tmp_path / "page")],
-            "diff": ["diff", files["profile"], path],
-            "report": ["report", path, "-o", str(tmp_path / "r.html")]}[name]
+    path, lineno = _root_line_with(files, tmp_path, feature, value)
+    argv = _reading(name, path, files, tmp_path)
     before = set(os.listdir(tmp_path))
     status, out, err = run(argv)
-    assert one_line_error(status, err, "values.cdxj line %d" % (len(headers) + n + 1), "inconsistent"), err
+    assert one_line_error(status, err, "values.cdxj line %d" % lineno, "inconsistent"), err
     assert out == b"" and set(os.listdir(tmp_path)) == before
     assert not validate(path).ok
     if name in ("lookup", "query"):
