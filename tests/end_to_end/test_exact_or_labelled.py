@@ -144,16 +144,22 @@ def profile_randomly(paths, out, policy_arg, rng, label=None):
     return run_profile(paths, out, **kw)
 
 
+def random_case(tmp_path_factory, seed, name):
+    """One drawn case: (its rng, a folder, the policy's argument and policy, the captures, the
+    files they are cut into, the profile's path)."""
+    rng = random.Random(seed)
+    folder = str(tmp_path_factory.mktemp(name))
+    policy_arg, policy = choose_policy(rng, folder)
+    caps = random_archive(rng)
+    paths = cut_into_files(folder, caps, rng)
+    return rng, folder, policy_arg, policy, caps, paths, os.path.join(folder, "out.cdxj")
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 2 ** 32))
 def test_profiles_of_random_cuts_runners_and_optional_fields_equal_the_oracle(tmp_path_factory, seed):
-    rng = random.Random(seed)
-    folder = str(tmp_path_factory.mktemp("exact"))
-    policy_arg, policy = choose_policy(rng, folder)
-    caps = random_archive(rng)
+    rng, folder, policy_arg, policy, caps, paths, out = random_case(tmp_path_factory, seed, "exact")
     label = rng.choice([None, "run-label"])
-    paths = cut_into_files(folder, caps, rng)
-    out = os.path.join(folder, "out.cdxj")
     profile_randomly(paths, out, policy_arg, rng, label)
     assert_same_profile(read_profile(out), oracle_of(caps, policy, label or "unk"))
 
@@ -353,12 +359,7 @@ def test_compact_split_merge_diff_query_and_lookup_hold_the_oracle(tmp_path_fact
     from profiler.toolkit.compact import compact_file
     from profiler.toolkit.merge import merge
     from profiler.toolkit.split import split
-    rng = random.Random(seed)
-    folder = str(tmp_path_factory.mktemp("labelled"))
-    policy_arg, policy = choose_policy(rng, folder)
-    caps = random_archive(rng)
-    paths = cut_into_files(folder, caps, rng)
-    out = os.path.join(folder, "out.cdxj")
+    rng, folder, policy_arg, policy, caps, paths, out = random_case(tmp_path_factory, seed, "labelled")
     profile_randomly(paths, out, policy_arg, rng)
     truth = oracle_of(caps, policy)
     assert_same_profile(read_profile(out), truth)

@@ -583,3 +583,21 @@ def test_any_bytes_never_a_traceback(tmp_path_factory, lines, end, name, toleran
     assert status in (0, 1, 2) and "Traceback" not in err, err
     if status == 2:
         assert one_line_error(status, err), err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=7, max_size=7), st.sampled_from(["2013", "2014"]),
+       st.sampled_from(["2013", "2014"]))
+def test_the_fast_check_of_a_line_as_written_is_the_consistency_table(counts, first, last):
+    """The reader checks a line as this tool writes it from its numbers as written (no JSON parse):
+    it refuses exactly what profiler.files.profilefile.CONSISTENCY refuses."""
+    from profiler.files import datalines
+    from profiler.files.profilefile import inconsistencies
+    total, low, high, urir, size, digests, dedup = counts
+    raw = (b'{"urim":{"total":%d,"min":%d,"max":%d},"urir":%d,"bytes":%d,"digests":%d,"dedup_bytes":%d,'
+           b'"first":"%s0101000000","last":"%s0101000000"}' % (total, low, high, urir, size, digests, dedup,
+                                                               first.encode(), last.encode()))
+    flat = {"urim.total": total, "urim.min": low, "urim.max": high, "urir": urir, "bytes": size,
+            "digests": digests, "dedup_bytes": dedup, "first": first, "last": last}
+    match = datalines._CANONICAL.match(raw)
+    assert datalines._canonical_consistent(match) == (next(inconsistencies(flat), None) is None)
