@@ -317,18 +317,20 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
         yield done
 
 
-#: the level of a criterion a map line's breakdown keeps, coarsest first (see profile_records)
+#: the level of a criterion a map line's breakdown keeps, in the order tried (see profile_records);
+#: another criterion of several levels (a plugin's) tries its levels coarsest first
+#: (Criterion.coarse_to_fine)
 BREAKDOWN_LEVELS = {"status": ("class", "code"), "mime": ("type", "category")}
 
 
 def _one_level(name, entries):
-    """A breakdown's entries of one level of its criterion: the first of BREAKDOWN_LEVELS[name]
+    """A breakdown's entries of one level of its criterion: the first of its BREAKDOWN_LEVELS
     any entry has ('unk' and the like, of every level, stay)."""
-    levels = BREAKDOWN_LEVELS.get(name)
-    if not levels:
-        return entries
     from profiler.model import criteria
     criterion = criteria.BY_NAME[name]
+    levels = BREAKDOWN_LEVELS.get(name) or tuple(level.name for level in criterion.coarse_to_fine)
+    if len(levels) < 2:
+        return entries
     of = {field: set(criterion.field_levels(field)) for field in entries}
     for level in levels:
         if any(level in found for found in of.values()):

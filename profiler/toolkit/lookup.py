@@ -35,6 +35,7 @@ from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped, Withou
 from profiler.files.infiles import open_regular
 from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
+from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
 from profiler.files.ukvs import Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
@@ -324,6 +325,28 @@ class Lookup:
         """Lookups from here ask values of the optional criterion named by."""
         self._by = by
         self._by_at = layouts.index(self.layout, by) if self.kind == "cdxj" and layouts.has(self.layout, by) else None
+        self._by_criterion = criteria.BY_NAME.get(by)
+
+    def _tells(self, fields, value):
+        """Whether a key's fields of the criterion asked (bytes or str, not '-'), when the value
+        asked has no line among them, say it has no capture of that value: a level the value is at
+        is certainly among them (a field that can be at no other level is of it). Of a criterion
+        of several levels, fields of other levels ('q/*' where 'q/a' is asked), or fields that
+        fit several ('none'), do not tell the value's count."""
+        if not fields:
+            return False
+        c = self._by_criterion
+        if c is None or len(c.levels) < 2:
+            return True
+
+        def levels(x):
+            return set(c.field_levels(x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x))
+        certain = set()
+        for field in fields:
+            found = levels(field)
+            if len(found) == 1:
+                certain |= found
+        return bool(certain & levels(value))
 
     # ------------------------------------------------------------ probes
 
@@ -388,7 +411,7 @@ class Lookup:
         or complete breakdown (a map) listing values without it: none (not held in it);
         otherwise None (the key does not tell the criterion's values: the next candidate answers)."""
         if self.kind == "cdxj":
-            first_any, listed = None, False
+            first_any, listed = None, []
             for line in lines:
                 fields = line[:line.find(b" {")].split(b" ")
                 if len(fields) != len(self.layout.fields):
@@ -401,8 +424,8 @@ class Lookup:
                 if field == ANY_FIELD.encode():
                     first_any = first_any or line
                 else:
-                    listed = True
-            return Pick(first_any or lines[0], None, True) if listed else None
+                    listed.append(field)
+            return Pick(first_any or lines[0], None, True) if self._tells(listed, probe.value) else None
         line = self._pick_line(probe, lines)
         if line is None:
             return None
@@ -414,7 +437,7 @@ class Lookup:
             if field == code:
                 return Pick(line, freq)
         _, freq = self.parse(line)
-        if _complete(entries, freq):
+        if self._tells([field for field, _ in entries], code) and _complete(entries, freq):
             return Pick(line, None, True)
         return None
 
@@ -471,7 +494,7 @@ class Lookup:
         low, high = query_dt.ljust(14, "0"), query_dt.ljust(14, "9")
         if isinstance(first, str) and isinstance(last, str) and (high < first or low > last):
             return answer._replace(status=NOT_HELD, date="outside")
-        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.value is not None):
+        if answer.status == HELD and self._has_period_lines(fields[0], query_dt, probe.value):
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="range" if answer.status == HELD else None)
 
@@ -499,13 +522,14 @@ class Lookup:
             return answer._replace(status=NOT_HELD, date="period")
         return answer._replace(date="unknown")
 
-    def _has_period_lines(self, surt, dt, by_value=False):
+    def _has_period_lines(self, surt, dt, by_value=None):
         """True when the profile lists this SURT by year and so tells that the query's year (which
         has no line of its own that answered) holds none: a line of the SURT with a year and
         every other criterion '-' (the policy then writes every year with captures). Asked for a
         value: a year line of any value (every year's values are written, and that year's is
-        missing), or a year line of all values while the query's year has none."""
-        has_year, has_year_value, this_year = False, False, False
+        missing), or a year line of all values while the query's year has none. by_value: the value
+        asked (bytes), or None."""
+        has_year, year_values, this_year = False, [], False
         year = dt[:4].encode("ascii")
         for line in self.lines.group(surt + b" "):
             fields = line[:line.find(b" {")].split(b" ")
@@ -516,13 +540,13 @@ class Lookup:
                     fields, self.layout, (DATETIME.name, self._by)):
                 continue
             if self._by_at is not None and fields[self._by_at] != ANY_FIELD.encode():
-                has_year_value = True
+                year_values.append(fields[self._by_at])
             else:
                 has_year = True
                 this_year = this_year or field == year
-        if not by_value:
+        if by_value is None:
             return has_year
-        return has_year_value or (has_year and not this_year)
+        return self._tells(year_values, by_value) or (has_year and not this_year)
 
     def parse(self, line):
         """A data line -> (key bytes, Frequency), the line checked (profiler.files.datalines):
