@@ -181,6 +181,25 @@ def register(fmt, before=None):
     return fmt
 
 
+#: capture fields a WARC or ARC record gives from one of its WARC headers, {field: (header name,
+#: value_of)}: value_of(the header's value, a str, or None without one, an ARC record's too) -> the
+#: field's value (profiler.formats.warc.capture_of; warc_header adds one)
+WARC_HEADERS = {}
+
+
+def warc_header(field, header, value_of):
+    """Have every WARC/ARC capture's field, one a plugin adds (profiler.model.capture.add_field),
+    read from the record's WARC header ``header`` by value_of (other formats give the field's
+    default); a ValueError when it is no such field or is already read, or the header has no name."""
+    if field not in capture_model.Capture._fields or field in capture_model.REQUIRED or \
+            field in capture_model.DEFAULTS or field in WARC_HEADERS:
+        raise ValueError("capture field %r: not one a plugin added (profiler.model.capture.add_field), "
+                         "or already read from a WARC header" % (field,))
+    if not isinstance(header, str) or not header.strip() or not callable(value_of):
+        raise ValueError("capture field %r: a WARC header name and a function of its value are needed" % (field,))
+    WARC_HEADERS[field] = (header, value_of)
+
+
 def listing(formats=None, conjunction="or"):
     """The formats people give, as words: 'a CDX index, a CDXJ index, ... or ACHE crawl output'."""
     titles = [f.title for f in (formats or FORMATS.values()) if not f.internal]

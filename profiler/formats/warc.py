@@ -16,7 +16,7 @@ import re
 
 from warcio.timeutils import iso_date_to_timestamp
 
-from profiler.formats import hops, payload, warc_records
+from profiler.formats import hops, payload, registry, warc_records
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, normalise
 from profiler.model.language import html_language
@@ -94,7 +94,6 @@ def _no_header(name):
 #: what a view's length() gives for a record that holds fewer bytes than its Content-Length
 TRUNCATED = "truncated"
 
-
 def capture_of(view, detect=None, languages=True, depths=False):
     """The Capture of one WARC/ARC record, or a skip-reason str: the one definition of which
     record is a capture and what its fields are, whichever reader framed the record.
@@ -161,8 +160,12 @@ def capture_of(view, detect=None, languages=True, depths=False):
     key = urlkey(None, _text(url))
     if key is None:
         return "bad_url"
-    return capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
-                       length=length, revisit=rec_type == "revisit", lang=lang)
+    found = capture.new(urlkey=key, timestamp=ts, mime=mime, status=status, digest=normalise.digest(_text(digest)),
+                        length=length, revisit=rec_type == "revisit", lang=lang)
+    if registry.WARC_HEADERS:     # fields a plugin reads from the record's WARC headers
+        found = found._replace(**{field: value_of(view.header(header))
+                                  for field, (header, value_of) in registry.WARC_HEADERS.items()})
+    return found
 
 
 class WarcioRecord:

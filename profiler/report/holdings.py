@@ -1,8 +1,9 @@
 """The holdings report: what a profile says about an archive, as tables and chart specifications.
 
 ``read_holdings(path)`` picks the lines a report needs out of a CDXJ profile (the whole archive
-by year, MIME type, status class and, when its !keys have lang, language; one line per TLD and
-per host); ``build_sections(holdings)``
+by year, MIME type, status class and, when its !keys have lang, language, and by each other
+optional criterion its !keys have, a plugin's too; one line per TLD and per host);
+``build_sections(holdings)``
 turns them into sections of charts whose tables carry the exact numbers. Plotting is in
 ``profiler.report.charts``, the page in ``profiler/report/templates/report.html``.
 """
@@ -90,6 +91,22 @@ def _wanted(level, key):
     return None
 
 
+def _other_criteria(layout):
+    """The optional criteria of a profile's keys that have no section of their own (not lang)."""
+    return tuple(c for c in layout.criteria if c.optional and c.name != LANG)
+
+
+def _by_criterion(level, key, tables):
+    """The optional criterion (of ``tables``, by name) a root line breaks the archive down by:
+    its field is all that is not '-' (any), or None."""
+    if level != "root":
+        return None
+    for name in tables:
+        if getattr(key, name) != b"-" and criteria.others_any(key, name):
+            return name
+    return None
+
+
 #: the features the report shows (another producer's profile may count only some)
 REPORTED = ("urim", "urir", "bytes", "dedup_bytes")
 
@@ -119,14 +136,17 @@ def read_holdings(path, skipped=None, top=None):
     layout = found.layout
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},
-         "layout": layout, "has_languages": layouts.has(layout, LANG), "counts": {"tlds": 0, "hosts": 0}}
+         "layout": layout, "has_languages": layouts.has(layout, LANG), "counts": {"tlds": 0, "hosts": 0},
+         "criteria": {c.name: {} for c in _other_criteria(layout)}}
     padded = _padded(layout)
     held = None if top is None else max(RANKED_HELD, 4 * top)
     for record in found.records(skipped):
         h["lines"] += 1
         k = padded(criteria.split_key(record.key, layout))
         surt, mime = k.surt, k.mime
-        table = _wanted(surt_level(surt), k)
+        level = surt_level(surt)
+        by = _by_criterion(level, k, h["criteria"])
+        table = _wanted(level, k) if by is None else "criteria"
         if table is None:
             continue
         v = record.value
@@ -137,6 +157,9 @@ def read_holdings(path, skipped=None, top=None):
                             % (path, record.key.decode("utf-8", "replace")[:80], ", ".join(lacking)))
         if table == "total":
             h["total"] = v
+            continue
+        if table == "criteria":
+            h["criteria"][by][getattr(k, by).decode("utf-8", "replace")] = v
             continue
         name = {"years": k.datetime, "mimes": mime, "mime_categories": mime, "statuses": k.status,
                 "tlds": surt[:-2], "hosts": surt, "languages": getattr(k, LANG, None)}[table]
@@ -304,6 +327,41 @@ def language_chart(h, top):
 _NAMES = {}
 
 
+def criterion_charts(h, name, top):
+    """The archive by an optional criterion (the '* - - - VALUE' lines), one chart per level of it
+    the profile has (coarsest first; a field that fits several levels, 'unk', in each): the top
+    values, the rest summed as 'other'."""
+    criterion = criteria.BY_NAME[name]
+    table = h["criteria"][name]
+    columns = [name, "captures", "share", "unique URLs (URI-Rs)", "bytes"]
+    several = len(criterion.levels) > 1
+    charts = []
+    for level in criterion.coarse_to_fine:
+        fields = {f: v for f, v in table.items() if level.name in criterion.field_levels(f)}
+        if several and not fields:
+            continue
+        c = Chart("by-%s-%s" % (name, level.name), "Captures by %s%s" % (name, " (%s)" % level.name if several else ""),
+                  "bars", "count", columns=list(columns))
+        whole = sum(_urim(v) for v in fields.values())
+        ranked = _ranked(fields, _urim, top)
+        rows = [[f, _urim(v), share(_urim(v), whole), _urir(v), _bytes(v)] for f, v in ranked]
+        rest = [v for f, v in fields.items() if f not in dict(ranked)]
+        if rest:
+            n = sum(_urim(v) for v in rest)
+            rows.append(["other (%d values)" % len(rest), n, share(n, whole), "", sum(_bytes(v) for v in rest)])
+        c.labels = [r[0] for r in rows]
+        c.series = [("captures", [r[1] for r in rows])]
+        c.rows = rows + [["all", whole, share(whole, whole), "", sum(_bytes(v) for v in fields.values())]]
+        c.note = ("%d of %d values shown; the 'other' row sums the rest (a URL of several values counts in "
+                  "each, so URI-Rs are not summed)." % (len(ranked), len(fields)))
+        charts.append(c)
+    if not charts:
+        c = Chart("by-%s" % name, "Captures by %s" % name, "bars", "count", columns=columns)
+        c.missing = _missing(_lines(h, "*", **{name: name.upper()}), h)
+        charts.append(c)
+    return charts
+
+
 def language_names():
     """{ISO 639-3 code: English name} from the IANA language subtag registry langcodes ships
     (a code without a registry name shows as the code)."""
@@ -450,6 +508,9 @@ def build_sections(h, top=DEFAULT_TOP):
     ] + ([Section("languages", "Languages", "The primary language of each capture, as an ISO 639-3 code "
                   "(from Common Crawl's languages field, the page's declared language or detection).",
                   charts=[language_chart(h, top)])] if h["has_languages"] else []) + [
+        Section("by-" + name, "By " + name, "Captures by the profile's criterion %s: %s." % (
+            name, criteria.BY_NAME[name].example or criteria.BY_NAME[name].describe),
+            charts=criterion_charts(h, name, top)) for name in h["criteria"]] + [
         Section("tlds", "Top-level domains", charts=ranking_charts(h, "tlds", top)),
         Section("hosts", "Hosts", host_text, charts=ranking_charts(h, "hosts", top)),
         Section("dedup", "Deduplication", "Bytes are the stored record lengths; after deduplication "
