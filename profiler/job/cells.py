@@ -38,6 +38,18 @@ class CellKeys:
                 (lambda capture, get=attrgetter(rest[0]): (get(capture),)) if len(rest) == 1 else attrgetter(*rest)
         self._blank = tuple("" if c.resolved else None for c in chosen[1:])
         self._own = [i for i, c in enumerate(chosen[1:]) if not c.resolved]
+        #: the plugins' criteria, whose values are checked (bad_value), by position in a cell key
+        self.checked = [(i, c) for i, c in enumerate(chosen) if c not in criteria.BUILT_IN]
+
+    def bad_value(self, ck):
+        """The skip reason of a cell key holding a value of a plugin's criterion that is no key
+        field of it (criteria.is_field: blank, '-', too long, not its pattern): 'bad_NAME'; else
+        None. A revisit's '' waits for its original's value, checked with the original."""
+        for i, c in self.checked:
+            value = ck[i]
+            if not (value == "" and ck[self.k + 1] and c.resolved) and not criteria.is_field(c, value):
+                return "bad_" + c.name
+        return None
 
     def __call__(self, capture):
         period = capture.timestamp[:self.period_len]

@@ -13,6 +13,7 @@ values go on to the compiled reduce side.
 
 from profiler.accel import fast
 from profiler.job import bigsums
+from profiler.model import criteria
 
 
 def supports(module, policy):
@@ -29,9 +30,11 @@ def supports(module, policy):
 
 def finds_values(module, policy):
     """Whether the compiled map side finds every criterion's value of a policy in the lines it
-    parses (each one's origin, its source field or derivation, is among the module's SOURCES)."""
+    parses (each one's origin, its source field or derivation, is among the module's SOURCES),
+    and the policy has no plugin's criterion, whose values the Python map side checks
+    (profiler.job.cells.CellKeys.bad_value)."""
     sources = set(getattr(module, "SOURCES", ()))
-    return all(c.origin in sources for c in policy.criteria)
+    return all(c.origin in sources and c in criteria.BUILT_IN for c in policy.criteria)
 
 
 def task_preloads(policy):

@@ -49,6 +49,12 @@ class CaptureAggregator:
         if capture.__class__ is str:
             self.skipped[capture] = self.skipped.get(capture, 0) + 1
             return False
+        ck = self.cell_key(capture)
+        if self.cell_key.checked:
+            bad = self.cell_key.bad_value(ck)
+            if bad is not None:
+                self.skipped[bad] = self.skipped.get(bad, 0) + 1
+                return False
         urlkey, ts, length = capture.urlkey, capture.timestamp, capture.length
         if self.max_bytes is not None and length > self.max_bytes - self.bytes_total:
             bigsums.past_budget()
@@ -58,7 +64,6 @@ class CaptureAggregator:
         cells = self.table.get(urlkey)
         if cells is None:
             cells = self.table[urlkey] = {}
-        ck = self.cell_key(capture)
         c = cells.get(ck)
         if c is None:
             cells[ck] = [1, length, length, ts, ts]

@@ -328,6 +328,10 @@ DEPTH = Criterion(
 
 #: the criteria, in key order
 CRITERIA = (DATETIME, MIME, STATUS, LANG, SIZE, COLLECTION, DEPTH)
+#: the criteria of the package (their values come from its normalisers; a plugin's are checked: is_field)
+BUILT_IN = CRITERIA
+#: the longest value of a plugin's criterion (characters): a longer one is a counted skip
+MAX_FIELD = 256
 #: the criteria every profile key has
 CORE = tuple(c for c in CRITERIA if not c.optional)
 
@@ -365,23 +369,68 @@ def __getattr__(name):
     return _DERIVED[name]()
 
 
+#: what a criterion's name looks like: it names a command-line option (--NAME), a query parameter
+#: of serve and explore, a JSON member and a key field of !keys
+NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+#: the names a criterion may not have: the SURT's, and the names the commands that take one option
+#: or parameter per criterion give their own options (query, lookup, overlap: with '-' as '_'),
+#: query parameters (explore, serve) and answer members (serve), beside the criteria's
+#: (tests/model/test_criterion_names.py holds the commands to it)
+RESERVED = frozenset((
+    "surt", "h", "help", "q", "quiet", "v", "verbose", "version",
+    "a", "b", "breakdowns", "by", "feature", "file", "from", "group", "level", "lines", "profile", "range_from",
+    "range_to", "series", "skip_bad_lines", "to", "top", "under", "uri",
+    "sort", "limit", "levels",
+    "url", "urlkey", "archives", "archive", "answer", "key", "frequency", "urim", "urir", "listed", "date",
+    "score", "error", "errors", "asked", "left_out", "share_5xx", "language",
+))
+
+
 def register(criterion):
     """Add an optional criterion at the end of the key order (a plugin's: profiler.plugins). Its
-    source must be a capture field (profiler.model.capture.add_field), its levels of known
-    projections; a ValueError otherwise."""
+    name must be new, match NAME and not be RESERVED, its source a capture field
+    (profiler.model.capture.add_field), its levels of known projections, its pattern one that
+    takes no blank; a ValueError otherwise."""
     global CRITERIA
     if not criterion.optional:
         raise ValueError("criterion %s: only optional criteria are added (a core one changes every profile)"
                          % criterion.name)
-    if criterion.name in (c.name for c in CRITERIA) or criterion.name == "surt" or not criterion.name.isidentifier():
-        raise ValueError("criterion %r: not a new name" % (criterion.name,))
+    name = criterion.name
+    if not isinstance(name, str) or not NAME.match(name):
+        raise ValueError("criterion %r: not a name (a lower-case ASCII letter, then at most 31 of a-z, 0-9, _)"
+                         % (name if not isinstance(name, str) else name[:40],))
+    if name in (c.name for c in CRITERIA) or name in RESERVED:
+        raise ValueError("criterion %r: not a new name (%s)" % (
+            name, "one the commands use for their own options, parameters or answers: criteria.RESERVED"
+            if name in RESERVED else "a criterion has it"))
     if criterion.source not in capture.Capture._fields:
         raise ValueError("criterion %s: no capture field %r" % (criterion.name, criterion.source))
     if not criterion.levels or any(level.kind not in PROJECTIONS or level.name == ANY for level in criterion.levels):
         raise ValueError("criterion %s: levels of the projections %s" % (criterion.name, ", ".join(PROJECTIONS)))
     _field_pattern(criterion)
+    if criterion.revisit is not None and not is_field(criterion, criterion.revisit):
+        raise ValueError("criterion %s: its revisit value %r is not a field of its pattern" % (name, criterion.revisit))
     CRITERIA = CRITERIA + (criterion,)
     return criterion
+
+
+def is_field(c, value):
+    """Whether a value of a plugin's criterion can be written as its key field: a str of 1 to
+    MAX_FIELD characters, not '-' (any), without white space, control characters or invalid
+    UTF-8 (normalise.key_field leaves it as it is), not starting '{', whose field at each of its
+    levels matches its pattern. The map side counts a capture of another value as a skip
+    (profiler.job.cells.CellKeys.bad_value)."""
+    if value.__class__ is not str or not value or len(value) > MAX_FIELD or value == ANY_FIELD:
+        return False
+    raw = value.encode("utf-8", "surrogateescape")
+    if normalise.key_field(raw) != value or value.startswith("{"):
+        return False
+    pattern = _field_pattern(c)
+    for level in c.levels:
+        field = level.field(value)
+        if not field or not pattern.match(field.encode("utf-8", "surrogateescape")):
+            return False
+    return True
 
 
 def not_registered(names):
