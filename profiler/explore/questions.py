@@ -90,7 +90,8 @@ def question(params, layout, features, max_rows, rows):
     values["surt"] = surt
     for c in layout.criteria:
         value = params.get(c.name) or ANY_FIELD
-        if not layout.patterns[c.name].match(value.encode("utf-8", "surrogateescape")):
+        if not layout.patterns[c.name].match(value.encode("utf-8", "surrogateescape")) or (
+                c not in criteria.BUILT_IN and value != ANY_FIELD and not criteria.plain_field(value)):
             raise BadRequest("%s=%r is not %s" % (c.name, value[:40], c.describe))
         if c.name == criteria.DATETIME.name and value != ANY_FIELD and not ranges.valid_period(value):
             raise BadRequest("datetime=%r is not a date" % value[:40])

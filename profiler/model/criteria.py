@@ -227,7 +227,8 @@ class Criterion:
         if text == ANY_FIELD:
             return text
         field = text if self.asked is None else self.asked(text)
-        if not _field_pattern(self).match(field.encode("utf-8", "surrogateescape")):
+        if not _field_pattern(self).match(field.encode("utf-8", "surrogateescape")) or \
+                (self not in BUILT_IN and not plain_field(field)):
             raise ValueError("not a %s value (%s): %r" % (self.name, self.describe, text[:40]))
         return field
 
@@ -414,16 +415,20 @@ def register(criterion):
     return criterion
 
 
-def is_field(c, value):
-    """Whether a value of a plugin's criterion can be written as its key field: a str of 1 to
-    MAX_FIELD characters, not '-' (any), without white space, control characters or invalid
-    UTF-8 (normalise.key_field leaves it as it is), not starting '{', whose field at each of its
-    levels matches its pattern. The map side counts a capture of another value as a skip
-    (profiler.job.cells.CellKeys.bad_value)."""
+def plain_field(value):
+    """Whether a value can stand as a key field, whatever its criterion: a str of 1 to MAX_FIELD
+    characters, not '-' (any), without white space, control characters or invalid UTF-8, not
+    starting '{'."""
     if value.__class__ is not str or not value or len(value) > MAX_FIELD or value == ANY_FIELD:
         return False
-    raw = value.encode("utf-8", "surrogateescape")
-    if normalise.key_field(raw) != value or value.startswith("{"):
+    return normalise.key_field(value.encode("utf-8", "surrogateescape")) == value and not value.startswith("{")
+
+
+def is_field(c, value):
+    """Whether a value of a plugin's criterion can be written as its key field: a plain_field
+    whose field at each of its levels matches its pattern. The map side counts a capture of another value as a skip
+    (profiler.job.cells.CellKeys.bad_value)."""
+    if not plain_field(value):
         return False
     pattern = _field_pattern(c)
     for level in c.levels:

@@ -127,6 +127,19 @@ def test_hostile_values_are_counted_skips_and_the_others_exact(hostile, capfd, m
         assert cli.main(["query", str(out), "--hv", value]) == 0
         [line] = capfd.readouterr().out.splitlines()
         assert line.startswith("* - - - %s {" % value)
+    # a value asked that no key can have is refused (its permissive pattern takes it), not answered
+    urlkey = kept[0][0]
+    for value in ("a b", "", "tab\there", "z" * (criteria.MAX_FIELD + 1)):
+        for args in (["query", str(out), "--hv", value], ["lookup", str(out), urlkey, "--hv", value]):
+            assert cli.main(args) == 2, args
+            out_text, err = capfd.readouterr()
+            assert out_text == "" and err.count("\n") == 1 and "not a hv value" in err, err
+    from helpers.explore import get, serving
+    with serving("h=" + str(out)) as (url, _):
+        status, _, body = get(url, "/api/answer", {"hv": "a b"})
+        assert status == 400 and b"hv=" in body
+        status, _, body = get(url, "/api/answer", {"hv": "x/y"})
+        assert status == 200 and b'"key":"* - - - x/y"' in body
     local = hostile["folder"] / "local.cdxj"
     monkeypatch.setenv(fast.PURE_ENV, "1")
     assert cli.main(["profile", hostile["whole"], "-o", str(local), "--policy", hostile["policy"], "-q",
