@@ -391,13 +391,17 @@ def series(lines, values, level, rng=None):
         raise RangeError("a series is by %s, not %r" % (", ".join(by_name), level))
     n = by_name[level].n
     fields = _fields(values, lines.layout)
-    _datetime_at(lines, fields)
+    at = _datetime_at(lines, fields)
     whole = lines.value(fields)
     rlo, rhi = (rng.lo, rng.hi) if rng is not None else (FIRST, LAST)
     lo, hi = rlo, rhi
     if whole is not None:
         first, last = _span(flatten(whole), fields)
         lo, hi = max(lo, first), min(hi, last)
+    elif lines.policy is not None and not_emitted(lines.policy, fields, lines.layout) is not None \
+            and not lines.levels(fields, at):
+        raise RangeError("this profile cannot answer %r: its policy (%s) does not write that key (%s)" % (
+            " ".join(fields), lines.policy.name, not_emitted(lines.policy, fields, lines.layout)))
     elif lo == FIRST or hi == LAST:
         return []
     first, _, last = rng.text.partition(":") if rng is not None else ("", "", "")

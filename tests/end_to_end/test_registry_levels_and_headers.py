@@ -127,6 +127,12 @@ def test_query_by_each_level_and_as_a_series(made, profiled, capfd):
         if c[8]["query"] != "none":
             by_year[c[1][:4]] = by_year.get(c[1][:4], 0) + 1
     assert {l.split(" ")[1]: json.loads(l.split(" ", 5)[5])["urim"]["total"] for l in series} == by_year
+    # the TLD keys have presence, not names: a series of names there cannot be answered (as the
+    # key alone cannot), where it said "no captures in that time"
+    assert run("query", profiled, "--surt", "com,*", "--query", name, "--series", "year") == 2
+    assert "cannot answer 'com,* - - - %s'" % name in capfd.readouterr().err
+    assert run("query", profiled, "--surt", "com,*", "--query", "q/*", "--series", "year") == 0
+    capfd.readouterr()
     assert run("query", profiled, "--group", "query", "--top", "3", "--by", "urim") == 0
     assert len(capfd.readouterr().out.splitlines()) == 3
     assert run("query", profiled, "--query", "q/a b") == 2
