@@ -15,7 +15,8 @@ no match.
 Asked for a value of an optional criterion (a language, ``lang``; profiler.model.criteria), the
 most specific key that tells that criterion's values answers for it: a profile's lines of the key
 by that criterion (``SURT YEAR - - ara``), a map line's breakdown by it (``{"lang": {...}}``); a
-key listing others but not that one holds none in it. When no key tells its values, the lookup
+key listing others of the value's level but not that one holds none in it (a key listing only
+another level's, ``q/*`` where ``q/a`` is asked, does not tell). When no key tells its values, the lookup
 without it answers, for any value ('-').
 
 The file is never loaded whole: single lookups bisect over byte offsets with seek (realigning
