@@ -111,6 +111,15 @@ def test_query_levels_the_oracle_s_numbers_on_every_runner_and_kernel(made, prof
     assert data_lines(pure) == data_lines(profiled)
 
 
+def test_query_levels_on_spark(made, profiled):
+    """Spark's driver and workers load the plugin the environment names (its module on their
+    PYTHONPATH) and write the same bytes."""
+    from helpers.spark import require_spark
+    require_spark()
+    spark = profile(made, "q-spark", [made["whole"]], "query", "-r", "spark")
+    assert data_lines(spark) == data_lines(profiled)
+
+
 def test_query_by_each_level_and_as_a_series(made, profiled, capfd):
     caps = made["caps"]
     with_query = sum(1 for c in caps if c[8]["query"] != "none")
