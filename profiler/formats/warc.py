@@ -94,6 +94,7 @@ def _no_header(name):
 #: what a view's length() gives for a record that holds fewer bytes than its Content-Length
 TRUNCATED = "truncated"
 
+
 def capture_of(view, detect=None, languages=True, depths=False):
     """The Capture of one WARC/ARC record, or a skip-reason str: the one definition of which
     record is a capture and what its fields are, whichever reader framed the record.
