@@ -141,10 +141,10 @@ static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *add
 
 /* A timestamp of up to TSDIGITS digits (the steps' first and last) as one number that orders as
  * its bytes do: its digits padded with '0' to TSDIGITS, times 32, plus its length (of two with the
- * same padded digits the shorter is a prefix of the other, so it sorts first). "" is 0 and the
- * running minimum's start "~", after every digit string, the largest number. Records stay small,
- * and a comparison is one of integers. Any other string is not a TS: its readers leave it to
- * Python (ts_ok). */
+ * same padded digits the shorter is a prefix of the other, so it sorts first). "" is 0 and "~"
+ * (the running minimum's start and a correction's first), after every digit string, the largest.
+ * Records stay small, and a comparison is one of integers. Any other string is not a TS: its
+ * readers leave it to Python (ts_ok). */
 #define TSDIGITS 17
 typedef struct { uint64_t v; } TS;
 
@@ -159,6 +159,9 @@ static inline int bytes_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssiz
     return an < bn ? -1 : an > bn ? 1 : 0;
 }
 static inline int ts_cmp(const TS *a, const TS *b) { return a->v < b->v ? -1 : a->v > b->v; }
+/* start values of a running minimum and maximum */
+static const TS TS_FIRST = {UINT64_MAX}, TS_LAST = {0};
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define TS_SWAR 1
 /* 8 bytes at s are ASCII digits: each byte's high nibble is 3, and still 3 after adding 6 */
@@ -178,18 +181,20 @@ static inline uint64_t ts_digits8(const char *s) {
             + ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
 }
 #endif
-/* s[:n] can be a TS: up to TSDIGITS ASCII digits */
+/* s[:n] can be a TS: up to TSDIGITS ASCII digits, or "~" (a correction's first: after them all) */
 static inline int ts_ok(const char *s, Py_ssize_t n) {
 #ifdef TS_SWAR
     if (n == 14) return ts_digits8_ok(s) && ts_digits8_ok(s + 6);
 #endif
     if (n > TSDIGITS) return 0;
+    if (n == 1 && s[0] == '~') return 1;
     for (Py_ssize_t i = 0; i < n; i++)
         if ((unsigned char)(s[i] - '0') > 9) return 0;
     return 1;
 }
 /* the TS of s[:n], which ts_ok accepts */
 static inline TS ts_of(const char *s, Py_ssize_t n) {
+    if (n == 1 && s[0] == '~') return TS_FIRST;
     uint64_t d = 0;
 #ifdef TS_SWAR
     if (n == 14) d = ts_digits8(s) * 1000000 + ts_digits8(s + 6) % 1000000;
@@ -204,8 +209,6 @@ static inline int ts_set(TS *t, const char *s, Py_ssize_t n) {
     *t = ts_of(s, n);
     return 0;
 }
-/* start values of a running minimum and maximum */
-static const TS TS_FIRST = {UINT64_MAX}, TS_LAST = {0};
 /* t's string into s (TSDIGITS + 1 bytes): its length */
 static Py_ssize_t ts_str(const TS *t, char *s) {
     static const char pairs[] =
