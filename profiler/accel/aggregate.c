@@ -150,11 +150,11 @@ static int agg_record(Aggregator *a, Py_ssize_t ui, Buf *b) {
             || json_int(b, c->count) < 0 || buf_putc(b, ',') < 0 || json_int(b, c->bytes) < 0
             || buf_putc(b, ',') < 0) return -1;
         if (c->count == 1) {          /* one capture: largest length = bytes, last = first (8 items) */
-            if (json_str(b, c->first.s, c->first.n) < 0 || buf_putc(b, ']') < 0) return -1;
+            if (json_ts(b, &c->first) < 0 || buf_putc(b, ']') < 0) return -1;
             continue;
         }
-        if (json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0 || json_str(b, c->first.s, c->first.n) < 0
-            || buf_putc(b, ',') < 0 || json_str(b, c->last.s, c->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+        if (json_int(b, c->maxlen) < 0 || buf_putc(b, ',') < 0 || json_ts(b, &c->first) < 0
+            || buf_putc(b, ',') < 0 || json_ts(b, &c->last) < 0 || buf_putc(b, ']') < 0) return -1;
     }
     if (a->filter.on) filter_add_record(a->filter.view.buf, a->filter.nbytes, a->fh, nh);
     return buf_putc(b, ']');

@@ -139,40 +139,90 @@ static Py_ssize_t map_find_or_add(Map *m, const char *k, Py_ssize_t kl, int *add
 
 /* ------------------------------------------------------------------ strings of a record */
 
-#define TSMAX 31
-typedef struct { char s[TSMAX + 1]; uint8_t n; } TS;
+/* A timestamp of up to TSDIGITS digits (the steps' first and last) as one number that orders as
+ * its bytes do: its digits padded with '0' to TSDIGITS, times 32, plus its length (of two with the
+ * same padded digits the shorter is a prefix of the other, so it sorts first). "" is 0 and "~"
+ * (the running minimum's start and a correction's first), after every digit string, the largest.
+ * Records stay small, and a comparison is one of integers. Any other string is not a TS: its
+ * readers leave it to Python (ts_ok). */
+#define TSDIGITS 17
+typedef struct { uint64_t v; } TS;
+
+static const uint64_t TS_POW10[TSDIGITS + 1] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+    1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+    100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL};
 
 static inline int bytes_cmp(const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn) {
     int c = memcmp(a, b, an < bn ? an : bn);
     if (c) return c;
     return an < bn ? -1 : an > bn ? 1 : 0;
 }
-/* bytes_cmp of two TS. Their bytes past n are zero (ts_set, TS_FIRST, TS_LAST), so up to 16 bytes
- * two words read as big-endian numbers decide: a zero past the shorter one's end sorts first, as
- * its end does (and equal words leave the lengths to decide). */
-static inline int ts_cmp(const TS *a, const TS *b) {
-    if (a->n <= 16 && b->n <= 16) {
-        uint64_t x, y;
-        memcpy(&x, a->s, 8); memcpy(&y, b->s, 8);
-        if (x == y) { memcpy(&x, a->s + 8, 8); memcpy(&y, b->s + 8, 8); }
-        if (x != y) {
+static inline int ts_cmp(const TS *a, const TS *b) { return a->v < b->v ? -1 : a->v > b->v; }
+/* start values of a running minimum and maximum */
+static const TS TS_FIRST = {UINT64_MAX}, TS_LAST = {0};
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            x = __builtin_bswap64(x); y = __builtin_bswap64(y);
-#endif
-            return x < y ? -1 : 1;
-        }
-        return a->n < b->n ? -1 : a->n > b->n;
-    }
-    return bytes_cmp(a->s, a->n, b->s, b->n);
+#define TS_SWAR 1
+/* 8 bytes at s are ASCII digits: each byte's high nibble is 3, and still 3 after adding 6 */
+static inline int ts_digits8_ok(const char *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    const uint64_t highs = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL;
+    return (v & highs) == threes && ((v + 0x0606060606060606ULL) & highs) == threes;
 }
-static int ts_set(TS *t, const char *s, Py_ssize_t n) {
-    if (n > TSMAX) { PyErr_SetString(PyExc_ValueError, "timestamp too long"); return -1; }
-    memcpy(t->s, s, n); t->n = (uint8_t)n;
-    memset(t->s + n, 0, sizeof t->s - n);
+/* the number of 8 ASCII digits at s */
+static inline uint64_t ts_digits8(const char *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    v -= 0x3030303030303030ULL;
+    v = v * 10 + (v >> 8);
+    return ((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))
+            + ((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32))) >> 32;
+}
+#endif
+/* s[:n] can be a TS: up to TSDIGITS ASCII digits, or "~" (a correction's first: after them all) */
+static inline int ts_ok(const char *s, Py_ssize_t n) {
+#ifdef TS_SWAR
+    if (n == 14) return ts_digits8_ok(s) && ts_digits8_ok(s + 6);
+#endif
+    if (n > TSDIGITS) return 0;
+    if (n == 1 && s[0] == '~') return 1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((unsigned char)(s[i] - '0') > 9) return 0;
+    return 1;
+}
+/* the TS of s[:n], which ts_ok accepts */
+static inline TS ts_of(const char *s, Py_ssize_t n) {
+    if (n == 1 && s[0] == '~') return TS_FIRST;
+    uint64_t d = 0;
+#ifdef TS_SWAR
+    if (n == 14) d = ts_digits8(s) * 1000000 + ts_digits8(s + 6) % 1000000;
+    else
+#endif
+    for (Py_ssize_t i = 0; i < n; i++) d = d * 10 + (uint64_t)(s[i] - '0');
+    TS t = {(d * TS_POW10[TSDIGITS - n]) << 5 | (uint64_t)n};
+    return t;
+}
+static inline int ts_set(TS *t, const char *s, Py_ssize_t n) {
+    if (!ts_ok(s, n)) { PyErr_SetString(PyExc_ValueError, "not a timestamp of up to 17 digits"); return -1; }
+    *t = ts_of(s, n);
     return 0;
 }
-/* start values of a running minimum and maximum */
-static const TS TS_FIRST = {"~", 1}, TS_LAST = {"", 0};
+/* t's string into s (TSDIGITS + 1 bytes): its length */
+static Py_ssize_t ts_str(const TS *t, char *s) {
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    if (t->v == UINT64_MAX) { s[0] = '~'; return 1; }
+    uint64_t d = t->v >> 5;
+    uint32_t hi = (uint32_t)(d / 100000000ULL), lo = (uint32_t)(d % 100000000ULL);   /* 9 and 8 digits */
+    for (int i = TSDIGITS - 2; i >= 9; i -= 2) { memcpy(s + i, pairs + 2 * (lo % 100), 2); lo /= 100; }
+    s[8] = (char)('0' + hi % 10); hi /= 10;
+    for (int i = 6; i >= 0; i -= 2) { memcpy(s + i, pairs + 2 * (hi % 100), 2); hi /= 100; }
+    return (Py_ssize_t)(t->v & 31);
+}
 
 /* stats record (profiler.model.stats) */
 typedef struct { int64_t total, min, max, urir, bytes, digests, dedup; TS first, last; } Rec;

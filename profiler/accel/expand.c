@@ -122,8 +122,8 @@ static int rec_json(Buf *b, const Rec *r) {
         || buf_putc(b, ',') < 0 || json_int(b, r->max) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->urir) < 0
         || buf_putc(b, ',') < 0 || json_int(b, r->bytes) < 0 || buf_putc(b, ',') < 0
         || json_int(b, r->digests) < 0 || buf_putc(b, ',') < 0 || json_int(b, r->dedup) < 0
-        || buf_putc(b, ',') < 0 || json_str(b, r->first.s, r->first.n) < 0 || buf_putc(b, ',') < 0
-        || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, ']') < 0) return -1;
+        || buf_putc(b, ',') < 0 || json_ts(b, &r->first) < 0 || buf_putc(b, ',') < 0
+        || json_ts(b, &r->last) < 0 || buf_putc(b, ']') < 0) return -1;
     return 0;
 }
 
@@ -610,14 +610,15 @@ static int add_cell_json(Expander *x, const char *p, const char *end) {
             || json_plain_int(&p, end, &v.bytes) || json_char(&p, end, ',')) return 1;
         if (p < end && *p == '"') {   /* one capture: [.., count, bytes, timestamp]: largest = bytes, last = first */
             v.maxlen = v.bytes;
-            if (json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ']') || fn > TSMAX) return 1;
+            if (json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ']') || !ts_ok(f, fn)) return 1;
             l = f; ln = fn;
         } else if (json_plain_int(&p, end, &v.maxlen) || json_char(&p, end, ',')
                    || json_plain_str(&p, end, &f, &fn) || json_char(&p, end, ',')
                    || json_plain_str(&p, end, &l, &ln) || json_char(&p, end, ']')
-                   || fn > TSMAX || ln > TSMAX) return 1;
+                   || !ts_ok(f, fn) || !ts_ok(l, ln)) return 1;
         v.rev = (int)rev;
-        if (ts_set(&v.first, f, fn) < 0 || ts_set(&v.last, l, ln) < 0 || add_cell(x, &v) < 0) return -1;
+        v.first = ts_of(f, fn); v.last = ts_of(l, ln);
+        if (add_cell(x, &v) < 0) return -1;
         if (p < end && *p == ',') { p++; continue; }
         if (json_char(&p, end, ']')) return 1;
         return p == end ? 0 : 1;
@@ -1094,7 +1095,7 @@ static PyObject *Expander_take_digest_keys(Expander *x, PyObject *noargs) {
  * dedup bytes) into the table, which is flushed when full */
 static int end_digest_step(Expander *x, void *unused) {
     Map *m = &x->ckey;
-    Rec r = {0, (int64_t)1 << 62, 0, 0, 0, 0, 0, {"~", 1}, {"", 0}};   /* stats.correction */
+    Rec r = {0, (int64_t)1 << 62, 0, 0, 0, 0, 0, {UINT64_MAX}, {0}};   /* stats.correction */
     for (Py_ssize_t i = 0; i < m->n; i++) {
         KeyAcc *a = &x->ck[i];
         if (a->n < 2) continue;

@@ -91,6 +91,17 @@ static int json_str(Buf *b, const char *s, Py_ssize_t n) {
     return buf_putc(b, '"');
 }
 
+/* a TS as its JSON string (digits, "" or "~": nothing to escape) */
+static int json_ts(Buf *b, const TS *t) {
+    char s[TSDIGITS + 1];
+    Py_ssize_t n = ts_str(t, s);
+    if (buf_reserve(b, n + 2) < 0) return -1;
+    b->p[b->n++] = '"';
+    memcpy(b->p + b->n, s, n); b->n += n;
+    b->p[b->n++] = '"';
+    return 0;
+}
+
 static int json_int(Buf *b, int64_t v) {
     char t[24];
     int n = 0;

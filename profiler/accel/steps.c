@@ -10,11 +10,11 @@ static int parse_record(const char *p, const char *end, Rec *r) {
     for (int i = 0; i < 7; i++)
         if (json_plain_int(&p, end, &v[i]) || json_char(&p, end, ',')) return 1;
     if (json_plain_str(&p, end, &first, &fn) || json_char(&p, end, ',') || json_plain_str(&p, end, &last, &ln)
-        || json_char(&p, end, ']') || p != end || fn > TSMAX || ln > TSMAX) return 1;
+        || json_char(&p, end, ']') || p != end || !ts_ok(first, fn) || !ts_ok(last, ln)) return 1;
     r->total = v[0]; r->min = v[1]; r->max = v[2]; r->urir = v[3]; r->bytes = v[4]; r->digests = v[5];
     r->dedup = v[6];
-    ts_set(&r->first, first, fn);
-    ts_set(&r->last, last, ln);
+    r->first = ts_of(first, fn);
+    r->last = ts_of(last, ln);
     return 0;
 }
 
@@ -53,8 +53,8 @@ static int profile_json(Buf *b, const Rec *r) {
     int64_t v[7] = {r->total, r->min, r->max, r->urir, r->bytes, r->digests, r->dedup};
     for (int i = 0; i < 7; i++)
         if (buf_put(b, names[i], strlen(names[i])) < 0 || json_int(b, v[i]) < 0) return -1;
-    return (buf_put(b, ",\"first\":", 9) < 0 || json_str(b, r->first.s, r->first.n) < 0
-            || buf_put(b, ",\"last\":", 8) < 0 || json_str(b, r->last.s, r->last.n) < 0 || buf_putc(b, '}') < 0)
+    return (buf_put(b, ",\"first\":", 9) < 0 || json_ts(b, &r->first) < 0
+            || buf_put(b, ",\"last\":", 8) < 0 || json_ts(b, &r->last) < 0 || buf_putc(b, '}') < 0)
         ? -1 : 0;
 }
 

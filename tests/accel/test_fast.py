@@ -615,6 +615,37 @@ def test_sums_past_int64_are_left_to_python(step, monkeypatch):
     assert b"27000000000000000000" in run(9 * 10 ** 18, 3)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_first_and_last_of_any_string_order_as_bytes(seed, monkeypatch):
+    """The compiled steps hold a first or last of up to 17 digits as a number that orders as its
+    bytes do; one of any other form (more digits, not digits, "~" or "") leaves its run to Python.
+    Step 3 over a key's records whose timestamps share prefixes and differ in length: the same
+    first and last, byte for byte, as the pure-Python path."""
+    rng = random.Random(seed)
+    stem = "".join(rng.choice("0123456789") for _ in range(20))
+    shapes = [stem[:n] for n in range(0, 20)] + ["~", "2013-01", "20130101000000x", "9" * 17, "0" * 17]
+
+    def timestamp():
+        s = rng.choice(shapes) if rng.random() < 0.7 else str(rng.randint(0, 10 ** rng.randint(0, 18)))
+        return s
+
+    lines = []
+    for key in sorted(b"K %d - - -" % k for k in range(rng.randint(1, 8))):
+        for _ in range(rng.randint(1, 4)):
+            record = [1, 1, 1, 1, 1, 1, 1, timestamp(), timestamp()]
+            lines.append(key + b"\t" + orjson.dumps(record) + b"\n")
+    data = b"".join(lines)
+
+    def run():
+        out = []
+        steps.profile_step([data], out.append, Kernels(load_policy("default")))
+        return b"".join(out)
+    compiled_ = run()
+    monkeypatch.setenv(fast.PURE_ENV, "1")
+    assert run() == compiled_
+    assert compiled_.count(b"\n") == len({line.split(b"\t")[0] for line in lines})
+
+
 def test_the_extension_is_built_where_ci_runs():
     """The extension is optional (pip only warns when it does not compile): in CI, which has a
     compiler, a build that failed would leave the compiled tests skipped and measure nothing."""
