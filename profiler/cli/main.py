@@ -7,12 +7,10 @@ import os
 import sys
 
 from profiler import __version__, plugins
-from profiler.cli import stdio
+from profiler.cli import PROG, stdio
 from profiler.io import signalmask
 from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
-
-PROG = "archive-profiler"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -208,3 +208,22 @@ def test_a_reader_that_goes_mid_write_ends_the_run_quietly(files, runner):
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "standard output:" not in err, err
+
+
+def test_a_ctrl_c_outside_main_is_one_line(tmp_path):
+    """A Ctrl-C that arrives while the command line's modules are still being imported, or once
+    main() has returned, reaches no handler of a command: one line, no traceback, and the process
+    still ends by the signal as Python's own interrupt does."""
+    code = "import os, signal, time; import profiler.cli; os.kill(os.getpid(), signal.SIGINT); time.sleep(5); import profiler.cli.main"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    assert done.returncode == -2
+    assert done.stderr == "archive-profiler: interrupted (the previous output, if any, is unchanged)\n"
+
+
+def test_other_exceptions_outside_main_keep_their_traceback(tmp_path):
+    """Only a Ctrl-C is shortened: a defect outside main() still shows where it is."""
+    done = subprocess.run([sys.executable, "-c", "import profiler.cli; raise LookupError('seen')"],
+                          capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT),
+                          timeout=60)
+    assert done.returncode == 1 and "Traceback" in done.stderr and "LookupError: seen" in done.stderr
