@@ -36,7 +36,7 @@ from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
 from profiler.toolkit import ranges
 from profiler.toolkit.query import (LISTED_COMPACTED, ROLLED_UP, QueryError, SortedProfile, absent_value,
-                                    derived_bounds, feature_value, not_emitted, rank_value)
+                                    derived_bounds, feature_value, not_emitted, nothing_held, rank_value)
 
 #: the features of an answer: the spec's nine and FacetRedux's sixth, the average size
 SHOWN = FEATURES + ("avg_size",)
@@ -177,7 +177,9 @@ class Explorer:
                 out["status"] = "unanswerable"
         if out["status"] is None:
             if flat is None and q.range is not None:
-                out["status"], out["note"] = "none", "no captures in %s" % q.range.text
+                sure, out["note"] = nothing_held(self.profile, dict(zip(self.layout.fields, fields)), q.range.text,
+                                                 without="a time range")
+                out["status"] = "none" if sure else "unanswerable"
             elif flat is None:
                 reason = not_emitted(self.policy, fields, self.layout) if self.policy is not None else None
                 out["status"] = "unanswerable" if reason else "none"

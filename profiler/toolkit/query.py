@@ -421,6 +421,25 @@ def _query(profile, fixed, group, under, level, top, by):
     return found, note, profile.seeks
 
 
+def nothing_held(profile, values, when, without="--from, --to or --series"):
+    """(sure, note) of a range or series of one key ({field: value}) that finds no capture ``when``
+    (a range's text): sure where no line means none. A key without an all-time line in a compacted
+    profile (rolled up into a coarser line), or in a merge whose keys without a line may hold
+    captures, may hold some: not sure, and the note says why (and to ask ``without`` the range)."""
+    any_field = criteria.ANY_FIELD
+    all_time = [values[f] if f != criteria.DATETIME.name else any_field for f in profile.layout.fields]
+    if not any(True for _ in profile.lines(" ".join(all_time).encode("utf-8") + b" {")):
+        resolved = any(values[f] != any_field
+                       for f, c in zip(profile.layout.fields[1:], profile.layout.criteria) if c.resolved)
+        if profile.compacted():
+            return False, ROLLED_UP % ("ask for the key without %s to see its bounds; " % without)
+        if profile.unknown_keys() or profile.absent_keys() and resolved:
+            return False, ("no line for this key: a merge whose keys without a line may hold captures (ask for the "
+                           "key without %s to see its bounds; !meta %s)"
+                           % (without, "unknown_keys" if profile.unknown_keys() else "absent_keys"))
+    return True, "no captures in %s" % when
+
+
 class Caveat(str):
     """A note on lines that are all true but may not be all there is: the answer stands (exit 0)."""
 

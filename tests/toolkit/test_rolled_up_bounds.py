@@ -104,3 +104,20 @@ def test_a_range_of_a_rolled_up_key_is_never_said_to_hold_none(tmp_path, capsys)
         assert "no captures" not in err and "may hold captures" in err and "compacted" in err
     assert main(["query", out, "--surt", "com,a)/d/e/*", "--from", "2014", "--to", "2015"]) == 1
     assert "no captures in 2014:2015" in capsys.readouterr().err
+
+
+def test_explore_never_says_a_rolled_up_key_holds_none_in_a_range(tmp_path):
+    """The explorer's time range of a key compact rolled up said "none: no captures in 2012:2013";
+    it is unanswerable, and says the key may hold captures. A key of the complete profile with none
+    in the range is still "none"."""
+    from helpers.explore import answer, serving
+    out = _profile(tmp_path)
+    compacted = str(tmp_path / "compacted.cdxj")
+    compact_file(out, compacted, max_lines=10)
+    with serving(compacted) as (url, server):
+        a = answer(url, surt="com,a)/d/e/*", **{"from": "2012", "to": "2013"})
+        assert a["status"] == "unanswerable" and "may hold captures" in a["note"] and "compacted" in a["note"], a
+        assert "a time range" in a["note"]
+    with serving(out) as (url, server):
+        a = answer(url, surt="com,a)/d/e/*", **{"from": "2014", "to": "2015"})
+        assert a["status"] == "none" and a["note"] == "no captures in 2014:2015", a

@@ -105,18 +105,5 @@ def _over_time(args, fixed, group, skipped=None):
 
 
 def _nothing_held(profile, values, when):
-    """The note of a range or series that finds no capture: "none" only where no line means none.
-    A key without an all-time line in a compacted profile (rolled up into a coarser line), or in a
-    merge whose keys without a line may hold captures, may hold some."""
-    from profiler.toolkit.query import ROLLED_UP
-    all_time = [values[f] if f != "datetime" else "-" for f in profile.layout.fields]
-    if not any(True for _ in profile.lines(" ".join(all_time).encode("utf-8") + b" {")):
-        resolved = any(values[f] != "-" for f, c in zip(profile.layout.fields[1:], profile.layout.criteria)
-                       if c.resolved)
-        if profile.compacted():
-            return ROLLED_UP % "ask for the key without --from, --to or --series to see its bounds; "
-        if profile.unknown_keys() or profile.absent_keys() and resolved:
-            return ("no line for this key: a merge whose keys without a line may hold captures (ask for the key "
-                    "without --from, --to or --series to see its bounds; !meta %s)"
-                    % ("unknown_keys" if profile.unknown_keys() else "absent_keys"))
-    return "no captures in %s" % when
+    from profiler.toolkit.query import nothing_held
+    return nothing_held(profile, values, when)[1]
