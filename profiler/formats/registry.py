@@ -109,12 +109,22 @@ def _sniff_arc(sample):
     if first is None:
         return None
     fields = first.split(b" ")
-    if not first.startswith(b"filedesc:") and (len(fields) < 5 or not fields[-1].isdigit()):
+    if first.startswith(b"filedesc:") and not _index_line(fields):
+        return _whole_gzip(sample)
+    if len(fields) < 5 or not fields[-1].isdigit():
         return None     # no ARC header (warc.looks_like_arc_record asks this first): warcio not imported
     from profiler.formats import warc
-    if first.startswith(b"filedesc:") or (warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None):
+    if warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None:
         return _whole_gzip(sample)
     return None
+
+
+def _index_line(fields):
+    """Whether a line starting 'filedesc:' is an index's entry of an ARC file's filedesc record
+    (a CDXJ line: its third token a JSON object; a CDX line: seven fields or more), not the
+    record's own header ('filedesc://NAME IP DATE MIME LENGTH'): an index of an ARC file whose
+    entries sort after 'filedesc:' starts with it."""
+    return len(fields) >= 7 or (len(fields) >= 3 and fields[2].lstrip().startswith(b"{"))
 
 
 def _sniff_cdxj(sample):

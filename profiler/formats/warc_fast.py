@@ -147,7 +147,8 @@ class _FastRecord:
 
     @property
     def rec_type(self):
-        return str(self.record.record_type)
+        known = str(self.record.record_type)
+        return known if known != "unknown" else warc.record_type(self.headers.get("warc-type")) or known
 
     def header(self, name):
         name = name.lower()

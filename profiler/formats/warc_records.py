@@ -196,6 +196,7 @@ class _Loader(ArcWarcRecordLoader):
         every record that holds one (holds_http) is parsed, whatever its URI's scheme."""
         if uri is None:
             return None
+        rec_type = rec_type.strip().lower() if rec_type else rec_type     # as capture_of reads it
         if holds_http(rec_type, uri, self.last_content_type, self.last_format == "warc"):
             uri = "http:"                # warcio parses a head only after this prefix
         return super().load_http_headers(rec_type, uri, stream, length)
