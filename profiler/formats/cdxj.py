@@ -21,7 +21,8 @@ ZIPNUM_INDEX = ("a ZipNum secondary index (.idx: a line per gzip block of its .c
 
 def zipnum_index(lines):
     """Whether a CDXJ file's first lines (special lines included) are a ZipNum secondary index
-    (cdxj-indexer's, pywb's and py-wacz's ``.idx``): a ``!meta`` line naming the
+    (cdxj-indexer's, pywb's and py-wacz's ``.idx``, and js-wacz's, whose lines are ``KEY {JSON}``
+    without a timestamp): a ``!meta`` line naming the
     ``cdxj-gzip`` format, or JSON blocks that only locate blocks (offset and length, no URL,
     MIME or status). Its lines are blocks of captures, and would count as one capture each."""
     data = []
@@ -34,8 +35,9 @@ def zipnum_index(lines):
         return False
     for line in data:
         parts = line.split(b" ", 2)
+        block = parts[2] if len(parts) == 3 else parts[1] if len(parts) == 2 else None   # 'KEY {JSON}' too
         try:
-            record = jsonnum.loads(parts[2]) if len(parts) == 3 else None
+            record = jsonnum.loads(block) if block is not None else None
         except jsonnum.JSONDecodeError:
             return False
         if not isinstance(record, dict) or not {"offset", "length"} <= record.keys() <= _BLOCK_KEYS:

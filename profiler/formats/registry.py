@@ -132,10 +132,10 @@ def _sniff_cdxj(sample):
     if first is None or cdx.is_legend(first):
         return None
     parts = first.split(b" ", 2)
+    if len(parts) >= 2 and parts[-1].lstrip().startswith(b"{") and cdxj.zipnum_index(sample.lines):
+        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}      # also 'KEY {JSON}' lines (js-wacz's)
     if len(parts) != 3 or not parts[2].lstrip().startswith(b"{"):
         return None
-    if cdxj.zipnum_index(sample.lines):
-        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}
     return {}
 
 
