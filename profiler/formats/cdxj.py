@@ -1,7 +1,7 @@
 """CDXJ lines (pywb, ipwb and Common Crawl styles) -> captures."""
 
 from profiler import jsonnum
-from profiler.formats.cdx import NON_CAPTURE_MIMES, urlkey
+from profiler.formats.cdx import NON_CAPTURE_MIMES, NON_CAPTURE_PREFIXES, urlkey
 from profiler.model import capture, collection as collections, normalise
 from profiler.model.language import primary_language
 
@@ -21,7 +21,8 @@ ZIPNUM_INDEX = ("a ZipNum secondary index (.idx: a line per gzip block of its .c
 
 def zipnum_index(lines):
     """Whether a CDXJ file's first lines (special lines included) are a ZipNum secondary index
-    (cdxj-indexer's, pywb's and py-wacz's ``.idx``): a ``!meta`` line naming the
+    (cdxj-indexer's, pywb's and py-wacz's ``.idx``, and js-wacz's, whose lines are ``KEY {JSON}``
+    without a timestamp): a ``!meta`` line naming the
     ``cdxj-gzip`` format, or JSON blocks that only locate blocks (offset and length, no URL,
     MIME or status). Its lines are blocks of captures, and would count as one capture each."""
     data = []
@@ -34,8 +35,9 @@ def zipnum_index(lines):
         return False
     for line in data:
         parts = line.split(b" ", 2)
+        block = parts[2] if len(parts) == 3 else parts[1] if len(parts) == 2 else None   # 'KEY {JSON}' too
         try:
-            record = jsonnum.loads(parts[2]) if len(parts) == 3 else None
+            record = jsonnum.loads(block) if block is not None else None
         except jsonnum.JSONDecodeError:
             return False
         if not isinstance(record, dict) or not {"offset", "length"} <= record.keys() <= _BLOCK_KEYS:
@@ -68,8 +70,10 @@ def parse(line, collection=None):
     if not isinstance(record, dict):
         return "bad_json"
     mime = normalise.mime(_field(record, _MIME_KEYS) or b"-")
-    if mime.startswith(NON_CAPTURE_MIMES):
-        return "not_a_capture"
+    url_raw = _field(record, _URL_KEYS)
+    if mime.startswith(NON_CAPTURE_MIMES) or key_raw.startswith(NON_CAPTURE_PREFIXES) \
+            or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) or (key_raw == b"-" and url_raw in (None, b"-", b"")):
+        return "not_a_capture"          # as in a CDX (profiler.formats.cdx): an ARC's filedesc, a warcinfo entry
     ts = normalise.timestamp(ts_raw)
     if ts is None:
         return "bad_timestamp"
@@ -77,7 +81,7 @@ def parse(line, collection=None):
     length, ok = normalise.length(length_raw) if length_raw is not None else (0, True)
     if not ok:
         return "bad_length"
-    key = urlkey(key_raw, _field(record, _URL_KEYS))
+    key = urlkey(key_raw, url_raw)
     if key is None:
         return "bad_url"
     status_raw = _field(record, _STATUS_KEYS)

@@ -109,12 +109,22 @@ def _sniff_arc(sample):
     if first is None:
         return None
     fields = first.split(b" ")
-    if not first.startswith(b"filedesc:") and (len(fields) < 5 or not fields[-1].isdigit()):
+    if first.startswith(b"filedesc:") and not _index_line(fields):
+        return _whole_gzip(sample)
+    if len(fields) < 5 or not fields[-1].isdigit():
         return None     # no ARC header (warc.looks_like_arc_record asks this first): warcio not imported
     from profiler.formats import warc
-    if first.startswith(b"filedesc:") or (warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None):
+    if warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None:
         return _whole_gzip(sample)
     return None
+
+
+def _index_line(fields):
+    """Whether a line starting 'filedesc:' is an index's entry of an ARC file's filedesc record
+    (a CDXJ line: its third token a JSON object; a CDX line: seven fields or more), not the
+    record's own header ('filedesc://NAME IP DATE MIME LENGTH'): an index of an ARC file whose
+    entries sort after 'filedesc:' starts with it."""
+    return len(fields) >= 7 or (len(fields) >= 3 and fields[2].lstrip().startswith(b"{"))
 
 
 def _sniff_cdxj(sample):
@@ -122,10 +132,10 @@ def _sniff_cdxj(sample):
     if first is None or cdx.is_legend(first):
         return None
     parts = first.split(b" ", 2)
+    if len(parts) >= 2 and parts[-1].lstrip().startswith(b"{") and cdxj.zipnum_index(sample.lines):
+        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}      # also 'KEY {JSON}' lines (js-wacz's)
     if len(parts) != 3 or not parts[2].lstrip().startswith(b"{"):
         return None
-    if cdxj.zipnum_index(sample.lines):
-        return {"format": None, "reason": cdxj.ZIPNUM_INDEX}
     return {}
 
 

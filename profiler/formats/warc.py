@@ -77,6 +77,12 @@ def warc_timestamp(date):
         return None
 
 
+def record_type(value):
+    """A WARC-Type as capture_of compares it: in lower case (the WARC standard's grammar, ABNF,
+    reads its names in any case: JWAT's ``RESPONSE`` is a response), None kept."""
+    return value.strip().lower() if value else value
+
+
 def _text(value):
     return value.encode("utf-8", "surrogateescape") if value is not None else None
 
@@ -178,7 +184,7 @@ class WarcioRecord:
 
     @property
     def rec_type(self):
-        return self.record.rec_type
+        return record_type(self.record.rec_type)
 
     def header(self, name):
         return self.record.rec_headers.get_header(name)

@@ -13,7 +13,6 @@ import zlib
 
 from profiler.formats import hops, members, warc, warc_records
 
-_HTTP_SCHEMES = ("http:", "https:")
 #: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
 _HTTP_RECORDS = ("response", "request", "revisit")
 
@@ -148,7 +147,8 @@ class _FastRecord:
 
     @property
     def rec_type(self):
-        return str(self.record.record_type)
+        known = str(self.record.record_type)
+        return known if known != "unknown" else warc.record_type(self.headers.get("warc-type")) or known
 
     def header(self, name):
         name = name.lower()
@@ -162,7 +162,8 @@ class _FastRecord:
     def http(self):
         if self._http is False:
             self._http = None
-            if self.rec_type != "resource" and self.record.content_length and self.url.startswith(_HTTP_SCHEMES):
+            if self.record.content_length and warc_records.holds_http(self.rec_type, self.url,
+                                                                      self.headers.get("content-type")):
                 reader = self.record.reader
                 self._http, self._head_read = parse_http_head(lambda: reader.readline(1 << 20))
         return self._http

@@ -148,11 +148,35 @@ class _ArcHeaders(ARC2WARCHeadersParser):
         return protocol, headers
 
 
+#: record types whose block may begin with an HTTP head
+_HTTP_RECORDS = ("response", "revisit", "request")
+#: URI schemes whose records hold an HTTP message, compared in lower case
+_HTTP_SCHEMES = ("http:", "https:")
+#: the media type of a WARC block that is an HTTP message (WARC 1.1, section 6.3.2)
+HTTP_MESSAGE = "application/http"
+
+
+def holds_http(rec_type, uri, content_type, warc=True):
+    """Whether a record's block begins with an HTTP head: a response, revisit or request record
+    of an http or https URI (the scheme in any case, as RFC 3986 reads it), or, in a WARC, one
+    whose Content-Type says its block is an HTTP message (``application/http``), whatever the
+    URI's scheme (Scoop's ``file:``, a browser extension's ``chrome-extension:``). An ARC file
+    has no such field (warcio gives every ARC response that Content-Type)."""
+    if rec_type not in _HTTP_RECORDS or not uri:
+        return False
+    if uri[:6].lower().startswith(_HTTP_SCHEMES):
+        return True
+    return warc and bool(content_type) and content_type.split(";", 1)[0].strip().lower() == HTTP_MESSAGE
+
+
 class _Loader(ArcWarcRecordLoader):
-    """warcio's record loader that says which format it read a record header as, and whose ARC
-    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds)."""
+    """warcio's record loader that says which format it read a record header as, whose ARC
+    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds), and
+    that reads the HTTP head of every record that holds one (holds_http: warcio looked at the
+    URI's scheme only, case-sensitively)."""
 
     last_format = None
+    last_content_type = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -162,13 +186,19 @@ class _Loader(ArcWarcRecordLoader):
     def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
         found = super()._detect_type_load_headers(stream, statusline, known_format)
         self.last_format = found[0]
+        headers = found[1]
+        self.last_content_type = headers.get_header("Content-Type") if hasattr(headers, "get_header") else None
         return found
 
     def load_http_headers(self, rec_type, uri, stream, length):
         """warcio's, for a record without WARC-Target-URI too (warcio raised on it, and a plain
-        file ended there): no HTTP head is parsed, and capture_of skips the record."""
+        file ended there): no HTTP head is parsed, and capture_of skips the record. The head of
+        every record that holds one (holds_http) is parsed, whatever its URI's scheme."""
         if uri is None:
             return None
+        rec_type = rec_type.strip().lower() if rec_type else rec_type     # as capture_of reads it
+        if holds_http(rec_type, uri, self.last_content_type, self.last_format == "warc"):
+            uri = "http:"                # warcio parses a head only after this prefix
         return super().load_http_headers(rec_type, uri, stream, length)
 
 

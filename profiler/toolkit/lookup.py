@@ -117,8 +117,10 @@ def _simple_surt(raw):
 _SCHEME = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]")
 _SURT = re.compile(rb"(\*|[a-z0-9_-]+(,[a-z0-9_*-]+)*,?(:[0-9]+)?\)[^\s]*|[a-z0-9_-]+(,[a-z0-9_-]+)*,\*)\Z")
 _BARE_HOST = re.compile(rb"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+(:[0-9]+)?(/[^\s]*)?\Z")
-#: URIs of other schemes that archives index as they are (dns:host from crawlers, urn:, mailto:)
-_OPAQUE = re.compile(rb"(dns|urn|mailto|filedesc|warcinfo|whois|ftp):[^\s/][^\s]*\Z", re.I)
+#: URIs of other schemes that archives index as they are (dns:host from crawlers, urn:, mailto:,
+#: a browser's about:blank), and file: URIs (Scoop records its screenshots as file:///NAME)
+_OPAQUE = re.compile(rb"((dns|urn|mailto|filedesc|warcinfo|whois|ftp|about|data|blob):[^\s/]|file:/+[^\s/])[^\s]*\Z",
+                     re.I)
 
 
 def is_query(raw):

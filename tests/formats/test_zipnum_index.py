@@ -48,6 +48,17 @@ def test_a_zipnum_cdxj_index_without_its_meta_line_is_refused_too(compressed_ind
     assert inputs.sniff(str(bare))["format"] is None
 
 
+@pytest.mark.parametrize("meta", [True, False])
+def test_a_zipnum_index_of_lines_without_a_timestamp_is_refused_too(tmp_path, meta):
+    """js-wacz (Scoop's WACZ files) writes 'KEY {JSON}' block lines: it was no format at all."""
+    idx = tmp_path / "index.idx"
+    idx.write_bytes((b'!meta 0 {"format": "cdxj-gzip-1.0", "filename": "index.cdx.gz"}\n' if meta else b"") +
+                    b'edu,harvard,law,lil)/assets/main.css {"offset":0,"length":2580,"digest":"sha256:00"}\n'
+                    b'edu,harvard,law,lil)/projects {"offset":2580,"length":2411,"digest":"sha256:01"}\n')
+    found = inputs.sniff(str(idx))
+    assert found["format"] is None and found["reason"] == cdxj.ZIPNUM_INDEX
+
+
 def test_the_cdx_gz_beside_it_is_profiled_and_the_idx_is_skipped(compressed_index, tmp_path):
     cdx_gz, idx = compressed_index
     out = tmp_path / "p.cdxj"

@@ -55,6 +55,15 @@ def test_uris_and_surts_are_looked_up(profile, text):
     assert lookup(profile, text).status == "held"
 
 
+@pytest.mark.parametrize("text", ["file:///screenshot.png", "file:/screenshot.png", "about:blank",
+                                  "dns:example.com"])
+def test_uris_of_schemes_without_a_host_key_are_looked_up_at_the_root(profile, text):
+    """Archives hold them (a WARC's file:///screenshot.png response, a browser's about:blank):
+    their urlkey has no ')' and only '*' holds them. file: and about: URIs were 'invalid'."""
+    a = lookup(profile, text)
+    assert a.status == "held" and match_level(a.key) == "root"
+
+
 def test_host_match_reports_its_level(profile):
     a = lookup(profile, "http://example.com/never-crawled")
     assert a.status == "held" and match_level(a.key) == "host"
