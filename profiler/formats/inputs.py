@@ -303,6 +303,21 @@ def sniff(path):
     return info
 
 
+def last_line_unended(info):
+    """Whether an uncompressed index (a line format) ends without a line end: its last line may be
+    cut (a file copied or written only in part), and is read as it is, so the run says so. A
+    compressed one cut short fails to inflate instead."""
+    if info.get("compression") or not info.get("format") or info.get("size", 0) <= 0 \
+            or not registry.FORMATS[info["format"]].lines:
+        return False
+    try:
+        with open(info["path"], "rb") as f:
+            f.seek(info["size"] - 1)
+            return f.read(1) not in (b"\n", b"")
+    except OSError:
+        return False
+
+
 def _damaged_archive_start(path):
     """The first line of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
     gzip stream: its records before the damage are read, profiler.formats.warc), as a sample;

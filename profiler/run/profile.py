@@ -166,6 +166,11 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     for item in skipped_files:
         log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
                     item["reason"])
+    for info in infos:
+        if not remote.is_remote(info["path"]) and inputs_mod.last_line_unended(info):
+            log.warning("%s: its last line has no line end, and is read as it is (if the file was cut short, "
+                        "that line's capture may be too)",
+                        display_name((input_names or {}).get(info["path"], info["path"])))
     workers = 1
     if runner == "local":
         workers = cores or os.cpu_count() or 1
