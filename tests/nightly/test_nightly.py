@@ -434,3 +434,24 @@ def test_random_nights_are_exact_or_bounded(tmp_path, capsys, seed):
         else:
             assert a.settings["on_overlap"] == "approximate"
             check_within_bounds(a.latest, scratch)
+
+
+def test_an_input_modified_in_the_future_is_profiled_and_said_so(tmp_path, capsys):
+    """A modification time past the clock (the clock moved back, a copy from a machine whose
+    clock runs ahead) says nothing of whether the file is still being written: it is profiled
+    as it is, counted and named in the summary line, never left waiting for that date."""
+    a = Archive(tmp_path, settle_seconds=3600)
+    a.add_cdx("a.cdx", hosts(0))
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    old, future = time.time() - 7200, time.time() + 400 * 86400
+    os.utime(os.path.join(a.inputs, "a.cdx"), (old, old))
+    os.utime(os.path.join(a.inputs, "b.cdx"), (future, future))
+    status, line = a.night(capsys)
+    assert status == 0 and "published" in line, line
+    assert "1 input(s) modified in the future (profiled as they are)" in line, line
+    run = last_run(a)
+    assert run["future_inputs"] == 1 and run["settling_inputs"] == 0
+    assert_same_profile(a.latest, a.scratch())
+    status, line = a.night(capsys)                      # the same file the next night: nothing new
+    assert status == 0 and line.startswith("archive-profiler nightly: nothing new in 2 input(s)"), line
+    assert "1 input(s) modified in the future" in line, line
