@@ -13,6 +13,7 @@ import heapq
 import os
 import tempfile
 
+from profiler.files import outfiles
 from profiler.files.datalines import DamagedFile, DataFile, written_here  # noqa: F401 (merge's test)
 
 #: the bytes of data lines sorted in memory at once
@@ -33,7 +34,9 @@ class SortedCopy:
         self.lines = 0
 
     def _temp(self):
-        fd, path = tempfile.mkstemp(prefix=PREFIX, suffix=".tmp", dir=self.folder)
+        if not self.made:                       # the first: those a killed sort left go first
+            outfiles.remove_stale_owned(self.folder, PREFIX, ".tmp")
+        path, fd = outfiles.owned_temp(self.folder, PREFIX, ".tmp")
         self.made.append(path)
         return os.fdopen(fd, "wb"), path
 

@@ -5,7 +5,6 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 
 import orjson
 
@@ -190,7 +189,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
 
-    work = tempfile.mkdtemp(prefix="archive-profiler-")
+    work = outfiles.work_folder("archive-profiler-")     # (those of killed runs removed first)
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
         shipping = ship_package and runner != "inline" and not direct

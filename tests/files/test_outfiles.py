@@ -27,9 +27,9 @@ def profile(tmp_path_factory):
     return str(path)
 
 
-def cli(*args, cwd=None, timeout=120):
+def cli(*args, cwd=None, timeout=120, env=None):
     return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True,
-                          cwd=cwd, timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
+                          cwd=cwd, timeout=timeout, env=dict(env or os.environ, PYTHONPATH=ROOT))
 
 
 def commands(profile, out):
@@ -401,3 +401,60 @@ def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
     else:
         assert proc.returncode == 129 and "hung up" in err and "Traceback" not in err, err
         assert out.read_bytes() == b"old\n"
+
+
+def _killed_while_present(args, folder, prefix, env=None, attempts=30):
+    """Run the CLI with args and SIGKILL it once an entry of folder starting with prefix (its work
+    folder or file) appears; the entries of that prefix it left. A run too quick to be caught
+    is started again."""
+    for _ in range(attempts):
+        proc = subprocess.Popen([sys.executable, "-m", "profiler.cli"] + args, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=dict(env or os.environ, PYTHONPATH=ROOT))
+        try:
+            while proc.poll() is None:
+                if any(e.startswith(prefix) for e in os.listdir(folder)):
+                    proc.kill()
+                    proc.wait()
+                    left = sorted(e for e in os.listdir(folder) if e.startswith(prefix))
+                    if left:
+                        return left
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    pytest.fail("%s never caught with its %s entry" % (args[0], prefix))
+
+
+def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile):
+    """split writes its pages in a work folder beside them: one a SIGKILL left (as big as the
+    profile) stayed for ever; the next split removes it, being provably ours (a process gone)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    left = _killed_while_present(["split", profile, "--max-lines", "500", "-o", str(out / "pg")], str(out), ".split-")
+    assert cli("split", profile, "--max-lines", "500", "-o", str(out / "pg")).returncode == 0
+    assert not [e for e in os.listdir(str(out)) if e.startswith(".split-")], left
+    assert len(os.listdir(str(out))) == 19
+
+
+def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):
+    """A run's work folder in $TMPDIR (the job's manifest, its runner's files) that a SIGKILL
+    left stayed for ever; the next run removes it, and only it: a live run's, another host's,
+    another user's and a file named like one are kept."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    left = _killed_while_present(["profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "a.cdxj"), "-q"],
+                                 str(tmp), "archive-profiler-", env)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    kept = ["archive-profiler-%d-%s.0123abcd" % (os.getpid(), outfiles._HOST),
+            "archive-profiler-%d-otherhost.0123abcd" % dead.pid, "archive-profiler-notes"]
+    for name in kept:
+        (tmp / name).mkdir()
+    theirs = tmp / ("archive-profiler-%d-%s.4567abcd" % (dead.pid, outfiles._HOST))
+    theirs.mkdir()
+    os.chown(str(theirs), 12345, 12345) if os.geteuid() == 0 else None
+    assert cli("profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "b.cdxj"), "-q", env=env).returncode == 0
+    assert not set(left) & set(os.listdir(str(tmp)))
+    assert set(kept) <= set(os.listdir(str(tmp)))
+    assert theirs.exists() == (os.geteuid() == 0)
