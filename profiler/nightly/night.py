@@ -133,6 +133,8 @@ class Night:
         c = self.config
         self.out = Folder.open(c.output_dir, c.trust_folders, make=True)
         self.state_folder = Folder.open(c.state_dir, c.trust_folders, make=True)
+        for folder in (self.out, self.state_folder):
+            folder.refuse_read_only()
         self.sets_folder = self.state_folder.sub("sets")
         self.outputs = ownership.Ledger(self.state_folder, ownership.OUTPUTS_LEDGER, self.out)
         self.sets_ledger = ownership.Ledger(self.state_folder, ownership.SETS_LEDGER, self.sets_folder)

@@ -455,3 +455,28 @@ def test_an_input_modified_in_the_future_is_profiled_and_said_so(tmp_path, capsy
     status, line = a.night(capsys)                      # the same file the next night: nothing new
     assert status == 0 and line.startswith("archive-profiler nightly: nothing new in 2 input(s)"), line
     assert "1 input(s) modified in the future" in line, line
+
+
+@pytest.mark.parametrize("which", ["output", "state"])
+def test_a_read_only_output_or_state_folder_is_refused(tmp_path, capsys, which):
+    """An output or state folder someone made read-only (chmod a-w: frozen while the archive
+    moves) was written all the same by a nightly run as root: a new version published and the
+    state replaced. It is refused in one line, exit 2, everything as it was; writable again, the
+    next night publishes."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    folder = a.out if which == "output" else a.state_dir
+    before = {p: os.stat(os.path.join(d, p)).st_mtime_ns for d in (a.out, a.state_dir) for p in os.listdir(d)}
+    os.chmod(folder, 0o555)
+    try:
+        status, line = a.night(capsys)
+    finally:
+        os.chmod(folder, 0o755)
+    assert status == 2 and "the folder %s is read-only (mode 0555)" % folder in line, line
+    assert {p: os.stat(os.path.join(d, p)).st_mtime_ns for d in (a.out, a.state_dir) for p in os.listdir(d)
+            if p != "runs.jsonl"} == {p: t for p, t in before.items() if p != "runs.jsonl"}
+    status, line = a.night(capsys)
+    assert status == 0 and "published" in line, line
+    assert_same_profile(a.latest, a.scratch())
