@@ -67,3 +67,17 @@ def test_a_full_tmpdir_names_why_a_local_task_failed(tmp_path):
         os.unlink(filler)
         assert cli("profile", "-r", "local", SAMPLE, "-o", out, "-q", env=env).returncode == 0
         assert sorted(os.listdir(disk)) == []
+
+
+def test_a_full_tmpdir_under_the_inline_runner_is_one_line(tmp_path):
+    """mrjob's inline runner logged `Error while reading from` its task's input file (in its
+    temp folder, gone by then) on three lines before the error line, even with -q."""
+    disk = str(tmp_path / "disk")
+    out = str(tmp_path / "p.cdxj")
+    with small_filesystem(disk, "16m"):
+        filler = fill(disk, leave=100 << 10)
+        r = cli("profile", "-r", "inline", SAMPLE, "-o", out, "-q", env=dict(os.environ, TMPDIR=disk))
+        assert r.returncode == 1 and "the inline job failed: [Errno 28] No space left on device" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not os.path.exists(out) and sorted(os.listdir(disk)) == ["fill"]
+        os.unlink(filler)
