@@ -5,7 +5,6 @@ many captures into one record per URI-R. Records of one URI-R from several split
 files are merged by the reducer, so the result never depends on how input was cut.
 """
 
-import contextlib
 import functools
 import os
 import zlib
@@ -114,17 +113,17 @@ def checked_opener(opener, split):
     if not planned or planned[0] != inputs.HOST:
         return opener
 
-    @contextlib.contextmanager
     def checked(path, mode="rb"):
-        with opener(path, mode) as f:
-            try:
-                st = os.fstat(f.fileno())
-            except (AttributeError, OSError, ValueError):
-                st = None
-            if st is not None and [st.st_dev, st.st_ino] != list(planned[1:]):
-                raise InputReplaced("%s was replaced while the run read it (another file has its name now): "
-                                    "run again" % display_name(path))
-            yield f
+        f = opener(path, mode)
+        try:
+            st = os.fstat(f.fileno())
+        except (AttributeError, OSError, ValueError):
+            st = None
+        if st is not None and [st.st_dev, st.st_ino] != list(planned[1:]):
+            f.close()
+            raise InputReplaced("%s was replaced while the run read it (another file has its name now): "
+                                "run again" % display_name(path))
+        return f
     return checked
 
 
