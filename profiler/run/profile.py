@@ -63,6 +63,19 @@ def encoded_path(split):
 LOCAL_SORT_BUFFER = "256M"
 
 
+def _local_tmp_dir(runner, conf_paths, extra_args, work, environ=os.environ):
+    """mrjob's local temp folder (the job's step files) inside the run's work folder, which a run
+    killed with SIGKILL leaves where the next run removes it (outfiles.work_folder): by default
+    it is a folder of $TMPDIR no one could prove was left by a dead run. Only when no mrjob
+    config or argument chooses one."""
+    if runner not in ("inline", "local") or any(a.startswith("--local-tmp-dir") for a in extra_args):
+        return []
+    if conf_paths or environ.get("MRJOB_CONF") or \
+            any(os.path.exists(os.path.expanduser(p)) for p in localjob.MRJOB_CONFS):
+        return []
+    return ["--local-tmp-dir", work]
+
+
 def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
              py_files=(), cores=None, extra=(), files=()):
     """The mrjob command line of the profile job."""
@@ -239,7 +252,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
-                    cmdenv + list(extra_args), files)
+                    cmdenv + _local_tmp_dir(runner, conf_paths, extra_args, work) + list(extra_args), files)
     job = ProfileJob(args)
     with _cleaned_up(preflight.make_runner(job)) as mr, runner_leftovers.removed_at_exit(mr), bar, \
             bar.logging_through(), _environment(task_env if runner == "inline" else {}):

@@ -403,16 +403,31 @@ def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
         assert out.read_bytes() == b"old\n"
 
 
-def _killed_while_present(args, folder, prefix, env=None, attempts=30):
+def _entries(folder, depth=1):
+    """The names in folder, and with depth 2 in its folders too."""
+    names = []
+    for entry in os.listdir(folder):
+        names.append(entry)
+        if depth > 1 and os.path.isdir(os.path.join(folder, entry)):
+            try:
+                names += os.listdir(os.path.join(folder, entry))
+            except OSError:
+                pass
+    return names
+
+
+def _killed_while_present(args, folder, prefix, env=None, attempts=30, wait_for=None):
     """Run the CLI with args and SIGKILL it once an entry of folder starting with prefix (its work
-    folder or file) appears; the entries of that prefix it left. A run too quick to be caught
-    is started again."""
+    folder or file) appears (and one starting with wait_for in it or beside it, when given); the
+    entries of that prefix it left. A run too quick to be caught is started again."""
     for _ in range(attempts):
         proc = subprocess.Popen([sys.executable, "-m", "profiler.cli"] + args, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=dict(env or os.environ, PYTHONPATH=ROOT))
         try:
             while proc.poll() is None:
-                if any(e.startswith(prefix) for e in os.listdir(folder)):
+                names = _entries(folder, 2 if wait_for else 1)
+                if any(e.startswith(prefix) for e in names) and \
+                        (wait_for is None or any(e.startswith(wait_for) for e in names)):
                     proc.kill()
                     proc.wait()
                     left = sorted(e for e in os.listdir(folder) if e.startswith(prefix))
@@ -437,14 +452,15 @@ def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile)
 
 
 def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):
-    """A run's work folder in $TMPDIR (the job's manifest, its runner's files) that a SIGKILL
-    left stayed for ever; the next run removes it, and only it: a live run's, another host's,
-    another user's and a file named like one are kept."""
+    """A run's work folder in $TMPDIR (the job's manifest, its runner's files, mrjob's temp folder
+    of the job's step files) that a SIGKILL left stayed for ever; the next run removes it, and
+    only it: a live run's, another host's, another user's and a file named like one are kept."""
     tmp = tmp_path / "tmpdir"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
+    env.pop("MRJOB_CONF", None)
     left = _killed_while_present(["profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "a.cdxj"), "-q"],
-                                 str(tmp), "archive-profiler-", env)
+                                 str(tmp), "archive-profiler-", env, wait_for="profile_job.")
     dead = subprocess.Popen(["true"])
     dead.wait()
     kept = ["archive-profiler-%d-%s.0123abcd" % (os.getpid(), outfiles._HOST),
@@ -456,5 +472,6 @@ def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile
     os.chown(str(theirs), 12345, 12345) if os.geteuid() == 0 else None
     assert cli("profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "b.cdxj"), "-q", env=env).returncode == 0
     assert not set(left) & set(os.listdir(str(tmp)))
+    assert not [e for e in _entries(str(tmp), 2) if e.startswith("profile_job.")]
     assert set(kept) <= set(os.listdir(str(tmp)))
     assert theirs.exists() == (os.geteuid() == 0)
