@@ -5,7 +5,8 @@ The header lines stay first; the data lines are read in runs of at most RUN_BYTE
 sorted by the key the readers check the order of (profiler.files.datalines) and written to a
 temporary file in the given folder (the output's, or $TMPDIR), and the runs merged into one
 more temporary file, which is checked like any input. Every temporary file is removed when the
-caller is done (SortedCopy is a context manager). Only files another tool wrote are sorted:
+caller is done (SortedCopy is a context manager), or by the next sort in that folder when a
+killed run left it (profiler.files.outfiles.owned_temp). Only files another tool wrote are sorted:
 an unsorted file this tool wrote is damaged and refused (profiler.files.datalines).
 """
 

@@ -10,7 +10,9 @@ hidden temp file beside the target, fsynced and renamed; the new file keeps the 
 the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
 system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
 output left are removed when they are provably this tool's (its name pattern, this host, a
-process that is gone, owned by this user, no other name).
+process that is gone, owned by this user, no other name); so are the work files and folders
+commands make beside their outputs or in $TMPDIR (owned_temp, work_folder), by the next run
+that makes one there.
 """
 
 import hashlib
