@@ -183,7 +183,7 @@ def test_run_killed_inside_the_local_job_recovers(tmp_path, capsys):
     deadline = time.monotonic() + 120
     # as soon as map tasks run (the whole job takes about a second): mrjob's local runner's, or
     # the one without mrjob (profiler.runtime.localjob)
-    while not (glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*"))
+    while not (glob.glob(os.path.join(tmp, "archive-profiler-*", "profile_job.*", "step", "000", "mapper", "*"))
                or glob.glob(os.path.join(tmp, "archive-profiler-*", "job", "map-*"))):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.01)
