@@ -173,6 +173,8 @@ def _logging(args):
     logging.getLogger("mrjob").handlers[:] = [mrjob_handler]
     conf = logging.getLogger("mrjob.conf")
     conf.filters[:] = [] if args.verbose else [_NoConfigNotes()]
+    for name in ("mrjob.inline", "mrjob.local"):
+        logging.getLogger(name).filters[:] = [] if args.verbose else [_NoReadingFromNote()]
 
 
 class _PrintableFormatter(logging.Formatter):
@@ -181,6 +183,15 @@ class _PrintableFormatter(logging.Formatter):
 
     def format(self, record):
         return "\n".join(printable(line) for line in super().format(record).split("\n"))
+
+
+class _NoReadingFromNote(logging.Filter):
+    """mrjob's "Error while reading from TASK-INPUT:" lines of a failed task: the error line that
+    follows names the cause; the task's input file in mrjob's temp folder, gone by then, says
+    nothing (see -v)."""
+
+    def filter(self, record):
+        return not record.getMessage().strip().startswith("Error while reading from")
 
 
 class _NoConfigNotes(logging.Filter):

@@ -79,7 +79,7 @@ class Explorer:
         # the index and single-line reads go through one more descriptor of the very file checked
         # (the path may name another file by now, or a FIFO: opened without waiting, compared)
         self._reader = infiles.open_regular(path)
-        checked = infiles.identity(os.fstat(self.profile.sorted.f.fileno()))
+        checked = self.checked = infiles.identity(os.fstat(self.profile.sorted.f.fileno()))
         if infiles.identity(os.fstat(self._reader.fileno())) != checked:
             self.close()
             raise DamagedFile("%s changed while it was opened: ask again once it is written" % path)
@@ -97,6 +97,14 @@ class Explorer:
         if self.policy is not None:
             # a first question would otherwise wait for the Public Suffix List to load
             not_emitted(self.policy, ["com,example)/*"] + [ANY_FIELD] * len(self.layout.names), self.layout)
+
+    def unchanged(self):
+        """Whether the file read is still as it was checked (not written since, whatever its
+        path names now): its size and mtime (its ctime moves when a rename takes its name)."""
+        try:
+            return infiles.identity(os.fstat(self._reader.fileno()))[:4] == self.checked[:4]
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def close(self):
         self.profile.close()

@@ -33,6 +33,8 @@ STATIC = {"/": ("explore.html", "text/html; charset=utf-8"),
           "/explore.css": ("explore.css", "text/css; charset=utf-8"),
           "/favicon.svg": ("favicon.svg", "image/svg+xml")}
 JSON = "application/json"
+#: the end of a profile's problem while the version read before answers
+READ_BEFORE = ": exploring the version read before"
 
 
 def _identity(path):
@@ -43,9 +45,10 @@ def _identity(path):
 
 class Profile:
     """One explored profile: the Explorer of the file its path names now. A changed file is
-    opened (and indexed) again before the next answer; while it cannot be, answers are 503, and
-    it is read again only once it changes again (a damaged file is not read whole at every
-    request)."""
+    opened (and indexed) again before the next answer; while it cannot be, the version read
+    before keeps answering when it is another file still as it was (a damaged version moved into
+    place), said in ``problem``; else (the file read was itself written) answers are 503. It is
+    read again only once it changes again (a damaged file is not read whole at every request)."""
 
     def __init__(self, path, name=None):
         self.path, self.given_name = path, name
@@ -54,7 +57,7 @@ class Profile:
         self.name = self.explorer.name
         self._checked = time.monotonic()
         self._lock = threading.Lock()
-        self._rejected = None           # (identity, why) of the file last found unreadable
+        self._rejected = None           # (identity, why broken, problem) of the file last found unreadable
         self.broken = None              # why the path's file cannot be explored (answers 503)
         self.problem = None             # why the path cannot be read while the open version answers
 
@@ -73,7 +76,7 @@ class Profile:
                 if identity == self.identity:
                     self.broken = None          # the path names the file explored again
                 elif identity is not None and self._rejected is not None and identity == self._rejected[0]:
-                    self.broken = self._rejected[1]
+                    self.broken, self.problem = self._rejected[1], self._rejected[2] or self.problem
                 elif identity is not None:
                     self._open(identity)
         if self.broken:
@@ -88,17 +91,23 @@ class Profile:
             if self.broken != why:
                 self.broken = why
                 log.warning("%s", why)
-        elif self.problem is None:
-            self.problem = why + ": exploring the version read before"
+        elif self.problem != why + READ_BEFORE:
+            self.problem = why + READ_BEFORE
             log.warning("%s", self.problem)
 
     def _open(self, identity):
         try:
             fresh = Explorer(self.path, self.given_name or self.name)
         except (OSError, UserError) as e:
-            self.broken = "%s changed and cannot be read now: %s" % (self.path, e)
-            self._rejected = identity, self.broken
-            log.warning("%s", self.broken)
+            why = "%s changed and cannot be read now: %s" % (self.path, e)
+            if identity[:2] != self.identity[:2] and self.explorer.unchanged():
+                # another file moved into place: the one read before is whole and open, it answers
+                self.broken, self.problem = None, why + READ_BEFORE
+                log.warning("%s", self.problem)
+            else:
+                self.broken = why
+                log.warning("%s", self.broken)
+            self._rejected = identity, self.broken, self.problem
         else:
             old, self.explorer, self.identity, self.broken, self._rejected = self.explorer, fresh, identity, None, None
             log.info("exploring the new version of %s", self.path)

@@ -5,7 +5,8 @@ The header lines stay first; the data lines are read in runs of at most RUN_BYTE
 sorted by the key the readers check the order of (profiler.files.datalines) and written to a
 temporary file in the given folder (the output's, or $TMPDIR), and the runs merged into one
 more temporary file, which is checked like any input. Every temporary file is removed when the
-caller is done (SortedCopy is a context manager). Only files another tool wrote are sorted:
+caller is done (SortedCopy is a context manager), or by the next sort in that folder when a
+killed run left it (profiler.files.outfiles.owned_temp). Only files another tool wrote are sorted:
 an unsorted file this tool wrote is damaged and refused (profiler.files.datalines).
 """
 
@@ -13,6 +14,7 @@ import heapq
 import os
 import tempfile
 
+from profiler.files import outfiles
 from profiler.files.datalines import DamagedFile, DataFile, written_here  # noqa: F401 (merge's test)
 
 #: the bytes of data lines sorted in memory at once
@@ -33,7 +35,9 @@ class SortedCopy:
         self.lines = 0
 
     def _temp(self):
-        fd, path = tempfile.mkstemp(prefix=PREFIX, suffix=".tmp", dir=self.folder)
+        if not self.made:                       # the first: those a killed sort left go first
+            outfiles.remove_stale_owned(self.folder, PREFIX, ".tmp")
+        path, fd = outfiles.owned_temp(self.folder, PREFIX, ".tmp")
         self.made.append(path)
         return os.fdopen(fd, "wb"), path
 

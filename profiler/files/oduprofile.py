@@ -29,6 +29,7 @@ import re
 import tempfile
 
 from profiler import jsonnum
+from profiler.files import outfiles
 from profiler.files.datalines import DamagedFile, _is_count
 from profiler.files.infiles import open_regular
 from profiler.files.output import CONTEXT
@@ -238,7 +239,8 @@ class ConvertedCopy:
         headers = [b"!context " + jsonnum.dumps(CONTEXT), b"!id " + jsonnum.dumps({"uri": uri}),
                    b"!keys " + jsonnum.dumps(KEYS),
                    b"!meta " + jsonnum.dumps({"converted": dict(self.meta(), source=os.path.abspath(self.source))})]
-        fd, self.path = tempfile.mkstemp(prefix=PREFIX, suffix=".cdxj", dir=self.folder)
+        outfiles.remove_stale_owned(self.folder, PREFIX, ".cdxj")      # a killed merge's conversions
+        self.path, fd = outfiles.owned_temp(self.folder, PREFIX, ".cdxj")
         try:
             with os.fdopen(fd, "wb") as out:
                 out.writelines(x + b"\n" for x in sorted(headers) + lines)

@@ -10,7 +10,9 @@ hidden temp file beside the target, fsynced and renamed; the new file keeps the 
 the one it replaces (without setuid, setgid and sticky bits), and its group and owner where the
 system allows it; a new name gets the umask's mode. Temp files that a killed run of the same
 output left are removed when they are provably this tool's (its name pattern, this host, a
-process that is gone, owned by this user, no other name).
+process that is gone, owned by this user, no other name); so are the work files and folders
+commands make beside their outputs or in $TMPDIR (owned_temp, work_folder), by the next run
+that makes one there.
 """
 
 import hashlib
@@ -173,6 +175,64 @@ def remove_stale_temps(real):
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 1:
                 os.unlink(path)
                 removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def owned_temp(folder, prefix, suffix="", is_folder=False):
+    """Make a work file or folder in folder named PREFIX PID-HOST.RANDOM SUFFIX (a folder mode
+    0700, a file the umask's): its name says whose it is, so a run killed before it removed it
+    leaves one the next run can prove is ours (remove_stale_owned). Returns (path, fd: None for a
+    folder)."""
+    while True:
+        path = os.path.join(folder, "%s%d-%s.%s%s" % (prefix, os.getpid(), _HOST, secrets.token_hex(4), suffix))
+        try:
+            if is_folder:
+                os.mkdir(path, 0o700)
+                return path, None
+            return path, os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        except FileExistsError:
+            continue
+
+
+def work_folder(prefix, folder=None):
+    """A new work folder of this run in folder ($TMPDIR by default), made after removing those
+    that killed runs left there (remove_stale_owned)."""
+    if folder is None:
+        import tempfile
+        folder = tempfile.gettempdir()
+    remove_stale_owned(folder, prefix)
+    return owned_temp(folder, prefix, is_folder=True)[0]
+
+
+def remove_stale_owned(folder, prefix, suffix=""):
+    """Remove what owned_temp made in folder for runs killed before they removed it: names of its
+    pattern, this host, a process that is gone; owned by us; a file of one name, or a folder (no
+    link). Returns the names removed."""
+    pattern = re.compile(r"^%s(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}%s$" % (re.escape(prefix), re.escape(suffix)))
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry)
+        if not m or m.group(2) != _HOST or _alive(int(m.group(1))):
+            continue
+        path = os.path.join(folder, entry)
+        try:
+            st = os.lstat(path)
+            if st.st_uid != os.geteuid():
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                import shutil
+                shutil.rmtree(path)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                os.unlink(path)
+            else:
+                continue
+            removed.append(entry)
         except OSError:
             pass
     return removed

@@ -278,10 +278,12 @@ def sniff(path):
     try:
         with open(path, "rb") as f:
             head = f.read(8)
+            st = os.fstat(f.fileno())
     except OSError as e:
         return {"path": path, "size": 0, "compression": None, "format": None,
                 "reason": "unreadable: %s" % (e.strerror or e)}
-    info = {"path": path, "size": os.path.getsize(path), "compression": compression_of(head)}
+    info = {"path": path, "size": st.st_size, "compression": compression_of(head),
+            "file": identity(st)}
 
     def first_lines():
         """The first SNIFF_LINES lines that are not blank (a bomb of blank lines is not read to its end)."""
@@ -318,6 +320,17 @@ def last_line_unended(info):
         return False
 
 
+def identity(st):
+    """What names one file on this host, whatever its name: a task that opens its split's path
+    and finds another file (the input replaced by a rename since the run planned it) reads
+    nothing from it (profiler.job.mapside.checked_opener)."""
+    return [HOST, st.st_dev, st.st_ino]
+
+
+#: this host's name, as the tasks that check an input's identity compare it
+HOST = os.uname().nodename
+
+
 def _damaged_archive_start(path):
     """The first line of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
     gzip stream: its records before the damage are read, profiler.formats.warc), as a sample;
@@ -338,7 +351,7 @@ def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):
     for info in infos:
         if info["format"] is None:
             continue
-        base = {k: info[k] for k in ("path", "compression", "format", "whole_gzip") if info.get(k) is not None}
+        base = {k: info[k] for k in ("path", "compression", "format", "whole_gzip", "file") if info.get(k) is not None}
         if "fields" in info:
             base["fields"] = info["fields"]
         size = info["size"]

@@ -11,7 +11,8 @@ import zlib
 
 import orjson
 
-from profiler.formats import cdx, cdxj, registry
+from profiler.formats import cdx, cdxj, inputs, registry
+from profiler.io.names import display_name
 from profiler.io.readers import iter_chunks
 from profiler.job import bigsums
 from profiler.job.cells import BYTES, CellKeys, FIRST, LAST, MAXLEN, cell_items
@@ -105,6 +106,32 @@ def decode_split(manifest_line):
     return split
 
 
+class InputReplaced(Exception):
+    """A split's file is no longer the file the run planned its splits from (replaced by a
+    rename meanwhile): the splits read so far and those still to come would mix two files."""
+
+
+def checked_opener(opener, split):
+    """The opener, checking that the file it opens for a split is the one the run planned (its
+    identity from profiler.formats.inputs.sniff, checked on the host that took it)."""
+    planned = split.get("file")
+    if not planned or planned[0] != inputs.HOST:
+        return opener
+
+    def checked(path, mode="rb"):
+        f = opener(path, mode)
+        try:
+            st = os.fstat(f.fileno())
+        except (AttributeError, OSError, ValueError):
+            st = None
+        if st is not None and [st.st_dev, st.st_ino] != list(planned[1:]):
+            f.close()
+            raise InputReplaced("%s was replaced while the run read it (another file has its name now): "
+                                "run again" % display_name(path))
+        return f
+    return checked
+
+
 def map_split(manifest_line, policy, kernels, resolve_revisits=True, opener=open, lines=False, sketch=None):
     """The whole map side for one manifest line: yields (key, value) records.
 
@@ -116,7 +143,7 @@ def map_split(manifest_line, policy, kernels, resolve_revisits=True, opener=open
     """
     split = decode_split(manifest_line)
     progress = TaskProgress(split)
-    opener = progress.opener(opener)
+    opener = progress.opener(checked_opener(opener, split))
     if kernels.parses(split["format"]):
         yield from _map_lines_compiled(kernels, split, resolve_revisits, opener, lines, sketch, progress)
         return

@@ -100,6 +100,18 @@ class Folder:
                              "write in it)" % (path, st.st_uid, os.geteuid()))
         return cls(path, fd, trust)
 
+    def refuse_read_only(self):
+        """UnsafeFile when the folder is write-protected: no write bit for anyone (root writes in
+        it all the same), or not writable by this user. Someone froze it; nothing is written."""
+        mode = stat.S_IMODE(os.fstat(self.fd).st_mode)
+        try:
+            writable = os.access(self.path, os.W_OK | os.X_OK)
+        except OSError:
+            writable = False
+        if not mode & 0o222 or not writable:
+            raise UnsafeFile("the folder %s is read-only (mode %04o): nightly writes nothing there (chmod u+w it "
+                             "to publish again)" % (self.path, mode))
+
     def close(self):
         if self.fd is not None:
             os.close(self.fd)

@@ -49,6 +49,11 @@ class ValidationFailed(RunError):
     """The new profile did not validate: nothing was published."""
 
 
+#: seconds a modification time may pass the clock (a coarse or network filesystem's times) before
+#: it is taken for one in the future, which cannot tell when its file was last written
+FUTURE_SLACK = 60
+
+
 def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
@@ -128,6 +133,8 @@ class Night:
         c = self.config
         self.out = Folder.open(c.output_dir, c.trust_folders, make=True)
         self.state_folder = Folder.open(c.state_dir, c.trust_folders, make=True)
+        for folder in (self.out, self.state_folder):
+            folder.refuse_read_only()
         self.sets_folder = self.state_folder.sub("sets")
         self.outputs = ownership.Ledger(self.state_folder, ownership.OUTPUTS_LEDGER, self.out)
         self.sets_ledger = ownership.Ledger(self.state_folder, ownership.SETS_LEDGER, self.sets_folder)
@@ -230,16 +237,23 @@ class Night:
         remote = [f for f in files if "://" in f]
         if remote:
             raise UserError("nightly takes local inputs only (it fingerprints them): %s" % remote[0])
-        current, settling = {}, []
+        current, settling, future = {}, [], []
         limit = started.timestamp() - c.settle_seconds
         for path in files:
             fp = fingerprint(path, c.detect_changes == "checksum")
-            if c.settle_seconds and fp["mtime_ns"] / 1e9 > limit:
+            if fp["mtime_ns"] / 1e9 > time.time() + FUTURE_SLACK:
+                future.append(path)             # its time says nothing of a writer: taken as it is
+                current[path] = fp
+            elif c.settle_seconds and fp["mtime_ns"] / 1e9 > limit:
                 settling.append(path)
                 if path in self.state.inputs:       # being rewritten: as it was, until it settles
                     current[path] = self.state.inputs[path]
             else:
                 current[path] = fp
+        if future:
+            log.warning("%d input(s) modified in the future (the clock moved back, or their times are wrong): "
+                        "profiled as they are, not left to settle (first: %s)", len(future), future[0])
+        self.record["future_inputs"] = len(future)
         return current, settling
 
     def _night(self, started):
@@ -554,6 +568,13 @@ class Night:
 
 def summary_line(record):
     """One line for cron mail."""
+    line = _summary(record)
+    if record.get("future_inputs"):
+        line += "; %d input(s) modified in the future (profiled as they are)" % record["future_inputs"]
+    return line
+
+
+def _summary(record):
     secs = "%.1f s" % record.get("seconds", 0)
     status = record.get("status")
     if status == "published":

@@ -12,11 +12,11 @@ import bz2
 import math
 import os
 import shutil
-import tempfile
 import time
 import zlib
 
 from profiler.errors import UserError
+from profiler.files import outfiles
 from profiler.formats import inputs as inputs_mod, registry
 
 #: uncompressed bytes of index lines in the sample
@@ -157,7 +157,7 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
                        and i["size"] <= SAMPLE_ARCHIVE_BYTES), key=lambda i: i["size"])[:1]
     if not index and not archives:
         return None
-    folder = tempfile.mkdtemp(prefix="archive-profiler-dryrun-")
+    folder = outfiles.work_folder("archive-profiler-dryrun-")
     samples = {"full": [], "dense": [], "spread": [], "archive": []}
     per_byte, sample_lines_n = {}, 0           # (format, compression) -> [index lines, file bytes]
     try:

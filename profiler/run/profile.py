@@ -5,7 +5,6 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 
 import orjson
 
@@ -62,6 +61,19 @@ def encoded_path(split):
 
 #: memory of the local runner's `sort` (its -S); the rest of each task is bounded by table limits
 LOCAL_SORT_BUFFER = "256M"
+
+
+def _local_tmp_dir(runner, conf_paths, extra_args, work, environ=os.environ):
+    """mrjob's local temp folder (the job's step files) inside the run's work folder, which a run
+    killed with SIGKILL leaves where the next run removes it (outfiles.work_folder): by default
+    it is a folder of $TMPDIR no one could prove was left by a dead run. Only when no mrjob
+    config or argument chooses one."""
+    if runner not in ("inline", "local") or any(a.startswith("--local-tmp-dir") for a in extra_args):
+        return []
+    if conf_paths or environ.get("MRJOB_CONF") or \
+            any(os.path.exists(os.path.expanduser(p)) for p in localjob.MRJOB_CONFS):
+        return []
+    return ["--local-tmp-dir", work]
 
 
 def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits=True,
@@ -195,7 +207,7 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
 
-    work = tempfile.mkdtemp(prefix="archive-profiler-")
+    work = outfiles.work_folder("archive-profiler-")     # (those of killed runs removed first)
     try:
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
         shipping = ship_package and runner != "inline" and not direct
@@ -245,7 +257,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
     task_env, bar = _task_env(signals, pure, splits, infos, work, runner, progress)
     cmdenv = [a for name, value in task_env.items() for a in ("--cmdenv", "%s=%s" % (name, value))]
     args = job_args(manifest_paths, pol, runner, conf_paths, resolve_revisits, py_files, cores,
-                    cmdenv + list(extra_args), files)
+                    cmdenv + _local_tmp_dir(runner, conf_paths, extra_args, work) + list(extra_args), files)
     job = ProfileJob(args)
     with _cleaned_up(preflight.make_runner(job)) as mr, runner_leftovers.removed_at_exit(mr), bar, \
             bar.logging_through(), _environment(task_env if runner == "inline" else {}):

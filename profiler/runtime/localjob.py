@@ -33,7 +33,7 @@ import orjson
 
 from profiler import contract
 from profiler.job.progress import ReduceProgress
-from profiler.runtime import cpulog, digestfilter, presorted, task
+from profiler.runtime import cpulog, digestfilter, forkserver, presorted, task
 
 log = logging.getLogger("archive-profiler.localjob")
 
@@ -217,10 +217,12 @@ class LocalJob:
                     t = running[fd]
                     t.status = _wait(t.pid)         # interrupted, it is still running's: killed and waited
                     del running[fd]
+                    told = _read_told(fd)
                     os.close(fd)
                     if t.status != 0:
+                        words = _last_words(t.err) or (": " + told if told else "")
                         raise TaskFailed("step %d of %d failed: task %s exited with status %d%s"
-                                         % (step + 1, STEPS, t.name, t.status, _last_words(t.err)))
+                                         % (step + 1, STEPS, t.name, t.status, words))
         except BaseException:
             for fd, t in running.items():
                 _kill(t.pid)
@@ -285,14 +287,20 @@ HELD = {signal.SIGINT, signal.SIGTERM}
 
 def _start(t, env, running):
     """Fork the task's process, recorded in running under the read end of a pipe that closes
-    when it ends."""
+    when it ends (and brings its last words when it fails: they need no disk)."""
+    if not forkserver._prctl:
+        forkserver._load_prctl()
     r, w = os.pipe()
+    client = os.getpid()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
     try:
         pid = os.fork()
         if pid == 0:                            # the task: never returns
+            forkserver._die_with_parent()       # a client killed (SIGKILL) ends its tasks
+            if os.getppid() != client:
+                os._exit(1)
             _close_inherited(keep=w)
-            _child(t, env, held)
+            _child(t, env, held, w)
         t.pid = pid
         running[r] = t
         os.close(w)
@@ -309,8 +317,8 @@ def _close_inherited(keep):
     os.closerange(keep + 1, max(keep + 2, top if top > 0 else 1 << 16))
 
 
-def _child(t, env, mask):
-    code = 1
+def _child(t, env, mask, status):
+    code, told = 1, []
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         gc.disable()
@@ -325,15 +333,30 @@ def _child(t, env, mask):
         with open(t.out, "wb") as out, open(t.err, "wb") as err:
             try:
                 t.run(out.write, task.counter_writer(err))
-                code = 0
-            except BaseException:
+            except BaseException as e:
+                _tell(status, e, told)
                 import traceback
                 err.write(traceback.format_exc().encode("utf-8", "replace"))
+                raise
+        code = 0                                # its output whole: flushed and closed
         cpulog.write_process("task:" + t.name.rsplit("-", 1)[0])
-    except BaseException:
-        pass
+    except BaseException as e:
+        _tell(status, e, told)
     finally:
         os._exit(code)
+
+
+def _tell(fd, e, told):
+    """Write why a task fails to the client's pipe, once (told), in one write of less than
+    PIPE_BUF bytes, which never blocks: a full disk takes its stderr file with it."""
+    if told:
+        return
+    told.append(e)
+    text = ("%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__).replace("\n", " ")
+    try:
+        os.write(fd, text.encode("utf-8", "replace")[:500])
+    except OSError:
+        pass
 
 
 def _wait(pid):
@@ -354,6 +377,14 @@ def _kill(pid):
         if e.errno != errno.ESRCH:
             raise
     _wait(pid)
+
+
+def _read_told(fd):
+    """What a task wrote to its pipe (why it failed), or ''."""
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
 
 
 def _last_words(err_path):

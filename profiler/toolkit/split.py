@@ -11,13 +11,16 @@ into place together, each keeping the mode of the page it replaces (profiler.fil
 
 import os
 import shutil
-import tempfile
 
 from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import outfiles
 from profiler.files.datalines import DataFile, Skipped
 from profiler.files.output import copy_atomic
+
+
+#: the folder the pages are written in before they are renamed into place, beside them
+WORK_PREFIX = ".split-"
 
 
 class SplitError(UserError):
@@ -73,7 +76,7 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     headers_sorted = headers == sorted(headers)
     again = None if skipped is None else Skipped(path)
     records = found.records(again, parse=False)
-    work = tempfile.mkdtemp(prefix=".split-", dir=folder)
+    work = outfiles.work_folder(WORK_PREFIX, folder)         # (a killed split's pages removed first)
     try:
         for i, name in enumerate(names):
             lines = min(max_lines, total - i * max_lines)

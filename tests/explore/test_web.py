@@ -252,20 +252,24 @@ def test_a_profile_changed_in_place_keeping_its_size_and_time_is_read_again(samp
 
 
 def test_a_damaged_new_version_is_read_once_not_at_every_request(sample, tmp_path, monkeypatch, caplog):
-    """A new version found cut is refused (503) until the file changes again: each request does
-    not read it whole again (nor log it again), whatever the clients ask."""
+    """A new version found cut (moved into place) is refused until the file changes again: the
+    version read before, another file still whole, keeps answering, and /api/profiles says why
+    (every answer was a 503 while a good version was open); each request does not read the cut
+    file whole again (nor log it again), whatever the clients ask."""
     monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
     path = tmp_path / "live.cdxj"
     shutil.copy(sample, path)
     cut = tmp_path / "cut.cdxj"
     cut.write_bytes(path.read_bytes()[:-30])
     with serving(str(path)) as (url, _):
-        assert answer(url)["status"] == "answered"
+        before = answer(url)
+        assert before["status"] == "answered"
         os.replace(cut, path)
         with caplog.at_level("WARNING", logger="archive-profiler"):
             for _ in range(5):
-                status, _, body = get(url, "/api/answer")
-                assert status == 503 and b"cut short" in body
+                assert answer(url)["features"] == before["features"]
+                listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+                assert "cut short" in listed["problem"] and "exploring the version read before" in listed["problem"]
         refusals = [r for r in caplog.records if "cannot be read now" in r.getMessage()]
         assert len(refusals) == 1, [r.getMessage()[:80] for r in refusals]
         shutil.copy(sample, tmp_path / "again.cdxj")
@@ -288,11 +292,14 @@ def test_a_profile_whose_path_is_gone_keeps_answering_and_is_reported(sample, tm
         assert str(path) in listed["problem"] and "cannot be read" in listed["problem"], listed
         (tmp_path / "cut.cdxj").write_bytes(open(sample, "rb").read()[:-30])
         os.replace(tmp_path / "cut.cdxj", path)
-        assert get(url, "/api/answer")[0] == 503
+        assert answer(url)["features"] == before                       # a cut version moved in: refused
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert "cut short" in listed["problem"], listed
         os.unlink(path)
         os.symlink(path.name, path)                                     # a link to itself
-        status, _, body = get(url, "/api/answer")
-        assert status == 503 and b"symbolic links" in body and b"cut short" not in body, body
+        assert answer(url)["features"] == before
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert "symbolic links" in listed["problem"] and "cut short" not in listed["problem"], listed
         shutil.copy(sample, tmp_path / "again.cdxj")
         os.replace(tmp_path / "again.cdxj", path)
         assert answer(url)["features"] == before
@@ -337,8 +344,10 @@ def test_a_profile_replaced_while_it_is_opened_is_read_from_one_file(sample, tmp
             status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # the version opened: smaller
             assert status == 200 and orjson.loads(body)["features"] == expected["features"], body[:300]
             status, _, body = get(url, "/api/answer", {"surt": "com,*"})     # then what the path names
-            if replacement == fifo:
-                assert status == 503 and b"FIFO" in body, body[:300]
+            if replacement == fifo:                     # refused: the version read before answers
+                assert status == 200 and orjson.loads(body)["features"] == expected["features"], body[:300]
+                listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+                assert "FIFO" in listed["problem"], listed
             else:
                 assert status == 200 and orjson.loads(body)["features"] == full["features"]
 

@@ -27,9 +27,9 @@ def profile(tmp_path_factory):
     return str(path)
 
 
-def cli(*args, cwd=None, timeout=120):
+def cli(*args, cwd=None, timeout=120, env=None):
     return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True,
-                          cwd=cwd, timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
+                          cwd=cwd, timeout=timeout, env=dict(env or os.environ, PYTHONPATH=ROOT))
 
 
 def commands(profile, out):
@@ -401,3 +401,77 @@ def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
     else:
         assert proc.returncode == 129 and "hung up" in err and "Traceback" not in err, err
         assert out.read_bytes() == b"old\n"
+
+
+def _entries(folder, depth=1):
+    """The names in folder, and with depth 2 in its folders too."""
+    names = []
+    for entry in os.listdir(folder):
+        names.append(entry)
+        if depth > 1 and os.path.isdir(os.path.join(folder, entry)):
+            try:
+                names += os.listdir(os.path.join(folder, entry))
+            except OSError:
+                pass
+    return names
+
+
+def _killed_while_present(args, folder, prefix, env=None, attempts=30, wait_for=None):
+    """Run the CLI with args and SIGKILL it once an entry of folder starting with prefix (its work
+    folder or file) appears (and one starting with wait_for in it or beside it, when given); the
+    entries of that prefix it left. A run too quick to be caught is started again."""
+    for _ in range(attempts):
+        proc = subprocess.Popen([sys.executable, "-m", "profiler.cli"] + args, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=dict(env or os.environ, PYTHONPATH=ROOT))
+        try:
+            while proc.poll() is None:
+                names = _entries(folder, 2 if wait_for else 1)
+                if any(e.startswith(prefix) for e in names) and \
+                        (wait_for is None or any(e.startswith(wait_for) for e in names)):
+                    proc.kill()
+                    proc.wait()
+                    left = sorted(e for e in os.listdir(folder) if e.startswith(prefix))
+                    if left:
+                        return left
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    pytest.fail("%s never caught with its %s entry" % (args[0], prefix))
+
+
+def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile):
+    """split writes its pages in a work folder beside them: one a SIGKILL left (as big as the
+    profile) stayed for ever; the next split removes it, being provably ours (a process gone)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    left = _killed_while_present(["split", profile, "--max-lines", "500", "-o", str(out / "pg")], str(out), ".split-")
+    assert cli("split", profile, "--max-lines", "500", "-o", str(out / "pg")).returncode == 0
+    assert not [e for e in os.listdir(str(out)) if e.startswith(".split-")], left
+    assert len(os.listdir(str(out))) == 19
+
+
+def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):
+    """A run's work folder in $TMPDIR (the job's manifest, its runner's files, mrjob's temp folder
+    of the job's step files) that a SIGKILL left stayed for ever; the next run removes it, and
+    only it: a live run's, another host's, another user's and a file named like one are kept."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    env.pop("MRJOB_CONF", None)
+    left = _killed_while_present(["profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "a.cdxj"), "-q"],
+                                 str(tmp), "archive-profiler-", env, wait_for="profile_job.")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    kept = ["archive-profiler-%d-%s.0123abcd" % (os.getpid(), outfiles._HOST),
+            "archive-profiler-%d-otherhost.0123abcd" % dead.pid, "archive-profiler-notes"]
+    for name in kept:
+        (tmp / name).mkdir()
+    theirs = tmp / ("archive-profiler-%d-%s.4567abcd" % (dead.pid, outfiles._HOST))
+    theirs.mkdir()
+    os.chown(str(theirs), 12345, 12345) if os.geteuid() == 0 else None
+    assert cli("profile", "-r", "inline", SAMPLE, "-o", str(tmp_path / "b.cdxj"), "-q", env=env).returncode == 0
+    assert not set(left) & set(os.listdir(str(tmp)))
+    assert not [e for e in _entries(str(tmp), 2) if e.startswith("profile_job.")]
+    assert set(kept) <= set(os.listdir(str(tmp)))
+    assert theirs.exists() == (os.geteuid() == 0)

@@ -64,3 +64,29 @@ def test_a_file_read_to_its_planned_end_notes_nothing(tmp_path):
     for pure in (False, True):
         assert mapped(splits, data[:-1], pure) == (12000, {})
         assert mapped(splits, data + data, pure) == (12000, {})          # grown: read as planned
+
+
+def test_a_file_replaced_by_a_rename_while_the_run_reads_it_is_refused(tmp_path, monkeypatch):
+    """An index replaced by a rename after the run planned its splits (a nightly copy of the
+    CDX moved into place): each task opened the path and read the other file from the old
+    plan's byte ranges, and the lines past the old size were lost, exit 0, nothing said (or,
+    the rename falling between two tasks, the profile mixed both files). A task that finds
+    another file under the path refuses it: the run fails in one line, nothing written."""
+    import pytest
+    from profiler.run import profile as run_mod
+    from profiler.run.profile import run_profile
+    old, new = tmp_path / "in.cdx", tmp_path / "new.cdx"
+    old.write_bytes(LEGEND + b"".join(cdx_line(i) for i in range(6000)))
+    new.write_bytes(LEGEND + b"".join(cdx_line(i) for i in range(6000, 18000)))
+    plan = inputs.plan_splits
+
+    def planned_then_replaced(*args, **kwargs):
+        splits = plan(*args, **kwargs)
+        new.replace(old)                        # after the plan, before any task opens it
+        return splits
+    monkeypatch.setattr(run_mod.inputs_mod, "plan_splits", planned_then_replaced)
+    out = tmp_path / "p.cdxj"
+    with pytest.raises(Exception, match=r"in.cdx was replaced while the run read it \(another file has its name "
+                                        r"now\): run again"):
+        run_profile([str(old)], str(out), runner="inline", split_size=1 << 20)
+    assert not out.exists()

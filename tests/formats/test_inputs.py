@@ -145,8 +145,9 @@ def test_index_file_is_not_taken_for_a_manifest(tmp_path):
 def test_sniff_cdx_with_legend(tmp_path):
     path = make(tmp_path, "a.cdx", LEGEND + CDX11 * 3)
     info = sniff(path)
-    assert info == {"path": path, "size": os.path.getsize(path), "compression": None,
-                    "format": "cdx", "fields": "N b a m s k r M S V g"}
+    st = os.stat(path)
+    assert info == {"path": path, "size": st.st_size, "compression": None,
+                    "format": "cdx", "fields": "N b a m s k r M S V g", "file": [os.uname().nodename, st.st_dev, st.st_ino]}
 
 
 def test_sniff_bad_legend(tmp_path):

@@ -183,7 +183,7 @@ def test_run_killed_inside_the_local_job_recovers(tmp_path, capsys):
     deadline = time.monotonic() + 120
     # as soon as map tasks run (the whole job takes about a second): mrjob's local runner's, or
     # the one without mrjob (profiler.runtime.localjob)
-    while not (glob.glob(os.path.join(tmp, "profile_job.*", "step", "000", "mapper", "*"))
+    while not (glob.glob(os.path.join(tmp, "archive-profiler-*", "profile_job.*", "step", "000", "mapper", "*"))
                or glob.glob(os.path.join(tmp, "archive-profiler-*", "job", "map-*"))):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.01)
@@ -434,3 +434,49 @@ def test_random_nights_are_exact_or_bounded(tmp_path, capsys, seed):
         else:
             assert a.settings["on_overlap"] == "approximate"
             check_within_bounds(a.latest, scratch)
+
+
+def test_an_input_modified_in_the_future_is_profiled_and_said_so(tmp_path, capsys):
+    """A modification time past the clock (the clock moved back, a copy from a machine whose
+    clock runs ahead) says nothing of whether the file is still being written: it is profiled
+    as it is, counted and named in the summary line, never left waiting for that date."""
+    a = Archive(tmp_path, settle_seconds=3600)
+    a.add_cdx("a.cdx", hosts(0))
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    old, future = time.time() - 7200, time.time() + 400 * 86400
+    os.utime(os.path.join(a.inputs, "a.cdx"), (old, old))
+    os.utime(os.path.join(a.inputs, "b.cdx"), (future, future))
+    status, line = a.night(capsys)
+    assert status == 0 and "published" in line, line
+    assert "1 input(s) modified in the future (profiled as they are)" in line, line
+    run = last_run(a)
+    assert run["future_inputs"] == 1 and run["settling_inputs"] == 0
+    assert_same_profile(a.latest, a.scratch())
+    status, line = a.night(capsys)                      # the same file the next night: nothing new
+    assert status == 0 and line.startswith("archive-profiler nightly: nothing new in 2 input(s)"), line
+    assert "1 input(s) modified in the future" in line, line
+
+
+@pytest.mark.parametrize("which", ["output", "state"])
+def test_a_read_only_output_or_state_folder_is_refused(tmp_path, capsys, which):
+    """An output or state folder someone made read-only (chmod a-w: frozen while the archive
+    moves) was written all the same by a nightly run as root: a new version published and the
+    state replaced. It is refused in one line, exit 2, everything as it was; writable again, the
+    next night publishes."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    folder = a.out if which == "output" else a.state_dir
+    before = {p: os.stat(os.path.join(d, p)).st_mtime_ns for d in (a.out, a.state_dir) for p in os.listdir(d)}
+    os.chmod(folder, 0o555)
+    try:
+        status, line = a.night(capsys)
+    finally:
+        os.chmod(folder, 0o755)
+    assert status == 2 and "the folder %s is read-only (mode 0555)" % folder in line, line
+    assert {p: os.stat(os.path.join(d, p)).st_mtime_ns for d in (a.out, a.state_dir) for p in os.listdir(d)
+            if p != "runs.jsonl"} == {p: t for p, t in before.items() if p != "runs.jsonl"}
+    status, line = a.night(capsys)
+    assert status == 0 and "published" in line, line
+    assert_same_profile(a.latest, a.scratch())

@@ -223,3 +223,64 @@ def test_large_map_outputs_are_reduced_in_bounded_parts(tmp_path, monkeypatch):
     cut, many = run("cut", 50000)
     assert one == 1 and many > 4
     assert cut == whole
+
+
+def _state(pid):
+    """A process's state letter (R, S, T, Z, ...), or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def test_a_client_killed_with_sigkill_takes_its_tasks_with_it(tmp_path):
+    """A client killed with SIGKILL (the OOM killer, a timeout's kill -9) cannot end its tasks:
+    they ran on to their end, orphans, beside the next run, and one stopped or stuck stayed for
+    ever. Each task asks the kernel to kill it when its client dies."""
+    import signal
+    cdx = _index(tmp_path, 40000)
+    client = subprocess.Popen([sys.executable, "-m", "profiler.cli", "profile", "-r", "local", "--cores", "2",
+                               cdx, "-o", str(tmp_path / "p.cdxj"), "-q"],
+                              env=dict(os.environ, PYTHONPATH=ROOT), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    tasks = []
+    try:
+        while not tasks and client.poll() is None:
+            tasks = [pid for pid in _children(client.pid) if _name(pid).startswith("ap-")]
+        assert tasks, "the run ended before a task was seen"
+        for pid in tasks:
+            os.kill(pid, signal.SIGSTOP)        # a task that would not end by itself
+        client.kill()
+        client.wait()
+        for _ in range(3000):                   # (a bound, not a timing: it goes at once)
+            if all(_state(pid) in (None, "Z") for pid in tasks):
+                break
+            os.sched_yield()
+            subprocess.run(["sleep", "0.01"])
+        assert all(_state(pid) in (None, "Z") for pid in tasks), [_state(pid) for pid in tasks]
+    finally:
+        for pid in tasks:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _name(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""

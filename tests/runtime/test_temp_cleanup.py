@@ -129,8 +129,9 @@ def test_leftovers_are_only_this_runs():
 
 
 #: a map task's output file as each local path writes it: mrjob's (an mrjob option after '--'
-#: makes the run take it) and the one without mrjob (profiler.runtime.localjob)
-MAP_OUTPUTS = {"mrjob": ("profile_job.*", "step", "000", "mapper", "*"),
+#: makes the run take it; its temp folder inside the run's work folder) and the one without
+#: mrjob (profiler.runtime.localjob)
+MAP_OUTPUTS = {"mrjob": ("archive-profiler-*", "profile_job.*", "step", "000", "mapper", "*"),
                "direct": ("archive-profiler-*", "job", "map-*")}
 
 
@@ -150,7 +151,7 @@ def test_signal_during_a_local_run(tmp_path, signum, code, path):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.005)
     # its temp folder's name (a run without mrjob has none)
-    job_keys = [name for name in os.listdir(tmp) if name.startswith("profile_job.")]
+    job_keys = [os.path.basename(p) for p in glob.glob(os.path.join(tmp, "archive-profiler-*", "profile_job.*"))]
     assert len(job_keys) == (1 if path == "mrjob" else 0)
     proc.send_signal(signum)                   # to the run only, not its process group
     _, err = proc.communicate(timeout=60)

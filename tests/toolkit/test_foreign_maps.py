@@ -116,3 +116,20 @@ def test_lookup_and_serve_refuse_it_with_the_hint(generated):
             pass
     with pytest.raises(UserError, match="cannot serve .*SORTED"):
         Archive(generated)
+
+
+def test_a_killed_merge_s_sorted_copies_are_removed_by_the_next_one(generated, tmp_path):
+    """The sorted copies a merge killed with SIGKILL left beside its output (as big as the input)
+    stayed for ever; the next merge that sorts there removes them when provably ours (this host,
+    a process gone, our file of one name), and nothing else."""
+    from profiler.files import outfiles
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / ("%s%d-%s.0123abcd.tmp" % (insort.PREFIX, dead.pid, outfiles._HOST))
+    live = tmp_path / ("%s%d-%s.0123abcd.tmp" % (insort.PREFIX, os.getpid(), outfiles._HOST))
+    elsewhere = tmp_path / ("%s%d-otherhost.0123abcd.tmp" % (insort.PREFIX, dead.pid))
+    for p in (stale, live, elsewhere):
+        p.write_bytes(b"com,a)/ 1\n")
+    r = cli("merge", generated, "-o", str(tmp_path / "m.ukvs"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(leftovers(str(tmp_path))) == sorted([live.name, elsewhere.name])

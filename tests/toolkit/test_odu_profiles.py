@@ -340,3 +340,20 @@ def test_keys_of_any_text_convert_to_a_valid_profile_or_are_skipped(tmp_path_fac
     assert report.ok, report.problems
     skipped = sum(dict(summary["converted"])[str(path)].values())
     assert len(data(out)) + skipped == 4 * len(set(keys))
+
+
+def test_a_killed_merge_s_conversions_are_removed_by_the_next_one(tmp_path):
+    """The converted copy a merge killed with SIGKILL left beside its output stayed for ever; the
+    next merge that converts there removes it when provably ours, and nothing else."""
+    from profiler.files import outfiles
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / ("%s%d-%s.0123abcd.cdxj" % (oduprofile.PREFIX, dead.pid, outfiles._HOST))
+    live = tmp_path / ("%s%d-%s.0123abcd.cdxj" % (oduprofile.PREFIX, os.getpid(), outfiles._HOST))
+    for p in (stale, live):
+        p.write_bytes(b"x\n")
+    doc = tmp_path / "odu.json"
+    doc.write_text(json.dumps(doc_with()))
+    r = cli("merge", str(doc), "-o", str(tmp_path / "m.cdxj"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists() and live.exists()

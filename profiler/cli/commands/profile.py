@@ -166,8 +166,8 @@ def _run_on_stdin(args):
     files), profiled, and the folder removed; !meta names it '-'."""
     import shutil
     import sys
-    import tempfile
-    folder = tempfile.mkdtemp(prefix="archive-profiler-stdin-")
+    from profiler.files import outfiles
+    folder = outfiles.work_folder("archive-profiler-stdin-")
     try:
         path = os.path.join(folder, "stdin")
         with open(path, "wb") as f:
@@ -182,7 +182,6 @@ def _run_on_stdin(args):
 def _run_to_map(args):
     """`profile --format ukvs`: the profile in a temp folder, then its MementoMap to -o."""
     import shutil
-    import tempfile
     from profiler.files import outfiles
     from profiler.run.profile import run_profile
     from profiler.files.ukvs import KEY_CHOICES, profile_to_map
@@ -190,7 +189,7 @@ def _run_to_map(args):
     inputs = list(args.inputs)
     outfiles.refuse_inputs(args.output, inputs_mod.resolve(inputs, args.manifest))    # before the job
     keys = args.format.partition(":")[2] or "surt"
-    folder = tempfile.mkdtemp(prefix="archive-profiler-map-")
+    folder = outfiles.work_folder("archive-profiler-map-")
     try:
         profile = os.path.join(folder, "profile.cdxj")
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
