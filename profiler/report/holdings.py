@@ -171,6 +171,9 @@ def read_holdings(path, skipped=None, top=None):
         if table == "mimes" and b"/" not in mime:      # 'unk' is a type and a category
             h["mime_categories"][mime.decode("utf-8", "replace")] = v
     if h["lines"] == 0:
+        if meta(h).get("type") == "ArchiveProfile":     # every record skipped, an empty crawl
+            raise UserError("%s: a profile of no capture: there is nothing to report (its !meta says why no "
+                            "record counted)" % path)
         raise UserError("%s: no profile lines (is it a CDXJ archive profile?)" % path)
     return h
 

@@ -311,3 +311,25 @@ def test_another_producers_profile_is_reported_or_refused_in_one_line(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "c.html").exists()
+
+
+def test_a_profile_of_no_capture_says_so(tmp_path, capsys):
+    """A valid profile whose every record was skipped (a WARC of requests only) has no data line:
+    the report says there is nothing to report, not that the file may not be a profile."""
+    import io
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    from profiler.run.profile import run_profile
+    warc = tmp_path / "requests.warc.gz"
+    with open(warc, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        head = StatusAndHeaders("GET / HTTP/1.1", [("Host", "a.example")], is_http_request=True)
+        writer.write_record(writer.create_warc_record("http://a.example/", "request", payload=io.BytesIO(b""),
+                                                      http_headers=head))
+    profile = tmp_path / "p.cdxj"
+    run_profile([str(warc)], str(profile))
+    capsys.readouterr()
+    assert cli.main(["report", str(profile), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "a profile of no capture: there is nothing to report" in err and "is it a CDXJ" not in err
+    assert not (tmp_path / "r.html").exists()
