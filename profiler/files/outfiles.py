@@ -159,12 +159,24 @@ def remove_stale_temps(real):
     (regular files of ours, with no other name, our name pattern, their process gone). Returns
     the names removed."""
     folder, base = os.path.split(os.path.abspath(real))
-    pattern = _temp_pattern(base)
     removed = []
+    for entry, path, st in _left_by_dead_runs(folder, _temp_pattern(base)):
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            try:
+                os.unlink(path)
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _left_by_dead_runs(folder, pattern):
+    """(name, path, lstat) of the entries of folder whose name (pattern: groups pid, host) says a
+    run of this host made them whose process is gone, and that we own."""
     try:
         entries = os.listdir(folder)
     except OSError:
-        return removed
+        return
     for entry in entries:
         m = pattern.match(entry)
         if not m or m.group(2) != _HOST or _alive(int(m.group(1))):
@@ -172,12 +184,10 @@ def remove_stale_temps(real):
         path = os.path.join(folder, entry)
         try:
             st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 1:
-                os.unlink(path)
-                removed.append(entry)
         except OSError:
-            pass
-    return removed
+            continue
+        if st.st_uid == os.geteuid():
+            yield entry, path, st
 
 
 def owned_temp(folder, prefix, suffix="", is_folder=False):
@@ -212,19 +222,8 @@ def remove_stale_owned(folder, prefix, suffix=""):
     link). Returns the names removed."""
     pattern = re.compile(r"^%s(\d+)-([A-Za-z0-9_-]+)\.[0-9a-f]{8}%s$" % (re.escape(prefix), re.escape(suffix)))
     removed = []
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return removed
-    for entry in entries:
-        m = pattern.match(entry)
-        if not m or m.group(2) != _HOST or _alive(int(m.group(1))):
-            continue
-        path = os.path.join(folder, entry)
+    for entry, path, st in _left_by_dead_runs(folder, pattern):
         try:
-            st = os.lstat(path)
-            if st.st_uid != os.geteuid():
-                continue
             if stat.S_ISDIR(st.st_mode):
                 import shutil
                 shutil.rmtree(path)

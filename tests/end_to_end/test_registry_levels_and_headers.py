@@ -15,10 +15,6 @@ value not-held, the report has a section per criterion.
 
 import json
 import os
-import re
-import signal
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -38,6 +34,7 @@ from profiler.testing import synthetic
 from helpers import qparams, truncated
 from helpers.oracle import profile as oracle_profile, read_captures, read_profile, resolve_revisits
 from helpers.registries import keep
+from helpers.serving import Server
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(TESTS)
@@ -257,30 +254,15 @@ def test_explore_breaks_down_by_each_level(made, profiled):
 def test_serve_answers_a_finer_value(made, profiled):
     """A real server (another process, loading the plugins the environment names)."""
     pytest.importorskip("uvicorn")
-    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "serve", "q=%s" % profiled, "--port", "0"],
-                            stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    server = Server(["q=%s" % profiled], workers=1, environ=dict(os.environ))
     try:
-        line = proc.stderr.readline().decode()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert found, line + (proc.stderr.read().decode() if proc.poll() is not None else "")
-        base = "http://127.0.0.1:%s" % found.group(1)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(base + "/health", timeout=5).read()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not answer /health"
-                time.sleep(0.05)
         urlkey, name = next((c[0], c[8]["query"]) for c in made["caps"] if c[8]["query"] not in ("none", "q/"))
-        with urllib.request.urlopen(base + "/lookup?" + urllib.parse.urlencode({"url": urlkey, "query": name}),
-                                    timeout=30) as r:
-            answer = json.loads(r.read())
+        status, answer = server.get("/lookup?" + urllib.parse.urlencode({"url": urlkey, "query": name}))
+        assert status == 200, answer
         [archive] = answer["archives"]
         assert archive["query"]["answer"] == "held" and archive["query"]["query"] == name, archive
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+        server.stop()
 
 
 # ---------------------------------------------------------------- a criterion of a WARC header

@@ -14,7 +14,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from profiler.formats import warc
+from helpers.captures import warc_readers
 
 PAYLOAD = b"\x89PNG\r\n\x1a\n not really a picture"
 SHA1 = base64.b32encode(hashlib.sha1(PAYLOAD).digest()).decode("ascii")
@@ -42,21 +42,10 @@ def _warc(path, gzip):
     return str(path)
 
 
-def _readers():
-    readers = [warc.iter_captures]
-    try:
-        import fastwarc  # noqa: F401
-        from profiler.formats import warc_fast
-        readers.append(warc_fast.iter_captures)
-    except ImportError:
-        pass
-    return readers
-
-
 @pytest.mark.parametrize("gzip", [False, True])
 def test_an_http_message_of_any_uri_scheme_gives_its_head(tmp_path, gzip):
     path = _warc(tmp_path / ("x.warc.gz" if gzip else "x.warc"), gzip)
-    for reader in _readers():
+    for reader in warc_readers():
         found = [(c.urlkey, c.mime, c.status, c.digest) for c in reader(path) if not isinstance(c, str)]
         assert found[0][1:3] == ("image/png", "200"), reader
         assert found[1][1:] == ("image/png", "200", SHA1), reader      # the payload's digest, not the block's

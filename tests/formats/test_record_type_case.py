@@ -5,7 +5,7 @@ in another case lost its HTTP head; fastwarc read it in lower case, so the reade
 
 import pytest
 
-from profiler.formats import warc
+from helpers.captures import warc_readers
 
 
 def _record(rec_type, uri, block, digest="sha1:AAAA"):
@@ -18,23 +18,12 @@ def _record(rec_type, uri, block, digest="sha1:AAAA"):
 HTTP = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\nhello"
 
 
-def _readers():
-    readers = [warc.iter_captures]
-    try:
-        import fastwarc  # noqa: F401
-        from profiler.formats import warc_fast
-        readers.append(warc_fast.iter_captures)
-    except ImportError:
-        pass
-    return readers
-
-
 @pytest.mark.parametrize("response, revisit", [("RESPONSE", "REVISIT"), ("Response", "Revisit"), ("response", "revisit")])
 def test_a_record_type_in_any_case_is_that_type(tmp_path, response, revisit):
     path = tmp_path / "case.warc"
     path.write_bytes(_record(response, "http://example.com/", HTTP) +
                      _record(revisit, "http://example.com/", b"HTTP/1.1 304 Not Modified\r\n\r\n") +
                      _record("REQUEST", "http://example.com/", b"GET / HTTP/1.1\r\n\r\n"))
-    for reader in _readers():
+    for reader in warc_readers():
         found = [c if isinstance(c, str) else (c.mime, c.status, c.revisit) for c in reader(str(path))]
         assert found == [("text/html", "200", False), ("warc/revisit", "304", True), "request_record"], reader

@@ -11,3 +11,16 @@ def fields(c, *names):
 def expected(**values):
     """The capture a reader should give: these fields, every other one its default."""
     return capture.Capture(**values)
+
+
+def warc_readers():
+    """The WARC readers to hold to one another: warcio's, and fastwarc's where it is installed."""
+    from profiler.formats import warc
+    readers = [warc.iter_captures]
+    try:
+        import fastwarc  # noqa: F401
+        from profiler.formats import warc_fast
+        readers.append(warc_fast.iter_captures)
+    except ImportError:
+        pass
+    return readers

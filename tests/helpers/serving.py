@@ -34,9 +34,10 @@ def write_map(path, hosts, name=None, seed=0):
 class Server:
     """`archive-profiler serve` in a process group of its own, on a port it picked."""
 
-    def __init__(self, specs, workers=2, args=()):
+    def __init__(self, specs, workers=2, args=(), environ=None):
+        """environ: the server's whole environment (default: this one with the project on PYTHONPATH)."""
         self.proc = subprocess.Popen(CLI + ["serve"] + list(specs) + ["--port", "0", "--workers", str(workers)]
-                                     + list(args), stderr=subprocess.PIPE, env=env(), cwd=ROOT,
+                                     + list(args), stderr=subprocess.PIPE, env=environ or env(), cwd=ROOT,
                                      start_new_session=True)
         line = self.proc.stderr.readline().decode()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
