@@ -4,9 +4,10 @@ free port, reported), and uvicorn serving it from N worker processes that each o
 archives again, trusting the versions checked here (an archive whose file went bad since starts
 without a version and reports it, rather than the worker failing: uvicorn would stop the service).
 
-Every serving process looks at its archives' paths again on SIGHUP (uvicorn's supervisor of
-several workers replaces them one by one instead); the connection limits (profiler.serve.protocol)
-and the log's repeats (RepeatFilter) are bounded in each."""
+Every serving process looks at its archives' paths again on SIGHUP: the supervisor of several
+workers passes the signal on (uvicorn's own replaces the workers one by one, and a worker retiring
+drops the connections it has just accepted); the connection limits (profiler.serve.protocol) and
+the log's repeats (RepeatFilter) are bounded in each."""
 
 import logging
 import os
@@ -34,6 +35,8 @@ log = logging.getLogger("archive-profiler")
 
 
 def _from_env():
+    from profiler import plugins
+    plugins.load()                                  # a spawned worker: the criteria the parent had
     config = orjson.loads(os.environ[ENV])
     Limits.configure(**config.get("limits", {}))
     fit_connections_to_files(len(config["files"]))
@@ -139,11 +142,31 @@ def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", li
                                         "archives": [{"name": a.name, "version": a.trusted()}
                                                      for a in archives]}).decode()
         del archives                                # the workers open their own; this one only watches them
-        uvicorn.run("profiler.serve.server:app_from_env", factory=True, workers=workers, **options)
+        _supervise(uvicorn.Config("profiler.serve.server:app_from_env", factory=True, workers=workers,
+                                  **options))
     else:
         _on_sighup(archives)
         uvicorn.run(asgi_app(Service(archives)), **options)
     sock.close()
+
+
+def _supervise(config):
+    """uvicorn's supervisor of several workers, passing SIGHUP on to them."""
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        def handle_hup(self):
+            for process in self.processes:
+                # one still starting opens its archives afresh (and would die of the signal)
+                if process.process.exitcode is None and process.is_ready(timeout=1):
+                    try:
+                        os.kill(process.pid, signal.SIGHUP)
+                    except ProcessLookupError:
+                        pass
+    try:
+        Supervisor(config, sockets=[config.bind_socket()]).run()
+    except KeyboardInterrupt:
+        pass
 
 
 def _http():

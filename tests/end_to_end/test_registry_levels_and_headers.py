@@ -251,16 +251,19 @@ def test_explore_breaks_down_by_each_level(made, profiled):
             1 for c in made["caps"] if c[8]["query"] != "none")
 
 
-def test_serve_answers_a_finer_value(made, profiled):
-    """A real server (another process, loading the plugins the environment names)."""
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_answers_a_finer_value(made, profiled, workers):
+    """A real server (another process, loading the plugins the environment names; with several
+    workers, each spawned worker loads them too)."""
     pytest.importorskip("uvicorn")
-    server = Server(["q=%s" % profiled], workers=1, environ=dict(os.environ))
+    server = Server(["q=%s" % profiled], workers=workers, environ=dict(os.environ))
     try:
         urlkey, name = next((c[0], c[8]["query"]) for c in made["caps"] if c[8]["query"] not in ("none", "q/"))
-        status, answer = server.get("/lookup?" + urllib.parse.urlencode({"url": urlkey, "query": name}))
-        assert status == 200, answer
-        [archive] = answer["archives"]
-        assert archive["query"]["answer"] == "held" and archive["query"]["query"] == name, archive
+        for _ in range(2 * workers):
+            status, answer = server.get("/lookup?" + urllib.parse.urlencode({"url": urlkey, "query": name}))
+            assert status == 200, answer
+            [archive] = answer["archives"]
+            assert archive["query"]["answer"] == "held" and archive["query"]["query"] == name, archive
     finally:
         server.stop()
 
