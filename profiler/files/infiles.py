@@ -1,6 +1,7 @@
 """Which files the readers of profiles and maps open, and what to say about the others.
 
-Only regular files are read. A folder, a device, a FIFO or a socket is refused in one line
+Only regular files are read. A folder, a device, a FIFO, a socket or a file of the kernel's
+(/proc, /sys: profiler.io.pseudofs) is refused in one line
 before it is opened for reading: its stat is looked at first, and the file is then opened
 without blocking and checked again, so a FIFO put in its place meanwhile is never waited on.
 A file that is not a profile or map but something the user may have meant (a CDX or CDXJ
@@ -17,6 +18,7 @@ import zlib
 
 from profiler.errors import UserError
 from profiler.files.outfiles import kind_of
+from profiler.io import pseudofs
 
 #: bytes of a file read to tell what it is
 HEAD = 1 << 16
@@ -42,6 +44,9 @@ def require_regular(path):
         raise InputError("cannot read %s: %s" % (path, e.strerror or e))
     if not stat.S_ISREG(st.st_mode):
         raise InputError("%s is %s, not a regular file: refusing to read it" % (path, kind_of(st.st_mode)))
+    kernels = pseudofs.why_not_data(path, st)
+    if kernels:
+        raise InputError("%s: refusing to read it" % kernels)
     return st
 
 

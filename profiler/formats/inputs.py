@@ -2,6 +2,7 @@
 
 import fnmatch
 import glob
+import io
 import itertools
 import os
 import re
@@ -10,6 +11,7 @@ import stat
 from profiler.accel import fast
 from profiler.errors import UserError
 from profiler.formats import cdx, registry
+from profiler.io import datafiles, pseudofs
 from profiler.io.names import display_name
 from profiler.io.readers import compression_of, iter_lines
 
@@ -53,7 +55,7 @@ def resolve_unique(args, manifests=()):
         elif os.path.isdir(arg):
             files.append(_expand(arg))
         elif os.path.isfile(arg):
-            files.append(read_manifest(arg) if is_manifest(arg) else [arg])
+            files.append(read_manifest(arg) if not _kernels(arg) and is_manifest(arg) else [arg])
         elif os.path.exists(arg):       # a FIFO, a device, a socket: listed, refused by sniff()
             files.append([arg])
         else:
@@ -105,7 +107,7 @@ def _expand(path):
     found, folders = [], [path]
     while folders:
         folder = folders.pop()
-        entries = _listing(folder)
+        entries = _listing(folder) if not _kernels(folder) else None   # /proc: refused by sniff
         if entries is None:
             found.append(folder)
             continue
@@ -217,9 +219,9 @@ def _step(pattern, states, name):
 def is_manifest(path):
     """A manifest is a plain text file whose first non-empty line names an existing file."""
     try:
-        with open(path, "rb") as f:
+        with datafiles.open_data(path, "manifest", InputError) as f:
             head = f.read(4096)
-    except OSError:
+    except (OSError, InputError):
         return False
     if compression_of(head) or b"\0" in head:
         return False
@@ -235,7 +237,8 @@ def read_manifest(path):
     """Paths or URIs listed one per line ('#' comments allowed), relative to the manifest's folder."""
     base = os.path.dirname(os.path.abspath(path))
     out = []
-    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+    with datafiles.open_data(path, "manifest", InputError) as raw, \
+            io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith("#"):
@@ -250,12 +253,25 @@ def read_manifest(path):
     return out
 
 
-def not_regular(path):
-    """Why path is not an input that can be read (a FIFO, a device...), or None; never opens it."""
+def _kernels(path):
+    """Whether path is on one of the kernel's pseudo-filesystems (/proc, /sys: never read)."""
     try:
-        mode = os.stat(path).st_mode
+        return pseudofs.pseudo_filesystem(os.stat(path)) is not None
+    except OSError:
+        return False
+
+
+def not_regular(path):
+    """Why path is not an input that can be read (a FIFO, a device, /proc/kmsg...), or None;
+    never opens it."""
+    try:
+        st = os.stat(path)
     except OSError as e:
         return "unreadable: %s" % (e.strerror or e)
+    mode = st.st_mode
+    fstype = pseudofs.pseudo_filesystem(st)
+    if fstype is not None:
+        return "on the kernel's %s filesystem, not a file of data" % fstype
     if stat.S_ISREG(mode):
         return None
     if stat.S_ISDIR(mode) and _listing(path) is None:

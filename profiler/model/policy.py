@@ -20,6 +20,7 @@ import os
 import sys
 
 from profiler.errors import UserError
+from profiler.io import datafiles
 from profiler.model import criteria
 
 LEVEL_TYPES = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
@@ -159,6 +160,10 @@ def _int(config, key, default, source):
     return value
 
 
+#: a policy file's largest size (a policy is a few kilobytes)
+MAX_POLICY_BYTES = 1 << 22
+
+
 def find(name_or_path):
     """A policy file path from a path or a bundled policy name ('default', 'full', ...)."""
     if os.path.isfile(name_or_path):
@@ -184,8 +189,10 @@ def load(name_or_path="default", parse=None):
     (parse_yaml, the default, or one that remembers the values of files read before:
     profiler.runtime.policycache.parse)."""
     path = find(name_or_path)
-    with open(path, "rb") as f:
-        data = f.read()
+    with datafiles.open_data(path, "policy", PolicyError) as f:
+        data = f.read(MAX_POLICY_BYTES + 1)
+    if len(data) > MAX_POLICY_BYTES:
+        raise PolicyError("policy %s is larger than %d bytes: not a policy" % (path, MAX_POLICY_BYTES))
     config = (parse or parse_yaml)(data, path)
     if not isinstance(config, dict):
         raise PolicyError("%s: a policy is a YAML mapping" % path)

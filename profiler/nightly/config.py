@@ -7,11 +7,11 @@ file holds: bytes that are not UTF-8, YAML of any shape, values of any type, NUL
 
 import os
 import re
-import stat
 
 import yaml
 
 from profiler.errors import UserError
+from profiler.io import datafiles
 
 ON_OVERLAP = ("rebuild", "approximate")
 DETECT = ("mtime", "checksum")
@@ -187,21 +187,13 @@ def _shown(value):
 
 def load(path):
     """Read and check a nightly config file (a regular file of UTF-8 YAML, at most 1 MiB)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise ConfigError("config not found: %s" % path)
-    except OSError as e:
-        raise ConfigError("cannot read config %s: %s" % (path, e.strerror or e))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError("config %s is not a regular file" % path)
-        with os.fdopen(fd, "rb", closefd=False) as f:
+        with datafiles.open_data(path, "config", ConfigError) as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
         raise ConfigError("cannot read config %s: %s" % (path, e.strerror or e))
-    finally:
-        os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError("config %s is larger than %d bytes: not a nightly config" % (path, MAX_CONFIG_BYTES))
     try:

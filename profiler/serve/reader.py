@@ -14,6 +14,7 @@ import os
 import stat
 
 from profiler.errors import UserError
+from profiler.io import pseudofs
 
 #: the longest line a lookup reads whole (bytes; longer: cut); a checked version has none longer
 MAX_LINE = 1 << 20
@@ -34,6 +35,9 @@ def open_regular(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UserError("%s is not a regular file" % path)
+        kernels = pseudofs.why_not_data(path, st)
+        if kernels:
+            raise UserError(kernels)
     except BaseException:
         os.close(fd)
         raise

@@ -12,6 +12,8 @@ from profiler.nightly import fold as nightly_fold
 from profiler.run.profile import run_profile
 from profiler.files.profilefile import iter_data
 
+from helpers.damage import one_line_error
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
@@ -65,6 +67,42 @@ def test_fifo_and_devices_are_listed_not_opened(tmp_path, folder):
     reasons = {os.path.basename(i["path"]): i["reason"] for i in run_meta(out)["skipped_files"]}
     assert reasons["pipe.cdx"] == "not a regular file (a FIFO)"
     assert reasons["zero"] == "not a regular file (a character device)"
+
+
+KERNELS = [p for p in ("/proc/kmsg", "/proc/self/pagemap") if os.access(p, os.R_OK)]
+
+
+def test_the_kernel_s_files_are_listed_not_read(tmp_path, folder):
+    """/proc/kmsg (a read waits for the kernel's next message), /proc/self/pagemap (reads that
+    never end) and a /sys folder beside a good input: listed as unusable without a read (the
+    run waited for ever, looking for a manifest's first line)."""
+    manifest = tmp_path / "m.txt"
+    manifest.write_text("".join(p + "\n" for p in KERNELS) + "in/index-2024.cdx.gz\n")
+    out = tmp_path / "out.cdxj"
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(folder), "/sys/kernel", *KERNELS,
+                        "--manifest", str(manifest), "-o", str(out)], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert root_captures(out) == 5000
+    reasons = {i["path"]: i["reason"] for i in run_meta(out)["skipped_files"]}
+    assert reasons["/sys/kernel"] == "on the kernel's sysfs filesystem, not a file of data"
+    for path in KERNELS:
+        assert reasons[path] == "on the kernel's proc filesystem, not a file of data"
+
+
+@pytest.mark.parametrize("option", ["--manifest", "--policy", "config"])
+def test_a_kernel_s_file_as_a_manifest_policy_or_config_is_one_line(tmp_path, option):
+    for path in KERNELS + ["/proc/self/status"]:
+        if option == "config":
+            args = ["nightly", "--config", path]
+        else:
+            args = ["profile", SAMPLE, option, path, "-o", str(tmp_path / "out.cdxj")]
+        if option == "--manifest":
+            args.remove(SAMPLE)
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", *args], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, PYTHONPATH=ROOT))
+        assert one_line_error(r.returncode, r.stderr, path, "the kernel's proc filesystem"), r.stderr
+        assert not (tmp_path / "out.cdxj").exists()
 
 
 @pytest.mark.parametrize("pure", ["", "1"])

@@ -71,6 +71,18 @@ def test_a_device_is_not_read(tmp_path, profile, name):
     assert one_line_error(r.returncode, r.stderr, "/dev/zero is a character device, not a regular file"), r.stderr
 
 
+@pytest.mark.parametrize("name", NAMES + ["export", "explore", "serve"])
+def test_a_file_of_the_kernel_is_not_read(tmp_path, profile, name):
+    """/proc/kmsg waits for the kernel's next message, /proc/self/pagemap reads without end: a
+    regular file to stat, refused by the filesystem it is on."""
+    for path in [p for p in ("/proc/kmsg", "/proc/self/pagemap") if os.access(p, os.R_OK)]:
+        out = str(tmp_path / "out")
+        args = {"export": ["export", path, "-o", out + ".json"], "explore": ["explore", path, "--port", "0"],
+                "serve": ["serve", path, "--port", "0"]}.get(name) or readers(path, profile, out)[name]
+        r = cli(*args, timeout=60)
+        assert one_line_error(r.returncode, r.stderr, path, "on the kernel's proc filesystem"), r.stderr
+
+
 @pytest.mark.parametrize("name", ["query", "merge", "diff", "overlap", "ukvs", "validate"])
 def test_a_socket_and_a_folder_are_refused(tmp_path, profile, name):
     sock = str(tmp_path / "s.cdxj")

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from profiler.formats.inputs import InputError, plan_splits, resolve, sniff
-from profiler.formats import registry
+from profiler.formats import inputs, registry
 
 from helpers.paths import shared_data
 
@@ -450,3 +450,16 @@ def test_a_byte_order_mark_starts_no_key(tmp_path):
         path.write_bytes(data)
         parsed = [p for s in inputs.plan_splits([inputs.sniff(str(path))]) for p in iter_parsed(s)]
         assert [p.urlkey for p in parsed] == ["com,example)/p0", "com,example)/p1", "com,example)/p2"]
+
+
+def test_the_kernel_s_filesystems_are_told_from_data(tmp_path):
+    """Files and folders of /proc and /sys are the kernel's (never read or walked); a file of
+    data, and a mountinfo that cannot be read, are not."""
+    from profiler.io import pseudofs
+    assert pseudofs.pseudo_filesystem(os.stat("/proc/self/status")) == "proc"
+    assert pseudofs.pseudo_filesystem(os.stat("/sys/kernel")) == "sysfs"
+    data = tmp_path / "a.cdx"
+    data.write_bytes(b"")
+    assert pseudofs.pseudo_filesystem(os.stat(str(data))) is None
+    assert inputs.not_regular("/proc/self/status") == "on the kernel's proc filesystem, not a file of data"
+    assert inputs.resolve(["/proc"]) == ["/proc"]          # not walked: one input, refused by sniff
