@@ -17,10 +17,10 @@ product) or a list of such mappings (their union).
 
 import itertools
 import os
+import stat
 import sys
 
 from profiler.errors import UserError
-from profiler.io import datafiles
 from profiler.model import criteria
 
 LEVEL_TYPES = ("root", "tld", "suffix", "domain", "subdomain", "host", "path", "url")
@@ -189,14 +189,39 @@ def load(name_or_path="default", parse=None):
     (parse_yaml, the default, or one that remembers the values of files read before:
     profiler.runtime.policycache.parse)."""
     path = find(name_or_path)
-    with datafiles.open_data(path, "policy", PolicyError) as f:
-        data = f.read(MAX_POLICY_BYTES + 1)
-    if len(data) > MAX_POLICY_BYTES:
-        raise PolicyError("policy %s is larger than %d bytes: not a policy" % (path, MAX_POLICY_BYTES))
+    data = _read_policy(path)
     config = (parse or parse_yaml)(data, path)
     if not isinstance(config, dict):
         raise PolicyError("%s: a policy is a YAML mapping" % path)
     return Policy(config, path)
+
+
+def _read_policy(path):
+    """The bytes of a policy file, read without ever waiting (a FIFO, /proc/kmsg: a PolicyError)
+    and at most MAX_POLICY_BYTES of them."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise PolicyError("cannot read policy %s: %s" % (path, e.strerror or e))
+    chunks, size = [], 0
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PolicyError("policy %s is not a regular file" % path)
+        while size <= MAX_POLICY_BYTES:
+            chunk = os.read(fd, MAX_POLICY_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except BlockingIOError:
+        raise PolicyError("policy %s cannot be read without waiting: not a file of data" % path)
+    except OSError as e:
+        raise PolicyError("cannot read policy %s: %s" % (path, e.strerror or e))
+    finally:
+        os.close(fd)
+    if size > MAX_POLICY_BYTES:
+        raise PolicyError("policy %s is larger than %d bytes: not a policy" % (path, MAX_POLICY_BYTES))
+    return b"".join(chunks)
 
 
 def parse_yaml(data, path):
