@@ -8,6 +8,7 @@ import re
 import shutil
 
 from profiler.errors import UserError
+from profiler.io import datafiles
 
 #: the client libraries each cloud runner imports (mrjob.emr, mrjob.dataproc), with their pip names
 RUNNER_LIBRARIES = {
@@ -56,11 +57,9 @@ def check_conf_paths(runner, conf_paths):
             conf_paths = [p for p in [find_mrjob_conf()] if p]
         for path in conf_paths:
             try:
-                with open(path, "rb"):
-                    pass
-            except OSError as e:
-                raise UserError("cannot read mrjob config %s%s: %s" % (path, FOUND if found else "",
-                                                                       e.strerror or e))
+                datafiles.open_data(path, "mrjob config").close()     # a FIFO, /proc/kmsg: never waited on
+            except UserError as e:
+                raise UserError("%s%s" % (e, FOUND if found else ""))
         try:
             load_opts_from_mrjob_confs(runner, list(conf_paths))
         except Exception as e:

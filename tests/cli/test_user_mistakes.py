@@ -49,11 +49,23 @@ def test_missing_mrjob_conf(tmp_path):
     assert_one_line_error(r, "cannot read mrjob config nosuch.conf")
 
 
+def test_an_mrjob_conf_that_would_be_waited_on(tmp_path):
+    """A FIFO or the kernel's /proc/kmsg as -c: one line (mrjob's reader waited for ever)."""
+    os.mkfifo(str(tmp_path / "fifo.conf"))
+    r, out = profile(tmp_path, "-c", "fifo.conf")
+    assert_one_line_error(r, "mrjob config fifo.conf is not a regular file")
+    for path in ("/proc/kmsg", "/proc/self/status"):
+        if os.access(path, os.R_OK):
+            r, out = profile(tmp_path, "-c", path)
+            assert_one_line_error(r, "mrjob config %s is on the kernel's proc filesystem" % path)
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("where", ["MRJOB_CONF", "HOME"])
 @pytest.mark.parametrize("kind, words", [
     ("yaml", ["bad mrjob config", "found by mrjob"]),
-    ("folder", ["cannot read mrjob config", "Is a directory"]),
+    ("folder", ["mrjob config", "is not a regular file", "found by mrjob"]),
 ])
 def test_a_broken_mrjob_conf_mrjob_finds_by_itself(tmp_path, runner, where, kind, words):
     """The config mrjob finds without -c ($MRJOB_CONF, ~/.mrjob.conf) broken: a traceback from
