@@ -23,6 +23,7 @@ import stat
 import sys
 
 from profiler.errors import UserError
+from profiler.io import pseudofs
 
 STDOUT = "-"
 
@@ -78,7 +79,12 @@ def target(path, inputs=()):
         if _write_protected(real, st.st_mode, os.W_OK):
             raise OutputError("output %s is read-only (mode %04o): refusing to replace it (chmod u+w it if you "
                               "mean it)" % (path, stat.S_IMODE(st.st_mode)))
-    folder_mode = _output_stat(os.stat, folder, path).st_mode
+    folder_st = _output_stat(os.stat, folder, path)
+    kernels = pseudofs.pseudo_filesystem(folder_st)
+    if kernels:
+        raise OutputError("output folder %s is on the kernel's %s filesystem: not a place for data"
+                          % (folder, kernels))
+    folder_mode = folder_st.st_mode
     if _write_protected(folder, folder_mode, os.W_OK | os.X_OK):
         raise OutputError("output folder %s is read-only (mode %04o): cannot write %s there"
                           % (folder, stat.S_IMODE(folder_mode), os.path.basename(real)))
