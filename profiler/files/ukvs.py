@@ -352,6 +352,7 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
     layout = found.layout
     found.check(skipped)                    # every line read before the map is written
+    _require_plain_lines(profile_path, headers)
     source, cover, compacted = {}, None, False
     for name, value in headers:
         if name == "!meta" and isinstance(value, dict) and "compacted" in value:
@@ -380,6 +381,21 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
     if again is not None and again.count != skipped.count:
         raise MapFormatError("%s changed while it was read: make the map again" % profile_path)
     return n
+
+
+def _require_plain_lines(profile_path, headers):
+    """A MapFormatError when the profile's policy writes no line of all time with every other
+    criterion any (a policy by month alone): a map of it would be empty (--keys surt), or
+    without the all-time lines a lookup without a date, or of a coarser one, reads."""
+    from profiler.model import criteria
+    from profiler.model.policy import recorded
+    policy = recorded(headers, profile_path)
+    if policy is None or criteria.DATETIME.name not in policy.names or policy.writes_plain_lines():
+        return
+    raise MapFormatError("%s: its policy (%s) writes no line of all time with every other criterion any, "
+                         "which a map is made of (its lines are by %s): profile with a policy whose levels "
+                         "emit datetime any" % (profile_path, policy.name,
+                                                " or ".join(policy.datetime_levels()) or "nothing"))
 
 
 def breakdowns(headers):

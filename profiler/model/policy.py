@@ -152,6 +152,30 @@ class Policy:
     def from_dict(cls, data, source="<policy>"):
         return cls(data, source)
 
+    def writes_plain_lines(self, datetime_levels=(criteria.ANY,)):
+        """Whether some SURT level gets lines of one of datetime_levels with every other
+        criterion any: the lines a lookup (of all time, or of a date those levels hold) and a map
+        read. A policy by month alone writes none for all time."""
+        at = self.names.index(criteria.DATETIME.name)
+        return any(combo[at] in datetime_levels and all(lv == criteria.ANY for i, lv in enumerate(combo) if i != at)
+                   for combos in self.emit.values() for combo in combos)
+
+    def datetime_levels(self):
+        """The datetime levels of this policy's lines, coarsest first (any left out)."""
+        return tuple(lv for lv in self.used_levels[criteria.DATETIME.name] if lv != criteria.ANY)
+
+
+def recorded(headers, source="<profile>"):
+    """The policy a profile's !meta records, or None (another producer's profile, a merge of
+    several policies, or a record that no longer loads)."""
+    for name, value in headers:
+        if name == "!meta" and isinstance(value, dict) and isinstance(value.get("policy"), dict):
+            try:
+                return Policy.from_dict(value["policy"], source)
+            except PolicyError:
+                return None
+    return None
+
 
 def _int(config, key, default, source):
     value = config.get(key, default)

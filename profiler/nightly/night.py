@@ -259,6 +259,10 @@ class Night:
     def _night(self, started):
         c, state = self.config, self.state
         pol = load_policy(c.policy)
+        if c.mementomap and not pol.writes_plain_lines():
+            raise UserError("%s: mementomap needs a policy that writes lines of all time (datetime any); "
+                            "policy %s writes its lines by %s only"
+                            % (c.source, pol.name, " or ".join(pol.datetime_levels())))
         self.policy = pol
         identity = c.identity(pol.to_dict())
         current, settling = self._inputs(started)

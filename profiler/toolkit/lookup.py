@@ -38,6 +38,7 @@ from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
+from profiler.model.policy import recorded as policy_recorded
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
 from profiler.files.ukvs import Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
@@ -290,6 +291,7 @@ class Lookup:
         if any(s is not None and s.count for s in self.skipped):
             self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}
+        self._unanswerable = {}
 
     def close(self):
         self.lines.close()
@@ -329,6 +331,32 @@ class Lookup:
         self._by = by
         self._by_at = layouts.index(self.layout, by) if self.kind == "cdxj" and layouts.has(self.layout, by) else None
         self._by_criterion = criteria.BY_NAME.get(by)
+
+    def unanswerable(self, dt=None):
+        """Why this profile cannot answer lookups (of the date dt's digits), or None: its policy
+        (!meta) gives no SURT level a line of all time, or of a period those digits fill, with
+        every other criterion any (a policy by month alone): no line found would read as
+        no-match while the profile holds the URI."""
+        if self.kind != "cdxj" or self._dt_at is None:
+            return None
+        if dt not in self._unanswerable:
+            policy = policy_recorded(self.headers, self.path)
+            filled = tuple(lv.name for lv in DATETIME.coarse_to_fine if lv.kind == PREFIX and lv.n <= len(dt or ""))
+            reason = None
+            if policy is not None and DATETIME.name in policy.names \
+                    and not policy.writes_plain_lines((criteria.ANY,) + filled):
+                reason = ("%s cannot answer a lookup%s: its policy (%s) writes no line %s for any URI (its "
+                          "lines are by %s): give --datetime at one of those levels"
+                          % (self.path, " of %s" % dt if dt else "", policy.name,
+                             "of all time or of " + " or ".join(filled) if filled else "of all time",
+                             " or ".join(policy.datetime_levels()) or "nothing"))
+            self._unanswerable[dt] = reason
+        return self._unanswerable[dt]
+
+    def _require_answerable(self, dt):
+        reason = self.unanswerable(dt)
+        if reason:
+            raise UserError(reason)
 
     def _tells(self, fields, value):
         """Whether a key's fields of the criterion asked (bytes or str, not '-'), when the value
@@ -602,6 +630,7 @@ class Lookup:
         ``value`` (a key field of the optional criterion named by: an ISO 639-3 code), the most
         specific key that tells that criterion's values answers for that value; when none does,
         the lookup without it answers (its value '-')."""
+        self._require_answerable(dt)
         self._query_dt = dt
         if value is not None:
             self.check(by)
@@ -627,6 +656,7 @@ class Lookup:
         """(uri, Answer) for an iterable of URIs, in input order; probes are sorted and resolved in
         one forward walk per chunk of ``chunk`` URIs or CHUNK_BYTES of them (memory is bounded by
         the chunk)."""
+        self._require_answerable(dt)
         self._query_dt = dt
         if value is not None:
             self.check(by)

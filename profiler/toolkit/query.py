@@ -20,7 +20,8 @@ from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
-from profiler.model.policy import LEVEL_TYPES, Policy, PolicyError
+from profiler.model.policy import LEVEL_TYPES
+from profiler.model.policy import recorded as policy_recorded
 from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 
@@ -243,13 +244,7 @@ class SortedProfile:
         return value if value["urim"]["total"] else None
 
     def policy(self):
-        for name, value in self.headers:
-            if name == "!meta" and isinstance(value, dict) and isinstance(value.get("policy"), dict):
-                try:
-                    return Policy.from_dict(value["policy"], self.path)
-                except PolicyError:
-                    return None
-        return None
+        return policy_recorded(self.headers, self.path)
 
     def lines(self, prefix=b""):
         """(key fields, parsed value) of the data lines starting with prefix, in file order, each
