@@ -129,7 +129,19 @@ def kind_of(mode):
 
 # ---------------------------------------------------------------- temp files
 
-_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:40] or "host"   # gethostname(), without socket
+def _this_host():
+    """The host's name as temp names hold it (gethostname(), without socket), with the number of
+    this process's pid namespace: a run in another container that shares the folder and the host
+    name sees other pids, so its names are never judged by this process's view of the pids."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:40] or "host"
+    try:
+        namespace = re.sub(r"[^0-9]", "", os.readlink("/proc/self/ns/pid"))
+    except OSError:
+        namespace = ""
+    return "%s_%s" % (name, namespace) if namespace else name
+
+
+_HOST = _this_host()
 
 
 #: the longest file name the system takes, and what a temp name adds to the output's, at most

@@ -468,7 +468,9 @@ def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile)
 def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):
     """A run's work folder in $TMPDIR (the job's manifest, its runner's files, mrjob's temp folder
     of the job's step files) that a SIGKILL left stayed for ever; the next run removes it, and
-    only it: a live run's, another host's, another user's and a file named like one are kept."""
+    only it: a live run's, another host's, another user's, one of a container of the same host
+    name whose pids this process cannot see (another pid namespace), and a file named like one
+    are kept."""
     tmp = tmp_path / "tmpdir"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
@@ -477,8 +479,12 @@ def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile
                                  str(tmp), "archive-profiler-", env, wait_for="profile_job.")
     dead = subprocess.Popen(["true"])
     dead.wait()
+    namespace = "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit())
+    assert outfiles._HOST.endswith("_" + namespace)
+    other_pids = outfiles._HOST[:-len(namespace)] + "1"     # this host's name, another pid namespace
     kept = ["archive-profiler-%d-%s.0123abcd" % (os.getpid(), outfiles._HOST),
-            "archive-profiler-%d-otherhost.0123abcd" % dead.pid, "archive-profiler-notes"]
+            "archive-profiler-%d-otherhost.0123abcd" % dead.pid, "archive-profiler-notes",
+            "archive-profiler-%d-%s.89abcdef" % (dead.pid, other_pids)]
     for name in kept:
         (tmp / name).mkdir()
     theirs = tmp / ("archive-profiler-%d-%s.4567abcd" % (dead.pid, outfiles._HOST))
