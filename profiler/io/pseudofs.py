@@ -4,10 +4,11 @@ reader refuses them by the filesystem they are on, found in /proc/self/mountinfo
 
 import os
 
-#: filesystem types whose files are the kernel's, not data
+#: filesystem types whose files are the kernel's, not data (not autofs: a mount point not yet
+#: mounted is autofs until a data filesystem is mounted on it)
 PSEUDO = frozenset(("proc", "sysfs", "debugfs", "tracefs", "securityfs", "cgroup", "cgroup2",
                     "configfs", "bpf", "pstore", "efivarfs", "fusectl", "mqueue", "devpts",
-                    "binfmt_misc", "autofs", "rpc_pipefs", "nsfs", "selinuxfs"))
+                    "binfmt_misc", "rpc_pipefs", "nsfs", "selinuxfs"))
 
 MOUNTINFO = "/proc/self/mountinfo"
 
