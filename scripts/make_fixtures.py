@@ -81,6 +81,11 @@ def generated():
         pywb.append("%s %s %s" % (f[0], f[1], json.dumps(block)))
     write("cdxj-pywb.cdxj", ("\n".join(pywb) + "\n").encode())
     write("cdxj-commoncrawl.cdxj", "".join(synthetic_cc.cc_lines(12, seed=5)).encode())
+    # the Wayback CDX API's output=json of the real API lines: one array, a row a line, names first
+    with open(os.path.join(DATA, "cdx7-wayback-api.cdx"), "rb") as f:
+        rows = [["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"]] + \
+            [line.decode().split(" ") for line in f.read().splitlines() if line.strip()]
+    write("cdxserver-wayback-api.json", ("[" + ",\n".join(json.dumps(row) for row in rows) + "]\n").encode())
     write("ache-files.deflate", ache_files(ache_pages()))
     write("crawllog-heritrix3.crawl.log", "".join(synthetic_crawllog.crawl_log(seed=2, pages=16)[0]).encode())
     synthetic_warc.write_language_warc(os.path.join(DATA, "arc-generated.arc.gz"), 4, seed=3, gzip=True, arc=True,
@@ -125,6 +130,14 @@ def broken():
     arc = read("arc-generated.arc.gz")
     write("broken-cut.arc.gz", arc[:len(arc) - 100])                       # cut inside its last gzip member
     broken_crawl_log(read("crawllog-heritrix3.crawl.log"))
+    entries = []                                                           # pywb's output=json lines
+    for line in read("cdxj-pywb.cdxj").splitlines():
+        key, ts, block = line.split(b" ", 2)
+        entries.append(json.dumps(dict({"urlkey": key.decode(), "timestamp": ts.decode()}, **json.loads(block))).encode())
+    entries[2] = entries[2][:40]                                           # an entry cut
+    entries[4] = b"[" + entries[4][1:-1] + b"]"                            # not an entry: an array
+    text = b"\n".join(entries)
+    write("broken-cut.jsonl", text[:len(text) - 25])                       # cut mid-line
     write("broken-unfinished.deflate", ache_files(ache_pages(), finish=False)[:-7])   # no end, last line cut
 
 

@@ -19,26 +19,21 @@ from profiler.model import capture, criteria, normalise
 START = b'{"urlkey":'
 
 
-#: why a file of JSON lines that are no captures lines is refused
-CDX_SERVER_JSON = ("JSON lines of a CDX server (Common Crawl's or pywb's output=json), not CDXJ: "
-                   "write each line as 'URLKEY TIMESTAMP {JSON}' (a CDXJ index) and profile that")
-
-
 def sniff(sample):
-    """{} when the sample's first data line is a captures line, else None; a reason when it is
-    a JSON object with a urlkey and the URL a CDX server writes (Common Crawl's index server,
-    pywb's ``output=json``): every line would be an ``unknown_field`` skip. A captures line of
-    a field this build does not know is still one (its skip is counted)."""
+    """{} when the sample's first data line is a captures line, else None: a JSON object with
+    the URL a CDX server writes beside its urlkey (Common Crawl's index server, pywb's
+    ``output=json``) is that format's (profiler.formats.cdxserver). A captures line of a field
+    this build does not know is still one (its skip is counted)."""
     first = sample.first
-    if first is None or not first.startswith(START.rstrip(b":")):
+    if first is None or not first.startswith(START):
         return None
     try:
         record = orjson.loads(first)
     except orjson.JSONDecodeError:
         record = None
     if isinstance(record, dict) and "timestamp" in record and ("url" in record or "original" in record):
-        return {"format": None, "reason": CDX_SERVER_JSON}
-    return {} if first.startswith(START) else None
+        return None
+    return {}
 
 
 def line(c):

@@ -5,8 +5,8 @@ from profiler.formats.cdx import NON_CAPTURE_MIMES, NON_CAPTURE_PREFIXES, urlkey
 from profiler.model import capture, collection as collections, normalise
 from profiler.model.language import primary_language
 
-_MIME_KEYS = ("mime", "mime_type")
-_STATUS_KEYS = ("status", "status_code")
+_MIME_KEYS = ("mime", "mime_type", "mimetype")
+_STATUS_KEYS = ("status", "status_code", "statuscode")
 _DIGEST_KEYS = ("digest", "payload_digest")
 _URL_KEYS = ("url", "original_uri", "original")
 #: Common Crawl's ``languages`` (ISO 639-3 codes, most prominent first), then a ``lang`` tag
@@ -69,6 +69,12 @@ def parse(line, collection=None):
         return "bad_json"
     if not isinstance(record, dict):
         return "bad_json"
+    return capture_of_record(key_raw, ts_raw, record, collection)
+
+
+def capture_of_record(key_raw, ts_raw, record, collection=None):
+    """A Capture, or a skip-reason str, of an index entry's urlkey and timestamp (bytes) and its
+    other fields by name (a dict: a CDXJ line's JSON block, a CDX server's JSON answer)."""
     mime = normalise.mime(_field(record, _MIME_KEYS) or b"-")
     url_raw = _field(record, _URL_KEYS)
     if mime.startswith(NON_CAPTURE_MIMES) or key_raw.startswith(NON_CAPTURE_PREFIXES) \

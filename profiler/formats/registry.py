@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import captures as captures_format, cdx, cdxj, crawllog
+from profiler.formats import captures as captures_format, cdx, cdxj, cdxserver, crawllog
 from profiler.io.readers import iter_lines
 from profiler.model import capture as capture_model
 
@@ -165,6 +165,8 @@ FORMATS = _entries(
     Format("captures", "archive-profiler captures file",
            "captures as archive-profiler stores them for itself (nightly; profiler.formats.captures)",
            True, captures_format.sniff, captures_format.captures_of_lines, internal=True),
+    Format("cdxserver", "CDX server JSON", "a CDX server's JSON answers (pywb and Common Crawl output=json lines; "
+           "the Wayback CDX API's output=json array)", True, cdxserver.sniff, cdxserver.captures_of_lines),
     Format("warc", "WARC file", "WARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_warc,
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,

@@ -115,16 +115,14 @@ CC_INDEX_JSON = [
 
 
 @pytest.mark.parametrize("line", CC_INDEX_JSON)
-def test_a_cdx_servers_json_lines_are_refused_by_name_not_read_as_captures(tmp_path, line):
+def test_a_cdx_servers_json_lines_are_not_read_as_captures(tmp_path, line):
     """Common Crawl's index server (and pywb's output=json) writes a JSON object a line that
     starts with urlkey: read as the captures format, every line was an unknown_field skip and
-    the run said 0 captures (exit 0)."""
+    the run said 0 captures (exit 0). They are the cdxserver format's
+    (tests/formats/test_cdxserver.py)."""
     path = tmp_path / "cc.jsonl"
     path.write_bytes(line + b"\n" + line + b"\n")
-    found = inputs.sniff(str(path))
-    assert found["format"] is None and found["reason"] == captures.CDX_SERVER_JSON
-    with pytest.raises(inputs.InputError):
-        run_profile([str(path)], str(tmp_path / "p.cdxj"), runner="inline")
+    assert inputs.sniff(str(path))["format"] == "cdxserver"
 
 
 def test_a_captures_file_of_a_field_this_build_does_not_know_is_still_read(tmp_path):
