@@ -165,14 +165,14 @@ FORMATS = _entries(
     Format("captures", "archive-profiler captures file",
            "captures as archive-profiler stores them for itself (nightly; profiler.formats.captures)",
            True, captures_format.sniff, captures_format.captures_of_lines, internal=True),
-    Format("cdxserver", "CDX server JSON", "a CDX server's JSON answers (pywb and Common Crawl output=json lines; "
-           "the Wayback CDX API's output=json array)", True, cdxserver.sniff, cdxserver.captures_of_lines),
     Format("warc", "WARC file", "WARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_warc,
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,
            _warc_read, payloads=True),
     Format("crawllog", "Heritrix crawl log", "Heritrix crawl.log (space-padded fields, hop paths; Heritrix 1 and 3, warcprox)",
            True, crawllog.sniff, crawllog.captures_of_lines),
+    Format("cdxserver", "CDX server's JSON answer", "a CDX server's JSON answers (pywb and Common Crawl output=json lines; "
+           "the Wayback CDX API's output=json array)", True, cdxserver.sniff, cdxserver.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
            cdx.captures_of_lines),
