@@ -82,7 +82,7 @@ def made(tmp_path_factory):
             policies[name].write_text(yaml.safe_dump(module.POLICY))
         caps = {kind: reader_captures(str(path)) for kind, path in files.items()}
         yield {"folder": folder, "files": {k: str(v) for k, v in files.items()}, "caps": caps,
-               "policies": {k: str(v) for k, v in policies.items()}, "mp": mp}
+               "policies": {k: str(v) for k, v in policies.items()}}
 
 
 def run(*args):
@@ -374,7 +374,7 @@ def test_a_criterion_outside_the_night_s_policy_changes_none_of_its_numbers(tmp_
         assert plugins.load() == ["helpers.hostdigit"]
         assert hostdigit.host_digit("com,example)/") == ""
         published, scratch = nights(tmp_path, "default")
-        exact, bounded = check_within_bounds(published, scratch)
+        _, bounded = check_within_bounds(published, scratch)
         assert bounded > 0
 
 
@@ -400,7 +400,8 @@ def test_register_refuses_a_level_a_policy_or_parameter_cannot_name(levels, defa
     with pytest.raises(ValueError, match="criterion odd"):
         criteria.register(level_criterion(levels, default))
     assert criteria.CRITERIA == before
-    criteria.register(level_criterion((criteria.Level("a", criteria.PREFIX, 4), criteria.Level("b", criteria.PREFIX, 6))))
+    two = (criteria.Level("a", criteria.PREFIX, 4), criteria.Level("b", criteria.PREFIX, 6))
+    criteria.register(level_criterion(two))
 
 
 def plugin_run(tmp_path, plugin_names, *args):
@@ -418,8 +419,9 @@ def test_a_policy_or_profile_of_a_criterion_not_registered_and_a_name_registered
     assert not (tmp_path / "p.cdxj").exists()
     r = plugin_run(tmp_path, "helpers.recordkind", "query", profiled["minute"])
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "minute: no such criterion here" in r.stderr, r.stderr
-    (tmp_path / "minutes_again.py").write_text("from helpers.minutes import MINUTE\nfrom profiler.model import criteria\n"
-                                               "def register():\n    criteria.register(MINUTE)\n")
+    (tmp_path / "minutes_again.py").write_text(
+        "from helpers.minutes import MINUTE\nfrom profiler.model import criteria\n"
+        "def register():\n    criteria.register(MINUTE)\n")
     r = plugin_run(tmp_path, "helpers.minutes,minutes_again", "query", profiled["minute"])
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a new name" in r.stderr, r.stderr
     (tmp_path / "key_field.py").write_text(
