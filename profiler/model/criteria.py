@@ -408,6 +408,15 @@ def register(criterion):
         raise ValueError("criterion %s: no capture field %r" % (criterion.name, criterion.source))
     if not criterion.levels or any(level.kind not in PROJECTIONS or level.name == ANY for level in criterion.levels):
         raise ValueError("criterion %s: levels of the projections %s" % (criterion.name, ", ".join(PROJECTIONS)))
+    names = [level.name for level in criterion.levels]
+    if any(not isinstance(n, str) or not NAME.match(n) for n in names) or len(set(names)) != len(names):
+        raise ValueError("criterion %s: its levels need distinct names like a criterion's (a-z, then a-z, 0-9, _): "
+                         "a policy, explore's levels=%s:LEVEL and the report name them" % (name, name))
+    if any(level.kind == PREFIX and (level.n.__class__ is not int or level.n < 1) for level in criterion.levels):
+        raise ValueError("criterion %s: a prefix level keeps 1 character or more" % name)
+    if not criterion.default_levels or any(n not in names for n in criterion.default_levels):
+        raise ValueError("criterion %s: its default levels %r are not among its levels (%s)"
+                         % (name, criterion.default_levels, ", ".join(names)))
     _field_pattern(criterion)
     if criterion.revisit is not None and not is_field(criterion, criterion.revisit):
         raise ValueError("criterion %s: its revisit value %r is not a field of its pattern" % (name, criterion.revisit))
