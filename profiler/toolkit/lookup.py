@@ -40,7 +40,7 @@ from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
 from profiler.model.policy import recorded as policy_recorded
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
-from profiler.files.ukvs import Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
+from profiler.files.ukvs import ALL_TIME, Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 
@@ -504,7 +504,10 @@ class Lookup:
         line = pick.line
         if self.kind != "cdxj":
             if self.nkeys == 2:
-                return answer._replace(date="period")
+                # the all-time line answered (no line of a period holding the date): held at
+                # some time, the map cannot tell when
+                all_time = answer.key.rsplit(b" ", 1)[-1] == ALL_TIME.encode()
+                return answer._replace(date="unknown" if all_time else "period")
             if pick.frequency is None and not pick.none:
                 return self._by_breakdown(answer, line, query_dt)
             # a value's answer keeps its frequency; the datetime breakdown tells only the date

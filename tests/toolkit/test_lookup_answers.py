@@ -101,3 +101,19 @@ def test_query_group_the_policy_cannot_answer_is_exit_2(profile):
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profile, "--surt", "com,*",
                         "--group", "datetime"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 0 and r.stdout.count("\n") >= 3
+
+
+def test_a_dated_lookup_answered_by_a_map_s_all_time_line_has_an_unknown_date(profile, tmp_path):
+    """A surt,datetime map whose SURT has only its all-time line (':'): a date it holds nothing
+    in (2099) was answered held with date 'period', as if the map told that date; it is held at
+    some time, date 'unknown'. A line of the date's period still answers 'period'."""
+    from profiler.files.ukvs import profile_to_map
+    path = str(tmp_path / "m.ukvs")
+    profile_to_map(profile, path, ("surt", "datetime"))
+    with Lookup(path) as index:
+        late = index.lookup("http://example.com/page1", "2099")
+        assert (late.status, late.key, late.date) == ("held", b"com,example)/* :", "unknown")
+        batch = dict(index.batch(["http://example.com/page1"], "2099"))["http://example.com/page1"]
+        assert batch.date == "unknown"
+        dated = index.lookup("com,*", "2013")                     # the TLD has lines by year
+        assert (dated.status, dated.key, dated.date) == ("held", b"com,* 2013", "period")
