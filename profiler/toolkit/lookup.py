@@ -346,7 +346,7 @@ class Lookup:
             if policy is not None and DATETIME.name in policy.names \
                     and not policy.writes_plain_lines((criteria.ANY,) + filled):
                 reason = ("%s cannot answer a lookup%s: its policy (%s) writes no line %s for any URI (its "
-                          "lines are by %s): give --datetime at one of those levels"
+                          "lines are by %s): ask with a date at one of those levels"
                           % (self.path, " of %s" % dt if dt else "", policy.name,
                              "of all time or of " + " or ".join(filled) if filled else "of all time",
                              " or ".join(policy.datetime_levels()) or "nothing"))
