@@ -22,15 +22,14 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS, MAX_LINE,
-                                      foreign_value, header_values, physical_lines)
+from profiler.files.datalines import (HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS,
+                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
-_HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _TIMESTAMP = re.compile(r"\A[0-9]{14}\Z")
 SPEC_ORDER = ["urim", "urir", "bytes", "digests", "dedup_bytes", "first", "last"]
@@ -159,7 +158,7 @@ def _show(key):
 
 def _check_header(report, lineno, body, kind):
     name, space, rest = body.partition(b" ")
-    if not _HEADER_NAME.match(name):
+    if not HEADER_NAME.match(name):
         report.add(lineno, "bad header name %r" % _show(name))
     if not space or not rest:
         report.add(lineno, "header line without a JSON value")
@@ -298,6 +297,8 @@ def _check_block(report, lineno, raw, freq=None):
     if not isinstance(block, dict):
         report.add(lineno, "the JSON block is not an object")
         return
+    if _repeated(report, lineno, raw):
+        return
     for name in block:
         if name not in known_block_names():
             report.note(lineno, "per-line attribute %r is not one this tool reads (kept as it is)" % name[:40],
@@ -390,6 +391,8 @@ def _check_foreign_value(report, lineno, text):
     except ValueError as e:
         report.add(lineno, str(e))
         return
+    if _repeated(report, lineno, text):
+        return
     missing = [k for k in FEATURES if k not in flatten(value)]
     if missing:
         report.note(lineno, "another producer's value style: no %s (readers answer with what it has)"
@@ -398,11 +401,22 @@ def _check_foreign_value(report, lineno, text):
     _check_consistency(report, lineno, flat, _check_bounds(report, lineno, value.get("bounds"), flat))
 
 
+def _repeated(report, lineno, text):
+    """Whether the JSON block gives a name twice in one object (a problem: readers differ on
+    which counts)."""
+    name = repeated_name(text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape"))
+    if name is not None:
+        report.add(lineno, "the JSON block gives %r twice: which one counts is unknown" % name[:40])
+    return name is not None
+
+
 def _check_value(report, lineno, text):
     try:
         value = jsonnum.loads(text)
     except jsonnum.JSONDecodeError as e:
         report.add(lineno, "bad JSON: %s" % e)
+        return
+    if _repeated(report, lineno, text):
         return
     if not isinstance(value, dict):
         report.add(lineno, "the JSON block is not an object")

@@ -1,0 +1,213 @@
+"""Damage the readers of profiles and maps met nowhere else: a header line that is not JSON (a
+header block cut and joined to another file), a JSON block that gives a name twice (two values
+spliced), and files made of a cut file followed by another. Every reader (the toolkit's
+commands, validate, serve's and explore's opening of a file) refuses such a file in one line,
+exit 2, or lists the problem; none answers from it."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from profiler.files.datalines import repeated_name
+from profiler.files.validate import validate
+from profiler.run.profile import run_profile
+from profiler.testing import synthetic
+
+from helpers.damage import one_line_error, run, split_file
+
+CREATED = "2026-01-01T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hostile-readers")
+    out = {}
+    for name, seed in (("profile", 5), ("other", 6)):
+        cdx = d / ("%s.cdx" % name)
+        synthetic.write_cdx(str(cdx), 200, seed=seed)
+        out[name] = str(d / ("%s.cdxj" % name))
+        run_profile([str(cdx)], out[name], created=CREATED)
+    out["map"] = str(d / "profile.ukvs")
+    assert run(["ukvs", out["profile"], "-o", out["map"], "-q"])[0] == 0
+    return out
+
+
+def readers(path, other, out):
+    """Every command that reads a profile, on path (other: a second profile)."""
+    return {
+        "lookup": ["lookup", path, "http://www.example.com/"],
+        "query": ["query", path],
+        "merge": ["merge", path, other, "-o", out + ".merge"],
+        "ukvs": ["ukvs", path, "-o", out + ".ukvs"],
+        "compact": ["compact", path, "--max-lines", "2000", "-o", out + ".compact"],
+        "split": ["split", path, "--max-lines", "50", "-o", out + ".split"],
+        "export": ["export", path, "-o", out + ".json"],
+        "diff": ["diff", path, other, "--summary"],
+        "overlap": ["overlap", other, path],
+    }
+
+
+def _written(out):
+    folder, stem = os.path.split(out)
+    return [n for n in os.listdir(folder) if n.startswith(stem + ".")]
+
+
+def _with_header(files, tmp_path, index, text):
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    headers[index] = text + b"\n"
+    path = str(tmp_path / "header.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    return path
+
+
+@pytest.mark.parametrize("name", ["lookup", "query", "merge", "ukvs", "compact", "split", "export", "diff",
+                                  "overlap"])
+@pytest.mark.parametrize("text", [b'!meta {"inputs":["/data/a.cdx"],"captu', b"!meta", b"!context [",
+                                  b'!id {"uri":"http://a.example/"!context ["x"]'])
+def test_a_header_line_that_is_not_json_is_refused(files, tmp_path, name, text):
+    """A profile's header line that is not JSON (its header block cut and joined to another
+    file's, or emptied): one line naming it, exit 2, nothing written (export gave a TypeError
+    traceback; merge wrote '"captures":0' for the run !meta it could not read, exit 0)."""
+    headers = split_file(open(files["profile"], "rb").read())[0]
+    index = next(i for i, h in enumerate(headers) if h.startswith(text.split(b" ")[0] + b" "))
+    path = _with_header(files, tmp_path, index, text)
+    out = str(tmp_path / "out")
+    status, stdout, err = run(readers(path, files["other"], out)[name])
+    assert one_line_error(status, err, "header.cdxj line %d" % (index + 1), "not JSON"), err
+    assert stdout == b"" and _written(out) == []
+    assert not validate(path).ok
+
+
+def test_a_map_s_free_form_meta_is_still_read_but_not_its_other_header_lines(files, tmp_path):
+    """A map's !meta is free-form (validate notes it, readers skip it); its other header lines
+    must be (relaxed) JSON."""
+    with open(files["map"], "rb") as f:
+        headers, lines = split_file(f.read())
+    for i, h in enumerate(headers):
+        if h.startswith(b"!meta "):
+            headers[i] = b"!meta made by hand, not JSON\n"
+    path = str(tmp_path / "free.ukvs")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    assert run(["lookup", path, "http://www.example.com/"])[0] in (0, 1)
+    headers = [b"!id {\n" if h.startswith(b"!id ") else h for h in headers]
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, _, err = run(["lookup", path, "http://www.example.com/"])
+    assert one_line_error(status, err, "free.ukvs line", "!id", "not JSON"), err
+
+
+def _spliced(line):
+    """A profile line whose JSON block gives urim and urir again, with other numbers."""
+    return line.rstrip(b"\n")[:-1] + b',"urim":{"total":1,"min":1,"max":1},"urir":1}\n'
+
+
+@pytest.mark.parametrize("name", ["lookup", "query", "merge", "ukvs", "compact", "split", "export", "diff",
+                                  "overlap"])
+def test_a_json_block_giving_a_name_twice_is_damaged(files, tmp_path, name):
+    """A line whose JSON block gives a feature twice (two values spliced: readers differ on which
+    counts; orjson took the last and every command answered from it, validate passed it): a
+    damaged line, refused in one line naming it, or skipped and counted with --skip-bad-lines."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"* - - - "))
+    lines[n] = _spliced(lines[n])
+    path = str(tmp_path / "twice.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    out = str(tmp_path / "out")
+    argv = readers(path, files["other"], out)[name]
+    status, stdout, err = run(argv)
+    assert one_line_error(status, err, "twice.cdxj line %d" % (len(headers) + n + 1), "twice"), err
+    assert stdout == b"" and _written(out) == []
+    report = validate(path)
+    assert not report.ok and any("twice" in p for _, p in report.problems)
+    if name not in ("lookup", "query"):
+        status, _, err = run(argv + ["--skip-bad-lines"])
+        assert status == 0 and "1 damaged line(s) skipped (1 bad JSON)" in err, err
+
+
+def test_a_map_block_giving_a_breakdown_twice_is_damaged(files, tmp_path):
+    with open(files["map"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if b' {"' in x)
+    lines[n] = lines[n].rstrip(b"\n")[:-1] + b',"status":{"2xx":"1/1"}}\n'
+    assert repeated_name(lines[n].partition(b" {")[2].join([b"{", b""])) == "status"
+    path = str(tmp_path / "twice.ukvs")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, _, err = run(["merge", path, "-o", str(tmp_path / "m.ukvs")])
+    assert one_line_error(status, err, "twice.ukvs line %d" % (len(headers) + n + 1), "twice"), err
+    assert not validate(path).ok
+
+
+@pytest.mark.parametrize("text, name", [
+    (b'{"a":1,"b":{"a":2}}', None), (b'{"a":1,"a":1}', "a"), (b'{"b":[{"x":1,"x":2}]}', "x"),
+    (b'{"\\u0061":1,"a":2}', "a"), (b'{"a":"\\"a\\":","b":1}', None), (b'{"a":1', None)])
+def test_repeated_name(text, name):
+    assert repeated_name(text) == name
+
+
+def test_serve_and_explore_refuse_such_files(files, tmp_path):
+    """serve's and explore's opening of a file goes through the same checks."""
+    from profiler.explore.answers import Explorer
+    from profiler.serve.versions import BadVersion, open_version
+    from profiler.errors import UserError
+    path = _with_header(files, tmp_path, 3, b'!meta {"inputs":["/data/a.cdx"],"captu')
+    with pytest.raises(BadVersion, match="not JSON"):
+        open_version(path)
+    with pytest.raises(UserError, match="not JSON"):
+        Explorer(path)
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    lines = [_spliced(x) if x.startswith(b"* - - - ") else x for x in lines]
+    twice = str(tmp_path / "twice.cdxj")
+    with open(twice, "wb") as f:
+        f.write(b"".join(headers + lines))
+    with pytest.raises((BadVersion, UserError), match="twice"):
+        open_version(twice)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(data=st.data(), second=st.sampled_from(["other", "map"]),
+       name=st.sampled_from(["lookup", "query", "merge", "ukvs", "export", "diff"]))
+def test_a_cut_file_followed_by_another_is_refused(files, tmp_path_factory, data, second, name):
+    """A profile cut at any byte and another file appended (a copy resumed into the wrong file,
+    two downloads joined): refused in one line, exit 2, whatever the cut, nothing answered. A cut
+    in the header block used to make a header line that is not JSON, read as absent."""
+    with open(files["profile"], "rb") as f:
+        first = f.read()
+    with open(files[second], "rb") as f:
+        rest = f.read()
+    cut = data.draw(st.integers(1, len(first) - 1), label="cut")
+    tmp = tmp_path_factory.mktemp("joined")
+    path = str(tmp / "joined.cdxj")
+    with open(path, "wb") as f:
+        f.write(first[:cut] + rest)
+    out = str(tmp / "out")
+    status, stdout, err = run(readers(path, files["other"], out)[name])
+    assert one_line_error(status, err, "joined.cdxj"), (cut, err)
+    assert stdout == b"" and _written(out) == []
+
+
+def test_a_feature_s_bounds_given_twice_is_damaged(files, tmp_path):
+    """A merged line's bounds with a feature twice (the line is otherwise as merge writes it)."""
+    merged = str(tmp_path / "merged.cdxj")
+    assert run(["merge", files["profile"], files["other"], "-o", merged, "-q"])[0] == 0
+    with open(merged, "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if b'"bounds":{"' in x)
+    at = lines[n].index(b'"bounds":{') + len(b'"bounds":{')
+    end = lines[n].index(b"]", at) + 1
+    lines[n] = lines[n][:end] + b"," + lines[n][at:end] + lines[n][end:]
+    path = str(tmp_path / "bounds.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    for argv in (["lookup", path, "http://www.example.com/"], ["query", path], ["ukvs", path, "-o", path + ".u"]):
+        status, _, err = run(argv)
+        assert one_line_error(status, err, "bounds.cdxj line %d" % (len(headers) + n + 1), "twice"), err
+    assert not validate(path).ok
