@@ -344,10 +344,12 @@ def _check_consistency(value):
 class ProfileCheck:
     """The checks of a profile's data lines (its key layout)."""
 
-    def __init__(self, layout):
+    def __init__(self, layout, lacking=False):
+        """``lacking``: lines may lack features (another producer's layout, or a merge whose
+        keys an input has no line for are bounded by coarser lines: !meta unknown_keys)."""
         self.layout = layout
         self.width = len(layout.fields)
-        self.foreign = layouts.is_foreign(layout)
+        self.foreign = lacking or layouts.is_foreign(layout)
         # every field without blanks or control bytes, and matching its criterion's pattern
         field = rb"(?=[^\x00-\x20\x7f]+(?: |\Z))(?:%s)"
         key = rb"[^\x00-\x20\x7f!@][^\x00-\x20\x7f]*" + b"".join(
@@ -604,7 +606,7 @@ class DataFile:
                                   % (path, declared[0][0]))
             self.layout = layouts.of_headers(self.headers, path)
             self.names = self.layout.fields
-            self.checker = ProfileCheck(self.layout)
+            self.checker = ProfileCheck(self.layout, unknown_keys(self.headers))
         else:
             self.layout = None
             if declared and declared[0][1] != "!fields":
@@ -744,6 +746,14 @@ def _bad(skipped, path, lineno, bad):
     if skipped is None:
         raise DamagedFile("%s line %d: %s; --skip-bad-lines skips such lines, counted" % (path, lineno, bad))
     skipped.add(lineno, bad)
+
+
+def unknown_keys(headers):
+    """Whether a profile's header lines say a merge bounded keys an input has no line for by
+    coarser lines (its !meta merge note unknown_keys): such lines keep only the features the
+    bounds hold (profiler.toolkit.merge.with_unknown)."""
+    return any(n == "!meta" and isinstance(v, dict) and isinstance(v.get("merge"), dict)
+               and v["merge"].get("unknown_keys") for n, v in headers)
 
 
 def written_here(headers):

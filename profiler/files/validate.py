@@ -23,7 +23,8 @@ import re
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
 from profiler.files.datalines import (HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS,
-                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name)
+                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name,
+                                      unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -81,6 +82,7 @@ def validate(path, kind=None, max_problems=100):
     layout = None               # a profile's KeyLayout, when its !keys names known criteria
     declared = False
     previous_header = None
+    lacking = False             # lines may lack features (a merge's !meta unknown_keys)
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
@@ -114,6 +116,7 @@ def validate(path, kind=None, max_problems=100):
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)
+                    lacking = lacking or unknown_keys([("!meta", value)])
                 if kind == "cdxj" and previous_header is not None and body < previous_header:
                     report.add(lineno, "header lines not in byte order (sorts before line %d)" % (lineno - 1))
                 previous_header = body
@@ -137,7 +140,7 @@ def validate(path, kind=None, max_problems=100):
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)
-            key = _check_data(report, lineno, body, kind, nkeys, layout)
+            key = _check_data(report, lineno, body, kind, nkeys, layout, lacking)
             if key is None:
                 continue
             if previous_key is not None:
@@ -234,8 +237,10 @@ def _check_fields(report, lineno, text, what, aligned=False):
     return [f for f in text.split(b" ") if f]
 
 
-def _check_data(report, lineno, body, kind, nkeys, layout=None):
-    """Check one data line; returns its key (fields joined by single spaces) or None."""
+def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False):
+    """Check one data line; returns its key (fields joined by single spaces) or None.
+    ``lacking``: a profile line may lack features (another producer's layout, or a merge's
+    keys bounded by coarser lines)."""
     i = body.find(b" {")
     if kind == "cdxj":
         if i < 0:
@@ -247,7 +252,7 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
                 len(fields), nkeys, " (%s)" % layouts.describe(layout) if layout is not None else ""))
         elif layout is not None:
             _check_key_fields(report, lineno, fields, layout)
-        if layout is not None and layouts.is_foreign(layout):
+        if layout is not None and (lacking or layouts.is_foreign(layout)):
             _check_foreign_value(report, lineno, body[i + 1:])
         else:
             _check_value(report, lineno, body[i + 1:])

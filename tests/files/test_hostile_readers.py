@@ -211,3 +211,40 @@ def test_a_feature_s_bounds_given_twice_is_damaged(files, tmp_path):
         status, _, err = run(argv)
         assert one_line_error(status, err, "bounds.cdxj line %d" % (len(headers) + n + 1), "twice"), err
     assert not validate(path).ok
+
+
+@pytest.fixture(scope="module")
+def projected(files, tmp_path_factory):
+    """A merge of a four-field profile (default policy) with a five-field one (lang policy, which
+    writes other levels): keys the lang input has no line for are bounded by coarser lines, and
+    those lines keep only the features the bounds hold (!meta unknown_keys)."""
+    d = tmp_path_factory.mktemp("projected")
+    cdx = str(d / "lang.cdx")
+    synthetic.write_cdx(cdx, 200, seed=7)
+    lang = str(d / "lang.cdxj")
+    run_profile([cdx], lang, policy="lang", created=CREATED)
+    out = str(d / "merged.cdxj")
+    assert run(["merge", files["profile"], lang, "-o", out, "-q"])[0] == 0
+    with open(out, "rb") as f:
+        text = f.read()
+    assert b'"unknown_keys"' in text and any(b'"urir"' in x and b'"bytes"' not in x for x in text.splitlines())
+    return out
+
+
+@pytest.mark.parametrize("name", ["lookup", "query", "ukvs", "compact", "split", "export", "diff", "overlap"])
+def test_a_merge_of_other_key_fields_is_read_by_every_reader(files, projected, tmp_path, name):
+    """merge wrote such a file (exit 0), and every reader refused it ('bytes is null'), validate
+    called it invalid: its lines are read with the features they have, as another producer's."""
+    argv = readers(projected, projected, str(tmp_path / "out"))[name]
+    status, _, err = run(argv)
+    assert status == 0, err
+    assert validate(projected).ok
+
+
+def test_explore_reads_a_merge_of_other_key_fields(projected):
+    from profiler.explore.answers import Explorer
+    explorer = Explorer(projected)
+    try:
+        assert explorer.foreign and explorer.describe()["lines"] > 0
+    finally:
+        explorer.close()
