@@ -248,3 +248,29 @@ def test_explore_reads_a_merge_of_other_key_fields(projected):
         assert explorer.foreign and explorer.describe()["lines"] > 0
     finally:
         explorer.close()
+
+
+@pytest.mark.parametrize("frequency, refused", [(b"7/0", True), (b"7+/0-", True), (b"7/0+", False),
+                                                (b"7-/0", False), (b"0/0", False)])
+@pytest.mark.parametrize("where", ["line", "breakdown"])
+def test_a_map_frequency_of_mementos_of_no_uri_r(files, tmp_path, frequency, refused, where):
+    """Mementos of no URI-R (`7/0`: an exact or upper-bounded zero beside captures), on a line or in
+    a breakdown: damaged like more URI-Rs than URI-Ms (lookup answered "held 7/0", validate
+    passed it); `7/0+`, `7-/0` may be true, `0/0` is "not held"."""
+    with open(files["map"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"* "))
+    key, freq, rest = lines[n].split(b" ", 2) if lines[n].count(b" ") >= 2 else (*lines[n].split(b" "), b"")
+    if where == "line":
+        lines[n] = b"%s %s%s" % (key, frequency, (b" " + rest) if rest else b"\n")
+    else:
+        lines[n] = b'%s %s {"status":{"2xx":"%s"}}\n' % (key, freq.strip(), frequency)
+    path = str(tmp_path / "freq.ukvs")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, _, err = run(["merge", path, "-o", str(tmp_path / "m.ukvs")])
+    if refused:
+        assert one_line_error(status, err, "freq.ukvs line %d" % (len(headers) + n + 1), frequency.decode()), err
+        assert not validate(path).ok
+    else:
+        assert status == 0, err
