@@ -468,6 +468,20 @@ _FREQUENCY = rb"(?=[0-9/])(?:(?:0|[1-9][0-9]*)[+\-~]?)?(?:/(?:(?:0|[1-9][0-9]*)[
 _DATETIME_FIELD = rb"(?:[:-]|[0-9]{4,14})"
 
 
+def frequency_problem(text):
+    """Why a frequency the plain pattern takes (``_FREQUENCY``: digits and marks) is one no
+    archive has (more URI-Rs than URI-Ms, mementos of no URI-R), or None. Only a frequency with
+    both counts can be: it is parsed, the others are not."""
+    urim, slash, urir = text.partition(b"/")
+    if not (slash and urim and urir and urim[:1] != b"0"):
+        return None
+    try:
+        parse_frequency(text)
+    except MapFormatError as e:
+        return str(e)
+    return None
+
+
 class MapCheck:
     """The checks of a map's data lines (its key fields: !fields, else the first line's)."""
 
@@ -486,7 +500,11 @@ class MapCheck:
         """body -> (key, JSON block bytes or None, Frequency: None when not ``parse`` and the line
         is plain); Bad when damaged."""
         if not parse and self.plain.match(body) is not None:
-            return body[:body.rindex(b" ")], None, None
+            at = body.rindex(b" ")
+            problem = frequency_problem(body[at + 1:])
+            if problem is not None:
+                raise Bad("frequency", problem)
+            return body[:at], None, None
         i = body.find(b" {")
         if i < 0:
             i = body.find(b"\t{")
@@ -728,7 +746,7 @@ class WithoutDamaged:
 
 
 #: the version of the checks: a file found clean by other checks is checked again
-CHECK_VERSION = "checks-2"
+CHECK_VERSION = "checks-3"
 
 
 def _map_names(headers, path):

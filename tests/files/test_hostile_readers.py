@@ -274,3 +274,23 @@ def test_a_map_frequency_of_mementos_of_no_uri_r(files, tmp_path, frequency, ref
         assert not validate(path).ok
     else:
         assert status == 0, err
+
+
+@pytest.mark.parametrize("frequency", [b"5/9", b"7/0"])
+def test_a_plain_map_line_no_archive_has_is_found_by_the_whole_check(files, tmp_path, frequency):
+    """The check of a whole map before lookup answers, and serve's before it serves a file, took
+    a plain line (no block) by its pattern alone: a lookup of another URI answered, exit 0, and
+    serve served the file."""
+    from profiler.serve.versions import BadVersion, open_version
+    with open(files["map"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = max(i for i, x in enumerate(lines) if b" {" not in x and not x.startswith(b"* "))
+    lines[n] = lines[n].split(b" ")[0] + b" " + frequency + b"\n"
+    path = str(tmp_path / "plain.ukvs")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    status, out, err = run(["lookup", path, "http://nothing.invalid/"])
+    assert one_line_error(status, err, "plain.ukvs line %d" % (len(headers) + n + 1), frequency.decode()), err
+    assert out == b""
+    with pytest.raises(BadVersion, match=frequency.decode()):
+        open_version(path)
