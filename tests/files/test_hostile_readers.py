@@ -294,3 +294,16 @@ def test_a_plain_map_line_no_archive_has_is_found_by_the_whole_check(files, tmp_
     assert out == b""
     with pytest.raises(BadVersion, match=frequency.decode()):
         open_version(path)
+
+
+@pytest.mark.parametrize("which", ["profile", "map"])
+def test_a_byte_order_mark_before_the_first_line_is_named(files, tmp_path, which):
+    """A profile or map saved by an editor with a byte order mark: one line naming the mark and
+    how to remove it (it was "not a profile or map", showing its first line)."""
+    path = str(tmp_path / "bom.txt")
+    with open(files[which], "rb") as f, open(path, "wb") as out:
+        out.write(b"\xef\xbb\xbf" + f.read())
+    for argv in (["lookup", path, "http://www.example.com/"], ["merge", path, "-o", path + ".m"]):
+        status, stdout, err = run(argv)
+        assert one_line_error(status, err, "bom.txt", "byte order mark", "tail -c +4"), err
+        assert stdout == b""
