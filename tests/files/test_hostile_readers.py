@@ -169,6 +169,8 @@ def test_serve_and_explore_refuse_such_files(files, tmp_path):
         f.write(b"".join(headers + lines))
     with pytest.raises((BadVersion, UserError), match="twice"):
         open_version(twice)
+    with pytest.raises(UserError, match="twice"):
+        Explorer(twice)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -307,3 +309,16 @@ def test_a_byte_order_mark_before_the_first_line_is_named(files, tmp_path, which
         status, stdout, err = run(argv)
         assert one_line_error(status, err, "bom.txt", "byte order mark", "tail -c +4"), err
         assert stdout == b""
+
+
+@pytest.mark.parametrize("feature", ["avg_size", "avg_bytes", "dedup_saving", "avg_dedup_bytes"])
+def test_a_derived_feature_of_a_line_lacking_its_parts_is_not_there(projected, feature):
+    """query --feature of a ratio whose parts a bounded line lacks (a merge's key bounded by a
+    coarser line keeps only urim and urir): null, never a KeyError traceback."""
+    with open(projected, "rb") as f:
+        line = next(x for x in f if x[:1] not in (b"!", b"@") and b'"bytes"' not in x and b'"bounds"' in x)
+    surt, dt, mime, status = line.split(b" {")[0].decode().split(" ")
+    status_, out, err = run(["query", projected, "--surt", surt, "--datetime", dt, "--mime", mime,
+                             "--status", status, "--feature", feature])
+    assert status_ == 0 and "Traceback" not in err, err
+    assert b'"%s":null' % feature.encode() in out, out
