@@ -534,18 +534,13 @@ class MapCheck:
 
 # ---------------------------------------------------------------- a file
 
-def _header(line, kind):
-    """(name with '@' read as '!', value): JSON (a map's relaxed JSON), else the raw text."""
-    return _parsed_header(line, kind)[:2]
-
-
 #: a header line's name (validate's rule): a '!' or '@' further in is two lines joined
 HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
 
 
 def _parsed_header(line, kind):
-    """(name, value, why it is not a header line of JSON or None): _header's reading and its
-    error."""
+    """(name with '@' read as '!', value: JSON (a map's relaxed JSON), else the raw text, why
+    it is not a header line of JSON or None)."""
     name, _, rest = line.partition(b" ")
     if not HEADER_NAME.match(name):
         shown = name[:40].decode("utf-8", "replace")
