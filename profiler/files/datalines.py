@@ -475,6 +475,8 @@ def frequency_problem(text):
     urim, slash, urir = text.partition(b"/")
     if not (slash and urim and urir and urim[:1] != b"0"):
         return None
+    if urim.isdigit() and urir.isdigit() and urir != b"0" and (len(urir), urir) <= (len(urim), urim):
+        return None             # exact counts in order (no leading zeros: the longer is larger)
     try:
         parse_frequency(text)
     except MapFormatError as e:

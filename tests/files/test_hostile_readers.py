@@ -322,3 +322,23 @@ def test_a_derived_feature_of_a_line_lacking_its_parts_is_not_there(projected, f
                              "--status", status, "--feature", feature])
     assert status_ == 0 and "Traceback" not in err, err
     assert b'"%s":null' % feature.encode() in out, out
+
+
+@settings(max_examples=300, deadline=None)
+@given(urim=st.none() | st.integers(0, 10 ** 25), urir=st.none() | st.integers(0, 10 ** 25),
+       marks=st.tuples(st.sampled_from(["", "+", "-", "~"]), st.sampled_from(["", "+", "-", "~"])))
+def test_the_plain_check_of_a_frequency_is_the_parser_s(urim, urir, marks):
+    """frequency_problem (the whole check's fast reading of a plain line) refuses exactly what
+    parse_frequency refuses."""
+    from profiler.files.datalines import frequency_problem
+    from profiler.files.ukvs import MapFormatError, parse_frequency
+    text = ("" if urim is None else "%d%s" % (urim, marks[0])) + "/" + (
+        "" if urir is None else "%d%s" % (urir, marks[1]))
+    if text == "/":
+        return
+    try:
+        parse_frequency(text)
+        refused = False
+    except MapFormatError:
+        refused = True
+    assert (frequency_problem(text.encode()) is not None) == refused, text
