@@ -30,7 +30,7 @@ from profiler import jsonnum
 from profiler.explore import tree
 from profiler.explore.index import MAX_COMBOS, RANKED, Index
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import DamagedFile, foreign_value, inconsistency, value_problem
+from profiler.files.datalines import DamagedFile, foreign_value, inconsistency, unknown_keys, value_problem
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD
@@ -73,7 +73,8 @@ class Explorer:
         self.index = None
         self.profile = SortedProfile(path)
         self.layout = self.profile.layout
-        self.foreign = layouts.is_foreign(self.layout)
+        # lines may lack features: another producer's, or a merge's keys bounded by coarser lines
+        self.foreign = layouts.is_foreign(self.layout) or unknown_keys(self.profile.headers)
         self.policy = self.profile.policy() if not self.foreign else None
         self.name = name or _archive_uri(self.profile.headers) or path
         # the index and single-line reads go through one more descriptor of the very file checked

@@ -25,6 +25,7 @@ the file (profiler.files.checkcache).
 """
 
 import collections
+import json
 import os
 import re
 import time
@@ -183,6 +184,46 @@ def _show(x):
     return text if len(text) <= 40 else text[:40] + "..."
 
 
+_NAME = re.compile(rb'"([^"\\]*)"\s*:')
+
+
+def repeated_name(raw):
+    """A member name one object of the JSON text ``raw`` (bytes) gives twice, or None. Readers
+    differ on which of the two they take (orjson and json the last, others the first): such a
+    line is two values spliced, not a count to answer with. Parsed again only when a name is
+    repeated in the text or escaped (a name may repeat in nested objects)."""
+    names = _NAME.findall(raw)
+    if len(names) == len(set(names)) and b"\\" not in raw:
+        return None
+    found = []
+
+    def pairs(items):
+        if not found:
+            seen = set()
+            for name, _ in items:
+                if name in seen:
+                    found.append(name)
+                    break
+                seen.add(name)
+        return 0
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs, parse_int=_zero, parse_float=_zero, parse_constant=_zero)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
+
+
+def _zero(_):
+    return 0
+
+
+def _no_repeated_name(raw):
+    name = repeated_name(raw)
+    if name is not None:
+        raise Bad("json", "the JSON block gives %s twice: which one counts is unknown" % _show(name))
+
+
 def value_problem(v):
     """Why a profile line's parsed JSON is not the spec's (a str), or None."""
     if type(v) is not dict:
@@ -303,10 +344,12 @@ def _check_consistency(value):
 class ProfileCheck:
     """The checks of a profile's data lines (its key layout)."""
 
-    def __init__(self, layout):
+    def __init__(self, layout, lacking=False):
+        """``lacking``: lines may lack features (another producer's layout, or a merge whose
+        keys an input has no line for are bounded by coarser lines: !meta unknown_keys)."""
         self.layout = layout
         self.width = len(layout.fields)
-        self.foreign = layouts.is_foreign(layout)
+        self.foreign = lacking or layouts.is_foreign(layout)
         # every field without blanks or control bytes, and matching its criterion's pattern
         field = rb"(?=[^\x00-\x20\x7f]+(?: |\Z))(?:%s)"
         key = rb"[^\x00-\x20\x7f!@][^\x00-\x20\x7f]*" + b"".join(
@@ -334,6 +377,12 @@ class ProfileCheck:
             value = jsonnum.loads(raw)
         except jsonnum.JSONDecodeError as e:
             raise Bad("json", "bad JSON (%s)" % str(e)[:80])
+        if not canonical:
+            _no_repeated_name(raw)
+        elif m.group(10) is not None:
+            names = _NAME.findall(m.group(10))
+            if len(names) != len(set(names)):
+                raise Bad("json", "the JSON block gives a feature's bounds twice: which one counts is unknown")
         if self.foreign and not canonical:
             try:
                 normal = foreign_value(value)
@@ -394,6 +443,9 @@ def block_problem(raw):
             return "bad JSON (%s)" % str(e)[:80]
     if type(block) is not dict:
         return "the JSON block is not an object"
+    name = repeated_name(raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogateescape"))
+    if name is not None:
+        return "the JSON block gives %s twice: which one counts is unknown" % _show(name)
     for name, valid in breakdown_keys().items():
         if name not in block:
             continue
@@ -416,6 +468,22 @@ _FREQUENCY = rb"(?=[0-9/])(?:(?:0|[1-9][0-9]*)[+\-~]?)?(?:/(?:(?:0|[1-9][0-9]*)[
 _DATETIME_FIELD = rb"(?:[:-]|[0-9]{4,14})"
 
 
+def frequency_problem(text):
+    """Why a frequency the plain pattern takes (``_FREQUENCY``: digits and marks) is one no
+    archive has (more URI-Rs than URI-Ms, mementos of no URI-R), or None. Only a frequency with
+    both counts can be: it is parsed, the others are not."""
+    urim, slash, urir = text.partition(b"/")
+    if not (slash and urim and urir and urim[:1] != b"0"):
+        return None
+    if urim.isdigit() and urir.isdigit() and urir != b"0" and (len(urir), urir) <= (len(urim), urim):
+        return None             # exact counts in order (no leading zeros: the longer is larger)
+    try:
+        parse_frequency(text)
+    except MapFormatError as e:
+        return str(e)
+    return None
+
+
 class MapCheck:
     """The checks of a map's data lines (its key fields: !fields, else the first line's)."""
 
@@ -434,7 +502,11 @@ class MapCheck:
         """body -> (key, JSON block bytes or None, Frequency: None when not ``parse`` and the line
         is plain); Bad when damaged."""
         if not parse and self.plain.match(body) is not None:
-            return body[:body.rindex(b" ")], None, None
+            at = body.rindex(b" ")
+            problem = frequency_problem(body[at + 1:])
+            if problem is not None:
+                raise Bad("frequency", problem)
+            return body[:at], None, None
         i = body.find(b" {")
         if i < 0:
             i = body.find(b"\t{")
@@ -464,16 +536,38 @@ class MapCheck:
 
 # ---------------------------------------------------------------- a file
 
-def _header(line, kind):
-    """(name with '@' read as '!', value): JSON (a map's relaxed JSON), else the raw text."""
+#: a header line's name (validate's rule): a '!' or '@' further in is two lines joined
+HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
+
+
+def _parsed_header(line, kind):
+    """(name with '@' read as '!', value: JSON (a map's relaxed JSON), else the raw text, why
+    it is not a header line of JSON or None)."""
     name, _, rest = line.partition(b" ")
+    if not HEADER_NAME.match(name):
+        shown = name[:40].decode("utf-8", "replace")
+        return shown, rest, "bad header name %r: header lines joined or cut" % shown
     name = name.decode("utf-8", "replace")
     name = "!" + name[1:] if name.startswith("@") else name
     rest = rest.strip() if kind == "ukvs" else rest
     try:
-        return name, (relaxed_json_loads(rest) if kind == "ukvs" else jsonnum.loads(rest))
-    except (ValueError, RecursionError):
-        return name, rest.decode("utf-8", "replace") if kind == "ukvs" else rest
+        return name, (relaxed_json_loads(rest) if kind == "ukvs" else jsonnum.loads(rest)), None
+    except (ValueError, RecursionError) as e:
+        return name, rest.decode("utf-8", "replace") if kind == "ukvs" else rest, str(e)[:80] or type(e).__name__
+
+
+def _damaged_header(parsed, kind, path):
+    """A DamagedFile for the first header line that is not JSON, as validate finds it (a map's
+    !meta is free-form: readers skip what they cannot read), or None. Such a line is a header
+    block cut and joined to another file's, or written by hand: its counts (!meta captures,
+    the policy merge compares) would be read as absent."""
+    for i, (name, _, error) in enumerate(parsed):
+        if error is not None and error.startswith("bad header name"):
+            return DamagedFile("%s line %d: %s; make the file again" % (path, i + 1, error))
+        if error is not None and not (kind == "ukvs" and name == "!meta"):
+            return DamagedFile("%s line %d: the header line %s is not JSON (%s): the header block is damaged; "
+                               "make the file again" % (path, i + 1, name[:40], error))
+    return None
 
 
 class DataFile:
@@ -512,7 +606,11 @@ class DataFile:
             if header_values(line) > MAX_HEADER_VALUES:
                 raise DamagedFile("%s line %d: a header line of more than %d JSON values" % (path, i + 1,
                                                                                          MAX_HEADER_VALUES))
-        self.headers = [_header(line, self.kind) for line in raw]
+        parsed = [_parsed_header(line, self.kind) for line in raw]
+        damaged = _damaged_header(parsed, self.kind, path)
+        if damaged is not None:
+            raise damaged
+        self.headers = [(name, value) for name, value, _ in parsed]
         declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
         if len(declared) > 1:
             raise DamagedFile("%s declares its key fields twice (%s on line %d, %s on line %d): one is wrong"
@@ -523,7 +621,7 @@ class DataFile:
                                   % (path, declared[0][0]))
             self.layout = layouts.of_headers(self.headers, path)
             self.names = self.layout.fields
-            self.checker = ProfileCheck(self.layout)
+            self.checker = ProfileCheck(self.layout, unknown_keys(self.headers))
         else:
             self.layout = None
             if declared and declared[0][1] != "!fields":
@@ -645,7 +743,7 @@ class WithoutDamaged:
 
 
 #: the version of the checks: a file found clean by other checks is checked again
-CHECK_VERSION = "checks-2"
+CHECK_VERSION = "checks-3"
 
 
 def _map_names(headers, path):
@@ -663,6 +761,14 @@ def _bad(skipped, path, lineno, bad):
     if skipped is None:
         raise DamagedFile("%s line %d: %s; --skip-bad-lines skips such lines, counted" % (path, lineno, bad))
     skipped.add(lineno, bad)
+
+
+def unknown_keys(headers):
+    """Whether a profile's header lines say a merge bounded keys an input has no line for by
+    coarser lines (its !meta merge note unknown_keys): such lines keep only the features the
+    bounds hold (profiler.toolkit.merge.with_unknown)."""
+    return any(n == "!meta" and isinstance(v, dict) and isinstance(v.get("merge"), dict)
+               and v["merge"].get("unknown_keys") for n, v in headers)
 
 
 def written_here(headers):

@@ -22,6 +22,8 @@ from profiler.io import pseudofs
 
 #: bytes of a file read to tell what it is
 HEAD = 1 << 16
+#: a UTF-8 byte order mark, which no profile or map starts with
+BOM = b"\xef\xbb\xbf"
 
 _FREQUENCY = re.compile(rb"\A(?:(?:0|[1-9][0-9]*)[+\-~]?)?(?:/(?:(?:0|[1-9][0-9]*)[+\-~]?)?)?\Z")
 
@@ -115,6 +117,9 @@ def recognise(path):
     kind = _kind(head)
     if kind is not None:
         return kind
+    if head.startswith(BOM) and _kind(head[len(BOM):]) is not None:
+        raise InputError("%s starts with a UTF-8 byte order mark (an editor's?), before its first line: "
+                         "remove it (tail -c +4 %s > FIXED)" % (path, path))
     what = _index(head)
     if what is not None:
         raise InputError(_profile_it(path, what))

@@ -88,6 +88,8 @@ def parse_frequency(text):
     if (urim and urir is not None and urir > urim and urir_mark in ("", "+")
             and urim_mark in ("", "-")):       # (a zero URI-M count, as in `0/20`, says "not held")
         raise MapFormatError("more URI-Rs than URI-Ms (mementos), which no archive has: %r" % text)
+    if urim and urim_mark in ("", "+") and urir == 0 and urir_mark in ("", "-"):
+        raise MapFormatError("URI-Ms (mementos) of no URI-R, which no archive has: %r" % text)
     return Frequency(urim, urim_mark, urir, urir_mark)
 
 

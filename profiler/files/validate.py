@@ -22,15 +22,15 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import (MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS, MAX_LINE,
-                                      foreign_value, header_values, physical_lines)
+from profiler.files.datalines import (HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS,
+                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name,
+                                      unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
-_HEADER_NAME = re.compile(rb"\A[!@][A-Za-z_][A-Za-z0-9_\-]*\Z")
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _TIMESTAMP = re.compile(r"\A[0-9]{14}\Z")
 SPEC_ORDER = ["urim", "urir", "bytes", "digests", "dedup_bytes", "first", "last"]
@@ -82,6 +82,7 @@ def validate(path, kind=None, max_problems=100):
     layout = None               # a profile's KeyLayout, when its !keys names known criteria
     declared = False
     previous_header = None
+    lacking = False             # lines may lack features (a merge's !meta unknown_keys)
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
@@ -115,6 +116,7 @@ def validate(path, kind=None, max_problems=100):
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)
+                    lacking = lacking or unknown_keys([("!meta", value)])
                 if kind == "cdxj" and previous_header is not None and body < previous_header:
                     report.add(lineno, "header lines not in byte order (sorts before line %d)" % (lineno - 1))
                 previous_header = body
@@ -138,7 +140,7 @@ def validate(path, kind=None, max_problems=100):
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)
-            key = _check_data(report, lineno, body, kind, nkeys, layout)
+            key = _check_data(report, lineno, body, kind, nkeys, layout, lacking)
             if key is None:
                 continue
             if previous_key is not None:
@@ -159,7 +161,7 @@ def _show(key):
 
 def _check_header(report, lineno, body, kind):
     name, space, rest = body.partition(b" ")
-    if not _HEADER_NAME.match(name):
+    if not HEADER_NAME.match(name):
         report.add(lineno, "bad header name %r" % _show(name))
     if not space or not rest:
         report.add(lineno, "header line without a JSON value")
@@ -235,8 +237,10 @@ def _check_fields(report, lineno, text, what, aligned=False):
     return [f for f in text.split(b" ") if f]
 
 
-def _check_data(report, lineno, body, kind, nkeys, layout=None):
-    """Check one data line; returns its key (fields joined by single spaces) or None."""
+def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False):
+    """Check one data line; returns its key (fields joined by single spaces) or None.
+    ``lacking``: a profile line may lack features (another producer's layout, or a merge's
+    keys bounded by coarser lines)."""
     i = body.find(b" {")
     if kind == "cdxj":
         if i < 0:
@@ -248,7 +252,7 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None):
                 len(fields), nkeys, " (%s)" % layouts.describe(layout) if layout is not None else ""))
         elif layout is not None:
             _check_key_fields(report, lineno, fields, layout)
-        if layout is not None and layouts.is_foreign(layout):
+        if layout is not None and (lacking or layouts.is_foreign(layout)):
             _check_foreign_value(report, lineno, body[i + 1:])
         else:
             _check_value(report, lineno, body[i + 1:])
@@ -297,6 +301,8 @@ def _check_block(report, lineno, raw, freq=None):
                     once="block-relaxed")
     if not isinstance(block, dict):
         report.add(lineno, "the JSON block is not an object")
+        return
+    if _repeated(report, lineno, raw):
         return
     for name in block:
         if name not in known_block_names():
@@ -390,6 +396,8 @@ def _check_foreign_value(report, lineno, text):
     except ValueError as e:
         report.add(lineno, str(e))
         return
+    if _repeated(report, lineno, text):
+        return
     missing = [k for k in FEATURES if k not in flatten(value)]
     if missing:
         report.note(lineno, "another producer's value style: no %s (readers answer with what it has)"
@@ -398,11 +406,22 @@ def _check_foreign_value(report, lineno, text):
     _check_consistency(report, lineno, flat, _check_bounds(report, lineno, value.get("bounds"), flat))
 
 
+def _repeated(report, lineno, text):
+    """Whether the JSON block gives a name twice in one object (a problem: readers differ on
+    which counts)."""
+    name = repeated_name(text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape"))
+    if name is not None:
+        report.add(lineno, "the JSON block gives %r twice: which one counts is unknown" % name[:40])
+    return name is not None
+
+
 def _check_value(report, lineno, text):
     try:
         value = jsonnum.loads(text)
     except jsonnum.JSONDecodeError as e:
         report.add(lineno, "bad JSON: %s" % e)
+        return
+    if _repeated(report, lineno, text):
         return
     if not isinstance(value, dict):
         report.add(lineno, "the JSON block is not an object")

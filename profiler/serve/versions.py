@@ -17,7 +17,7 @@ import re
 import time
 
 from profiler.errors import UserError
-from profiler.files.datalines import Bad, written_here
+from profiler.files.datalines import Bad, frequency_problem, written_here
 from profiler.files.sortedfile import SortedLines, UnsortedFile
 from profiler.serve.reader import MAX_LINE, FileChanged, FileReader, open_regular
 from profiler.toolkit.lookup import Lookup
@@ -180,7 +180,7 @@ def check_lines(lookup):
             if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
                 raise BadVersion("%s has a line longer than %d bytes before byte %d" % (part.path, MAX_LINE, at))
             if plain is not None and plain.fullmatch(data, 0, cut):
-                keys = _plain_keys(data[:cut], lookup.nkeys)
+                keys = _plain_keys(data[:cut], lookup.nkeys, part.path, count)
             else:
                 _check_records(lookup, part, lines, count)
                 keys = list(map(part.key, lines))
@@ -225,11 +225,17 @@ def _plain_lines(lookup):
     return re.compile(b"(?:" + line[2:-2] + b"\n)*")
 
 
-def _plain_keys(block, nkeys):
+def _plain_keys(block, nkeys, path, before):
     """The keys of a block of plain map lines (each: nkeys key fields and a frequency, single
-    spaces, a newline), split in C."""
+    spaces, a newline), split in C; a BadVersion for a frequency no archive has (more URI-Rs
+    than URI-Ms, mementos of no URI-R: profiler.files.datalines.frequency_problem)."""
     fields = block.replace(b"\n", b" ").split(b" ")
     n = nkeys + 1
+    for i, freq in enumerate(fields[nkeys:-1:n]):
+        if b"/" in freq:
+            problem = frequency_problem(freq)
+            if problem is not None:
+                raise BadVersion("%s: data line %d cannot be read (%s)" % (path, before + i + 1, problem))
     if nkeys == 1:
         return fields[0:-1:n]
     return list(map(b" ".join, zip(*[fields[k:-1:n] for k in range(nkeys)])))

@@ -80,6 +80,8 @@ def derived_bounds(flat, name):
     num, den, digits, complement = RATIOS.get(name, (None, None, 0, False))
     if num is None or not (num in bounds or den in bounds):
         return None
+    if not all(part in bounds or part in flat for part in (num, den)):
+        return None                                 # a line that lacks a part: not there
     n0, n1 = bounds.get(num, (flat[num], flat[num]))
     d0, d1 = bounds.get(den, (flat[den], flat[den]))
     if not d1:
