@@ -87,9 +87,11 @@ counts = st.one_of(st.none(), st.integers(min_value=0, max_value=10 ** 12))
 frequencies = st.builds(
     lambda m, mm, r, rm: Frequency(m, mm if m is not None else "", r, rm if r is not None else ""),
     counts, st.sampled_from(ukvs.MARKS), counts, st.sampled_from(ukvs.MARKS)).filter(
-    # what an archive can hold: no more URI-Rs than URI-Ms (unless bounds allow it, or "not held")
+    # what an archive can hold: no more URI-Rs than URI-Ms, and no URI-Ms of no URI-R (unless
+    # bounds allow it, or "not held")
     lambda f: not (f.urim and f.urir is not None and f.urir > f.urim and f.urir_mark in ("", "+")
-                   and f.urim_mark in ("", "-")))
+                   and f.urim_mark in ("", "-"))
+    and not (f.urim and f.urim_mark in ("", "+") and f.urir == 0 and f.urir_mark in ("", "-")))
 
 
 @given(frequencies)
