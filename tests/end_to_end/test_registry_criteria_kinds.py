@@ -27,7 +27,6 @@ import yaml
 
 from profiler import contract, plugins
 from profiler.accel import fast
-from profiler.cli import main as cli
 from profiler.files.validate import validate
 from profiler.formats import inputs, registry
 from profiler.model import criteria
@@ -35,6 +34,8 @@ from profiler.model.policy import load
 from profiler.testing import synthetic, synthetic_cc, synthetic_warc
 
 from helpers import hostdigit, minutes, recordkind
+from helpers.cliruns import profile, run
+from helpers.damage import data_lines
 from helpers.nightly_archive import check_within_bounds
 from helpers.oracle import profile as oracle_profile, read_profile, resolve_revisits
 from helpers.registries import keep
@@ -83,21 +84,6 @@ def made(tmp_path_factory):
         caps = {kind: reader_captures(str(path)) for kind, path in files.items()}
         yield {"folder": folder, "files": {k: str(v) for k, v in files.items()}, "caps": caps,
                "policies": {k: str(v) for k, v in policies.items()}}
-
-
-def run(*args):
-    return cli.main([str(a) for a in args])
-
-
-def data_lines(path):
-    with open(path, "rb") as f:
-        return [line for line in f if not line.startswith(b"!")]
-
-
-def profile(made, name, inputs_, policy, *extra):
-    out = made["folder"] / ("%s.cdxj" % name)
-    assert run("profile", *inputs_, "-o", out, "--policy", made["policies"][policy], "-q", *extra) == 0
-    return str(out)
 
 
 @pytest.fixture(scope="module")
@@ -244,12 +230,8 @@ def test_report_has_a_section_and_a_table_per_level(made, profiled):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from helpers.browser import chromium
-    driver = chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    from helpers.browser import session
+    yield from session(tmp_path_factory)
 
 
 def test_explore_api_and_page_facets(made, profiled, browser):

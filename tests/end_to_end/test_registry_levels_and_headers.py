@@ -24,7 +24,6 @@ import yaml
 
 from profiler import contract, plugins
 from profiler.accel import fast
-from profiler.cli import main as cli
 from profiler.files.validate import validate
 from profiler.formats import registry, warc
 from profiler.model import capture, criteria
@@ -32,6 +31,8 @@ from profiler.model.policy import load
 from profiler.testing import synthetic
 
 from helpers import qparams, truncated
+from helpers.cliruns import profile, run
+from helpers.damage import data_lines
 from helpers.oracle import profile as oracle_profile, read_captures, read_profile, resolve_revisits
 from helpers.registries import keep
 from helpers.serving import Server
@@ -66,21 +67,6 @@ def made(tmp_path_factory):
         caps = [c + [{"query": qparams.query_names(c[0])}] for c in read_captures([str(whole)])]
         yield {"folder": folder, "whole": str(whole), "halves": [str(h) for h in halves], "caps": caps,
                "policies": {k: str(v) for k, v in policies.items()}, "warc": str(warc_path), "fields": fields}
-
-
-def run(*args):
-    return cli.main([str(a) for a in args])
-
-
-def data_lines(path):
-    with open(path, "rb") as f:
-        return [line for line in f if not line.startswith(b"!")]
-
-
-def profile(made, name, inputs, policy, *extra):
-    out = made["folder"] / ("%s.cdxj" % name)
-    assert run("profile", *inputs, "-o", out, "--policy", made["policies"][policy], "-q", *extra) == 0
-    return str(out)
 
 
 @pytest.fixture(scope="module")
@@ -208,12 +194,8 @@ def test_merge_split_compact_diff_validate(made, profiled, capfd):
 def browser(tmp_path_factory):
     """Headless Chromium, started before a test sets its own TMPDIR (a long one is too long for
     Chromium's sockets)."""
-    from helpers.browser import chromium
-    driver = chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    from helpers.browser import session
+    yield from session(tmp_path_factory)
 
 
 def test_report_has_a_section_per_level_in_a_browser(made, profiled, browser, tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from profiler.toolkit import ranges
 from profiler.toolkit.query import SortedProfile, feature_value, query
 
-from helpers.browser import chromium, requests_of
+from helpers.browser import requests_of, session
 from helpers.explore import BLOG, serving
 from helpers.reports import make_profile
 
@@ -28,11 +28,7 @@ def sample(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    driver = chromium(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from session(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

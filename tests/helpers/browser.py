@@ -53,3 +53,12 @@ def requests_of(driver):
                 not params.get("documentURL", "").startswith("chrome://"):
             urls.append(params["request"]["url"])
     return urls
+
+
+def session(tmp_path_factory, size=(1280, 1000)):
+    """A module's headless Chromium, quit after its last test: a fixture yields from it."""
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), size=size)
+    try:
+        yield driver
+    finally:
+        driver.quit()

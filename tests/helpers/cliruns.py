@@ -1,0 +1,16 @@
+"""The command line run in the test's process, and a profile made with it (tests that add
+criteria compare every command's answers)."""
+
+from profiler.cli import main as cli
+
+
+def run(*args):
+    """archive-profiler ARGS... (any value as its text) -> the exit status."""
+    return cli.main([str(a) for a in args])
+
+
+def profile(made, name, inputs, policy, *extra):
+    """Profile inputs with made["policies"][policy] into made["folder"]/NAME.cdxj, quietly."""
+    out = made["folder"] / ("%s.cdxj" % name)
+    assert run("profile", *inputs, "-o", out, "--policy", made["policies"][policy], "-q", *extra) == 0
+    return str(out)
