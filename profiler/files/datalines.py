@@ -719,18 +719,38 @@ class DataFile:
 
 class WithoutDamaged:
     """The lines of a searched file whose damaged lines a tolerant check counted (a SortedLines
-    or PagedLines): what its searches find, without the damaged lines."""
+    or PagedLines): what its searches find, without the damaged lines. It remembers the damaged
+    lines its searches met (``met_damaged``), so that an answer that would need one of them is
+    not given as if the line were not there."""
+
+    #: damaged lines remembered (their first MAX_KEPT_BYTES bytes); past them, every prefix may have one
+    MAX_KEPT = 1000
+    MAX_KEPT_BYTES = 4096
 
     def __init__(self, lines, check):
         self._lines = lines
         self._check = check
+        self._damaged = []
+        self._overflow = False
 
     def _whole(self, line):
         try:
             self._check(line[:-1] if line[-1:] == b"\r" else line)
         except Bad:
+            if len(self._damaged) < self.MAX_KEPT:
+                self._damaged.append(line[:self.MAX_KEPT_BYTES])
+            else:
+                self._overflow = True
             return False
         return True
+
+    def met_damaged(self, prefix):
+        """The damaged lines starting with prefix (bytes) that searches met and left out (their
+        first bytes), in the order met; None when they met more than it keeps (any prefix may
+        have one)."""
+        if self._overflow:
+            return None
+        return [line for line in self._damaged if line.startswith(prefix)]
 
     def group(self, prefix, forward=False):
         return [line for line in self._lines.group(prefix, forward) if self._whole(line)]

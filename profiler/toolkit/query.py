@@ -327,16 +327,16 @@ def _query(profile, fixed, group, under, level, top, by):
 
     policy = profile.policy() if level is not None else None
 
+    def selected(fields):
+        return (len(fields) == len(fields_of)
+                and all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
+                        for i, f in enumerate(fields_of))
+                and (level is None or surt_level(fields[0], policy) == level)
+                and not (under and not fields[0].startswith(under.rstrip("*"))))
+
     def matches():
         for fields, value in profile.lines(prefix_bytes):
-            if len(fields) != len(fields_of):
-                continue
-            if not all(fields[i] == values[f] if values[f] is not None else f == "surt" or fields[i] != "-"
-                       for i, f in enumerate(fields_of)):
-                continue
-            if level is not None and surt_level(fields[0], policy) != level:
-                continue
-            if under and not fields[0].startswith(under.rstrip("*")):
+            if not selected(fields):
                 continue
             parsed = value
             flat = flatten(parsed)
@@ -354,6 +354,7 @@ def _query(profile, fixed, group, under, level, top, by):
     else:
         found = list(matches()) if by is None else sorted(
             matches(), key=lambda kv: rank_value(kv[1], by), reverse=True)
+    damaged = damaged_keys(profile, prefix_bytes, selected)
     note = None
     if not found and None in values.values() and values["surt"] is not None:
         policy = profile.policy()
@@ -415,7 +416,45 @@ def _query(profile, fixed, group, under, level, top, by):
                         "hold captures (its bounds; !meta unknown_keys)" if unknown_share else
                         "no line: a merge of inputs whose revisits were resolved each on its own, so this "
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
-    return found, note, profile.seeks
+    return found, with_left_out(note, damaged, found), profile.seeks
+
+
+def damaged_keys(profile, prefix, selected=None):
+    """The keys (text) of the damaged lines a search of prefix (bytes) met in an open
+    SortedProfile and left out (--skip-bad-lines), those selected(key fields) takes; a
+    QueryError when it met more than it keeps."""
+    met = getattr(profile.sorted, "met_damaged", None)
+    if met is None:
+        return []
+    lines = met(prefix)
+    if lines is None:
+        raise QueryError("%s: more damaged lines than this question can account for; run 'archive-profiler "
+                         "validate %s'" % (profile.path, profile.path))
+    keys = []
+    for line in lines:
+        fields = line.split(b" {", 1)[0].decode("utf-8", "replace").split(" ")
+        if selected is None or selected(fields):
+            keys.append(" ".join(fields))
+    return keys
+
+
+def with_left_out(note, keys, found):
+    """An answer's note with what it says of the damaged lines of keys it was given without
+    (left_out): a Caveat before the note when lines were found (they stand), else in place of
+    the note (which would say why no line was found, as if the damaged ones were not there)."""
+    if not keys:
+        return note
+    if not found:
+        return left_out(keys)
+    return Caveat(left_out(keys) + ("; " + note if note else ""))
+
+
+def left_out(keys):
+    """The note of an answer given without the damaged lines of keys (--skip-bad-lines answers as
+    the file without them would): their captures are unknown, not none."""
+    shown = ", ".join(repr(k) for k in keys[:3]) + (" and %d more" % (len(keys) - 3) if len(keys) > 3 else "")
+    return ("%d line(s) this question reads are damaged and were left out (--skip-bad-lines): %s; the answer is "
+            "the file's without them, their captures unknown, not none" % (len(keys), shown))
 
 
 def nothing_held(profile, values, when, without="--from, --to or --series"):

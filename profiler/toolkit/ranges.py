@@ -32,7 +32,7 @@ from profiler.files.profilefile import FEATURES, flatten, unflatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, PREFIX
 from profiler.toolkit.merge import combine
-from profiler.toolkit.query import QueryError, not_emitted
+from profiler.toolkit.query import QueryError, damaged_keys, not_emitted
 
 DATETIME = criteria.DATETIME
 #: where each component of a 14-digit timestamp ends, and its smallest value
@@ -167,6 +167,8 @@ class Lines:
         self._seen = {} if seen is None else seen
         self._levels = {} if levels is None else levels
         self._policy = policy
+        #: keys whose damaged lines (left out by --skip-bad-lines) answers were given without
+        self.left_out = []
 
     def know(self, fields, value):
         """Keep a line read otherwise (a scan's) as the value of its key fields."""
@@ -210,6 +212,10 @@ class Lines:
                     self.bad(key)
             elif not isinstance(found, dict) or not complete(found):
                 self.bad(key)
+        if found is None and self._find is None:
+            for damaged in damaged_keys(self.profile, key + b" {"):
+                if damaged not in self.left_out:
+                    self.left_out.append(damaged)
         self._remember(key, found)
         return found
 
@@ -421,7 +427,7 @@ def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, b
     over the range; with ``top`` and ``by`` the largest by that feature's written value.
     ``skipped``: as query's (damaged lines left out, counted there)."""
     import heapq
-    from profiler.toolkit.query import SortedProfile, feature_name, query, rank_value
+    from profiler.toolkit.query import SortedProfile, feature_name, query, rank_value, with_left_out
     if DATETIME.name in group:
         raise RangeError("a range cannot be grouped by datetime: ask for a series (--series LEVEL)")
     fixed = dict(fixed)
@@ -438,4 +444,4 @@ def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, b
         answers = heapq.nlargest(top, answers, key=lambda a: rank_value(a.flat, by))
     elif by:
         answers.sort(key=lambda a: rank_value(a.flat, by), reverse=True)
-    return answers, note
+    return answers, with_left_out(note, lines.left_out, answers)

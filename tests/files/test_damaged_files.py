@@ -324,6 +324,35 @@ def test_an_unsorted_line_the_search_does_not_touch(files, tmp_path):
     assert not [n for n in os.listdir(tmp_path) if n.startswith("moved-")]
 
 
+@pytest.mark.parametrize("question, found", [
+    (["--datetime", "2013"], False),                                      # the key whose line is damaged
+    (["--from", "2012", "--to", "2014", "--feature", "urim.total"], True),   # a range summing its line
+    (["--series", "year", "--feature", "urim.total"], True),
+    (["--group", "datetime", "--feature", "urim.total"], True),
+])
+def test_a_question_answered_without_a_damaged_line_says_so(files, tmp_path, question, found):
+    """--skip-bad-lines answers as the file without the damaged line does (its exit status and
+    lines), but never says what the damaged line would have told: not 'no line means none are
+    held' for its key, and not a range's sum without a word. The note names the key left out."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* 2013 - - {"))
+    damaged = lines[:n] + [lines[n].replace(b'"urir":', b'"urir":x', 1)] + lines[n + 1:]
+    clean = lines[:n] + lines[n + 1:]
+    paths = {}
+    for name, body in (("bad", damaged), ("clean", clean)):
+        paths[name] = str(tmp_path / ("%s.cdxj" % name))
+        with open(paths[name], "wb") as f:
+            f.write(b"".join(headers + body))
+    expected = run(["query", paths["clean"], "--surt", "com,*"] + question)
+    status, out, err = run(["query", paths["bad"], "--surt", "com,*", "--skip-bad-lines"] + question)
+    assert (status, out) == expected[:2] and (status == 0) == found and (out != b"") == found, err
+    assert "1 damaged line(s) skipped" in err
+    assert "left out (--skip-bad-lines): 'com,* 2013 - -'" in err, err
+    assert "none are held" not in err
+    assert "left out" not in expected[2]
+
+
 def test_a_line_too_long_is_never_held(files, tmp_path):
     with open(files["profile"], "rb") as f:
         headers, lines = split_file(f.read())

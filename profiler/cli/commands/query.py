@@ -80,7 +80,7 @@ def _over_time(args, fixed, group, skipped=None):
     """(key, flat) answers of a range (--from, --to) or a series (--series), and a note when
     nothing is held."""
     from profiler.toolkit import ranges
-    from profiler.toolkit.query import SortedProfile, key_values
+    from profiler.toolkit.query import SortedProfile, key_values, with_left_out
     rng = None
     if args.range_from is not None or args.range_to is not None:
         rng = ranges.parse_range(args.range_from, args.range_to)
@@ -89,19 +89,21 @@ def _over_time(args, fixed, group, skipped=None):
             raise ranges.RangeError("--series answers one key: it takes no --group, --under, --level, --top or --by")
         with SortedProfile(args.profile, skipped) as profile:
             values = key_values(profile, fixed)
-            found = ranges.series(ranges.Lines(profile, budget=float("inf")), values, args.series, rng)
+            lines = ranges.Lines(profile, budget=float("inf"))
+            found = ranges.series(lines, values, args.series, rng)
             none = None if found else _nothing_held(profile, values, "that time")
-        return [(a.key, a.flat) for a in found], none
+        return [(a.key, a.flat) for a in found], with_left_out(none, lines.left_out, found)
     if group:
         found, note = ranges.grouped(args.profile, fixed, group, args.under, args.level, rng, args.top, args.by,
                                      skipped)
         return [(a.key, a.flat) for a in found], note or (None if found else "no captures in %s" % rng.text)
     with SortedProfile(args.profile, skipped) as profile:
         values = key_values(profile, fixed)
-        found = ranges.answer(ranges.Lines(profile, budget=float("inf")), values, rng)
+        lines = ranges.Lines(profile, budget=float("inf"))
+        found = ranges.answer(lines, values, rng)
         if not found.flat["urim.total"]:
-            return [], _nothing_held(profile, values, rng.text)
-    return [(found.key, found.flat)], None
+            return [], with_left_out(_nothing_held(profile, values, rng.text), lines.left_out, False)
+    return [(found.key, found.flat)], with_left_out(None, lines.left_out, True)
 
 
 def _nothing_held(profile, values, when):
