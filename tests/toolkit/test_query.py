@@ -202,3 +202,17 @@ def test_a_host_name_or_url_given_as_surt_says_which_surt_to_ask(profiles):
         assert "not a SURT key" in r.stderr and "'com,cnn)/*' is the host" in r.stderr
     found, note, _ = query(profiles["default"], {"surt": "com,cnn)/*"})
     assert len(found) == 1 and note is None
+
+
+@pytest.mark.parametrize("varying", [["--level", "host"], ["--group", "surt"], ["--under", "com,"]])
+def test_a_fixed_surt_with_a_varying_surt_says_to_give_under(profiles, varying):
+    """--surt 'com,*' --level host --top 3 --by bytes read as "the biggest hosts under com" gave
+    the biggest hosts of the whole archive (the fixed SURT was dropped): one line naming --under."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--surt", "com,*",
+                        "--top", "3", "--by", "bytes"] + varying, capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert "give --under 'com,' instead of --surt" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--under", "com,",
+                        "--level", "host", "--top", "3", "--by", "bytes"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and [line.split(" ")[0].startswith("com,") for line in r.stdout.splitlines()] == [True] * 3

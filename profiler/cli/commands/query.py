@@ -46,11 +46,17 @@ def run(args):
     from profiler import jsonnum
     from profiler.files.profilefile import unflatten
     from profiler.cli.arguments import criteria_values
-    from profiler.toolkit.query import Caveat, feature_name, query, selected
+    from profiler.toolkit.query import Caveat, QueryError, feature_name, query, selected
     from profiler.files.datalines import Skipped
 
     features = [feature_name(f) for f in args.feature]
     group = list(args.group)
+    varying = [o for o, given in (("--group surt", "surt" in group), ("--under", args.under is not None),
+                                  ("--level", args.level is not None)) if given]
+    if args.surt is not None and varying:
+        prefix = args.surt[:-1] if args.surt.endswith("*") else args.surt
+        raise QueryError("--surt %r fixes one key; with %s the SURT varies: to vary it under that prefix, "
+                         "give --under %r instead of --surt" % (args.surt, " and ".join(varying), prefix))
     if (args.under is not None or args.level is not None) and "surt" not in group:
         group.append("surt")
     fixed = {"surt": args.surt}
