@@ -266,11 +266,19 @@ DATETIME = Criterion(
     ("year",), _datetime_levels, ("2013", "201301", "20130115", "2013011512"),
     r"-|[0-9]{4}|[0-9]{6}|[0-9]{8}|[0-9]{10}", "'-', YYYY, YYYYMM, YYYYMMDD or YYYYMMDDHH",
     example="YYYY, YYYYMM, YYYYMMDD or YYYYMMDDHH")
+def _mime(text):
+    """A media type, category or class a person gives in the case profiles write them, without
+    parameters ('Text/HTML; charset=UTF-8' -> 'text/html', 'HTML' -> 'html'), as the readers
+    normalise a capture's."""
+    words = text.split(";", 1)[0].split(None, 1)
+    return words[0].lower() if words else text
+
+
 MIME = Criterion(
     "mime", "mime", (Level("type", IDENTITY), Level("category", CATEGORY), Level("class", MIME_CLASS)), ("type",),
     _mime_levels, ("text/html", "text/*", "html"),
     r"[^ \t\n]+", "a media type without blanks", revisit=REVISIT_MIME,
-    example="e.g. text/html, text/* or a class: %s" % ", ".join(MIME_CLASSES))
+    example="e.g. text/html, text/* or a class: %s" % ", ".join(MIME_CLASSES), asked=_mime)
 STATUS = Criterion(
     "status", "status", (Level("class", CLASS), Level("code", IDENTITY)), ("class",),
     _status_levels, ("2xx", "200"),

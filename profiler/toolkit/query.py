@@ -142,6 +142,23 @@ def host_not_surt(surt):
             "subdomains" % (surt[:80], host, host))
 
 
+def asked_unlike_written(policy, values, layout):
+    """Why a key without a line was asked in a form the profile's lines are not written in (a
+    SURT host in capitals, a mime class where the policy has no class level), so that its missing
+    line says nothing of what is held; else None."""
+    surt = values["surt"]
+    host = surt.split(")", 1)[0]
+    if host != host.lower():
+        return ("no line for %r: a SURT's host is lower case in profiles; ask %r"
+                % (surt[:80], host.lower() + surt[len(host):]))
+    mime = values.get(criteria.MIME.name)
+    if policy is not None and mime in criteria.MIME_CLASSES and "class" not in policy.used_levels.get(
+            criteria.MIME.name, ()) and criteria.MIME.name in layout.fields:
+        return ("no line for mime %r: a content class, and this profile's policy (%s) has no mime class level; "
+                "ask a media type or category (text/html, text/*)" % (mime, policy.name))
+    return None
+
+
 def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     """Why the policy never writes this key (a str), or None when it would (so a missing line is zero)."""
     surt = fields[0]
@@ -391,8 +408,9 @@ def _query(profile, fixed, group, under, level, top, by):
         if reason:
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
                              "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
-        note = ("no captures: the policy emits this key, so no line means none are held" if policy
-                else "no line for this key")
+        note = (asked_unlike_written(policy, values, profile.layout)
+                or ("no captures: the policy emits this key, so no line means none are held" if policy
+                    else "no line for this key"))
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
         revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
         unknown_share = profile.unknown_keys()

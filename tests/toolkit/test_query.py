@@ -216,3 +216,23 @@ def test_a_fixed_surt_with_a_varying_surt_says_to_give_under(profiles, varying):
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--under", "com,",
                         "--level", "host", "--top", "3", "--by", "bytes"], capture_output=True, text=True, env=env)
     assert r.returncode == 0 and [line.split(" ")[0].startswith("com,") for line in r.stdout.splitlines()] == [True] * 3
+
+
+def test_a_value_asked_unlike_the_lines_are_written(profiles):
+    """A media type in capitals or with parameters is asked as the readers write it; a SURT host
+    in capitals, or a mime class of a policy without class levels, has no line for a reason the
+    note names, not 'none are held' (the profile holds such captures)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"]] + list(args),
+                              capture_output=True, text=True, env=env)
+    lower = run("--surt", "com,*", "--mime", "text/html")
+    assert lower.returncode == 0 and lower.stdout.count("\n") == 1
+    for given in ("TEXT/HTML", "Text/Html; charset=UTF-8"):
+        r = run("--surt", "com,*", "--mime", given)
+        assert (r.returncode, r.stdout) == (0, lower.stdout), r.stderr
+    r = run("--surt", "COM,*", "--mime", "text/html")
+    assert r.returncode == 1 and "none are held" not in r.stderr and "ask 'com,*'" in r.stderr, r.stderr
+    r = run("--mime", "html")
+    assert r.returncode == 1 and "none are held" not in r.stderr and "no mime class level" in r.stderr, r.stderr
