@@ -36,7 +36,7 @@ from profiler.files.datalines import Bad, DamagedFile, DataFile, Skipped, Withou
 from profiler.files.infiles import open_regular
 from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
-from profiler.model import criteria
+from profiler.model import criteria, normalise
 from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
 from profiler.model.policy import recorded as policy_recorded
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
@@ -46,6 +46,8 @@ HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
 
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _DATETIME = re.compile(r"[0-9]+")
+#: a W3C date (ISO 8601, UTC) a person may give for one: 2013-05, 2013-05-12T08:30:00Z
+_W3C_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2})(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]+)?)?Z?)?)?")
 
 #: one answer: the canonical query, status, the matched key (bytes) and Frequency or None, and
 #: for a datetime query how the date was answered: 'period' (a line for that month or year, or
@@ -191,14 +193,19 @@ def surt_candidates(urlkey):
 
 
 def datetime_query(text):
-    """'2013', '201305', '20130512083000' -> the digits (4 to 14, ASCII: str.isdigit() also takes
-    other scripts' digits); a UserError otherwise."""
+    """'2013', '201305', '20130512083000', or the W3C form of one ('2013-05-12T08:30:00Z') -> the
+    digits (4 to 14, ASCII: str.isdigit() also takes other scripts' digits), a date of the
+    calendar ('201313' names none); a UserError otherwise."""
     if text is None:
         return None
     text = text.strip()
-    if not (_DATETIME.fullmatch(text) and 4 <= len(text) <= 14):
+    w3c = _W3C_DATE.fullmatch(text)
+    digits = "".join(part for part in w3c.groups() if part) if w3c else text
+    if not (_DATETIME.fullmatch(digits) and 4 <= len(digits) <= 14):
         raise UserError("not a datetime (4 to 14 digits, e.g. 2013 or 20130512): %r" % text)
-    return text
+    if normalise.timestamp(digits.encode("ascii")) is None:
+        raise UserError("not a date of the calendar (a month, day, hour, minute or second out of range): %r" % text)
+    return digits
 
 
 def value_query(criterion, text):

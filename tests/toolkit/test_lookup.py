@@ -337,3 +337,23 @@ def test_a_bounded_count_is_marked_by_where_it_lies_in_its_bounds(bound, written
     that is not the truth."""
     from profiler.toolkit.lookup import _mark
     assert _mark(bound, written) == mark
+
+
+@pytest.mark.parametrize("given, digits", [("2013", "2013"), ("201305", "201305"), ("2013-05", "201305"),
+                                           ("2013-05-12", "20130512"), ("2013-05-12T08:30:00Z", "20130512083000"),
+                                           ("2013-05-12T08:30Z", "201305120830"),
+                                           ("2013-05-12T08:30:00.25Z", "20130512083000")])
+def test_a_datetime_asked_in_digits_or_as_a_w3c_date(given, digits):
+    from profiler.toolkit.lookup import datetime_query
+    assert datetime_query(given) == digits
+
+
+@pytest.mark.parametrize("given", ["201313", "20130230", "2013-13", "0000", "2013-05-12T25:00Z", "2013/05",
+                                   "2013-05-12T08:30:00+02:00", "x2013", "２０１３"])
+def test_a_datetime_of_no_date_is_one_line(given, capsys):
+    """A month 13 or 30 February answered 'held ... range' as if it were a date."""
+    from profiler.errors import UserError
+    from profiler.toolkit.lookup import datetime_query
+    with pytest.raises(UserError) as e:
+        datetime_query(given)
+    assert "\n" not in str(e.value) and repr(given) in str(e.value)

@@ -24,7 +24,7 @@ def _takes(c):
 
 def _help(c):
     if c.name == "datetime":
-        return "4 to 14 digits (2013, 201305, ...)"
+        return "4 to 14 digits (2013, 201305, ...) or a W3C date (2013-05-12, 2013-05-12T08:30:00Z)"
     return "%s: needs a profile whose keys have %s, or a map made from one" % (c.example or c.describe, c.name)
 
 
