@@ -308,7 +308,7 @@ typedef struct {
 static inline int plain_surt(const char *key, Py_ssize_t kn) {
     const char *paren = memchr(key, ')', kn);
     return paren && paren != key && !memchr(key, '/', paren - key) && is_safe(key, kn)
-           && key[0] != '!' && key[0] != '@' && key[0] != '{';
+           && key[0] != '!' && key[0] != '@' && key[0] != '{' && key[0] != '(';
 }
 
 /* the timestamp padded to the earliest valid datetime (profiler.model.normalise.timestamp): 0, or 1

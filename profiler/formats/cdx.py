@@ -55,19 +55,41 @@ def surt_of(url):
 
 
 def is_surt(key):
-    """A SURT has ')' after its host part, and no '/' before it: 'com,example)/a'."""
+    """A SURT in the form indexes write it has ')' after its host part, and no '/' before it:
+    'com,example)/a' (Heritrix's form, '(com,example,)/a', is not it)."""
     i = key.find(b")")
-    return i > 0 and b"/" not in key[:i]
+    return i > 0 and b"/" not in key[:i] and not key.startswith(b"(")
+
+
+def heritrix_surt_url(key):
+    """The URL a SURT in Heritrix's form stands for ('http://(com,example,www,:8080)/a' or,
+    without its scheme, '(com,example,)/a' -> 'http://www.example.com:8080/a'), or None."""
+    scheme, at = b"http", key.find(b"://(")
+    if at > 0:
+        scheme, key = key[:at], key[at + 3:]
+    end = key.find(b")")
+    if not key.startswith(b"(") or end < 0:
+        return None
+    labels = [label for label in key[1:end].split(b",") if label]
+    port = labels.pop() if labels and labels[-1].startswith(b":") else b""
+    if not labels:
+        return None
+    return scheme + b"://" + b".".join(reversed(labels)) + port + key[end + 1:]
 
 
 def urlkey(key_raw, url_raw):
-    """The SURT urlkey: taken from the index when it is one (contains ')'), else from surt()."""
+    """The SURT urlkey: taken from the index when it is one (contains ')'), else from surt() of
+    the URL (or of the URL a SURT in Heritrix's form stands for, canonicalised as surt() does)."""
     if key_raw is not None and is_surt(key_raw):
         key = normalise.key_field(key_raw)
     else:
         source = url_raw if url_raw not in (None, b"-", b"") else key_raw
         if source in (None, b"-", b""):
             return None
+        if source is key_raw and (key_raw.startswith(b"(") or b"://(" in key_raw):
+            source = heritrix_surt_url(key_raw)
+            if source is None:
+                return None
         key = surt_of(source)
         if key is None:
             return None

@@ -159,6 +159,50 @@ def test_urlkey_function():
     assert cdx.urlkey(None, None) is None
 
 
+@pytest.mark.parametrize("key, url, expected", [
+    (b"(com,example,)/a", b"http://example.com/a", "com,example)/a"),
+    (b"(com,example,)/a", b"-", "com,example)/a"),
+    (b"(com,example,www,)/a?b=1", b"-", "com,example)/a?b=1"),            # canonicalised as surt() does
+    (b"(com,example,www,:8080)/c", b"-", "com,example:8080)/c"),
+    (b"http://(com,example,)/", b"-", "com,example)/"),
+    (b"https://(org,archive,www,)/details/x", b"-", "org,archive)/details/x"),
+    (b"(com,example,)/a", b"http://www.example.com/a", "com,example)/a"),
+    (b"()/a", b"-", None),
+])
+def test_a_surt_in_heritrix_s_form_is_read_as_its_url(key, url, expected):
+    """Heritrix writes SURTs as '(com,example,)/a' (OpenWayback's CDXJ keys too): taken as it is,
+    '(com' was a TLD. The key is the SURT of the URL, or of the URL that form stands for."""
+    line = key + b" 20140103030321 " + url + b" text/html 200 B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 x.warc.gz"
+    cap = parse(L11, line)
+    assert (cap if isinstance(cap, str) else cap.urlkey) == (expected if expected is not None else "bad_url")
+    assert cdx.urlkey(key, None if url == b"-" else url) == expected
+
+
+def test_a_surt_in_heritrix_s_form_is_read_alike_by_the_compiled_map_side(tmp_path):
+    import os
+    from profiler.run.profile import run_profile
+    lines = [b" CDX N b a m s k r M S V g"] + [
+        key + b" 20140103030321 - text/html 200 B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 x.warc.gz"
+        for key in (b"(com,example,)/a", b"(com,example,www,)/b", b"com,example)/c", b"http://(org,example,)/")]
+    path = tmp_path / "h.cdx"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    out = {}
+    for name, env in (("compiled", {}), ("python", {"ARCHIVE_PROFILER_PURE_PYTHON": "1"})):
+        old = dict(os.environ)
+        os.environ.update(env)
+        try:
+            run_profile([str(path)], str(tmp_path / name), "full", runner="local", cores=1,
+                        created="2026-01-01T00:00:00Z")
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        out[name] = [line for line in (tmp_path / name).read_bytes().splitlines() if not line.startswith(b"!")]
+    assert out["compiled"] == out["python"]
+    keys = {line.split(b" ")[0] for line in out["compiled"]}
+    assert {b"com,example)/a", b"com,example)/b", b"com,example)/c", b"org,example)/"} <= keys
+    assert not [k for k in keys if k.startswith(b"(")]
+
+
 def test_surt_urlkey_is_key_safe():
     cap = parse(L11, PYWB_200.replace(b"com,example)/?example=1", b"com,example)/caf\xe9", 1))
     assert cap.urlkey == "com,example)/caf%E9"
