@@ -357,7 +357,16 @@ def _damaged_archive_start(path):
             start = members.inflated_start(f.read(1 << 16))
     except OSError:
         return []
-    return [start.split(b"\n", 1)[0].rstrip(b"\r")] if start.startswith((b"WARC/", b"filedesc:")) else []
+    if not start.startswith((b"WARC/", b"filedesc:")):
+        return []
+    line = start.split(b"\n", 1)[0].rstrip(b"\r")
+    return [_TEXT_START.match(line).group()]      # up to the damage: inflated garbage is no field of it
+
+
+#: the start of a line up to its first byte that is neither printable ASCII nor a tab (a WARC or
+#: ARC file's first line is ASCII text; the bytes a damaged stream inflates to after its damage
+#: could read as more fields, an index's line)
+_TEXT_START = re.compile(rb"[\t\x20-\x7e]*")
 
 
 def plan_splits(infos, split_size=DEFAULT_SPLIT_SIZE, workers=1):

@@ -15,7 +15,7 @@ import re
 import zlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -221,6 +221,9 @@ def _stream_damaged(bad, data):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 7), layout=st.sampled_from(LAYOUTS), arc=st.booleans(),
        damage=damages)
+# a flip in the filedesc record's member inflates to bytes that split into seven fields: the sniff
+# took the damaged start for a CDX line (an index's filedesc entry) and read nothing
+@example(seed=0, n=1, layout="records", arc=True, damage=("flip", 0.1875, 1))
 def test_damaged_archives_count_what_lies_before_the_damage(tmp_path, seed, n, layout, arc, damage):
     records = arc_records(seed, n + 1) if arc else warc_records(seed, n)
     check(tmp_path, records, layout, arc, damage)
