@@ -80,6 +80,9 @@ def generated():
             del block["status"]
         pywb.append("%s %s %s" % (f[0], f[1], json.dumps(block)))
     write("cdxj-pywb.cdxj", ("\n".join(pywb) + "\n").encode())
+    # OpenWayback's CDXJ 1.0 of the same entries: its SURT, a W3C date, the record type, its JSON keys
+    write("owb-cdxj.cdxj", ("!OpenWayback-CDXJ 1.0\n" + "\n".join(owb_line(f) for f in (line.split(" ") for line in cdx11))
+                            + "\n").encode())
     write("cdxj-commoncrawl.cdxj", "".join(synthetic_cc.cc_lines(12, seed=5)).encode())
     # the Wayback CDX API's output=json of the real API lines: one array, a row a line, names first
     with open(os.path.join(DATA, "cdx7-wayback-api.cdx"), "rb") as f:
@@ -90,6 +93,17 @@ def generated():
     write("crawllog-heritrix3.crawl.log", "".join(synthetic_crawllog.crawl_log(seed=2, pages=16)[0]).encode())
     synthetic_warc.write_language_warc(os.path.join(DATA, "arc-generated.arc.gz"), 4, seed=3, gzip=True, arc=True,
                                        bound_share=0)
+
+
+def owb_line(f):
+    """An OpenWayback CDXJ line of an 11-field CDX line's fields."""
+    host, path = f[0].split(")", 1)
+    revisit = f[3] == "warc/revisit"
+    block = {"uri": f[2], "sha": f[5], "hsc": f[4], "mct": f[3], "rle": f[8], "ref": "warcfile:%s#%s" % (f[10], f[9])}
+    if revisit:
+        del block["hsc"], block["mct"]
+    ts = "%s-%s-%sT%s:%s:%sZ" % (f[1][:4], f[1][4:6], f[1][6:8], f[1][8:10], f[1][10:12], f[1][12:14])
+    return "(%s,)%s %s %s %s" % (host, path, ts, "revisit" if revisit else "response", json.dumps(block))
 
 
 def ache_pages():
@@ -138,6 +152,13 @@ def broken():
     entries[4] = b"[" + entries[4][1:-1] + b"]"                            # not an entry: an array
     text = b"\n".join(entries)
     write("broken-cut.jsonl", text[:len(text) - 25])                       # cut mid-line
+    owb = read("owb-cdxj.cdxj").split(b"\n")                             # owb[0] is its header, version 1.0
+    owb[2] = b" ".join(owb[2].split(b" ", 3)[:2] + owb[2].split(b" ", 3)[3:])   # three fields: no record type
+    owb[3] = owb[3][:owb[3].index(b"{") + 20]                              # a JSON block cut
+    owb[5] = owb[5].replace(b" response ", b" request ", 1)                # a request record
+    owb[7] = owb[7].replace(b"T", b"T25", 1)                               # a bad date
+    text = b"\n".join(owb)
+    write("broken-owb.cdxj", text[:len(text) - 30])                        # cut mid-line
     write("broken-unfinished.deflate", ache_files(ache_pages(), finish=False)[:-7])   # no end, last line cut
 
 

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import captures as captures_format, cdx, cdxj, cdxserver, crawllog
+from profiler.formats import captures as captures_format, cdx, cdxj, cdxserver, crawllog, owbcdxj
 from profiler.io.readers import iter_lines
 from profiler.model import capture as capture_model
 
@@ -173,6 +173,8 @@ FORMATS = _entries(
            True, crawllog.sniff, crawllog.captures_of_lines),
     Format("cdxserver", "CDX server's JSON answer", "a CDX server's JSON answers (pywb and Common Crawl output=json lines; "
            "the Wayback CDX API's output=json array)", True, cdxserver.sniff, cdxserver.captures_of_lines),
+    Format("owbcdxj", "OpenWayback CDXJ index", "OpenWayback CDXJ 1.x index ('!OpenWayback-CDXJ 1.0' header; "
+           "'SURT W3C-DATE RECORD-TYPE {JSON}' lines)", True, owbcdxj.sniff, owbcdxj.captures_of_lines),
     Format("cdxj", "CDXJ index", "CDXJ index (pywb, ipwb, Common Crawl)", True, _sniff_cdxj, cdxj.captures_of_lines),
     Format("cdx", "CDX index", "CDX index (any legend, or a common layout without one)", True, _sniff_cdx,
            cdx.captures_of_lines),

@@ -45,7 +45,7 @@ def test_parser_of_the_named_subcommand_only():
     (["profile", "nope.cdx", "-o", "x.cdxj"], "input not found: nope.cdx"),
     (["profile", SAMPLE, "-o", "x.cdxj", "--policy", "nope"], "policy not found: nope"),
     (["profile", SAMPLE, "-o", "/no/such/folder/x.cdxj"], "output folder does not exist"),
-    (["profile", os.path.join(ROOT, "setup.cfg"), "-o", "x.cdxj"], "an ARC file, a Heritrix crawl log, a CDX server's JSON answer, a CDXJ index or a CDX index"),
+    (["profile", os.path.join(ROOT, "setup.cfg"), "-o", "x.cdxj"], "an ARC file, a Heritrix crawl log, a CDX server's JSON answer, an OpenWayback CDXJ index, a CDXJ index or a CDX index"),
 ])
 def test_user_mistakes_get_one_line(tmp_path, args, message):
     r = run_cli(*args, cwd=str(tmp_path))

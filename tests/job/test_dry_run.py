@@ -72,7 +72,7 @@ def test_lists_inputs_splits_and_an_estimate_that_holds(inputs, tmp_path):
 def test_nothing_usable_is_a_user_error(inputs):
     r = cli("profile", str(inputs / "notes.txt"), "--dry-run")
     assert r.returncode == 2
-    assert r.stderr.decode().count("\n") == 1 and "an ARC file, a Heritrix crawl log, a CDX server's JSON answer, a CDXJ index or a CDX index" in r.stderr.decode()
+    assert r.stderr.decode().count("\n") == 1 and "an ARC file, a Heritrix crawl log, a CDX server's JSON answer, an OpenWayback CDXJ index, a CDXJ index or a CDX index" in r.stderr.decode()
 
 
 def test_output_needed_without_dry_run(inputs):

@@ -1,0 +1,205 @@
+"""OpenWayback CDXJ 1.x lines (IIPC's "OpenWayback CDXJ File Format 1.0") -> captures.
+
+A line is ``SEARCHABLE-URI TIMESTAMP RECORD-TYPE {JSON}``: OpenWayback's SURT without scheme
+(``(com,example,)/``), a W3C date (``2015``, ... ``2015-09-03T13:27:52.123Z``), a WARC-Type and
+a JSON block (``uri``, ``sha``, ``dig``, ``hsc``, ``mct``, ``rle``, ``ref``, ...). Files start
+with ``!OpenWayback-CDXJ 1.0`` headers; another major version is refused. A line gives the
+capture its WARC record gives (profiler.formats.warc.capture_of): the urlkey is the SURT of
+``uri`` (the searchable URI is canonicalised as the archive chose), the record type decides
+what is a capture, the length is the record's stored length (``rle``).
+"""
+
+import datetime
+import re
+
+from profiler import jsonnum
+from profiler.formats.cdx import urlkey
+from profiler.model import capture, collection as collections, normalise
+
+HEADER = b"!OpenWayback-CDXJ"
+#: the major version read
+MAJOR = 1
+_VERSION = re.compile(rb"([0-9]{1,9})\.([0-9]{1,9})")
+
+#: a W3C date (ISO 8601 profile) at any of its six granularities; a time has a zone
+_W3C_DATE = re.compile(rb"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})(?:T([0-9]{2}):([0-9]{2})"
+                       rb"(?::([0-9]{2})(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2}))?)?)?")
+_DIGITS_14 = re.compile(rb"[0-9]{14}")
+
+CAPTURE_TYPES = ("response", "revisit", "resource")
+#: skip reason of the records that are not captures, by record type (the WARC reader's names)
+SKIPPED_TYPES = {"request": "request_record", "metadata": "metadata_record",
+                 "warcinfo": "warcinfo_record"}
+RECORD_TYPES = frozenset(CAPTURE_TYPES) | frozenset(SKIPPED_TYPES) | {"conversion", "continuation"}
+_TYPE_WORDS = frozenset(t.encode("ascii") for t in RECORD_TYPES)
+WARC_FIELDS = "application/warc-fields"
+_WARCFILE = b"warcfile:"
+
+
+def header_version(line):
+    """(major, minor) of a ``!OpenWayback-CDXJ M.N`` line; None for another line; () for the
+    header with no version that can be read."""
+    if not line.startswith(HEADER):
+        return None
+    rest = line[len(HEADER):]
+    if rest[:1] not in (b"", b" ", b"\t"):
+        return None                             # '!OpenWayback-CDXJx': no header of this format
+    match = _VERSION.fullmatch(rest.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else ()
+
+
+def sniff(sample):
+    """{} for an OpenWayback CDXJ 1.x file: the headers among its first special lines ('!',
+    '@') are of major version 1, or, without a header, its first line is ``KEY W3C-DATE
+    RECORD-TYPE {JSON}``; a reason for a header of another major version; else None."""
+    versions = []
+    for line in sample.lines:
+        if not line.startswith((b"!", b"@")):
+            break
+        version = header_version(line.rstrip())
+        if version is not None:
+            versions.append(version)
+    if versions:
+        for version in versions:
+            if not version:
+                return {"format": None, "reason": "OpenWayback CDXJ of no version that can be read "
+                                                  "(a header '!OpenWayback-CDXJ MAJOR.MINOR' was expected)"}
+            if version[0] != MAJOR:
+                return {"format": None, "reason": "OpenWayback CDXJ %d.%d: only major version %d is read"
+                                                  % (version + (MAJOR,))}
+        return {}
+    first = sample.first
+    if first is None:
+        return None
+    parts = first.split(b" ", 3)
+    if len(parts) == 4 and parts[3].lstrip().startswith(b"{") and parts[2].lower() in _TYPE_WORDS \
+            and (_W3C_DATE.fullmatch(parts[1]) or _DIGITS_14.fullmatch(parts[1])):
+        return {}
+    return None
+
+
+def timestamp(raw):
+    """The 14-digit UTC timestamp of a W3C date (or of 14 digits), None when invalid: a
+    fraction of a second dropped, a coarser date padded as normalise.timestamp pads it, a
+    numeric zone converted to UTC (a leap second kept).
+
+    >>> timestamp(b"2015-09-03T13:27:52.5Z"), timestamp(b"2015-09"), timestamp(b"2015-09-03T01:27+02:00")
+    ('20150903132752', '20150901000000', '20150902232700')
+    """
+    if _DIGITS_14.fullmatch(raw):
+        return normalise.timestamp(raw)
+    match = _W3C_DATE.fullmatch(raw)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, zone = match.groups()
+    ts = normalise.timestamp(b"".join(p for p in (year, month, day, hour, minute, second) if p is not None))
+    if ts is None or zone is None or zone == b"Z":
+        return ts
+    sign = 1 if zone[:1] == b"+" else -1
+    zone_hours, zone_minutes = int(zone[1:3]), int(zone[4:6])
+    if zone_hours > 23 or zone_minutes > 59:
+        return None
+    leap = ts[12:] == "60"
+    try:
+        local = datetime.datetime(int(ts[:4]), int(ts[4:6]), int(ts[6:8]), int(ts[8:10]), int(ts[10:12]),
+                                  59 if leap else int(ts[12:]))
+        utc = local - sign * datetime.timedelta(hours=zone_hours, minutes=zone_minutes)
+    except (ValueError, OverflowError):
+        return None                             # before year 1 or after 9999 in UTC
+    return normalise.timestamp(("%04d%s" % (utc.year, utc.strftime("%m%d%H%M")) +
+                                ("60" if leap else "%02d" % utc.second)).encode("ascii"))
+
+
+def _text(record, name):
+    """A JSON block's field as bytes (JSON where a string belongs: a number as its digits),
+    None when absent or null."""
+    value = record.get(name)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    return jsonnum.dumps(value)
+
+
+def surt_of_searchable(key):
+    """OpenWayback's searchable URI in this tool's SURT form: ``(com,example,)/a`` ->
+    ``com,example)/a`` (a port: ``(com,example,:8080)/`` -> ``com,example:8080)/``); another
+    form as it is (cdx.urlkey reads our SURTs and URLs)."""
+    i = key.find(b"(")
+    if i < 0 or (i > 0 and not key[:i].endswith(b"://")):
+        return key
+    end = key.find(b")", i)
+    if end < 0:
+        return key
+    host = key[i + 1:end]
+    if host.endswith(b","):
+        host = host[:-1]
+    return host.replace(b",:", b":") + key[end:]
+
+
+def warc_file(ref):
+    """The WARC file name of a ``warcfile:NAME#OFFSET`` ref, else None."""
+    if ref is None or not ref.startswith(_WARCFILE):
+        return None
+    return ref[len(_WARCFILE):].rsplit(b"#", 1)[0] or None
+
+
+def parse(line, collection=None):
+    """A Capture (profiler.model.capture) or a skip-reason str of one line. collection: the
+    split's profiler.model.collection.Collections, which read the WARC file name of ``ref``, or
+    None (the policy has no collection criterion)."""
+    parts = line.split(b" ", 3)
+    if len(parts) != 4 or any(p.startswith(b"{") for p in parts[:3]):
+        return "bad_field_count"                # a JSON block, whose spaces split it, too early
+    key_raw, ts_raw, type_raw, block = parts
+    try:
+        record = jsonnum.loads(block)
+    except jsonnum.JSONDecodeError:
+        return "bad_json"
+    if not isinstance(record, dict):
+        return "bad_json"
+    rec_type = type_raw.decode("utf-8", "replace").strip().lower()
+    if rec_type not in CAPTURE_TYPES:
+        return SKIPPED_TYPES.get(rec_type, "other_record")
+    mime_raw = _text(record, "mct")
+    if rec_type == "revisit":
+        mime = normalise.REVISIT_MIME
+    else:
+        mime = normalise.mime(mime_raw) if mime_raw is not None else normalise.UNKNOWN
+        if rec_type == "resource" and mime == WARC_FIELDS:
+            return "warc_fields_record"
+    ts = timestamp(ts_raw)
+    if ts is None:
+        return "bad_timestamp"
+    length_raw = _text(record, "rle")
+    length, ok = normalise.length(length_raw) if length_raw is not None else (0, True)
+    if not ok:
+        return "bad_length"
+    uri = record.get("uri")
+    if uri is not None and not isinstance(uri, str):
+        return "bad_url"                        # a number or an object where the URL belongs
+    if uri:
+        key = urlkey(None, uri.encode("utf-8", "surrogateescape"))
+    else:
+        key = urlkey(surt_of_searchable(key_raw), None) if key_raw else None
+    if key is None:
+        return "bad_url"
+    status_raw = _text(record, "hsc")
+    digest_raw = _text(record, "sha")
+    if digest_raw is None:
+        digest_raw = _text(record, "dig")
+    found = capture.new(urlkey=key, timestamp=ts, mime=mime,
+                        status=normalise.status(status_raw) if status_raw is not None else normalise.UNKNOWN,
+                        digest=normalise.digest(digest_raw) if digest_raw is not None else "-",
+                        length=length, revisit=rec_type == "revisit")
+    if collection is not None:
+        found = found._replace(collection=collection(warc_file(_text(record, "ref"))))
+    return found
+
+
+def captures_of_lines(lines, split=None):
+    """Captures or skip reasons of a split's lines (header lines, starting '!', left out)."""
+    collection = collections.of_split(split) if split is not None else None
+    for line in lines:
+        if line.strip() and not line.startswith((b"!", b"@")):
+            yield parse(line, collection)
