@@ -12,10 +12,13 @@ they are: run it when a change of the profile is intended, and read the diff.
 
 import argparse
 import base64
+import hashlib
+import io
 import json
 import os
 import shutil
 import sys
+import zipfile
 import zlib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,6 +96,41 @@ def generated():
     write("crawllog-heritrix3.crawl.log", "".join(synthetic_crawllog.crawl_log(seed=2, pages=16)[0]).encode())
     synthetic_warc.write_language_warc(os.path.join(DATA, "arc-generated.arc.gz"), 4, seed=3, gzip=True, arc=True,
                                        bound_share=0)
+    write("wacz-generated.wacz", wacz_package(["warc-commoncrawl.warc.gz", "arc-generated.arc.gz"]))
+
+
+#: the time every member of a generated WACZ carries (a ZIP holds no earlier one)
+WACZ_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def wacz_package(names):
+    """A WACZ (spec 1.1.1) of fixtures as its archive/ files, STORED, with their CDXJ index (cdxj-indexer),
+    pages and datapackage.json, the same bytes every time."""
+    from cdxj_indexer.main import write_cdx_index
+    files = {}
+    for name in names:
+        with open(os.path.join(DATA, name), "rb") as f:
+            files["archive/" + name] = f.read()
+    index = io.StringIO()
+    for name in names:
+        write_cdx_index(index, [os.path.join(DATA, name)], {"filename": name})
+    files["indexes/index.cdxj"] = "".join(sorted(index.getvalue().splitlines(True))).encode()
+    pages = [{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}]
+    pages += [{"id": "page-%d" % i, "url": json.loads(line.split(" ", 2)[2])["url"], "ts": line.split(" ")[1]}
+              for i, line in enumerate(index.getvalue().splitlines()[:3])]
+    files["pages/pages.jsonl"] = "".join(json.dumps(p) + "\n" for p in pages).encode()
+    resources = [{"name": os.path.basename(path), "path": path, "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
+                  "bytes": len(data)} for path, data in files.items()]
+    files["datapackage.json"] = json.dumps({"profile": "data-package", "wacz_version": "1.1.1",
+                                            "created": "2026-01-01T00:00:00Z", "software": "make_fixtures.py",
+                                            "resources": resources}, indent=2).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as package:
+        for path, data in files.items():
+            info = zipfile.ZipInfo(path, WACZ_TIME)
+            info.external_attr = 0o644 << 16
+            package.writestr(info, data)
+    return out.getvalue()
 
 
 def owb_line(f):
@@ -143,6 +181,10 @@ def broken():
     write("broken-cut.warc.gz", warc[:len(warc) * 2 // 3])                 # cut inside its response
     arc = read("arc-generated.arc.gz")
     write("broken-cut.arc.gz", arc[:len(arc) - 100])                       # cut inside its last gzip member
+    wacz = read("wacz-generated.wacz")
+    name = b"archive/warc-commoncrawl.warc.gz"
+    at = wacz.index(name) + len(name) + len(read("warc-commoncrawl.warc.gz")) // 2
+    write("broken-cut.wacz", wacz[:at])                                    # cut inside its WARC member
     broken_crawl_log(read("crawllog-heritrix3.crawl.log"))
     entries = []                                                           # pywb's output=json lines
     for line in read("cdxj-pywb.cdxj").splitlines():

@@ -78,6 +78,19 @@ def _ache_read(path, opener=open):
     return ache.iter_captures(path, opener)
 
 
+def _wacz_read(path, opener=open, **options):
+    from profiler.formats import wacz
+    return wacz.iter_captures(path, opener, **options)
+
+
+def _sniff_wacz(sample):
+    """A ZIP file (its local header first) that is a WACZ; any other ZIP file: a reason."""
+    if not sample.head.startswith(b"PK\x03\x04") or sample.path is None:
+        return None
+    from profiler.formats import wacz
+    return wacz.sniff(sample.path)
+
+
 def _whole_gzip(sample):
     """{'whole_gzip': True} for a gzip WARC/ARC that is one gzip stream (read sequentially as it
     inflates: profiler.job.mapside), else {}."""
@@ -165,6 +178,9 @@ FORMATS = _entries(
     Format("captures", "archive-profiler captures file",
            "captures as archive-profiler stores them for itself (nightly; profiler.formats.captures)",
            True, captures_format.sniff, captures_format.captures_of_lines, internal=True),
+    # before WARC and ARC: a ZIP whose first member is a plain ARC file has an ARC header in its first line
+    Format("wacz", "WACZ package", "WACZ package (a ZIP of WARC and ARC files under archive/)", False, _sniff_wacz,
+           _wacz_read, payloads=True),
     Format("warc", "WARC file", "WARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_warc,
            _warc_read, payloads=True),
     Format("arc", "ARC file", "ARC file (gzip per record, whole-file gzip, or plain)", False, _sniff_arc,

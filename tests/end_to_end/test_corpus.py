@@ -47,7 +47,7 @@ def test_each_index_profiles(name, tmp_path):
     path = shared_data(name)
     out = str(tmp_path / "p.cdxj")
     if name == "ipwb/indexes/5mementos.cdxj":      # a TimeMap, not a capture index
-        with pytest.raises(InputError, match="is ACHE crawl output, a WARC file, an ARC file, a Heritrix crawl log, a CDX server's JSON answer, an OpenWayback CDXJ index, a CDXJ index or a CDX index$"):
+        with pytest.raises(InputError, match="is ACHE crawl output, a WACZ package, a WARC file, an ARC file, a Heritrix crawl log, a CDX server's JSON answer, an OpenWayback CDXJ index, a CDXJ index or a CDX index$"):
             run_profile([path], out, policy="full")
         return
     run_profile([path], out, policy="full", split_size=1000)
@@ -67,7 +67,7 @@ def test_whole_corpus_in_one_run_reports_unusable_files(tmp_path):
     lines, meta, data = read(out)
     run_meta = next(m for m in meta if "inputs" in m)
     reasons = {os.path.relpath(s["path"], SHARED_DATA): s["reason"] for s in run_meta["skipped_files"]}
-    assert reasons["ipwb/indexes/5mementos.cdxj"].startswith("not ACHE crawl output, a WARC file, an ARC file")
+    assert reasons["ipwb/indexes/5mementos.cdxj"].startswith("not ACHE crawl output, a WACZ package, a WARC file, an ARC file")
     assert "pywb/warcs/example-bad.warc.gz.bad" not in reasons       # read as it inflates
     assert run_meta["skipped"]["not_chunked"] == 2
     assert run_meta["skipped"]["unusable_file"] == len(reasons)
