@@ -121,22 +121,6 @@ def _text(record, name):
     return jsonnum.dumps(value)
 
 
-def surt_of_searchable(key):
-    """OpenWayback's searchable URI in this tool's SURT form: ``(com,example,)/a`` ->
-    ``com,example)/a`` (a port: ``(com,example,:8080)/`` -> ``com,example:8080)/``); another
-    form as it is (cdx.urlkey reads our SURTs and URLs)."""
-    i = key.find(b"(")
-    if i < 0 or (i > 0 and not key[:i].endswith(b"://")):
-        return key
-    end = key.find(b")", i)
-    if end < 0:
-        return key
-    host = key[i + 1:end]
-    if host.endswith(b","):
-        host = host[:-1]
-    return host.replace(b",:", b":") + key[end:]
-
-
 def warc_file(ref):
     """The WARC file name of a ``warcfile:NAME#OFFSET`` ref, else None."""
     if ref is None or not ref.startswith(_WARCFILE):
@@ -181,7 +165,7 @@ def parse(line, collection=None):
     if uri:
         key = urlkey(None, uri.encode("utf-8", "surrogateescape"))
     else:
-        key = urlkey(surt_of_searchable(key_raw), None) if key_raw else None
+        key = urlkey(key_raw, None) if key_raw else None    # its SURT form: the URL it stands for
     if key is None:
         return "bad_url"
     status_raw = _text(record, "hsc")

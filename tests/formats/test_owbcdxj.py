@@ -90,6 +90,7 @@ def cap(**fields):
     (line(uri=None), cap()),
     (line(uri=""), cap()),
     (line(uri=..., key="(com,example,:8080)/a"), cap(urlkey="com,example:8080)/a")),
+    (line(uri=..., key="(com,example,www,)/a"), cap()),       # canonicalised as surt() does, as uri's SURT
     (line(uri=..., key="http://(com,example,)/a"), cap()),
     (line(uri=..., key="com,example)/a"), cap()),
     (line(uri=..., key="http://example.com/a"), cap()),
