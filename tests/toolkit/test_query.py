@@ -229,8 +229,8 @@ def test_a_value_asked_unlike_the_lines_are_written(profiles):
                               capture_output=True, text=True, env=env)
     lower = run("--surt", "com,*", "--mime", "text/html")
     assert lower.returncode == 0 and lower.stdout.count("\n") == 1
-    for given in ("TEXT/HTML", "Text/Html; charset=UTF-8"):
-        r = run("--surt", "com,*", "--mime", given)
+    for asked in ("TEXT/HTML", "Text/Html; charset=UTF-8"):
+        r = run("--surt", "com,*", "--mime", asked)
         assert (r.returncode, r.stdout) == (0, lower.stdout), r.stderr
     r = run("--surt", "COM,*", "--mime", "text/html")
     assert r.returncode == 1 and "none are held" not in r.stderr and "ask 'com,*'" in r.stderr, r.stderr
