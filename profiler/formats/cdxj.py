@@ -63,13 +63,19 @@ def parse(line, collection=None):
     if len(parts) != 3:
         return "bad_field_count"
     key_raw, ts_raw, block = parts
+    record = json_object(block)
+    if record is None:
+        return "bad_json"
+    return capture_of_record(key_raw, ts_raw, record, collection)
+
+
+def json_object(block):
+    """The JSON object of an index line's block, or None when the block is not one."""
     try:
         record = jsonnum.loads(block)
     except jsonnum.JSONDecodeError:
-        return "bad_json"
-    if not isinstance(record, dict):
-        return "bad_json"
-    return capture_of_record(key_raw, ts_raw, record, collection)
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def capture_of_record(key_raw, ts_raw, record, collection=None):

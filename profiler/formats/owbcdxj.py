@@ -14,6 +14,7 @@ import re
 
 from profiler import jsonnum
 from profiler.formats.cdx import urlkey
+from profiler.formats.cdxj import json_object
 from profiler.model import capture, collection as collections, normalise
 
 HEADER = b"!OpenWayback-CDXJ"
@@ -136,11 +137,8 @@ def parse(line, collection=None):
     if len(parts) != 4 or any(p.startswith(b"{") for p in parts[:3]):
         return "bad_field_count"                # a JSON block, whose spaces split it, too early
     key_raw, ts_raw, type_raw, block = parts
-    try:
-        record = jsonnum.loads(block)
-    except jsonnum.JSONDecodeError:
-        return "bad_json"
-    if not isinstance(record, dict):
+    record = json_object(block)
+    if record is None:
         return "bad_json"
     rec_type = type_raw.decode("utf-8", "replace").strip().lower()
     if rec_type not in CAPTURE_TYPES:
