@@ -398,9 +398,12 @@ def test_a_hangup_while_writing_leaves_no_temp_file(tmp_path, profile, nohup):
             inputs.append(str(path))
         out = tmp_path / "out.cdxj"
         out.write_bytes(b"old\n")
-        ignore = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None
+        # the merge's SIGHUP as nohup leaves it, or as a terminal's: the default action, also when
+        # the tests themselves run under nohup (whose SIG_IGN a child inherits)
+        disposition = signal.SIG_IGN if nohup else signal.SIG_DFL
         proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "merge"] + inputs + ["-o", str(out)],
-                                stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=ignore)
+                                stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT),
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, disposition))
         while not [n for n in os.listdir(str(tmp_path)) if n.startswith(".out.cdxj.")]:
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.01)
