@@ -71,7 +71,7 @@ class Explorer:
     def __init__(self, path, name=None):
         self.path = path
         self.index = None
-        self.profile = SortedProfile(path)
+        self.profile = SortedProfile(path, what="explore")
         self.layout = self.profile.layout
         # lines may lack features: another producer's, or a merge's keys bounded by coarser lines
         self.foreign = layouts.is_foreign(self.layout) or unknown_keys(self.profile.headers)

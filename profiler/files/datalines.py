@@ -77,6 +77,16 @@ REASONS = {
 Record = collections.namedtuple("Record", "lineno key json value line")
 
 
+class _Damaged:
+    """The value of a damaged line's Record (DataFile.records with ``damaged``)."""
+
+    def __repr__(self):
+        return "DAMAGED"
+
+
+DAMAGED = _Damaged()
+
+
 class DamagedFile(UserError):
     """A damaged profile or map: a line cut, malformed or of another layout (exit status 2)."""
 
@@ -641,6 +651,7 @@ class DataFile:
             self.checker = MapCheck(nkeys, self.names or (("surt", "datetime") if nkeys == 2 else None))
         self.nkeys = len(self.names) if self.names is not None else self.checker.nkeys
         self.end = None             # after a read: the offset after the last whole line
+        self.cut_at = None          # after a read of a file cut short: keys past this one are unknown
         self.first_key = self.last_key = None
         self.data_lines = 0
 
@@ -651,23 +662,32 @@ class DataFile:
             raise DamagedFile("%s changed while it was read: read it again when it is written" % self.path)
         return f
 
-    def records(self, skipped=None, parse=True, searched=False):
+    def records(self, skipped=None, parse=True, searched=False, damaged=False):
         """The data lines as Records, checked (see the module docstring); a damaged line is a
-        DamagedFile, or with ``skipped`` (a Skipped) counted and left out. Lines out of order
-        are an UnsortedFile either way, and a line too long is a DamagedFile in a file
-        ``searched`` by bisection (profiler.files.sortedfile), which would read it whole."""
+        DamagedFile, or with ``skipped`` (a Skipped) counted and left out, or with ``damaged``
+        also given as a Record whose value is DAMAGED (its key as read: a comparison of two
+        files must not take its key for one the file lacks). Lines out of order are an
+        UnsortedFile either way, and a line too long is a DamagedFile in a file ``searched`` by
+        bisection (profiler.files.sortedfile), which would read it whole."""
         check, key_of, path = self.checker, self.checker.key_of, self.path
         with self._open_again() as f:
             f.seek(self.data_offset)
             lineno = len(self.raw_headers)
             before_key = before = None
             self.end, self.data_lines = self.data_offset, 0
+            self.cut_at = None
             for offset, line, whole, long, after in physical_lines(f, self.data_offset):
                 lineno += 1
                 body = line[:-1] if line[-1:] == b"\r" else line
                 if not whole:
                     _bad(skipped, path, lineno, Bad("cut", "the file was cut short: its last line (%d bytes) "
                                                             "has no newline" % (after - offset)))
+                    self.cut_at = before_key if before_key is not None else b""
+                    if damaged and b" {" in body:        # cut in its block: its key is whole
+                        key = key_of(body[:body.index(b" {")])
+                        if before_key is None or before_key < key:
+                            self.cut_at = key
+                            yield Record(lineno, key, None, DAMAGED, body)
                     break
                 self.end = after
                 if not body or body[:1] in (b"!", b"@"):
@@ -685,11 +705,15 @@ class DataFile:
                     text = "a line of %d bytes, longer than %d MiB" % (after - offset - 1, MAX_LINE >> 20)
                     _bad(None if searched else skipped, path, lineno,
                          Bad("too_long", text + (": a search would read it whole" if searched else "")))
+                    if damaged:
+                        yield Record(lineno, key, None, DAMAGED, body)
                     continue
                 try:
                     key, raw, value = check(body, parse)
                 except Bad as e:
                     _bad(skipped, path, lineno, e)
+                    if damaged:
+                        yield Record(lineno, key, None, DAMAGED, body)
                     continue
                 yield Record(lineno, key, raw, value, body)
             if infiles.identity(os.fstat(f.fileno())) != self.identity:

@@ -27,6 +27,19 @@ def page_meta(headers):
     return None
 
 
+def require_whole(path, headers, what):
+    """PageError when the file is one page of several that `split` wrote: a command that reads a
+    profile or map whole (``what``: its name) would answer from a part of it as if it were all
+    (a key on another page read as none held). lookup and serve read a page with its others."""
+    meta = page_meta(headers)
+    total = meta.get("of") if meta is not None else None
+    if total == 1 or meta is None:
+        return
+    raise PageError("%s is page %s of %s of %s: %s reads a whole file; give %s, or merge the pages into one "
+                    "first (archive-profiler merge PAGE... -o FILE)" % (
+                        path, meta.get("number"), total, meta.get("source"), what, meta.get("source")))
+
+
 def _original_headers(headers):
     """A page's header lines but its page line: the original's, the same on every page of one split."""
     return [(name, value) for name, value in headers

@@ -347,9 +347,11 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
     import datetime
     from profiler import GENERATOR
     from profiler.files import coverage, layout as layouts
+    from profiler.files import pages
     from profiler.files.datalines import DataFile
     found = DataFile(profile_path, "cdxj")
     headers = found.headers
+    pages.require_whole(profile_path, headers, "ukvs")
     if not any(n in layouts.KEYS_HEADERS for n, _ in headers):
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
     layout = found.layout

@@ -17,7 +17,7 @@ from profiler import GENERATOR, jsonnum
 from profiler import extras
 from profiler.io import signalmask
 from profiler.errors import RunError, UserError
-from profiler.files import layout as layouts, outfiles
+from profiler.files import layout as layouts, outfiles, pages
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.datalines import DataFile
 from profiler.model import criteria
@@ -133,6 +133,7 @@ def read_holdings(path, skipped=None, top=None):
     by a ranking metric are kept (``counts`` says how many there are), else all."""
     found = DataFile(path, "cdxj")
     header = found.headers
+    pages.require_whole(path, header, "report")
     layout = found.layout
     h = {"path": path, "header": header, "lines": 0, "total": None, "years": {}, "mimes": {},
          "mime_categories": {}, "statuses": {}, "tlds": {}, "hosts": {}, "languages": {},

@@ -31,6 +31,7 @@ import os
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
+from profiler.files import pages
 from profiler.files.datalines import DataFile
 from profiler.model.keys import host_part
 from profiler.toolkit.lookup import surt_candidates
@@ -143,6 +144,7 @@ def read_groups(path, skipped=None):
     all-time line or None]. Every line is checked (profiler.files.datalines); ``skipped``: damaged
     lines are counted there and left out, else they are refused."""
     found = DataFile(path)
+    pages.require_whole(path, found.headers, "compact")
     kind, nkeys = found.kind, found.nkeys
     if kind == "ukvs" and nkeys not in (1, 2):
         raise UserError("%s: compact needs a map keyed by surt or surt,datetime, not %d key fields" % (path, nkeys))

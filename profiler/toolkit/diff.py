@@ -5,14 +5,16 @@ grow with the files. A profile's records are its flattened features; a map's are
 ``{"urim.total": n, "urir": m}`` (its marks are kept under "marks").
 """
 
+import math
+
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import layout as layouts, ukvs
-from profiler.files.datalines import DataFile, Skipped
+from profiler.files import layout as layouts, pages, ukvs
+from profiler.files.datalines import DAMAGED, DataFile, Skipped
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.toolkit.query import LEVELS, surt_level
 
-CHANGES = ("appeared", "vanished", "grew", "shrank", "changed")
+CHANGES = ("appeared", "vanished", "grew", "shrank", "changed", "damaged")
 
 
 class DiffError(UserError):
@@ -27,19 +29,25 @@ def records(path, skipped=None):
     return found.kind, _records(found, skipped)
 
 
-def _records(found, skipped=None):
+def _records(found, skipped=None, damaged=False):
     """(key bytes, flat dict) of the checked data lines of a profile or map (a DataFile):
-    a profile's flattened features, a map's urim and urir (and its marks)."""
-    if found.kind == "cdxj":
-        for record in found.records(skipped):
+    a profile's flattened features, a map's urim and urir (and its marks); with ``damaged``,
+    (key as read, DAMAGED) of each line skipped."""
+    for record in found.records(skipped, damaged=damaged):
+        if record.value is DAMAGED:
+            yield record.key, DAMAGED
+        elif found.kind == "cdxj":
             yield record.key, flatten(record.value)
-        return
-    for record in found.records(skipped):
-        f = record.value
-        flat = {"urim.total": f.urim, "urir": f.urir}
-        if f.urim_mark or f.urir_mark:
-            flat["marks"] = ukvs.format_frequency(f)
-        yield record.key, flat
+        else:
+            yield record.key, _map_flat(record.value)
+
+
+def _map_flat(f):
+    """A map line's Frequency as a flat dict."""
+    flat = {"urim.total": f.urim, "urir": f.urir}
+    if f.urim_mark or f.urir_mark:
+        flat["marks"] = ukvs.format_frequency(f)
+    return flat
 
 
 def key_fields(found):
@@ -68,8 +76,11 @@ def _open_pair(path_a, path_b, verb="compare", skipped=None):
     """(kind, the two DataFiles, their records): both files of one kind and key fields, each
     read whole and checked before a line is compared (profiler.files.datalines), so that a
     damaged or unsorted file is refused before anything is printed. ``skipped``: a Skipped
-    per file, to skip damaged lines (counted there) instead."""
+    per file, to skip damaged lines (counted there) instead; their keys are then given with
+    the value DAMAGED, a key neither held nor not held."""
     files = [DataFile(path_a), DataFile(path_b)]
+    for path, found in zip((path_a, path_b), files):
+        pages.require_whole(path, found.headers, "diff" if verb == "diff" else "overlap")
     kind_a, kind_b = files[0].kind, files[1].kind
     if kind_a != kind_b:
         raise DiffError("cannot compare a %s with a %s" % (
@@ -85,11 +96,22 @@ def _open_pair(path_a, path_b, verb="compare", skipped=None):
     for found, s in zip(files, skipped):
         found.check(s)
     again = [None if s is None else Skipped(s.path) for s in skipped]
-    return kind_a, files, [_records(f, s) for f, s in zip(files, again)]
+    return kind_a, files, [_records(f, s, damaged=s is not None) for f, s in zip(files, again)]
+
+
+def _past_cut(found, key, value):
+    """A key's value in a file (a DataFile being read), DAMAGED when the file has no line for
+    it because it was cut short before it (found.cut_at)."""
+    if value is None and found.cut_at is not None and key > found.cut_at:
+        return DAMAGED
+    return value
 
 
 def classify(old, new, features):
-    """'appeared', 'vanished', 'grew', 'shrank', 'changed' (same captures, other features) or None."""
+    """'appeared', 'vanished', 'grew', 'shrank', 'changed' (same captures, other features),
+    'damaged' (the line of either file was damaged and skipped: what changed is not known) or None."""
+    if old is DAMAGED or new is DAMAGED:
+        return "damaged"
     if old is None:
         return "appeared"
     if new is None:
@@ -108,12 +130,13 @@ def diff(old_path, new_path, features=None, only=None, skipped=None):
     """(iterator of (key, change, old flat or None, new flat or None) for the keys that differ,
     counts by change, filled in as the iterator is consumed). ``skipped``: [Skipped of OLD,
     Skipped of NEW] to skip damaged lines (counted there), else they are refused."""
-    kind, _, (old, new) = _open_pair(old_path, new_path, "diff", skipped)
+    kind, files, (old, new) = _open_pair(old_path, new_path, "diff", skipped)
     features = list(features or FEATURES)
     summary = dict.fromkeys(CHANGES + ("same",), 0)
 
     def it():
         for key, o, n in join(old, new):
+            o, n = (_past_cut(found, key, v) for found, v in zip(files, (o, n)))
             change = classify(o, n, features)
             summary[change or "same"] += 1
             if change and (not only or change in only):
@@ -124,7 +147,10 @@ def diff(old_path, new_path, features=None, only=None, skipped=None):
 def diff_value(change, old, new, features):
     """The JSON block of a diff line: the change, the deltas of numeric features, old and new values."""
     out = {"change": change}
-    if old is not None and new is not None:
+    if change == "damaged":
+        out["damaged"] = [side for side, v in (("old", old), ("new", new)) if v is DAMAGED]
+        old, new = (None if v is DAMAGED else v for v in (old, new))
+    elif old is not None and new is not None:
         delta = {}
         for f in features:
             a, b = old.get(f), new.get(f)
@@ -142,8 +168,9 @@ def overlap(path_a, path_b, where=None, skipped=None):
 
     Only keys whose fields after the surt have the values ``where`` gives ({"datetime": "2013"};
     by default '-', or ':' for a map's datetime, "all time") are compared. Returns
-    (iterator of (key, 'a'|'b'|'both', value in A, value in B), counts by level, filled in as the
-    iterator is consumed). ``skipped``: as diff's.
+    (iterator of (key, 'a'|'b'|'both'|'damaged', value in A, value in B), counts by level, filled
+    in as the iterator is consumed). ``skipped``: as diff's; a key whose line either file
+    skipped is counted as ``damaged``, in neither file nor both.
     """
     kind, files, (recs_a, recs_b) = _open_pair(path_a, path_b, "compare", skipped)
     fields = key_fields(files[0]) or (["surt", "datetime"] if files[0].nkeys == 2 else ["surt"])
@@ -161,20 +188,28 @@ def overlap(path_a, path_b, where=None, skipped=None):
     def keep(recs):
         for key, value in recs:
             # a zero count (a map's "not held" line) is no holding
-            if key.endswith(suffix) and key.count(b" ") == len(rest) and value.get("urim.total") != 0:
+            if key.endswith(suffix) and key.count(b" ") == len(rest) and (
+                    value is DAMAGED or value.get("urim.total") != 0):
                 yield key, value
 
     levels = {}
 
     def generator():
         for key, a, b in join(keep(recs_a), keep(recs_b)):
+            a, b = (_past_cut(found, key, v) for found, v in zip(files, (a, b)))
+            damaged = a is DAMAGED or b is DAMAGED
             surt = key.split(b" ", 1)[0].decode("utf-8", "replace")
             s = levels.setdefault(surt_level(surt), {"only_a": 0, "only_b": 0, "both": 0, "captures_a": 0,
                                                      "captures_b": 0, "shared_captures_a": 0,
-                                                     "shared_captures_b": 0})
+                                                     "shared_captures_b": 0, "damaged": 0})
+            a, b = (None if v is DAMAGED else v for v in (a, b))
             ca, cb = (a or {}).get("urim.total") or 0, (b or {}).get("urim.total") or 0
             s["captures_a"] += ca
             s["captures_b"] += cb
+            if damaged:
+                s["damaged"] += 1
+                yield key, "damaged", a, b
+                continue
             where = "both" if a is not None and b is not None else "a" if a is not None else "b"
             if where == "both":
                 s["both"] += 1
@@ -183,6 +218,9 @@ def overlap(path_a, path_b, where=None, skipped=None):
             else:
                 s["only_" + where] += 1
             yield key, where, a, b
+        if any(found.cut_at is not None for found in files):
+            for s in levels.values():
+                s["cut_short"] = True       # keys past the cut are not even seen
     return generator(), levels
 
 
@@ -197,7 +235,10 @@ def _fits(kind, found, name, value):
 
 
 def overlap_summary(levels):
-    """Summary rows in level order, with the Jaccard index of the key sets and captured shares."""
+    """Summary rows in level order, with the Jaccard index of the key sets and captured shares.
+    With keys whose line was damaged (``damaged``, only then in the row), the index is of the
+    keys read, and ``jaccard_bounds`` holds it whatever those keys' lines held (and past the cut
+    of a file cut short)."""
     out = []
     for level in LEVELS:
         s = levels.get(level)
@@ -206,7 +247,15 @@ def overlap_summary(levels):
         keys = s["only_a"] + s["only_b"] + s["both"]
         row = {"level": level}
         row.update(s)
+        damaged, cut_short = row.pop("damaged"), row.pop("cut_short", False)
         row["jaccard"] = round(s["both"] / keys, 4) if keys else 0
+        if damaged or cut_short:
+            row["damaged"] = damaged
+            # rounded outwards, so that they hold the index whatever its rounding; past a cut, a
+            # file may hold any number of keys the other has not
+            low = 0 if cut_short else s["both"] / (keys + damaged) if keys + damaged else 0
+            high = (s["both"] + damaged) / (keys + damaged) if keys + damaged else 1
+            row["jaccard_bounds"] = [math.floor(low * 1e4) / 1e4, math.ceil(high * 1e4) / 1e4]
         row["shared_share_a"] = round(s["shared_captures_a"] / s["captures_a"], 4) if s["captures_a"] else 0
         row["shared_share_b"] = round(s["shared_captures_b"] / s["captures_b"], 4) if s["captures_b"] else 0
         out.append(row)

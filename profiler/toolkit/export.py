@@ -12,6 +12,7 @@ profile has it (its numbers exact: profiler.jsonnum); the file is checked whole 
 
 from profiler import jsonnum
 from profiler.errors import UserError
+from profiler.files import pages
 from profiler.files.datalines import DataFile
 from profiler.files.output import write_atomic
 
@@ -27,6 +28,7 @@ def jsonld_chunks(path, skipped=None, counter=None):
     """The JSON-LD document of a checked profile, as byte chunks (a line's worth each);
     ``counter["lines"]`` counts the data lines."""
     found = DataFile(path, "cdxj")
+    pages.require_whole(path, found.headers, "export")
     found.check(skipped)
     headers = found.headers
     context = next(iter(_header(headers, "!context")), [CONTEXT])

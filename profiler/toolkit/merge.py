@@ -40,6 +40,7 @@ from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
+from profiler.files.pages import page_meta
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
 
@@ -328,6 +329,27 @@ def refuse_pages_of_two_splits(paths, headers):
                                              "a page left over from an earlier split?" if split != other_split
                                              else "one page given twice"))
         seen.setdefault(origin, []).append((path, page, split))
+
+
+def refuse_some_pages(paths, headers):
+    """A MergeError when some pages of a split profile or map are given without the others: a
+    merge of one layout reads a key without a line as none held, and the keys of the pages not
+    given would be (a merge of inputs of other key fields bounds the keys an input lacks
+    instead: _merge_projected)."""
+    splits = {}
+    for path, h in zip(paths, headers):
+        page = page_meta(h)
+        if page is not None:
+            whole = jsonnum.dumps([[n, v] for n, v in h if page_meta([(n, v)]) is None])
+            splits.setdefault((page.get("source"), page.get("of"), whole), []).append((path, page))
+    for (source, total, _), given in splits.items():
+        missing = sorted(set(range(1, total + 1)) - {page.get("number") for _, page in given}) \
+            if isinstance(total, int) else []
+        if missing:
+            raise MergeError("%s is page %s of %s of %s, and page(s) %s are not given: merged, its keys on them would "
+                             "read as none held; give every page" % (
+                                 given[0][0], given[0][1].get("number"), total, source,
+                                 ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")))
 
 
 def _common(values, what, paths):
@@ -703,8 +725,29 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
             raise type(e)(message) from e
     summary["sorted"] = sorted(sorted_inputs.items())
     summary["converted"] = [(p, m["skipped"]) for p, m in converted.items()]
-    summary["copies"] = _copies([p for p, r in zip(paths, read) if r == p])
+    own = [p for p, r in zip(paths, read) if r == p]
+    summary["copies"] = _copies(own)
+    summary["shared_inputs"] = _shared_inputs(own, summary["copies"])
     return summary
+
+
+def _shared_inputs(paths, copies):
+    """(path, other path, an input file both name, how many they share) of inputs profiled from
+    some of the same files (their !meta inputs; not copies, already named, nor pages of one
+    split): if those files held the same captures then, a merge counts them twice."""
+    named, out, told = [], [], {frozenset(pair) for pair in copies}
+    for path in paths:
+        meta = header_dict(DataFile(path).headers)["meta"]
+        if any(isinstance(m, dict) and isinstance(m.get("page"), dict) for m in meta):
+            continue
+        run = next((m for m in meta if isinstance(m, dict) and isinstance(m.get("inputs"), list)), None)
+        inputs = {i for i in run["inputs"] if isinstance(i, str)} if run else set()
+        for other, other_inputs in named:
+            shared = inputs & other_inputs
+            if shared and frozenset((other, path)) not in told:
+                out.append((other, path, min(shared), len(shared)))
+        named.append((path, inputs))
+    return out
 
 
 def _copies(paths):
@@ -768,6 +811,8 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
     if kind == "cdxj" and len(files) > 1:
         refuse_compacted(paths, files)
+    if common is None:
+        refuse_some_pages(paths, [f.headers for f in files])
     if common is not None:
         return _merge_projected(paths, read, files, out_path, common, disjoint, archive_uri, created,
                                 bound_revisits, skip_bad_lines, checked, skipped_lines, sorted_inputs,

@@ -14,7 +14,7 @@ import os
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import coverage, infiles, layout as layouts
+from profiler.files import coverage, infiles, layout as layouts, pages
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
 from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
@@ -186,10 +186,11 @@ class SortedProfile:
     it is refused; remembered per version of the file), so that a line the search does not read
     cannot make an answer wrong; ``skipped`` (a Skipped): damaged lines are left out, counted."""
 
-    def __init__(self, path, skipped=None):
+    def __init__(self, path, skipped=None, what="query"):
         found = DataFile(path)
         if found.kind != "cdxj":
-            raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
+            raise QueryError("%s is a UKVS map: %s reads CDXJ profiles (use 'lookup' for maps)" % (path, what))
+        pages.require_whole(path, found.headers, what)
         found.check(skipped, searched=True)
         self.path = path
         self.headers = found.headers

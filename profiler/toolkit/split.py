@@ -14,7 +14,7 @@ import shutil
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import outfiles
+from profiler.files import outfiles, pages
 from profiler.files.datalines import DataFile, Skipped
 from profiler.files.output import copy_atomic
 
@@ -51,6 +51,7 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     if max_lines < 1:
         raise SplitError("--max-lines must be at least 1")
     found = DataFile(path)          # a regular file holding a profile or map, its !keys known
+    pages.require_whole(path, found.headers, "split")
     stem, ext = os.path.splitext(path)
     prefix = prefix if prefix is not None else stem
     if prefix.endswith(os.sep) or os.path.isdir(prefix):     # a folder: NAME-00001.EXT inside it

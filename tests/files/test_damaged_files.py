@@ -9,6 +9,7 @@ import random
 import shutil
 import time
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -66,6 +67,18 @@ def answer(name, argv, out):
     elif status == 0 and name == "split":
         written = data_lines(pages(out + ".split"))
     return status, stdout, written, err
+
+
+def _as_if_missing(name, out):
+    """diff's or overlap's answer with what it says of keys whose line was damaged (or past a
+    cut) taken out: as a key the file has no line for would, it cannot be compared with the
+    answer from the file without the line, which says that key vanished or is in one file only."""
+    rows = [orjson.loads(x) for x in out.splitlines()]
+    for row in rows:
+        for name in ("damaged", "appeared", "vanished", "only_a", "only_b", "jaccard", "jaccard_bounds",
+                     "captures_a", "captures_b", "shared_share_a", "shared_share_b"):
+            row.pop(name, None)
+    return rows
 
 
 def damaged(rng, data, how):
@@ -144,6 +157,9 @@ def test_damaged_files_are_refused_or_skipped_counted(files, tmp_path_factory, s
     if got[0] == 2 and not tolerant_answers:
         assert one_line_error(got[0], got[3]), got[3]
         return
+    if name in ("diff", "overlap") and how != "crlf":
+        got = (got[0], _as_if_missing(name, got[1]), got[2], got[3])
+        expected = (expected[0], _as_if_missing(name, expected[1]), expected[2], expected[3])
     assert got[:3] == expected[:3], (how, name, got[3])
     if how != "crlf":
         assert "1 damaged line(s) skipped" in got[3] and "line %d" % lineno in got[3], got[3]
@@ -351,6 +367,42 @@ def test_a_question_answered_without_a_damaged_line_says_so(files, tmp_path, que
     assert "left out (--skip-bad-lines): 'com,* 2013 - -'" in err, err
     assert "none are held" not in err
     assert "left out" not in expected[2]
+
+
+@pytest.mark.parametrize("damage", ["value", "cut"])
+def test_diff_and_overlap_never_take_a_damaged_line_for_a_missing_key(files, tmp_path, damage):
+    """With --skip-bad-lines, a key whose line is damaged (or past the cut of a file cut
+    short) is `damaged` in diff and overlap, never `vanished`, `appeared` or in one file only,
+    and overlap's Jaccard bounds hold the index of the whole file."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* - - - {"))
+    key = lines[n][:lines[n].index(b" {")]
+    if damage == "value":
+        body = b"".join(headers + lines[:n] + [lines[n].replace(b'"urir":', b'"urir":x', 1)] + lines[n + 1:])
+        past = []
+    else:                                   # cut in the line's block: every key after it is unknown
+        body = b"".join(headers + lines[:n]) + lines[n][:len(key) + 10]
+        past = [x[:x.index(b" {")] for x in lines[n + 1:]]
+    bad, whole = str(tmp_path / "bad.cdxj"), files["profile"]
+    with open(bad, "wb") as f:
+        f.write(body)
+    status, out, err = run(["diff", whole, bad, "--skip-bad-lines"])
+    changes = {x[:x.index(b" {")]: orjson.loads(x[x.index(b" {") + 1:]) for x in out.splitlines()}
+    assert status == 0 and "1 damaged line(s) skipped" in err, err
+    assert set(changes) == {key} | set(past), set(changes) ^ ({key} | set(past))
+    assert all(c["change"] == "damaged" and c["damaged"] == ["new"] and c["new"] is None for c in changes.values())
+    assert "vanished=0" in err and "damaged=%d" % (1 + len(past)) in err, err
+    status, out, err = run(["overlap", whole, bad, "--skip-bad-lines"])
+    rows = {r["level"]: r for r in map(orjson.loads, out.splitlines())}
+    truth = {r["level"]: r["jaccard"] for r in map(orjson.loads, run(["overlap", whole, whole])[1].splitlines())}
+    assert status == 0 and rows["tld"]["damaged"] >= 1 and rows["tld"]["only_a"] == 0, rows["tld"]
+    for level, row in rows.items():
+        if "jaccard_bounds" in row:
+            low, high = row["jaccard_bounds"]
+            assert low <= truth[level] <= high, (level, row)
+        else:
+            assert row["jaccard"] == truth[level], (level, row)
 
 
 def test_a_line_too_long_is_never_held(files, tmp_path):

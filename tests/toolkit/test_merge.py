@@ -285,6 +285,30 @@ def test_a_copy_of_an_input_is_warned_of(corpus, tmp_path):
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
 
 
+def test_profiles_of_one_input_file_are_warned_of(corpus, tmp_path):
+    """Two profiles made from the same input file (two runs: other header lines, so not a copy)
+    merged added its captures twice without a word; a merge of one of them with a merged profile
+    holding the other too. Inputs whose !meta inputs name a file in common are named in one
+    warning each pair; inputs of other files are not."""
+    again = str(tmp_path / "again.cdxj")
+    run_profile([str(corpus["dir"] / "u0.cdx")], again, "default", created="2026-02-02T00:00:00Z")
+    merged = str(tmp_path / "u01.cdxj")
+    merge(corpus["by_urir"][:2], merged)
+
+    def run(*inputs):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + list(inputs)
+                              + ["-o", str(tmp_path / "m.cdxj")], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=ROOT))
+    for inputs in ([corpus["by_urir"][0], again], [merged, again]):
+        r = run(*inputs)
+        warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+        assert r.returncode == 0 and len(warnings) == 1, r.stderr
+        assert inputs[0] in warnings[0] and again in warnings[0] and "u0.cdx" in warnings[0], r.stderr
+        assert "same header lines" not in warnings[0] and "twice" in warnings[0], r.stderr
+    r = run(corpus["by_urir"][1], again)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- rules, unit by unit
 
 def value(total, mn, mx, urir, nbytes, digests, dedup, first="20200101000000", last="20200101000000"):

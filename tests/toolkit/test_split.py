@@ -138,6 +138,44 @@ def test_merging_pages_of_two_splits_of_one_profile_is_refused(sample, tmp_path)
     assert parts(out)[1] == parts(profile)[1]
 
 
+def test_one_page_is_never_read_as_the_whole_file(sample, tmp_path):
+    """A command that reads a profile or map whole, given one page of several, refuses in one
+    line naming the file the page is of (it answered from the page as if it were all: query said
+    "none are held" of a key on another page, ukvs wrote a map of the page's keys, diff listed
+    the other pages' keys as vanished); merge refuses some pages of a split without the others.
+    lookup reads a page with its others, and a page of one is the whole file."""
+    from profiler.cli import main as cli
+    for name, lines in (("sample.cdxj", "2000"), ("sample.ukvs", "30")):
+        assert cli.main(["split", str(sample / name), "--max-lines", lines, "-o", str(tmp_path / "p"), "-q"]) == 0
+    page, map_page = str(tmp_path / "p-00002.cdxj"), str(tmp_path / "p-00002.ukvs")
+    out = str(tmp_path / "out")
+    refused = {
+        "query": ["query", page, "--surt", "*"],
+        "ukvs": ["ukvs", page, "-o", out],
+        "compact": ["compact", page, "--max-lines", "100", "-o", out],
+        "compact a map": ["compact", map_page, "--max-lines", "100", "-o", out],
+        "split": ["split", page, "--max-lines", "100", "-o", out],
+        "export": ["export", page, "--format", "jsonld", "-o", out],
+        "diff": ["diff", str(sample / "sample.cdxj"), page],
+        "overlap": ["overlap", page, str(sample / "sample.cdxj")],
+        "report": ["report", page, "-o", out + ".html"],
+        "merge": ["merge", page, str(tmp_path / "p-00001.cdxj"), "-o", out],
+        "merge maps": ["merge", map_page, str(tmp_path / "p-00001.ukvs"), "-o", out],
+    }
+    for what, argv in refused.items():
+        r = subprocess.run([sys.executable, "-m", "profiler.cli"] + argv, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=ROOT))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "of sample." in r.stderr, (what, r.stderr)
+        assert "page 2 of" in r.stderr or "page(s) 3" in r.stderr, (what, r.stderr)
+        assert not os.path.exists(out), what
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", page, "http://example.com/"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode in (0, 1) and "page" not in r.stderr, r.stderr
+    assert cli.main(["split", str(sample / "sample.cdxj"), "--max-lines", "100000", "-o", str(tmp_path / "one"),
+                     "-q"]) == 0
+    assert cli.main(["query", str(tmp_path / "one-00001.cdxj"), "--surt", "*", "-q"]) == 0
+
+
 KEYS = st.lists(st.text("abc,)/*-", min_size=1, max_size=6), unique=True, max_size=30)
 
 

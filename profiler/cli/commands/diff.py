@@ -9,7 +9,8 @@ HELP = "per-key changes between two profiles or maps: what appeared, vanished, g
 DESCRIPTION = ("Compare two sorted profiles (or two UKVS maps) key by key in one streaming pass. "
                "Prints one line per changed key, KEY {\"change\":..,\"delta\":{..},\"old\":{..},"
                "\"new\":{..}}, in key order; change is appeared, vanished, grew or shrank (captures) "
-               "or changed (same captures, other features). The counts go to stderr. Both files are "
+               "or changed (same captures, other features), or with --skip-bad-lines damaged (a "
+               "line skipped: not known). The counts go to stderr. Both files are "
                "checked whole first: a damaged or unsorted one is refused before a line is printed.")
 
 

@@ -57,6 +57,10 @@ def run(args):
     for first, copy in summary["copies"]:
         _say("archive-profiler: warning: %s and %s have the same header lines (one run's file, copied?): if "
              "they are copies, their captures are counted twice" % (first, copy))
+    for first, other, shared, n in summary.get("shared_inputs", ()):
+        _say("archive-profiler: warning: %s and %s were both profiled from %s%s: if it held the same captures "
+             "then, they are counted twice" % (first, other, shared, " (and %d other input(s))" % (n - 1) if n > 1
+                                               else ""))
     if summary["extras_dropped"]:
         _say("archive-profiler: warning: %d merged line(s) dropped extra attributes that differed between "
              "the inputs" % summary["extras_dropped"])
