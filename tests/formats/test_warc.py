@@ -359,3 +359,26 @@ def test_warc_timestamp_agrees_with_warcio():
         except Exception:
             expected = None
         assert warc.warc_timestamp(date) == expected, date
+
+
+@pytest.mark.parametrize("date, ts", [
+    ("2020-01-02T23:04:05-05:00", "20200103040405"),          # a zone of W3C-DTF
+    ("2020-01-02T03:04:05.123456+00:00", "20200102030405"),    # Python's datetime.isoformat()
+    ("2020-01-02T03:04:05+0200", "20200102010405"),            # Java's 'Z' pattern; warcio read it as UTC
+    ("2020-01-02 03:04:05+00:00", "20200102030405"),           # Python's str(datetime)
+    ("2020-01-02T03:04:05+24:00", None)])
+def test_a_warc_date_with_a_numeric_zone_is_converted_to_utc(tmp_path, date, ts):
+    from profiler.formats import warc_fast
+    assert warc.warc_timestamp(date) == ts
+    path = tmp_path / "z.warc.gz"
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True, warc_version="1.1")
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://example.org/", "response", payload=io.BytesIO(BODY),
+                                            http_headers=headers, warc_headers_dict={"WARC-Date": date}))
+    for read in (warc.iter_captures, warc_fast.iter_captures):
+        got = list(read(str(path)))
+        if ts is None:
+            assert got == ["bad_timestamp"], read
+        else:
+            assert [c.timestamp for c in got] == [ts], read
