@@ -149,6 +149,24 @@ def test_arc_timestamp_from_arc_date(tmp_path, gz):
     assert caps[0].digest == BODY_SHA1
 
 
+@pytest.mark.parametrize("gz", [True, False])
+def test_arc_records_after_the_newline_of_the_arc_grammar(tmp_path, gz):
+    """The ARC format's grammar puts a newline before each record (``doc == <nl><URL-record>``):
+    a writer that compresses it with the record it precedes starts each member with it."""
+    path = tmp_path / ("nl.arc.gz" if gz else "nl.arc")
+    first, second = arc_record()[:-1], arc_record(url=b"http://example.com/b")[:-1]
+    with open(path, "wb") as f:
+        for r in (ARC_FILEDESC[:-1], b"\n" + first, b"\n" + second + b"\n"):
+            f.write(gzip.compress(r) if gz else r)
+    caps, skipped = captures(path)
+    assert skipped == {"warcinfo_record": 1}
+    assert [c.urlkey for c in caps] == ["com,example)/", "com,example)/b"]
+    assert [fields(c, "timestamp", "mime", "status", "digest") for c in caps] == \
+        [("20140216050221", "text/plain", "200", BODY_SHA1)] * 2
+    if gz:
+        assert [c.length for c in caps] == [len(gzip.compress(b"\n" + first)), len(gzip.compress(b"\n" + second + b"\n"))]
+
+
 def test_arc_without_filedesc_is_sniffed(tmp_path):
     path = tmp_path / "noheader.arc"
     path.write_bytes(arc_record())
