@@ -1,5 +1,7 @@
 """CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
 
+import re
+
 from profiler.model import capture, collection as collections, normalise
 
 #: Layouts assumed for CDX files without a legend line, by field count.
@@ -98,6 +100,24 @@ def urlkey(key_raw, url_raw):
     return key
 
 
+_FIELD = re.compile(rb"\S+")
+
+
+def url_with_spaces(line, fields, count, i_key, i_url):
+    """The fields of a CDX line with more fields than its layout because its original URL (``a``)
+    holds spaces (indexes of ARC files, whose URLs may have them, write it as it is), or None.
+    The surplus fields are the URL's only when the line's key is a SURT and the SURT of that URL
+    (spaces as ``%20``): any other surplus stays a ``bad_field_count``."""
+    extra = len(fields) - count
+    if extra <= 0 or i_key is None or i_url is None or i_key > i_url or not is_surt(fields[i_key]):
+        return None
+    spans = [m.span() for m in _FIELD.finditer(line)]
+    url = line[spans[i_url][0]:spans[i_url + extra][1]]
+    if surt_of(url.replace(b" ", b"%20").replace(b"\t", b"%09")) != normalise.key_field(fields[i_key]):
+        return None
+    return fields[:i_url] + [url] + fields[i_url + extra + 1:]
+
+
 def make_parser(letters, collection=None):
     """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
     layout. A CDX line names no language: its captures have the default. collection: the split's
@@ -112,6 +132,11 @@ def make_parser(letters, collection=None):
     i_file = pos.get("g")
     dash = b"-"
     new = capture.new
+
+    def fields_of(line):
+        f = line.split()
+        return f if len(f) == count else url_with_spaces(line, f, count, i_key, i_url)
+
     if collection is not None:
         plain = make_parser(letters)
 
@@ -119,13 +144,13 @@ def make_parser(letters, collection=None):
             found = plain(line)
             if found.__class__ is str:
                 return found
-            name = line.split()[i_file] if i_file is not None else None
+            name = fields_of(line)[i_file] if i_file is not None else None
             return found._replace(collection=collection(name))
         return parse
 
     def parse(line):
-        f = line.split()
-        if len(f) != count:
+        f = fields_of(line)
+        if f is None:
             return "bad_field_count"
         key_raw = f[i_key] if i_key is not None else None
         url_raw = f[i_url] if i_url is not None else None

@@ -13,7 +13,7 @@ from profiler.errors import UserError
 from profiler.formats import cdx, registry
 from profiler.io import datafiles, pseudofs
 from profiler.io.names import display_name
-from profiler.io.readers import compression_of, iter_lines
+from profiler.io.readers import compression_of, iter_lines, unread_compression
 
 DEFAULT_SPLIT_SIZE = 64 << 20
 #: the smallest --split-size (and nightly split_size) a user may ask for: smaller splits only
@@ -317,6 +317,10 @@ def sniff(path):
         damaged = _damaged_archive_start(path)      # a gzip WARC/ARC damaged in its first chunk
         if damaged:
             found = registry.format_of(registry.Sample(damaged, head=head, path=path, compression="gzip"))
+    other = unread_compression(head) if found["format"] is None else None
+    if other:
+        found["reason"] = ("%s-compressed: not read (plain, gzip and bz2 files are); decompress it first "
+                           "(%s -d)" % (other, other))
     info.update(found)
     return info
 

@@ -9,12 +9,12 @@ capture its WARC record gives (profiler.formats.warc.capture_of): the urlkey is 
 what is a capture, the length is the record's stored length (``rle``).
 """
 
-import datetime
 import re
 
 from profiler import jsonnum
 from profiler.formats.cdx import urlkey
 from profiler.formats.cdxj import json_object
+from profiler.formats.w3c_dates import DIGITS_14, W3C_DATE, timestamp
 from profiler.model import capture, collection as collections, normalise
 
 HEADER = b"!OpenWayback-CDXJ"
@@ -22,10 +22,6 @@ HEADER = b"!OpenWayback-CDXJ"
 MAJOR = 1
 _VERSION = re.compile(rb"([0-9]{1,9})\.([0-9]{1,9})")
 
-#: a W3C date (ISO 8601 profile) at any of its six granularities; a time has a zone
-_W3C_DATE = re.compile(rb"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})(?:T([0-9]{2}):([0-9]{2})"
-                       rb"(?::([0-9]{2})(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2}))?)?)?")
-_DIGITS_14 = re.compile(rb"[0-9]{14}")
 
 CAPTURE_TYPES = ("response", "revisit", "resource")
 #: skip reason of the records that are not captures, by record type (the WARC reader's names)
@@ -74,41 +70,9 @@ def sniff(sample):
         return None
     parts = first.split(b" ", 3)
     if len(parts) == 4 and parts[3].lstrip().startswith(b"{") and parts[2].lower() in _TYPE_WORDS \
-            and (_W3C_DATE.fullmatch(parts[1]) or _DIGITS_14.fullmatch(parts[1])):
+            and (W3C_DATE.fullmatch(parts[1]) or DIGITS_14.fullmatch(parts[1])):
         return {}
     return None
-
-
-def timestamp(raw):
-    """The 14-digit UTC timestamp of a W3C date (or of 14 digits), None when invalid: a
-    fraction of a second dropped, a coarser date padded as normalise.timestamp pads it, a
-    numeric zone converted to UTC (a leap second kept).
-
-    >>> timestamp(b"2015-09-03T13:27:52.5Z"), timestamp(b"2015-09"), timestamp(b"2015-09-03T01:27+02:00")
-    ('20150903132752', '20150901000000', '20150902232700')
-    """
-    if _DIGITS_14.fullmatch(raw):
-        return normalise.timestamp(raw)
-    match = _W3C_DATE.fullmatch(raw)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, zone = match.groups()
-    ts = normalise.timestamp(b"".join(p for p in (year, month, day, hour, minute, second) if p is not None))
-    if ts is None or zone is None or zone == b"Z":
-        return ts
-    sign = 1 if zone[:1] == b"+" else -1
-    zone_hours, zone_minutes = int(zone[1:3]), int(zone[4:6])
-    if zone_hours > 23 or zone_minutes > 59:
-        return None
-    leap = ts[12:] == "60"
-    try:
-        local = datetime.datetime(int(ts[:4]), int(ts[4:6]), int(ts[6:8]), int(ts[8:10]), int(ts[10:12]),
-                                  59 if leap else int(ts[12:]))
-        utc = local - sign * datetime.timedelta(hours=zone_hours, minutes=zone_minutes)
-    except (ValueError, OverflowError):
-        return None                             # before year 1 or after 9999 in UTC
-    return normalise.timestamp(("%04d%s" % (utc.year, utc.strftime("%m%d%H%M")) +
-                                ("60" if leap else "%02d" % utc.second)).encode("ascii"))
 
 
 def _text(record, name):

@@ -16,7 +16,7 @@ import re
 
 from warcio.timeutils import iso_date_to_timestamp
 
-from profiler.formats import hops, payload, registry, warc_records
+from profiler.formats import hops, payload, registry, w3c_dates, warc_records
 from profiler.formats.cdx import urlkey
 from profiler.model import capture, normalise
 from profiler.model.language import html_language
@@ -30,6 +30,8 @@ ACHE_HEADER = "ACHE-Requested-URL"
 _BUF = 1 << 16
 _MIME_END = re.compile(r"[;\s]")
 _ARC_DATE = re.compile(rb"^\d{12,14}$")
+#: the numeric zone that ends a WARC-Date written with one (``+02:00``, ``-0500``)
+_ZONE = re.compile(r"([+-])([0-9]{2}):?([0-9]{2})\Z")
 # warcio logs every WARC-Target-URI with a space it percent-encodes: one line per record of
 # old crawls, in every map task's stderr. The URI is still used (as cdxj-indexer does).
 logging.getLogger("warcio.recordloader").setLevel(logging.ERROR)
@@ -59,9 +61,14 @@ _DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 def warc_timestamp(date):
     """14-digit timestamp of a WARC-Date, as warcio's iso_date_to_timestamp gives it; None when invalid.
+    A date with a numeric zone (``+00:00``, as Python's isoformat writes it, or ``-0500``) is
+    converted to UTC (profiler.formats.w3c_dates): warcio refused the first and read the second
+    as local time.
 
     >>> warc_timestamp("2013-12-26T10:11:12Z"), warc_timestamp("2013-12-26T10:11:12.5Z")
     ('20131226101112', '20131226101112')
+    >>> warc_timestamp("2013-12-26T23:11:12.5-05:00"), warc_timestamp("2013-12-26T10:11:12+0000")
+    ('20131227041112', '20131226101112')
     """
     if date and len(date) == 20 and date[19] == "Z" and date[4] == date[7] == "-" and date[10] == "T":
         ts = date[:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
@@ -71,6 +78,11 @@ def warc_timestamp(date):
                 month, day = int(ts[4:6]), int(ts[6:8])
                 if day <= _DAYS[month] and (month, day) != (2, 29) and ts[12:] < "60":
                     return ts
+    zone = _ZONE.search(date) if date else None
+    if zone:                              # a numeric zone: warcio ignored it, or failed
+        text = date[:zone.start()].rstrip()
+        text = text[:10] + "T" + text[11:] if text[10:11] == " " else text
+        return w3c_dates.timestamp(("%s%s%s:%s" % ((text,) + zone.groups())).encode("ascii", "replace"))
     try:                                  # other forms (fractions, no Z, Feb 29): warcio decides
         return normalise.timestamp(iso_date_to_timestamp(date).encode("ascii"))
     except Exception:

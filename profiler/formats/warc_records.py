@@ -216,12 +216,24 @@ class _QuietIterator(ArchiveIterator):
         self.known_format = kind
 
     def _next_record(self, next_line):
+        if next_line is None and self.known_format == "arc":
+            next_line = self._past_blank_lines()
         record = super()._next_record(next_line)
         if self.known_format is None or self.known_format == "arc":
             if self.loader.last_format != "warc" and _not_arc(record):
                 raise ArchiveLoadFailed("not an ARC record header")
             self.known_format = "warc" if self.loader.last_format == "warc" else "arc"
         return record
+
+    def _past_blank_lines(self):
+        """The first line of an ARC record that a gzip member starts with blank lines (the ARC
+        format's grammar puts a newline before each record, ``doc == <nl><URL-record>``, and a
+        writer may compress it with the record it precedes), or None when it starts with none
+        (warcio reads its first line itself)."""
+        line = self.reader.readline()
+        while line and not line.strip() and line.endswith(b"\n"):
+            line = self.reader.readline()
+        return line or None
 
     #: records followed straight by the next record's header line (no separator between)
     unseparated = 0

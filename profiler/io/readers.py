@@ -5,6 +5,9 @@ import zlib
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
+#: the first bytes of compressions that are not read, by name: zstd (a frame, or the skippable
+#: frame of its dictionary that starts a .warc.zst) and xz
+UNREAD_MAGICS = ((b"\x28\xb5\x2f\xfd", "zstd"), (b"\x5d\x2a\x4d\x18", "zstd"), (b"\xfd7zXZ\x00", "xz"))
 #: a UTF-8 byte order mark, passed over at the start of a file
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
@@ -20,6 +23,14 @@ def compression_of(head):
         return "gzip"
     if head.startswith(BZ2_MAGIC):
         return "bz2"
+    return None
+
+
+def unread_compression(head):
+    """'zstd' or 'xz' when the first bytes of a file are those of a compression not read, else None."""
+    for magic, name in UNREAD_MAGICS:
+        if head.startswith(magic):
+            return name
     return None
 
 

@@ -264,6 +264,56 @@ def test_tab_separated_fields():
     assert parse(L11, PYWB_200.replace(b" ", b"\t")) == parse(L11, PYWB_200)
 
 
+# an index of ARC files whose URLs hold spaces, written as they are (the key percent-encodes them)
+SPACED_URL = (b"com,example)/a%20b%20%20c.html 20050614070159 http://example.com/a b  c.html text/html 200 "
+              b"B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 example.arc.gz")
+
+
+@pytest.mark.parametrize("letters, line", [
+    (L11, SPACED_URL), (L9, SPACED_URL.replace(b" - - 1043 ", b" - ")),
+    (L11, SPACED_URL.replace(b".html 2005", b".html\t2005").replace(b" text/html", b"\ttext/html"))])
+def test_a_url_with_spaces_is_one_field(letters, line):
+    found = parse(letters, line)
+    assert found.urlkey == "com,example)/a%20b%20%20c.html"
+    assert (found.timestamp, found.mime, found.status, found.length) == \
+        ("20050614070159", "text/html", "200", 1043 if letters == L11 else 0)
+
+
+def test_a_url_with_spaces_gives_the_collection_of_its_file():
+    from profiler.model import collection
+    found = cdx.make_parser(L11, collection.Collections({"pattern": r"(example)\.arc"}))(SPACED_URL)
+    assert found.collection == "example"
+
+
+@pytest.mark.parametrize("line", [
+    SPACED_URL.replace(b"com,example)/a%20b%20%20c.html", b"com,example)/other"),
+    SPACED_URL.replace(b"com,example)/a%20b%20%20c.html", b"example.com/a%20b%20%20c.html"),
+    SPACED_URL.replace(b"text/html", b"text/html extra")])
+def test_surplus_fields_that_are_no_url_of_the_key_stay_bad_field_count(line):
+    assert parse(L11, line) == "bad_field_count"
+
+
+def test_a_url_with_spaces_is_read_alike_by_the_compiled_map_side(tmp_path):
+    import os
+    from profiler.run.profile import run_profile
+    path = tmp_path / "s.cdx"
+    path.write_bytes(b" CDX N b a m s k r M S V g\n" + SPACED_URL + b"\n" + PYWB_200 + b"\n")
+    out = {}
+    for name, env in (("compiled", {}), ("python", {"ARCHIVE_PROFILER_PURE_PYTHON": "1"})):
+        old = dict(os.environ)
+        os.environ.update(env)
+        try:
+            run_profile([str(path)], str(tmp_path / name), "full", runner="inline", cores=1,
+                        created="2026-01-01T00:00:00Z")
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        out[name] = (tmp_path / name).read_bytes()
+    assert out["compiled"] == out["python"]
+    assert b"bad_field_count" not in out["compiled"]
+    assert b'\n* - - - {"urim":{"total":2,' in out["compiled"]
+
+
 # layout inference
 
 def test_infer_letters_by_field_count():

@@ -204,6 +204,22 @@ def test_sniff_refuses_prose(tmp_path):
     assert "a CDX index" in info["reason"] and "captures" not in info["reason"]
 
 
+# 'WARC/1.0\r\n' as zstd -c writes it; a .warc.zst that starts with its dictionary's skippable frame; xz
+ZSTD_WARC = bytes.fromhex("28b52ffd0458510000574152432f312e300d0a977a4fbb")
+ZSTD_DICTIONARY = bytes.fromhex("5d2a4d18") + b"\x08\x00\x00\x00" + b"\x37\xa4\x30\xec\x00\x00\x00\x00"
+XZ = bytes.fromhex("fd377a585a000004e6d6b446")
+
+
+@pytest.mark.parametrize("name, data, compression", [
+    ("a.warc.zst", ZSTD_WARC, "zstd"), ("b.warc.zst", ZSTD_DICTIONARY + ZSTD_WARC, "zstd"),
+    ("c.cdx.xz", XZ, "xz")])
+def test_sniff_names_a_compression_that_is_not_read(tmp_path, name, data, compression):
+    info = sniff(make(tmp_path, name, data))
+    assert info["format"] is None
+    assert info["reason"].startswith("%s-compressed: not read" % compression)
+    assert "\n" not in info["reason"]
+
+
 @pytest.mark.parametrize("data", [b"", b"\n\n", b'!context ["x"]\n'])
 def test_sniff_no_index_lines(tmp_path, data):
     info = sniff(make(tmp_path, "a.cdx", data))

@@ -149,6 +149,24 @@ def test_arc_timestamp_from_arc_date(tmp_path, gz):
     assert caps[0].digest == BODY_SHA1
 
 
+@pytest.mark.parametrize("gz", [True, False])
+def test_arc_records_after_the_newline_of_the_arc_grammar(tmp_path, gz):
+    """The ARC format's grammar puts a newline before each record (``doc == <nl><URL-record>``):
+    a writer that compresses it with the record it precedes starts each member with it."""
+    path = tmp_path / ("nl.arc.gz" if gz else "nl.arc")
+    first, second = arc_record()[:-1], arc_record(url=b"http://example.com/b")[:-1]
+    with open(path, "wb") as f:
+        for r in (ARC_FILEDESC[:-1], b"\n" + first, b"\n" + second + b"\n"):
+            f.write(gzip.compress(r) if gz else r)
+    caps, skipped = captures(path)
+    assert skipped == {"warcinfo_record": 1}
+    assert [c.urlkey for c in caps] == ["com,example)/", "com,example)/b"]
+    assert [fields(c, "timestamp", "mime", "status", "digest") for c in caps] == \
+        [("20140216050221", "text/plain", "200", BODY_SHA1)] * 2
+    if gz:
+        assert [c.length for c in caps] == [len(gzip.compress(b"\n" + first)), len(gzip.compress(b"\n" + second + b"\n"))]
+
+
 def test_arc_without_filedesc_is_sniffed(tmp_path):
     path = tmp_path / "noheader.arc"
     path.write_bytes(arc_record())
@@ -359,3 +377,26 @@ def test_warc_timestamp_agrees_with_warcio():
         except Exception:
             expected = None
         assert warc.warc_timestamp(date) == expected, date
+
+
+@pytest.mark.parametrize("date, ts", [
+    ("2020-01-02T23:04:05-05:00", "20200103040405"),          # a zone of W3C-DTF
+    ("2020-01-02T03:04:05.123456+00:00", "20200102030405"),    # Python's datetime.isoformat()
+    ("2020-01-02T03:04:05+0200", "20200102010405"),            # Java's 'Z' pattern; warcio read it as UTC
+    ("2020-01-02 03:04:05+00:00", "20200102030405"),           # Python's str(datetime)
+    ("2020-01-02T03:04:05+24:00", None)])
+def test_a_warc_date_with_a_numeric_zone_is_converted_to_utc(tmp_path, date, ts):
+    from profiler.formats import warc_fast
+    assert warc.warc_timestamp(date) == ts
+    path = tmp_path / "z.warc.gz"
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True, warc_version="1.1")
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://example.org/", "response", payload=io.BytesIO(BODY),
+                                            http_headers=headers, warc_headers_dict={"WARC-Date": date}))
+    for read in (warc.iter_captures, warc_fast.iter_captures):
+        got = list(read(str(path)))
+        if ts is None:
+            assert got == ["bad_timestamp"], read
+        else:
+            assert [c.timestamp for c in got] == [ts], read
