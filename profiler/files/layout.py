@@ -49,6 +49,16 @@ def canonical_names(names):
     return None if None in out else out
 
 
+def writers_order(layout):
+    """The layout of the same criteria in the registry's order, the order writers use."""
+    return _layout(tuple(c.name for c in criteria.CRITERIA if c in layout.criteria))
+
+
+def in_writers_order(layout):
+    """Whether a layout's criteria come in the registry's order (spec section 2's order)."""
+    return writers_order(layout) == layout
+
+
 def is_foreign(layout):
     """Whether a layout is another producer's: the SURT and only some of the core criteria (its
     lines may hold other value styles)."""

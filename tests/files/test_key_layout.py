@@ -133,6 +133,14 @@ def test_every_tool_reads_a_profile_whose_keys_come_in_another_order(tmp_path, c
     assert main([a.format(p=p, p2=p2, o=tmp_path / "out") for a in command] + ["-q"] * (command[0] != "validate")) == 0
 
 
+def test_validate_notes_key_fields_in_another_order_than_the_writers(tmp_path, capsys):
+    canonical, reordered = _profile_in_order(tmp_path, REORDERED)
+    assert main(["validate", str(reordered)]) == 0
+    assert "another order than the spec's" in capsys.readouterr().out
+    assert main(["validate", str(canonical)]) == 0
+    assert "another order" not in capsys.readouterr().out
+
+
 def test_merge_refuses_the_same_fields_in_another_order_in_one_line(tmp_path, capsys):
     """A merge streams its sorted inputs: their shared key fields must come in one order."""
     canonical, reordered = _profile_in_order(tmp_path, REORDERED)
