@@ -1,13 +1,14 @@
 """The key layout of a profile file: its ``!keys`` read as criteria (profiler.model.criteria).
 
 A profile key is ``surt`` then one field per criterion its ``!keys`` names: the core ones, then
-the optional ones (``lang``) its policy used. Tools read the layout from the file, build their
+the optional ones (``lang``) its policy used. Writers use the registry's order; a reader finds each
+field by its name (spec section 2), so a ``!keys`` listing them in another order is read as it is. Tools read the layout from the file, build their
 keys and ``- - -`` suffixes from it, and refuse to mix files whose layouts differ. A file
 without ``!keys`` has the core layout; an unknown or malformed ``!keys`` is a LayoutError.
 
 Other producers name the fields otherwise (the CDXJ blog's ``@keys ["surt_uri", "year"]``) and
 may leave criteria out: ALIASES maps their names to ours, and a ``!keys`` naming the SURT field
-then some of the criteria, in our order, is a foreign layout (is_foreign): its lines may hold
+then some of the criteria, each once, is a foreign layout (is_foreign): its lines may hold
 the values other producers write (profiler.files.datalines.foreign_value).
 """
 
@@ -48,6 +49,16 @@ def canonical_names(names):
     return None if None in out else out
 
 
+def writers_order(layout):
+    """The layout of the same criteria in the registry's order, the order writers use."""
+    return _layout(tuple(c.name for c in criteria.CRITERIA if c in layout.criteria))
+
+
+def in_writers_order(layout):
+    """Whether a layout's criteria come in the registry's order (spec section 2's order)."""
+    return writers_order(layout) == layout
+
+
 def is_foreign(layout):
     """Whether a layout is another producer's: the SURT and only some of the core criteria (its
     lines may hold other value styles)."""
@@ -58,8 +69,8 @@ def expected():
     """What a !keys may hold, for messages."""
     core = " ".join(c.name for c in criteria.CORE)
     optional = " ".join(c.name for c in criteria.CRITERIA if c.optional)
-    return "surt, then %s%s; or another producer's: its SURT field, then some of these" % (
-        core, ", then any of %s in that order" % optional if optional else "")
+    return "surt, then %s%s, each once; or another producer's: its SURT field, then some of these" % (
+        core, " and any of %s" % optional if optional else "")
 
 
 def unregistered(value):
@@ -86,13 +97,13 @@ def parse(value, path):
 
 
 def _partial(names):
-    """The criteria of a foreign !keys (canonical names): the SURT field, then known criteria in
-    the registry's order, each once; or None."""
+    """The criteria of a foreign !keys (canonical names): the SURT field, then known criteria,
+    each once, in the file's order; or None."""
     by_name = criteria.BY_NAME
     if not names or names[0] != "surt" or not all(n in by_name for n in names[1:]):
         return None
     chosen = tuple(by_name[n] for n in names[1:])
-    if chosen != tuple(c for c in criteria.CRITERIA if c in chosen):
+    if len(set(chosen)) != len(chosen):
         return None
     return chosen
 

@@ -127,6 +127,10 @@ def validate(path, kind=None, max_problems=100):
                         report.note(lineno, "another producer's key fields %s, read as %s (%s)" % (
                             jsonnum.dumps(value).decode("utf-8", "replace")[:80], layouts.describe(found[1]),
                             "only some of the criteria" if layouts.is_foreign(found[1]) else "other names"))
+                    if found is not None and found[1] is not None and not layouts.in_writers_order(found[1]):
+                        report.note(lineno, "key fields in another order than the spec's (%s): readers find "
+                                    "them by name; archive-profiler writes %s" % (
+                                        layouts.describe(found[1]), layouts.describe(layouts.writers_order(found[1]))))
                     if declared and found is not None:
                         report.add(lineno, "a second !%s line" % name.decode())
                     if found is not None:

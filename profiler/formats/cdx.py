@@ -156,7 +156,7 @@ def make_parser(letters, collection=None):
         url_raw = f[i_url] if i_url is not None else None
         mime = normalise.mime(f[i_mime] if i_mime is not None else dash)
         if mime.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
-                or (key_raw == dash and url_raw in (None, dash)):
+                or (key_raw or b"").startswith(NON_CAPTURE_PREFIXES) or key_raw == dash:
             return "not_a_capture"
         ts = normalise.timestamp(f[i_ts])
         if ts is None:

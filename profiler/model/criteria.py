@@ -473,14 +473,16 @@ def of_levels(names):
 
 
 def of_keys(fields):
-    """The criteria of a profile's !keys (['surt', 'datetime', ...]), or None when they are not
-    'surt' then core criteria then optional ones, in registry order."""
+    """The criteria of a profile's !keys (['surt', 'datetime', ...]) in the file's order, or None
+    when they are not 'surt' then every core criterion and some optional ones, each once. Writers
+    use the registry's order; readers find each field by its name (spec section 2), so another
+    order is read too."""
     fields = list(fields)
     by_name = _DERIVED["BY_NAME"]()
     if not fields or fields[0] != "surt" or not all(f in by_name for f in fields[1:]):
         return None
     chosen = tuple(by_name[f] for f in fields[1:])
-    if chosen != tuple(c for c in CRITERIA if c in chosen) or not all(c in chosen for c in CORE):
+    if len(set(chosen)) != len(chosen) or not all(c in chosen for c in CORE):
         return None
     return chosen
 

@@ -890,6 +890,12 @@ def common_layout(paths, found):
         return None
     fewest = min(found, key=lambda layout: len(layout.names))
     if all(set(fewest.names) <= set(layout.names) for layout in found):
+        for path, layout in zip(paths, found):
+            if [n for n in layout.names if n in fewest.names] != list(fewest.names):
+                raise layouts.LayoutError(
+                    "cannot merge: %s has its key fields in another order (%s) than %s (%s): a merge streams "
+                    "sorted files, so their common fields must come in one order"
+                    % (path, layouts.describe(layout), paths[found.index(fewest)], layouts.describe(fewest)))
         return fewest
     return layouts.require_same("merge", paths, found)
 

@@ -60,8 +60,9 @@ def test_aliases_name_our_fields():
     full = layouts.parse(["urlkey", "datetime", "mime_type", "status_code"], "x")
     assert full.fields == ("surt", "datetime", "mime", "status") and not layouts.is_foreign(full)
     assert layouts.parse(["surt", "datetime", "mime"], "x").fields == ("surt", "datetime", "mime")
+    assert layouts.parse(["surt_uri", "mime", "year"], "x").fields == ("surt", "mime", "datetime")   # by name
     with pytest.raises(layouts.LayoutError):
-        layouts.parse(["surt_uri", "mime", "year"], "x")       # not in our order: ambiguous
+        layouts.parse(["surt_uri", "year", "date"], "x")       # one field twice
 
 
 def test_validate_accepts_with_notes(blog):

@@ -1,6 +1,8 @@
 """The key layout of a profile file, from its !keys: parsed, described, compared; and the tools
 that refuse a malformed !keys in one line."""
 
+import json
+
 import pytest
 
 from profiler.cli.main import main
@@ -27,8 +29,8 @@ def test_layouts_from_headers():
 
 
 # (["surt", "datetime", "mime"]: another producer's layout, some criteria: tests/files/test_foreign_profiles.py)
-@pytest.mark.parametrize("value", [["surt", "datetime", "status", "mime"],
-                                   ["surt", "datetime", "mime", "status", "colour"], ["datetime"],
+@pytest.mark.parametrize("value", [["surt", "datetime", "mime", "status", "colour"], ["datetime"],
+                                   ["surt", "datetime", "mime"] + ["datetime", "status"], ["datetime", "surt", "mime", "status"],
                                    ["surt", "datetime", "mime", "status", "lang", "lang"], "surt", {"a": 1}, [1]])
 def test_unknown_or_malformed_keys(value):
     with pytest.raises(layout.LayoutError) as e:
@@ -58,4 +60,91 @@ def test_tools_refuse_unknown_keys_in_one_line(tmp_path, capsys, command):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "!keys" in err and "colour" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+SIZED = ["surt", "datetime", "mime", "status", "size", "depth"]
+#: the same fields in another order: readers find each field by its name (spec section 2)
+REORDERED = ["surt", "depth", "size", "status", "datetime", "mime"]
+CDX = (b" CDX N b a m s k r M S V g\n"
+       b"com,example)/a 20130101000000 http://example.com/a text/html 200 AAAA - - 1500 0 w.warc.gz\n"
+       b"com,example)/a 20140101000000 http://example.com/a text/html 200 AAAA - - 1600 0 w.warc.gz\n"
+       b"com,example)/b 20130505000000 http://example.com/b image/png 404 BBBB - - 10 0 w.warc.gz\n")
+
+
+def _profile_in_order(tmp_path, order):
+    """A profile of CDX whose key fields are written in ``order`` (by name), sorted again."""
+    policy = tmp_path / "sized.yaml"
+    policy.write_text("name: sized\nhost_depth: 3\npath_depth: 0\nexact_urls: false\n"
+                      "levels: {datetime: [year], mime: [type, class], status: [class], size: [class], "
+                      "depth: [hops]}\n")
+    (tmp_path / "in.cdx").write_bytes(CDX)
+    canonical = tmp_path / "canonical.cdxj"
+    assert main(["profile", str(tmp_path / "in.cdx"), "-o", str(canonical), "--policy", str(policy), "-q"]) == 0
+    head, data = [], []
+    for line in canonical.read_bytes().splitlines():
+        if line.startswith(b"!keys"):
+            head.append(b"!keys " + json.dumps(order, separators=(",", ":")).encode())
+        elif line.startswith(b"!"):
+            head.append(line)
+        else:
+            key, value = line.split(b" {", 1)
+            by_name = dict(zip(SIZED, key.split(b" ")))
+            data.append(b" ".join(by_name[n] for n in order) + b" {" + value)
+    out = tmp_path / ("%s.cdxj" % "-".join(order[1:]))
+    out.write_bytes(b"\n".join(sorted(head) + sorted(data)) + b"\n")
+    return canonical, out
+
+
+def test_a_keys_line_in_another_order_is_read_by_name():
+    five = layout.of_headers([("!keys", REORDERED)], "p")
+    assert five.fields == tuple(REORDERED) and layout.index(five, "mime") == 5
+    assert layout.key(five, "*", mime="html", size="1k-10k") == "* - 1k-10k - - html"
+
+
+@pytest.mark.parametrize("command", [["query", "{p}", "--mime", "html", "--size", "1k-10k", "--status", "2xx"],
+                                     ["query", "{p}", "--surt", "com,*", "--datetime", "2013", "--depth", "unk"],
+                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014"]])
+def test_tools_answer_a_profile_whose_keys_come_in_another_order(tmp_path, capsys, command):
+    """The same answer, its key in the file's order, whatever order !keys gives the fields in."""
+    canonical, reordered = _profile_in_order(tmp_path, REORDERED)
+    answers = []
+    for path in (canonical, reordered):
+        assert main([a.format(p=path) for a in command]) == 0
+        answers.append(capsys.readouterr().out)
+    key, value = answers[1].rstrip("\n").split(" {", 1) if command[0] == "query" else \
+        (answers[1].split("\t")[2], "\t".join(answers[1].split("\t")[3:]))
+    by_name = dict(zip(REORDERED, key.split(" ")))
+    canonical_key = " ".join(by_name[n] for n in SIZED)
+    assert answers[0] == (canonical_key + " {" + value + "\n" if command[0] == "query" else
+                          answers[1].replace(key, canonical_key))
+
+
+@pytest.mark.parametrize("command", [["validate", "{p}"], ["ukvs", "{p}", "-o", "{o}"], ["report", "{p}", "-o", "{o}"],
+                                     ["merge", "{p}", "{p2}", "-o", "{o}"], ["diff", "{p}", "{p2}"],
+                                     ["compact", "{p}", "-o", "{o}", "--max-lines", "10"],
+                                     ["split", "{p}", "--max-lines", "20", "-o", "{o}"]])
+def test_every_tool_reads_a_profile_whose_keys_come_in_another_order(tmp_path, command):
+    if command[0] == "report":
+        pytest.importorskip("jinja2")
+    _, p = _profile_in_order(tmp_path, REORDERED)
+    p2 = tmp_path / "p2.cdxj"
+    p2.write_bytes(p.read_bytes().replace(b"!id {\"uri\":null}", b"!id {\"uri\":\"https://b.example/\"}"))
+    assert main([a.format(p=p, p2=p2, o=tmp_path / "out") for a in command] + ["-q"] * (command[0] != "validate")) == 0
+
+
+def test_validate_notes_key_fields_in_another_order_than_the_writers(tmp_path, capsys):
+    canonical, reordered = _profile_in_order(tmp_path, REORDERED)
+    assert main(["validate", str(reordered)]) == 0
+    assert "another order than the spec's" in capsys.readouterr().out
+    assert main(["validate", str(canonical)]) == 0
+    assert "another order" not in capsys.readouterr().out
+
+
+def test_merge_refuses_the_same_fields_in_another_order_in_one_line(tmp_path, capsys):
+    """A merge streams its sorted inputs: their shared key fields must come in one order."""
+    canonical, reordered = _profile_in_order(tmp_path, REORDERED)
+    assert main(["merge", str(canonical), str(reordered), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "another order" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()

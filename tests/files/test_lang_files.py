@@ -91,7 +91,7 @@ def test_five_field_lines_checked_with_line_numbers(files, tmp_path, how, messag
 def test_unknown_keys_are_a_problem_of_their_line(files, tmp_path):
     def change(lines):
         i = next(i for i, line in enumerate(lines) if line.startswith(b"!keys "))
-        lines[i] = b'!keys ["surt","datetime","mime","lang","status"]'
+        lines[i] = b'!keys ["surt","datetime","mime","status","tongue"]'
         return i + 1
     path, lineno = _corrupt(tmp_path, files["lang"], change)
     report = validate(path)

@@ -44,6 +44,40 @@ def test_an_index_that_starts_with_a_filedesc_entry_is_an_index(tmp_path, name, 
     assert '"bytes":70,' in top
 
 
+#: entries the spec names by their urlkey alone (the URL field another value): a warcinfo and a
+#: filedesc entry whose URL is '-', and a '-' urlkey beside a URL
+BY_URLKEY = {
+    "cdx": (b"filedesc:foo.arc 20200101000000 - text/plain 200 - - - 70 0 foo.arc\n"
+            b"org,a)/ 20200101000000 http://a.org/ text/html 200 AAAA - - 30 0 foo.arc\n"
+            b"warcinfo:/foo.warc/1 20200101000000 - application/warc-fields - - - - 300 0 foo.warc\n"
+            b"- 20200103000000 http://c.org/ text/html 200 CCCC - - 5 0 foo.warc\n"),
+    "cdxj": (b'- 20200103000000 {"url":"http://c.org/","mime":"text/html","status":"200","length":"5"}\n'
+             b'filedesc:foo.arc 20200101000000 {"mime":"text/plain","status":"200","length":"70"}\n'
+             b'org,a)/ 20200101000000 {"url":"http://a.org/","mime":"text/html","status":"200","length":"30"}\n'
+             b'warcinfo:/foo.warc/1 20200101000000 {"url":"-","mime":"text/plain","length":"300"}\n'),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(BY_URLKEY))
+@pytest.mark.parametrize("pure", [False, True])
+def test_entries_named_by_their_urlkey_alone_are_not_captures(tmp_path, fmt, pure):
+    """Spec section 1: urlkeys starting filedesc: or warcinfo:, and urlkey '-', are not captures,
+    whatever the URL field holds."""
+    path = tmp_path / ("i." + fmt)
+    path.write_bytes(BY_URLKEY[fmt])
+    out = tmp_path / "p.cdxj"
+    if pure:
+        with pure_python():
+            run_profile([str(path)], str(out))
+    else:
+        run_profile([str(path)], str(out))
+    lines = out.read_text().splitlines()
+    meta = json.loads(next(l for l in lines if l.startswith('!meta {"inputs"'))[6:])
+    assert meta["captures"] == 1 and meta["skipped"] == {"not_a_capture": 3}
+    keys = [l.split(" {")[0] for l in lines if not l.startswith("!")]
+    assert [k for k in keys if k.endswith(" - - -")] == ["* - - -", "org,* - - -", "org,a)/* - - -"]
+
+
 def test_an_arc_file_still_starts_with_its_filedesc_header(tmp_path):
     path = tmp_path / "a.arc"
     path.write_bytes(b"filedesc://a.arc 0.0.0.0 20200101000000 text/plain 4\n1 0 \n\n"
