@@ -1,9 +1,10 @@
 """The key layout of a profile file: its ``!keys`` read as criteria (profiler.model.criteria).
 
 A profile key is ``surt`` then one field per criterion its ``!keys`` names: the core ones, then
-the optional ones (``lang``) its policy used. Writers use the registry's order; a reader finds each
-field by its name (spec section 2), so a ``!keys`` listing them in another order is read as it is. Tools read the layout from the file, build their
-keys and ``- - -`` suffixes from it, and refuse to mix files whose layouts differ. A file
+the optional ones (``lang``) its policy used. Writers use the registry's order; a reader finds
+each field by its name (spec section 2), so a ``!keys`` listing them in another order is read as
+it is. Tools read the layout from the file, build their keys and ``- - -`` suffixes from it, and
+refuse to mix files whose layouts differ. A file
 without ``!keys`` has the core layout; an unknown or malformed ``!keys`` is a LayoutError.
 
 Other producers name the fields otherwise (the CDXJ blog's ``@keys ["surt_uri", "year"]``) and

@@ -179,25 +179,32 @@ def test_a_surt_in_heritrix_s_form_is_read_as_its_url(key, url, expected):
 
 
 def test_a_surt_in_heritrix_s_form_is_read_alike_by_the_compiled_map_side(tmp_path):
-    import os
-    from profiler.run.profile import run_profile
     lines = [b" CDX N b a m s k r M S V g"] + [
         key + b" 20140103030321 - text/html 200 B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 x.warc.gz"
         for key in (b"(com,example,)/a", b"(com,example,www,)/b", b"com,example)/c", b"http://(org,example,)/")]
     path = tmp_path / "h.cdx"
     path.write_bytes(b"\n".join(lines) + b"\n")
+    out = _compiled_and_python(path, tmp_path, "local")
+    assert [x for x in out["compiled"].splitlines() if not x.startswith(b"!")] == \
+        [x for x in out["python"].splitlines() if not x.startswith(b"!")]
+
+
+def _compiled_and_python(path, tmp_path, runner):
+    """{"compiled": profile bytes, "python": profile bytes} of path, with the "full" policy."""
+    import os
+    from profiler.run.profile import run_profile
     out = {}
     for name, env in (("compiled", {}), ("python", {"ARCHIVE_PROFILER_PURE_PYTHON": "1"})):
         old = dict(os.environ)
         os.environ.update(env)
         try:
-            run_profile([str(path)], str(tmp_path / name), "full", runner="local", cores=1,
+            run_profile([str(path)], str(tmp_path / name), "full", runner=runner, cores=1,
                         created="2026-01-01T00:00:00Z")
         finally:
             os.environ.clear()
             os.environ.update(old)
-        out[name] = [line for line in (tmp_path / name).read_bytes().splitlines() if not line.startswith(b"!")]
-    assert out["compiled"] == out["python"]
+        out[name] = (tmp_path / name).read_bytes()
+    return out
     keys = {line.split(b" ")[0] for line in out["compiled"]}
     assert {b"com,example)/a", b"com,example)/b", b"com,example)/c", b"org,example)/"} <= keys
     assert not [k for k in keys if k.startswith(b"(")]
@@ -294,21 +301,9 @@ def test_surplus_fields_that_are_no_url_of_the_key_stay_bad_field_count(line):
 
 
 def test_a_url_with_spaces_is_read_alike_by_the_compiled_map_side(tmp_path):
-    import os
-    from profiler.run.profile import run_profile
     path = tmp_path / "s.cdx"
     path.write_bytes(b" CDX N b a m s k r M S V g\n" + SPACED_URL + b"\n" + PYWB_200 + b"\n")
-    out = {}
-    for name, env in (("compiled", {}), ("python", {"ARCHIVE_PROFILER_PURE_PYTHON": "1"})):
-        old = dict(os.environ)
-        os.environ.update(env)
-        try:
-            run_profile([str(path)], str(tmp_path / name), "full", runner="inline", cores=1,
-                        created="2026-01-01T00:00:00Z")
-        finally:
-            os.environ.clear()
-            os.environ.update(old)
-        out[name] = (tmp_path / name).read_bytes()
+    out = _compiled_and_python(path, tmp_path, "inline")
     assert out["compiled"] == out["python"]
     assert b"bad_field_count" not in out["compiled"]
     assert b'\n* - - - {"urim":{"total":2,' in out["compiled"]

@@ -24,6 +24,17 @@ CDXJ = (b'filedesc:foo.arc 20200101000000 {"url":"filedesc://foo.arc","mime":"te
         b'- 20200103000000 {"mime":"text/html","length":"5"}\n')
 
 
+def _profile(path, out, pure):
+    """(lines, the run's !meta) of path profiled, by the compiled kernels or pure Python."""
+    if pure:
+        with pure_python():
+            run_profile([str(path)], str(out))
+    else:
+        run_profile([str(path)], str(out))
+    lines = out.read_text().splitlines()
+    return lines, json.loads(next(l for l in lines if l.startswith('!meta {"inputs"'))[6:])
+
+
 @pytest.mark.parametrize("name, data, fmt, skipped", [("i.cdx", CDX, "cdx", 2), ("i.cdxj", CDXJ, "cdxj", 3)])
 @pytest.mark.parametrize("compressed", [False, True])
 @pytest.mark.parametrize("pure", [False, True])
@@ -31,14 +42,7 @@ def test_an_index_that_starts_with_a_filedesc_entry_is_an_index(tmp_path, name, 
     path = tmp_path / (name + (".gz" if compressed else ""))
     path.write_bytes(gzip.compress(data) if compressed else data)
     assert inputs.sniff(str(path))["format"] == fmt
-    out = tmp_path / "p.cdxj"
-    if pure:
-        with pure_python():
-            run_profile([str(path)], str(out))
-    else:
-        run_profile([str(path)], str(out))
-    lines = out.read_text().splitlines()
-    meta = json.loads(next(l for l in lines if l.startswith('!meta {"inputs"'))[6:])
+    lines, meta = _profile(path, tmp_path / "p.cdxj", pure)
     assert meta["captures"] == 2 and meta["skipped"] == {"not_a_capture": skipped}
     top = next(l for l in lines if l.startswith("* - - - "))
     assert '"bytes":70,' in top
@@ -65,14 +69,7 @@ def test_entries_named_by_their_urlkey_alone_are_not_captures(tmp_path, fmt, pur
     whatever the URL field holds."""
     path = tmp_path / ("i." + fmt)
     path.write_bytes(BY_URLKEY[fmt])
-    out = tmp_path / "p.cdxj"
-    if pure:
-        with pure_python():
-            run_profile([str(path)], str(out))
-    else:
-        run_profile([str(path)], str(out))
-    lines = out.read_text().splitlines()
-    meta = json.loads(next(l for l in lines if l.startswith('!meta {"inputs"'))[6:])
+    lines, meta = _profile(path, tmp_path / "p.cdxj", pure)
     assert meta["captures"] == 1 and meta["skipped"] == {"not_a_capture": 3}
     keys = [l.split(" {")[0] for l in lines if not l.startswith("!")]
     assert [k for k in keys if k.endswith(" - - -")] == ["* - - -", "org,* - - -", "org,a)/* - - -"]
