@@ -47,10 +47,22 @@ def parse(parser, argv):
     """The arguments of argv: a subcommand's options may come before, between or after its
     positionals (argparse's intermixed parsing; the top-level parser only knows the command)."""
     if argv and argv[0] in SUBCOMMANDS:
-        args = parser.subcommands[argv[0]].parse_intermixed_args(argv[1:])
+        sub = parser.subcommands[argv[0]]
+        _refuse_single_dash_output(sub, argv[1:])
+        args = sub.parse_intermixed_args(argv[1:])
         args.command = argv[0]
         return args
     return parser.parse_args(argv)
+
+
+def _refuse_single_dash_output(parser, argv):
+    """A usage error for '-out FILE' or '-output FILE' (one dash): argparse reads it as '-o ut'
+    or '-o utput', writes a file named 'ut' and takes FILE for an input."""
+    if "-o" not in parser._option_string_actions:
+        return
+    for token in argv:
+        if token.startswith("-ou"):
+            parser.error("%s is read as -o %s: write -o FILE or --output FILE" % (token[:40], token[2:40]))
 
 
 def _text(text):

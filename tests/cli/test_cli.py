@@ -62,6 +62,16 @@ def test_bad_policy_file_is_one_line(tmp_path):
     assert r.returncode == 2 and "host_depth" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("command", [["profile", SAMPLE], ["ukvs", "p.cdxj"], ["merge", "p.cdxj", "q.cdxj"]])
+@pytest.mark.parametrize("dash", ["-out", "-output"])
+def test_a_single_dash_output_is_one_line(tmp_path, command, dash):
+    """'-out FILE' was read as '-o ut': a file named 'ut' written (exit 0), FILE taken for an input."""
+    r = run_cli(*(command + [dash, "x.cdxj"]), cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert "%s is read as -o %s: write -o FILE or --output FILE" % (dash, dash[2:]) in r.stderr
+    assert not (tmp_path / dash[2:]).exists() and not (tmp_path / "x.cdxj").exists()
+
+
 def test_profile_of_bundled_sample(tmp_path):
     out = tmp_path / "sample.cdxj"
     assert cli.main(["profile", "-q", SAMPLE, "-o", str(out), "--archive-uri", "https://a.example/"]) == 0
