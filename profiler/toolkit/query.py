@@ -11,6 +11,7 @@ import heapq
 import itertools
 import math
 import os
+import re
 
 from profiler import jsonnum
 from profiler.errors import UserError
@@ -128,18 +129,40 @@ group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c i
 
 
 def host_not_surt(surt):
-    """What to ask instead when a SURT field is a host name or URL ('cnn.com',
-    'http://www.cnn.com/world/'), else None: such a key has no line, and the policy's reason
-    (no URL keys) would not say why."""
-    if surt == "*" or "," in surt or ")" in surt or "." not in surt:
-        return None
+    """What to ask instead when a SURT field is a host name, a host pattern or a URL ('cnn.com',
+    '*.gov.uk', 'http://www.cnn.com/world/') or a SURT host without its ',*' or ')/*' ('uk,gov'),
+    else None: such a key has no line, and the policy's reason (no URL keys) would not say why."""
+    if surt == "*" or "." not in surt or "," in surt or ")" in surt:
+        return _unfinished_surt(surt)
+    given = surt
+    pattern = surt.startswith(("*.", "."))
+    if pattern:
+        surt = surt.lstrip("*").lstrip(".")
     from profiler.formats.cdx import surt_of
     key = surt_of(("" if "://" in surt else "http://").encode() + surt.encode("utf-8", "surrogateescape"))
     if key is None or ")" not in key:
         return None
     host = key.split(")")[0]
-    return ("%r is a host name or URL, not a SURT key: '%s)/*' is the host, '%s,*' the host and its "
-            "subdomains" % (surt[:80], host, host))
+    return "%r is a host name%s, not a SURT key: %s" % (given[:80], " pattern" if pattern else " or URL",
+                                                         _host_keys(host))
+
+
+def _host_keys(host):
+    """The SURT keys that answer for a host (its SURT, 'com,cnn'): its host line and the wildcard
+    of its subdomains, which does not hold the host itself (docs/policies.md)."""
+    return ("'%s)/*' is the host, '%s,*' its subdomains (all of %s is the two lines)"
+            % (host, host, ".".join(reversed(host.split(",")))))
+
+
+def _unfinished_surt(surt):
+    """What to ask instead of a SURT host that is not a key ('uk,gov', 'uk,gov,': no line ever
+    has it), else None."""
+    host = surt.rstrip(",")
+    if ")" in surt or surt.endswith("*") or not re.fullmatch(r"[a-z0-9-]+(,[a-z0-9-]+)*", host):
+        return None
+    if "," not in host:
+        return "%r is not a SURT key: '%s,*' is every host under it" % (surt[:80], host)
+    return "%r is not a SURT key: %s" % (surt[:80], _host_keys(host))
 
 
 def asked_unlike_written(policy, values, layout):
