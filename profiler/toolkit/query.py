@@ -22,7 +22,7 @@ from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES
-from profiler.model.policy import recorded as policy_recorded
+from profiler.model.policy import recorded as policy_recorded, with_field as policy_with_field
 from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 
@@ -328,7 +328,8 @@ def _values(profile, fixed, group):
             raise QueryError("cannot %s %r (choose from %s)" % ("group by" if f in group else "fix", f,
                                                                ", ".join(layout.fields)))
         if f not in layout.fields:
-            raise QueryError("%s has no %s key field (its keys: %s)" % (profile.path, f, layouts.describe(layout)))
+            raise QueryError("%s has no %s key field (its keys: %s): %s"
+                             % (profile.path, f, layouts.describe(layout), policy_with_field(f)))
     values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in layout.fields}
     hint = host_not_surt(values["surt"])
     if hint:
