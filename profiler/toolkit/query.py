@@ -212,7 +212,7 @@ class SortedProfile:
     def __init__(self, path, skipped=None):
         found = DataFile(path)
         if found.kind != "cdxj":
-            raise QueryError("%s is a UKVS map: query reads CDXJ profiles (use 'lookup' for maps)" % path)
+            raise QueryError("%s is a UKVS map, not a CDXJ profile (use 'lookup' for maps)" % path)
         found.check(skipped, searched=True)
         self.path = path
         self.headers = found.headers
