@@ -175,6 +175,9 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         outfiles.refuse_inputs(out_path, files + list(manifests))
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
+    if len(infos) == 1 and skipped_files:       # the one input refused: its reason, in one line
+        raise inputs_mod.InputError("cannot profile %s: %s" % (
+            display_name((input_names or {}).get(infos[0]["path"], infos[0]["path"])), skipped_files[0]["reason"]))
     for item in skipped_files:
         log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
                     item["reason"])

@@ -62,6 +62,27 @@ def test_bad_policy_file_is_one_line(tmp_path):
     assert r.returncode == 2 and "host_depth" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_profile_or_map_given_to_profile_says_what_it_is(tmp_path):
+    """A profile given to profile was "not ... a CDX index (unrecognised layout)" and a second error
+    line; a UKVS map was read as a CDX index: an empty profile, exit 0. One line naming it, exit 2;
+    in a folder with an index, it is skipped with that reason and the index profiled."""
+    assert run_cli("profile", SAMPLE, "-o", "p.cdxj", "-q", cwd=str(tmp_path)).returncode == 0
+    assert run_cli("ukvs", "p.cdxj", "-o", "p.ukvs", "-q", cwd=str(tmp_path)).returncode == 0
+    for given, what in (("p.cdxj", "an archive profile"), ("p.ukvs", "a MementoMap (UKVS)")):
+        r = run_cli("profile", given, "-o", "out.cdxj", cwd=str(tmp_path))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("archive-profiler: error: cannot profile %s: %s, not an index or crawl file: "
+                                   % (tmp_path / given, what)), r.stderr
+        assert "archive-profiler merge" in r.stderr and not (tmp_path / "out.cdxj").exists()
+    folder = tmp_path / "in"
+    folder.mkdir()
+    os.rename(str(tmp_path / "p.ukvs"), str(folder / "p.ukvs"))
+    os.symlink(SAMPLE, str(folder / "sample.cdx.gz"))
+    r = run_cli("profile", str(folder), "-o", "out.cdxj", cwd=str(tmp_path))
+    assert r.returncode == 0 and "skipping %s: a MementoMap (UKVS), not an index" % (folder / "p.ukvs") in r.stderr
+    assert "5,000 captures" in r.stderr
+
+
 @pytest.mark.parametrize("command", [["profile", SAMPLE], ["ukvs", "p.cdxj"], ["merge", "p.cdxj", "q.cdxj"]])
 @pytest.mark.parametrize("dash", ["-out", "-output"])
 def test_a_single_dash_output_is_one_line(tmp_path, command, dash):
