@@ -162,6 +162,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
         if runner == "spark":
             preflight.check_spark(job)
+        elif runner == "hadoop":
+            preflight.check_hadoop(job)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", display_name(item["path"]),
