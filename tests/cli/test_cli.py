@@ -26,6 +26,15 @@ def test_version_and_help():
     assert r.returncode == 0 and "--policy" in r.stdout and "--runner" in r.stdout
 
 
+def test_profile_help_names_the_bundled_policies_and_the_default_runner():
+    """--policy's help said "bundled name" without naming one, -r had no help (its default unsaid)."""
+    from profiler.model.policy import available
+    r = run_cli("profile", "--help")
+    text = " ".join(r.stdout.split())
+    assert "bundled name: %s (default: default)" % ", ".join(available()) in text
+    assert "the mrjob runner (default: inline" in text
+
+
 def _subcommands(parser):
     return sorted(parser._subparsers._group_actions[0].choices)
 

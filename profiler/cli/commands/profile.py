@@ -56,9 +56,13 @@ def add_arguments(p):
                         "(or only --manifest)")
     p.add_argument("-o", "--output", metavar="OUT.cdxj", help="the profile (- for standard output); "
                    "required but with --dry-run")
-    p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
+    from profiler.model.policy import available
+    p.add_argument("--policy", default="default",
+                   help="policy YAML file or bundled name: %s (default: default)" % ", ".join(available()))
     p.add_argument("-r", "--runner", default="inline",
-                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
+                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"],
+                   help="the mrjob runner (default: inline, in this process; local: task processes on "
+                        "--cores; the others: docs/cluster.md)")
     p.add_argument("-c", "--conf-path", action="append", default=[], metavar="MRJOB_CONF",
                    help="mrjob.conf file (repeatable)")
     p.add_argument("--archive-uri", default=None, help="URI of the archive, for the !id line")
