@@ -13,6 +13,10 @@ from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
 
+#: the commands whose -o is a profile or map (searched in place, so never compressed)
+PROFILES_WRITTEN = ("profile", "ukvs", "merge", "compact")
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line with a hint (not the usage block)."""
 
@@ -100,6 +104,9 @@ def main(argv=None):
         bad = not_utf8(args)
         if bad:
             parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
+        if args.command in PROFILES_WRITTEN:
+            from profiler.files.outfiles import refuse_compressed_name
+            refuse_compressed_name(getattr(args, "output", None))
         _logging(args)
         return args.module.run(args) or 0
     except UserError as e:

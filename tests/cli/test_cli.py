@@ -92,6 +92,19 @@ def test_a_profile_or_map_given_to_profile_says_what_it_is(tmp_path):
     assert "5,000 captures" in r.stderr
 
 
+@pytest.mark.parametrize("command, output", [(["profile", SAMPLE], "p.cdxj.gz"), (["profile", SAMPLE], "p.CDXJ.BZ2"),
+                                             (["ukvs", "p.cdxj"], "m.ukvs.gz"), (["merge", "p.cdxj"], "m.cdxj.xz"),
+                                             (["compact", "p.cdxj", "--max-lines", "9"], "c.cdxj.zst")])
+def test_a_compressed_output_name_is_one_line(tmp_path, command, output):
+    """-o p.cdxj.gz wrote an uncompressed profile under a name that tells gzip and zcat otherwise."""
+    if command[0] != "profile":
+        assert run_cli("profile", SAMPLE, "-o", "p.cdxj", "-q", cwd=str(tmp_path)).returncode == 0
+    r = run_cli(*(command + ["-o", output]), cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "profiles and maps are written uncompressed" in r.stderr and "name it without ." in r.stderr
+    assert not (tmp_path / output).exists()
+
+
 @pytest.mark.parametrize("command", [["profile", SAMPLE], ["ukvs", "p.cdxj"], ["merge", "p.cdxj", "q.cdxj"]])
 @pytest.mark.parametrize("dash", ["-out", "-output"])
 def test_a_single_dash_output_is_one_line(tmp_path, command, dash):
