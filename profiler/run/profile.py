@@ -183,6 +183,11 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     for item in skipped_files:
         log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
                     item["reason"])
+    twice = inputs_mod.indexed_archives(infos)
+    if twice:
+        log.warning("%s indexes %s, which is an input too%s: their captures are counted twice (give the indexes "
+                    "or the WARC/ARC files, not both)", display_name(twice[0][0]), display_name(twice[0][1]),
+                    " (and %d more such index(es))" % (len(twice) - 1) if len(twice) > 1 else "")
     for info in infos:
         if not remote.is_remote(info["path"]) and inputs_mod.last_line_unended(info):
             log.warning("%s: its last line has no line end, and is read as it is (if the file was cut short, "
