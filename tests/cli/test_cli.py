@@ -27,12 +27,13 @@ def test_version_and_help():
 
 
 def test_profile_help_names_the_bundled_policies_and_the_default_runner():
-    """--policy's help said "bundled name" without naming one, -r had no help (its default unsaid)."""
+    """--policy's help said "bundled name" without naming one, and -r's default was unsaid (the
+    description says it: an option's help would be every choice's description in zsh's completion)."""
     from profiler.model.policy import available
     r = run_cli("profile", "--help")
     text = " ".join(r.stdout.split())
     assert "bundled name: %s (default: default)" % ", ".join(available()) in text
-    assert "the mrjob runner (default: inline" in text
+    assert "The mrjob runner (-r) is inline (in this process) unless given" in text
 
 
 def _subcommands(parser):

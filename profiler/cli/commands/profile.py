@@ -22,7 +22,9 @@ def HELP():
 def DESCRIPTION():
     from profiler.formats import registry
     return ("Profile input files (%s; plain, .gz or .bz2; files, folders, glob patterns or manifests "
-            "of paths) into a sorted CDXJ archive profile. Arguments after '--' go to mrjob unchanged."
+            "of paths) into a sorted CDXJ archive profile. The mrjob runner (-r) is inline (in this "
+            "process) unless given: local runs task processes on --cores, the cluster runners are in "
+            "docs/cluster.md. Arguments after '--' go to mrjob unchanged."
             % registry.listing(conjunction="and"))
 TAKES_EXTRA = True
 
@@ -60,9 +62,7 @@ def add_arguments(p):
     p.add_argument("--policy", default="default",
                    help="policy YAML file or bundled name: %s (default: default)" % ", ".join(available()))
     p.add_argument("-r", "--runner", default="inline",
-                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"],
-                   help="the mrjob runner (default: inline, in this process; local: task processes on "
-                        "--cores; the others: docs/cluster.md)")
+                   choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
     p.add_argument("-c", "--conf-path", action="append", default=[], metavar="MRJOB_CONF",
                    help="mrjob.conf file (repeatable)")
     p.add_argument("--archive-uri", default=None, help="URI of the archive, for the !id line")
