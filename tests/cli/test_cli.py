@@ -26,6 +26,17 @@ def test_version_and_help():
     assert r.returncode == 0 and "--policy" in r.stdout and "--runner" in r.stdout
 
 
+def test_cores_with_the_inline_runner_says_it_is_not_used(tmp_path):
+    """--cores 4 without -r local was taken and ignored in silence (the help says it is the local
+    runner's): one warning naming -r local; the local runner takes it without one."""
+    r = run_cli("profile", SAMPLE, "-o", "p.cdxj", "--cores", "4", cwd=str(tmp_path))
+    assert r.returncode == 0 and r.stderr.splitlines()[0] == ("archive-profiler: --cores is for the local runner: "
+                                                              "the inline runner runs in this one process "
+                                                              "(-r local to use 4)"), r.stderr
+    r = run_cli("profile", SAMPLE, "-o", "p.cdxj", "--cores", "2", "-r", "local", cwd=str(tmp_path))
+    assert r.returncode == 0 and "--cores" not in r.stderr, r.stderr
+
+
 def test_profile_help_names_the_bundled_policies_and_the_default_runner():
     """--policy's help said "bundled name" without naming one, and -r's default was unsaid (the
     description says it: an option's help would be every choice's description in zsh's completion)."""

@@ -110,6 +110,11 @@ def run(args):
     if not args.output:
         from profiler.errors import UserError
         raise UserError("profile: -o/--output is required (or --dry-run)")
+    if args.cores is not None and args.runner == "inline":
+        import logging
+        logging.getLogger("archive-profiler").warning(
+            "--cores is for the local runner: the inline runner runs in this one process (-r local to use %d)",
+            args.cores)
     if "-" in args.inputs:
         return _run_on_stdin(args)
     if args.format != "cdxj":
