@@ -13,6 +13,10 @@ from profiler.cli.commands import SUBCOMMANDS
 from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 
 
+#: the commands whose -o is a profile or map (searched in place, so never compressed)
+PROFILES_WRITTEN = ("profile", "ukvs", "merge", "compact")
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line with a hint (not the usage block)."""
 
@@ -47,10 +51,22 @@ def parse(parser, argv):
     """The arguments of argv: a subcommand's options may come before, between or after its
     positionals (argparse's intermixed parsing; the top-level parser only knows the command)."""
     if argv and argv[0] in SUBCOMMANDS:
-        args = parser.subcommands[argv[0]].parse_intermixed_args(argv[1:])
+        sub = parser.subcommands[argv[0]]
+        _refuse_single_dash_output(sub, argv[1:])
+        args = sub.parse_intermixed_args(argv[1:])
         args.command = argv[0]
         return args
     return parser.parse_args(argv)
+
+
+def _refuse_single_dash_output(parser, argv):
+    """A usage error for '-out FILE' or '-output FILE' (one dash): argparse reads it as '-o ut'
+    or '-o utput', writes a file named 'ut' and takes FILE for an input."""
+    if "-o" not in parser._option_string_actions:
+        return
+    for token in argv:
+        if token.startswith("-ou"):
+            parser.error("%s is read as -o %s: write -o FILE or --output FILE" % (token[:40], token[2:40]))
 
 
 def _text(text):
@@ -88,6 +104,9 @@ def main(argv=None):
         bad = not_utf8(args)
         if bad:
             parser.subcommands[args.command].error("argument %s: not UTF-8: %r" % (bad[0], bad[1][:40]))
+        if args.command in PROFILES_WRITTEN:
+            from profiler.files.outfiles import refuse_compressed_name
+            refuse_compressed_name(getattr(args, "output", None))
         _logging(args)
         return args.module.run(args) or 0
     except UserError as e:

@@ -32,6 +32,21 @@ class OutputError(UserError):
     """An output path that must not be written (one line, exit status 2)."""
 
 
+#: the endings of compressed files, which no profile or map is written as
+COMPRESSED_ENDINGS = (".gz", ".bz2", ".xz", ".zst")
+
+
+def refuse_compressed_name(path):
+    """OutputError for a profile or map output named as a compressed file ('p.cdxj.gz'): it is
+    written uncompressed (it is searched in place), and the name would tell readers otherwise.
+    A name that exists is left to target() (an input given as the output is refused as one)."""
+    if isinstance(path, str) and not is_stdout(path) and path.lower().endswith(COMPRESSED_ENDINGS) \
+            and not os.path.lexists(path):
+        ending = next(e for e in COMPRESSED_ENDINGS if path.lower().endswith(e))
+        raise OutputError("output %s: profiles and maps are written uncompressed (they are searched in place): "
+                          "name it without %s" % (path, ending))
+
+
 def is_stdout(path):
     return path == STDOUT
 

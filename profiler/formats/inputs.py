@@ -7,6 +7,9 @@ import itertools
 import os
 import re
 import stat
+import zlib
+
+import orjson
 
 from profiler.accel import fast
 from profiler.errors import UserError
@@ -323,6 +326,51 @@ def sniff(path):
                            "(%s -d)" % (other, other))
     info.update(found)
     return info
+
+
+#: the first lines of an index read for the archive files it names (indexed_archives)
+INDEXED_LINES = 20
+
+
+def indexed_archives(infos):
+    """[(index path, archive path)]: the local CDX (with a g field) and CDXJ (with filename)
+    inputs whose first lines name a WARC or ARC input by its file name. Both given, that
+    archive's captures are counted twice (an archive's WARC files often lie beside their index)."""
+    archives = {}
+    for i in infos:
+        if i.get("format") in ("warc", "arc"):
+            archives.setdefault(os.path.basename(i["path"]), i["path"])
+    found = []
+    for i in infos if archives else ():
+        if i.get("format") not in ("cdx", "cdxj") or is_remote(i["path"]):
+            continue
+        fields = (i.get("fields") or "").split()
+        at = fields.index("g") if "g" in fields else None
+        if i["format"] == "cdx" and at is None:
+            continue
+        try:
+            for line in itertools.islice(iter_lines(i["path"], compression=i["compression"]), INDEXED_LINES):
+                name = _filename_of(line, at)
+                if name and os.path.basename(name) in archives:
+                    found.append((i["path"], archives[os.path.basename(name)]))
+                    break
+        except (OSError, EOFError, ValueError, zlib.error):
+            continue
+    return found
+
+
+def _filename_of(line, at):
+    """The archive file name a CDX line's field ``at`` or a CDXJ line's "filename" gives, or None."""
+    parts = line.rstrip(b"\r\n").split(b" ", 2 if at is None else -1)
+    if at is None:
+        if len(parts) < 3 or not parts[2].startswith(b"{"):
+            return None
+        try:
+            name = orjson.loads(parts[2]).get("filename")
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+        return name if isinstance(name, str) else None
+    return os.fsdecode(parts[at]) if len(parts) > at else None
 
 
 def last_line_unended(info):

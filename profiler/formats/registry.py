@@ -243,6 +243,9 @@ def format_of(sample):
     'reason': ...}."""
     if not isinstance(sample, Sample):
         sample = Sample(list(sample))
+    ours = _written_here(sample.lines)
+    if ours is not None:
+        return {"format": None, "reason": ours}
     for fmt in FORMATS.values():
         found = fmt.sniff(sample)
         if found is not None:
@@ -252,6 +255,24 @@ def format_of(sample):
     if not sample.data:
         return {"format": None, "reason": "no index lines"}
     return {"format": None, "reason": "not %s (unrecognised layout)" % listing()}
+
+
+#: the !context of the files archive-profiler writes, and what to call them when given to profile
+WRITTEN_HERE = ((b"/contexts/archiveprofiles", "an archive profile"), (b"/contexts/ukvs", "a MementoMap (UKVS)"))
+
+
+def _written_here(lines):
+    """Why a profile or a map (its '!context' line among its first lines) is no input to profile,
+    or None: a map's lines were taken for a CDX index (an empty profile, exit 0)."""
+    for line in lines:
+        if not line.startswith(b"!"):
+            return None
+        if line.startswith(b"!context"):
+            for context, what in WRITTEN_HERE:
+                if context in line:
+                    return ("%s, not an index or crawl file: profile the captures it was made from, or "
+                            "combine profiles with 'archive-profiler merge'" % what)
+    return None
 
 
 def line_formats():

@@ -208,6 +208,21 @@ def available():
     return sorted(names)
 
 
+def with_field(field):
+    """How to get profiles whose keys have an optional field ('lang'): '--policy NAME' of the
+    bundled policies whose levels name it, or a policy of one's own."""
+    names = []
+    for name in available():
+        try:
+            if field in load(name).levels:
+                names.append(name)
+        except PolicyError:
+            continue
+    found = " or ".join("--policy %s" % n for n in names)
+    return "profile with %s" % (found + " (or a policy whose levels name %s)" % field if found
+                                else "a policy whose levels name %s" % field)
+
+
 def load(name_or_path="default", parse=None):
     """Load and validate a policy file. parse(data, path): the value of the file's bytes
     (parse_yaml, the default, or one that remembers the values of files read before:

@@ -101,6 +101,7 @@ class Night:
         self.record = {"started": _iso(started), "config": os.path.abspath(c.source)}
         try:
             try:
+                self._check_before_folders()
                 self._open_folders()
                 with RunLock(self.state_folder) as lock:
                     if lock.stale:
@@ -127,6 +128,19 @@ class Night:
                 if folder is not None:
                     folder.close()
         return self.record
+
+    def _check_before_folders(self):
+        """A UserError, before the output and state folders are made, for an input path (not a
+        pattern) that is not there or a policy not found: the example config run unedited made
+        /data/archive/profiles, then failed on /data/archive/cdx/. Only when a folder would be
+        made: a night with its folders there fails later, in its run log."""
+        c = self.config
+        if os.path.lexists(c.output_dir) and os.path.lexists(c.state_dir):
+            return
+        for path in c.inputs:
+            if "://" not in path and not any(ch in path for ch in "*?[") and not os.path.lexists(path):
+                raise inputs_mod.InputError("input not found: %s" % path)
+        load_policy(c.policy)
 
     def _open_folders(self):
         """The output, state and sets folders: real folders of this user (or trust_folders)."""

@@ -162,6 +162,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         job = preflight.check_job_args(ProfileJob, job_args([], pol, runner, conf_paths, extra=extra_args))
         if runner == "spark":
             preflight.check_spark(job)
+        elif runner == "hadoop":
+            preflight.check_hadoop(job)
     files, duplicates = inputs_mod.resolve_unique(input_args, manifests)
     for item in duplicates:
         log.warning("skipping %s: the same file as %s", display_name(item["path"]),
@@ -175,9 +177,17 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         outfiles.refuse_inputs(out_path, files + list(manifests))
     infos = [remote.sniff(fs, f) if remote.is_remote(f) else inputs_mod.sniff(f) for f in files]
     skipped_files = [{"path": i["path"], "reason": i["reason"]} for i in infos if not i["format"]]
+    if len(infos) == 1 and skipped_files:       # the one input refused: its reason, in one line
+        raise inputs_mod.InputError("cannot profile %s: %s" % (
+            display_name((input_names or {}).get(infos[0]["path"], infos[0]["path"])), skipped_files[0]["reason"]))
     for item in skipped_files:
         log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
                     item["reason"])
+    twice = inputs_mod.indexed_archives(infos)
+    if twice:
+        log.warning("%s indexes %s, which is an input too%s: their captures are counted twice (give the indexes "
+                    "or the WARC/ARC files, not both)", display_name(twice[0][0]), display_name(twice[0][1]),
+                    " (and %d more such index(es))" % (len(twice) - 1) if len(twice) > 1 else "")
     for info in infos:
         if not remote.is_remote(info["path"]) and inputs_mod.last_line_unended(info):
             log.warning("%s: its last line has no line end, and is read as it is (if the file was cut short, "

@@ -133,6 +133,16 @@ def check_spark(job):
         _reach_standalone_master(master)
 
 
+def check_hadoop(job):
+    """UserError, before any work, when the Hadoop runner cannot find its hadoop command (the
+    one mrjob would run: hadoop_bin, else the first found in $HADOOP_PREFIX/bin ... or PATH); the
+    same one line as when it fails to start it (missing_binary), without a run's first lines."""
+    runner = make_runner(job)
+    command = runner.get_hadoop_bin()[0]
+    if shutil.which(command) is None:
+        raise missing_binary("hadoop", FileNotFoundError(2, "No such file or directory", command))
+
+
 def _reach_standalone_master(master):
     """UserError unless one of a spark:// master's HOST:PORTs takes a TCP connection."""
     import socket

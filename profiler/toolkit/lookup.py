@@ -38,7 +38,7 @@ from profiler.files.sortedfile import SortedLines, UnsortedFile, profile_key
 from profiler.formats import cdx
 from profiler.model import criteria, normalise
 from profiler.model.criteria import ANY_FIELD, DATETIME, LANG, PREFIX
-from profiler.model.policy import recorded as policy_recorded
+from profiler.model.policy import recorded as policy_recorded, with_field as policy_with_field
 from profiler.model.keys import directories, exact_key, host_part, wildcard_level
 from profiler.files.ukvs import ALL_TIME, Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
@@ -324,8 +324,8 @@ class Lookup:
         if self.has(by):
             return
         if self.kind == "cdxj":
-            raise UserError("%s has no %s key field (its keys: %s): profile with a policy whose levels "
-                            "name %s to look its values up" % (self.path, by, layouts.describe(self.layout), by))
+            raise UserError("%s has no %s key field (its keys: %s): %s to look its values up"
+                            % (self.path, by, layouts.describe(self.layout), policy_with_field(by)))
         raise UserError("%s breaks no line down by %s (its !meta has no \"breakdown\":[\"%s\"]): "
                         "make it with 'ukvs' from a profile whose keys have %s" % (self.path, by, by, by))
 

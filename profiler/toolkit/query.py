@@ -11,6 +11,7 @@ import heapq
 import itertools
 import math
 import os
+import re
 
 from profiler import jsonnum
 from profiler.errors import UserError
@@ -21,7 +22,7 @@ from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.keys import has_host_line, key_level, registered_labels
 from profiler.model.policy import LEVEL_TYPES
-from profiler.model.policy import recorded as policy_recorded
+from profiler.model.policy import recorded as policy_recorded, with_field as policy_with_field
 from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 
@@ -128,18 +129,40 @@ group_samples = criteria.derived(lambda chosen: {c.name: list(c.samples) for c i
 
 
 def host_not_surt(surt):
-    """What to ask instead when a SURT field is a host name or URL ('cnn.com',
-    'http://www.cnn.com/world/'), else None: such a key has no line, and the policy's reason
-    (no URL keys) would not say why."""
-    if surt == "*" or "," in surt or ")" in surt or "." not in surt:
-        return None
+    """What to ask instead when a SURT field is a host name, a host pattern or a URL ('cnn.com',
+    '*.gov.uk', 'http://www.cnn.com/world/') or a SURT host without its ',*' or ')/*' ('uk,gov'),
+    else None: such a key has no line, and the policy's reason (no URL keys) would not say why."""
+    if surt == "*" or "." not in surt or "," in surt or ")" in surt:
+        return _unfinished_surt(surt)
+    given = surt
+    pattern = surt.startswith(("*.", "."))
+    if pattern:
+        surt = surt.lstrip("*").lstrip(".")
     from profiler.formats.cdx import surt_of
     key = surt_of(("" if "://" in surt else "http://").encode() + surt.encode("utf-8", "surrogateescape"))
     if key is None or ")" not in key:
         return None
     host = key.split(")")[0]
-    return ("%r is a host name or URL, not a SURT key: '%s)/*' is the host, '%s,*' the host and its "
-            "subdomains" % (surt[:80], host, host))
+    return "%r is a host name%s, not a SURT key: %s" % (given[:80], " pattern" if pattern else " or URL",
+                                                         _host_keys(host))
+
+
+def _host_keys(host):
+    """The SURT keys that answer for a host (its SURT, 'com,cnn'): its host line and the wildcard
+    of its subdomains, which does not hold the host itself (docs/policies.md)."""
+    return ("'%s)/*' is the host, '%s,*' its subdomains (all of %s is the two lines)"
+            % (host, host, ".".join(reversed(host.split(",")))))
+
+
+def _unfinished_surt(surt):
+    """What to ask instead of a SURT host that is not a key ('uk,gov', 'uk,gov,': no line ever
+    has it), else None."""
+    host = surt.rstrip(",")
+    if ")" in surt or surt.endswith("*") or not re.fullmatch(r"[a-z0-9-]+(,[a-z0-9-]+)*", host):
+        return None
+    if "," not in host:
+        return "%r is not a SURT key: '%s,*' is every host under it" % (surt[:80], host)
+    return "%r is not a SURT key: %s" % (surt[:80], _host_keys(host))
 
 
 def asked_unlike_written(policy, values, layout):
@@ -189,7 +212,7 @@ class SortedProfile:
     def __init__(self, path, skipped=None, what="query"):
         found = DataFile(path)
         if found.kind != "cdxj":
-            raise QueryError("%s is a UKVS map: %s reads CDXJ profiles (use 'lookup' for maps)" % (path, what))
+            raise QueryError("%s is a UKVS map, not a CDXJ profile (use 'lookup' for maps)" % path)
         pages.require_whole(path, found.headers, what)
         found.check(skipped, searched=True)
         self.path = path
@@ -306,7 +329,8 @@ def _values(profile, fixed, group):
             raise QueryError("cannot %s %r (choose from %s)" % ("group by" if f in group else "fix", f,
                                                                ", ".join(layout.fields)))
         if f not in layout.fields:
-            raise QueryError("%s has no %s key field (its keys: %s)" % (profile.path, f, layouts.describe(layout)))
+            raise QueryError("%s has no %s key field (its keys: %s): %s"
+                             % (profile.path, f, layouts.describe(layout), policy_with_field(f)))
     values = {f: fixed.get(f) or ("*" if f == "surt" else "-") for f in layout.fields}
     hint = host_not_surt(values["surt"])
     if hint:

@@ -26,6 +26,27 @@ def test_version_and_help():
     assert r.returncode == 0 and "--policy" in r.stdout and "--runner" in r.stdout
 
 
+def test_cores_with_the_inline_runner_says_it_is_not_used(tmp_path):
+    """--cores 4 without -r local was taken and ignored in silence (the help says it is the local
+    runner's): one warning naming -r local; the local runner takes it without one."""
+    r = run_cli("profile", SAMPLE, "-o", "p.cdxj", "--cores", "4", cwd=str(tmp_path))
+    assert r.returncode == 0 and r.stderr.splitlines()[0] == ("archive-profiler: --cores is for the local runner: "
+                                                              "the inline runner runs in this one process "
+                                                              "(-r local to use 4)"), r.stderr
+    r = run_cli("profile", SAMPLE, "-o", "p.cdxj", "--cores", "2", "-r", "local", cwd=str(tmp_path))
+    assert r.returncode == 0 and "--cores" not in r.stderr, r.stderr
+
+
+def test_profile_help_names_the_bundled_policies_and_the_default_runner():
+    """--policy's help said "bundled name" without naming one, and -r's default was unsaid (the
+    description says it: an option's help would be every choice's description in zsh's completion)."""
+    from profiler.model.policy import available
+    r = run_cli("profile", "--help")
+    text = " ".join(r.stdout.split())
+    assert "bundled name: %s (default: default)" % ", ".join(available()) in text
+    assert "The mrjob runner (-r) is inline (in this process) unless given" in text
+
+
 def _subcommands(parser):
     return sorted(parser._subparsers._group_actions[0].choices)
 
@@ -60,6 +81,50 @@ def test_bad_policy_file_is_one_line(tmp_path):
     bad.write_text("host_depth: -1\n")
     r = run_cli("profile", SAMPLE, "-o", str(tmp_path / "x.cdxj"), "--policy", str(bad))
     assert r.returncode == 2 and "host_depth" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_profile_or_map_given_to_profile_says_what_it_is(tmp_path):
+    """A profile given to profile was "not ... a CDX index (unrecognised layout)" and a second error
+    line; a UKVS map was read as a CDX index: an empty profile, exit 0. One line naming it, exit 2;
+    in a folder with an index, it is skipped with that reason and the index profiled."""
+    assert run_cli("profile", SAMPLE, "-o", "p.cdxj", "-q", cwd=str(tmp_path)).returncode == 0
+    assert run_cli("ukvs", "p.cdxj", "-o", "p.ukvs", "-q", cwd=str(tmp_path)).returncode == 0
+    for given, what in (("p.cdxj", "an archive profile"), ("p.ukvs", "a MementoMap (UKVS)")):
+        r = run_cli("profile", given, "-o", "out.cdxj", cwd=str(tmp_path))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("archive-profiler: error: cannot profile %s: %s, not an index or crawl file: "
+                                   % (tmp_path / given, what)), r.stderr
+        assert "archive-profiler merge" in r.stderr and not (tmp_path / "out.cdxj").exists()
+    folder = tmp_path / "in"
+    folder.mkdir()
+    os.rename(str(tmp_path / "p.ukvs"), str(folder / "p.ukvs"))
+    os.symlink(SAMPLE, str(folder / "sample.cdx.gz"))
+    r = run_cli("profile", str(folder), "-o", "out.cdxj", cwd=str(tmp_path))
+    assert r.returncode == 0 and "skipping %s: a MementoMap (UKVS), not an index" % (folder / "p.ukvs") in r.stderr
+    assert "5,000 captures" in r.stderr
+
+
+@pytest.mark.parametrize("command, output", [(["profile", SAMPLE], "p.cdxj.gz"), (["profile", SAMPLE], "p.CDXJ.BZ2"),
+                                             (["ukvs", "p.cdxj"], "m.ukvs.gz"), (["merge", "p.cdxj"], "m.cdxj.xz"),
+                                             (["compact", "p.cdxj", "--max-lines", "9"], "c.cdxj.zst")])
+def test_a_compressed_output_name_is_one_line(tmp_path, command, output):
+    """-o p.cdxj.gz wrote an uncompressed profile under a name that tells gzip and zcat otherwise."""
+    if command[0] != "profile":
+        assert run_cli("profile", SAMPLE, "-o", "p.cdxj", "-q", cwd=str(tmp_path)).returncode == 0
+    r = run_cli(*(command + ["-o", output]), cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "profiles and maps are written uncompressed" in r.stderr and "name it without ." in r.stderr
+    assert not (tmp_path / output).exists()
+
+
+@pytest.mark.parametrize("command", [["profile", SAMPLE], ["ukvs", "p.cdxj"], ["merge", "p.cdxj", "q.cdxj"]])
+@pytest.mark.parametrize("dash", ["-out", "-output"])
+def test_a_single_dash_output_is_one_line(tmp_path, command, dash):
+    """'-out FILE' was read as '-o ut': a file named 'ut' written (exit 0), FILE taken for an input."""
+    r = run_cli(*(command + [dash, "x.cdxj"]), cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert "%s is read as -o %s: write -o FILE or --output FILE" % (dash, dash[2:]) in r.stderr
+    assert not (tmp_path / dash[2:]).exists() and not (tmp_path / "x.cdxj").exists()
 
 
 def test_profile_of_bundled_sample(tmp_path):

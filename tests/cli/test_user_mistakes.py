@@ -140,6 +140,17 @@ def test_missing_hadoop_binary(tmp_path):
     assert not out.exists()
 
 
+def test_missing_hadoop_binary_is_found_before_the_run(tmp_path):
+    """Without hadoop the run began ("profiling 1 file(s) ... with the hadoop runner") and then
+    failed: the error is the only line, as for the other runners."""
+    env = {k: v for k, v in os.environ.items() if k not in HADOOP_VARS}
+    env.update(PYTHONPATH=ROOT, PATH=os.path.dirname(sys.executable) + ":/usr/bin:/bin")
+    for extra in ([], ["--", "--hadoop-bin", str(tmp_path / "nosuch" / "hadoop")]):
+        r, out = profile(tmp_path, "-r", "hadoop", *extra, env=env)
+        assert_one_line_error(r, "the hadoop runner cannot find %s" % (extra[-1] if extra else "hadoop"))
+        assert r.stderr.count("\n") == 1 and not out.exists(), r.stderr
+
+
 def test_missing_binary_recognised_only_for_the_runners_command():
     assert preflight.missing_binary("hadoop", FileNotFoundError(2, "No such file", "hadoop"))
     assert preflight.missing_binary("spark", FileNotFoundError(2, "No such file", "/opt/x/spark-submit"))

@@ -373,6 +373,18 @@ def test_damaged_profiles_are_refused_at_start(sample, tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr
 
 
+def test_a_map_is_refused_naming_explore_not_query(sample, tmp_path):
+    """explore of a UKVS map said "query reads CDXJ profiles": one line that fits both commands."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    ukvs = str(tmp_path / "p.ukvs")
+    assert subprocess.run([sys.executable, "-m", "profiler.cli", "ukvs", sample, "-o", ukvs, "-q"],
+                          env=env).returncode == 0
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "explore", ukvs, "--port", "0"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "is a UKVS map, not a CDXJ profile (use 'lookup' for maps)" in r.stderr and "query" not in r.stderr
+
+
 def test_start_up_options_are_one_line_errors(sample, tmp_path):
     """A port in digits that are not ASCII, or a profile that is a device, a FIFO or a folder:
     one line naming the mistake, exit 2, nothing listens (`--port ٣٠٠٠` listened on 3000)."""

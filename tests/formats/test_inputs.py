@@ -479,3 +479,26 @@ def test_the_kernel_s_filesystems_are_told_from_data(tmp_path):
     assert pseudofs.pseudo_filesystem(os.stat(str(data))) is None
     assert inputs.not_regular("/proc/self/status") == "on the kernel's proc filesystem, not a file of data"
     assert inputs.resolve(["/proc"]) == ["/proc"]          # not walked: one input, refused by sniff
+
+
+def test_an_index_and_the_archive_it_indexes_given_together_are_named(tmp_path):
+    """An archive's WARC files beside their CDX or CDXJ, profiled as one folder, counted every
+    capture twice without a word (342 captures of iana.warc.gz's 171): one warning naming them."""
+    import subprocess
+    import sys
+    from helpers.paths import ROOT
+    warc = shared_data("pywb", "warcs", "iana.warc.gz")
+    cdx, cdxj = shared_data("pywb", "cdx", "iana.cdx"), shared_data("pywb", "cdxj", "iana.cdxj")
+    other = shared_data("pywb", "cdx", "example.cdx")
+    infos = [sniff(p) for p in (cdx, cdxj, other, warc)]
+    assert inputs.indexed_archives(infos) == [(cdx, warc), (cdxj, warc)]
+    assert inputs.indexed_archives([sniff(p) for p in (cdx, other)]) == []        # indexes alone
+    gz = tmp_path / "iana.cdx.gz"
+    gz.write_bytes(gzip.compress(open(cdx, "rb").read()))
+    assert inputs.indexed_archives([sniff(str(gz)), sniff(warc)]) == [(str(gz), warc)]
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", cdx, warc, "-o", str(tmp_path / "p.cdxj")],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == ("archive-profiler: %s indexes %s, which is an input too: their captures "
+                                        "are counted twice (give the indexes or the WARC/ARC files, not both)"
+                                        % (cdx, warc)), r.stderr

@@ -371,6 +371,23 @@ def test_missing_inputs_is_a_user_error_not_a_traceback(tmp_path, capsys):
                                                             os.path.join(str(tmp_path), "nowhere/"))
 
 
+@pytest.mark.parametrize("text, message", [
+    ("inputs: [nowhere/]\noutput_dir: out\n", "input not found: %s"),
+    ("inputs: [here/]\noutput_dir: out\npolicy: defualt\n", "policy not found: defualt"),
+])
+def test_a_first_night_that_cannot_run_makes_no_folder(tmp_path, capsys, text, message):
+    """The example config run unedited made /data/archive/profiles (and its .nightly state), then
+    failed on the input /data/archive/cdx/: a missing input or policy is found first."""
+    from profiler.cli import main as cli
+    os.mkdir(str(tmp_path / "here"))
+    config = tmp_path / "n.yaml"
+    config.write_text(text)
+    assert cli.main(["nightly", "--config", str(config)]) == 2
+    out = capsys.readouterr().out
+    assert (message % (tmp_path / "nowhere/") if "%s" in message else message) in out, out
+    assert not (tmp_path / "out").exists()
+
+
 def test_mementomap_published_beside_each_version(tmp_path, capsys):
     from profiler.files.ukvs import profile_to_map
     a = Archive(tmp_path, mementomap="surt")

@@ -204,6 +204,25 @@ def test_a_host_name_or_url_given_as_surt_says_which_surt_to_ask(profiles):
     assert len(found) == 1 and note is None
 
 
+@pytest.mark.parametrize("given, words", [
+    ("*.cnn.com", ["host name pattern", "'com,cnn)/*' is the host, 'com,cnn,*' its subdomains (all of cnn.com"]),
+    (".cnn.com", ["host name pattern", "'com,cnn,*' its subdomains"]),
+    ("com,cnn", ["'com,cnn' is not a SURT key", "'com,cnn)/*' is the host, 'com,cnn,*' its subdomains"]),
+    ("com,cnn,", ["is not a SURT key", "'com,cnn,*' its subdomains"]),
+    ("com", ["'com' is not a SURT key: 'com,*' is every host under it"]),
+])
+def test_a_host_pattern_or_unfinished_surt_says_which_surt_to_ask(profiles, given, words):
+    """--surt '*.gov.uk' was told to ask 'uk,gov,*)/*'; --surt 'uk,gov' that the policy writes no
+    URL keys; and 'com,cnn,*' was called the host and its subdomains, though it holds only the
+    subdomains (the sample's cnn.com is all in 'com,cnn)/*'). One line naming both keys."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"], "--surt", given],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    for word in words:
+        assert word in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("varying", [["--level", "host"], ["--group", "surt"], ["--under", "com,"]])
 def test_a_fixed_surt_with_a_varying_surt_says_to_give_under(profiles, varying):
     """--surt 'com,*' --level host --top 3 --by bytes read as "the biggest hosts under com" gave

@@ -84,6 +84,10 @@ def test_what_a_profile_cannot_answer(files, capsys):
     assert main(["query", files["nolang"], "--lang", "ara"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "has no lang key field" in err
+    assert err.rstrip().endswith(": profile with --policy lang (or a policy whose levels name lang)"), err
+    assert main(["query", files["nolang"], "--size", "1k-10k"]) == 2     # the bundled policy that has it
+    err = capsys.readouterr().err
+    assert "has no size key field" in err and "profile with --policy facetredux" in err, err
     assert main(["query", files["lang"], "--lang", "gibberish!"]) == 2
     assert "not a language" in capsys.readouterr().err
 

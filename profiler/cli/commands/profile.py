@@ -22,7 +22,9 @@ def HELP():
 def DESCRIPTION():
     from profiler.formats import registry
     return ("Profile input files (%s; plain, .gz or .bz2; files, folders, glob patterns or manifests "
-            "of paths) into a sorted CDXJ archive profile. Arguments after '--' go to mrjob unchanged."
+            "of paths) into a sorted CDXJ archive profile. The mrjob runner (-r) is inline (in this "
+            "process) unless given: local runs task processes on --cores, the cluster runners are in "
+            "docs/cluster.md. Arguments after '--' go to mrjob unchanged."
             % registry.listing(conjunction="and"))
 TAKES_EXTRA = True
 
@@ -56,7 +58,9 @@ def add_arguments(p):
                         "(or only --manifest)")
     p.add_argument("-o", "--output", metavar="OUT.cdxj", help="the profile (- for standard output); "
                    "required but with --dry-run")
-    p.add_argument("--policy", default="default", help="policy YAML file or bundled name (default: default)")
+    from profiler.model.policy import available
+    p.add_argument("--policy", default="default",
+                   help="policy YAML file or bundled name: %s (default: default)" % ", ".join(available()))
     p.add_argument("-r", "--runner", default="inline",
                    choices=["inline", "local", "spark", "hadoop", "emr", "dataproc"])
     p.add_argument("-c", "--conf-path", action="append", default=[], metavar="MRJOB_CONF",
@@ -106,6 +110,11 @@ def run(args):
     if not args.output:
         from profiler.errors import UserError
         raise UserError("profile: -o/--output is required (or --dry-run)")
+    if args.cores is not None and args.runner == "inline":
+        import logging
+        logging.getLogger("archive-profiler").warning(
+            "--cores is for the local runner: the inline runner runs in this one process (-r local to use %d)",
+            args.cores)
     if "-" in args.inputs:
         return _run_on_stdin(args)
     if args.format != "cdxj":
