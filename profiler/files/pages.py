@@ -40,7 +40,7 @@ def require_whole(path, headers, what):
                         path, meta.get("number"), total, meta.get("source"), what, meta.get("source")))
 
 
-def _original_headers(headers):
+def original_headers(headers):
     """A page's header lines but its page line: the original's, the same on every page of one split."""
     return [(name, value) for name, value in headers
             if not (name[1:] == "meta" and isinstance(value, dict) and isinstance(value.get("page"), dict))]
@@ -49,9 +49,9 @@ def _original_headers(headers):
 def _same_split(pages):
     """PageError unless every page holds the header lines of the first (pages of two versions of
     a file, mixed, would be searched as one)."""
-    first = _original_headers(pages[0][1])
+    first = original_headers(pages[0][1])
     for path, headers, _, meta in pages[1:]:
-        if _original_headers(headers) != first:
+        if original_headers(headers) != first:
             raise PageError("%s is page %s of another version of %s: its header lines differ from page 1's "
                             "(pages of two splits mixed): split the file again" % (path, meta.get("number"),
                                                                                    meta.get("source")))

@@ -40,7 +40,7 @@ from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
-from profiler.files.pages import page_meta
+from profiler.files.pages import original_headers, page_meta
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
 
@@ -314,9 +314,8 @@ def refuse_pages_of_two_splits(paths, headers):
     or a page given twice, whose captures the other pages count too. Pages of one split are fine."""
     seen = {}
     for path, h in zip(paths, headers):
-        meta = header_dict(h)["meta"]
-        page = next((m["page"] for m in meta if isinstance(m, dict) and isinstance(m.get("page"), dict)), None)
-        origin = _origin(meta) if page else None
+        page = page_meta(h)
+        origin = _origin(header_dict(h)["meta"]) if page else None
         if origin is None:
             continue
         split = (page.get("source"), page.get("of"))
@@ -340,7 +339,7 @@ def refuse_some_pages(paths, headers):
     for path, h in zip(paths, headers):
         page = page_meta(h)
         if page is not None:
-            whole = jsonnum.dumps([[n, v] for n, v in h if page_meta([(n, v)]) is None])
+            whole = jsonnum.dumps([[n, v] for n, v in original_headers(h)])
             splits.setdefault((page.get("source"), page.get("of"), whole), []).append((path, page))
     for (source, total, _), given in splits.items():
         missing = sorted(set(range(1, total + 1)) - {page.get("number") for _, page in given}) \
@@ -737,9 +736,10 @@ def _shared_inputs(paths, copies):
     split): if those files held the same captures then, a merge counts them twice."""
     named, out, told = [], [], {frozenset(pair) for pair in copies}
     for path in paths:
-        meta = header_dict(DataFile(path).headers)["meta"]
-        if any(isinstance(m, dict) and isinstance(m.get("page"), dict) for m in meta):
+        headers = DataFile(path).headers
+        if page_meta(headers) is not None:
             continue
+        meta = header_dict(headers)["meta"]
         run = next((m for m in meta if isinstance(m, dict) and isinstance(m.get("inputs"), list)), None)
         inputs = {i for i in run["inputs"] if isinstance(i, str)} if run else set()
         for other, other_inputs in named:
