@@ -89,6 +89,7 @@ def main(argv=None):
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
     previous = _raise_on_sigterm()
+    args = None
     try:
         with signalmask.held():           # Ctrl-C while extensions load: delivered once they have
             plugins.load()                # before the options: a plugin's criterion has its own
@@ -113,21 +114,34 @@ def main(argv=None):
         print("%s: error: %s" % (PROG, printable(str(e))), file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        print("%s: %s (the previous output, if any, is unchanged)" % (PROG, "hung up" if isinstance(e, HungUp)
-              else "terminated" if isinstance(e, Terminated) else "interrupted"), file=sys.stderr)
+        print("%s: %s (%s)" % (PROG, "hung up" if isinstance(e, HungUp) else "terminated" if isinstance(e, Terminated)
+                               else "interrupted", _outputs_after_error(args)), file=sys.stderr)
         return 129 if isinstance(e, HungUp) else 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # e.g. `archive-profiler query ... | head`: not an error
         sys.stderr.close()
         return 0
     except MemoryError:
-        print("%s: error: out of memory (the previous output, if any, is unchanged)" % PROG, file=sys.stderr)
+        print("%s: error: out of memory (%s)" % (PROG, _outputs_after_error(args)), file=sys.stderr)
         return 1
     except (RunError, OSError) as e:
-        print("%s: error: %s (the previous output, if any, is unchanged)" % (PROG, printable(str(e))), file=sys.stderr)
+        print("%s: error: %s (%s)" % (PROG, printable(str(e)), _outputs_after_error(args)), file=sys.stderr)
         return 1
     finally:
         _restore_sigterm(previous)
+
+
+#: commands whose answer is written to standard output (the others write files, or nothing)
+ANSWER_ON_STDOUT = frozenset(("diff", "overlap", "lookup", "query", "validate", "completion"))
+
+
+def _outputs_after_error(args):
+    """What a command stopped by an error leaves behind: its output files are written atomically,
+    so they are unchanged; an answer on standard output may have been cut short."""
+    if args is not None and (getattr(args, "command", None) in ANSWER_ON_STDOUT
+                             or getattr(args, "output", None) == "-"):
+        return "the answer on standard output may be incomplete"
+    return "the previous output, if any, is unchanged"
 
 
 def _raise_on_sigterm():

@@ -59,6 +59,17 @@ def test_a_closed_standard_output_is_one_line(files, command):
     assert errors == ["archive-profiler: error: standard output is closed: nothing can be written to it"], r.stderr
 
 
+@pytest.mark.parametrize("command", [c for c in TO_STDOUT if not c.startswith("diff")])
+def test_a_full_standard_output_says_the_answer_may_be_incomplete(files, command):
+    """`> /dev/full`: the answer written to standard output is lost or cut short; the error line
+    says so, where for an output file it says the previous file is unchanged (atomic writes)."""
+    r = shell("$AP %s > /dev/full" % command, files)
+    assert "Traceback" not in r.stderr, r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert r.returncode == 1 and len(errors) == 1, r.stderr
+    assert errors[0].endswith("(the answer on standard output may be incomplete)"), r.stderr
+
+
 @pytest.mark.parametrize("command", ["lookup m.ukvs -", "profile - -o o.cdxj", "validate -"])
 def test_a_closed_standard_input_is_one_line(files, command):
     r = shell("$AP %s <&-" % command, files)
