@@ -100,6 +100,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     _closing = False              # reading stopped: the requests read are answered, then closed
     _write_paused_at = None
     _guard = None
+    _cycles = ()                  # the requests read and not yet answered, the one answered first
 
     def connection_made(self, transport):
         super().connection_made(transport)
@@ -116,6 +117,11 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self._guard is not None:
             self._guard.forget(self)
             self._guard = None
+        # uvicorn tells only the newest request read (self.cycle): the one being answered would
+        # write the rest of its answer to the closed transport (uvloop raises: a traceback logged)
+        for cycle in self._cycles:
+            if not cycle.response_complete:
+                cycle.disconnected = True
         super().connection_lost(exc)
 
     def busy(self):
@@ -209,6 +215,7 @@ class BoundedHttpTools(HttpToolsProtocol):
             self._stop_reading()
             return
         super().on_headers_complete()
+        self._cycles = [c for c in self._cycles if not c.response_complete] + [self.cycle]
         if any(name == b"transfer-encoding" or name == b"content-length" and value.strip() != b"0"
                for name, value in self.headers):
             self.cycle.keep_alive = False   # a body is never read: the connection closes after the answer

@@ -188,6 +188,33 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
         s.stop()
 
 
+def test_a_client_gone_in_the_middle_of_pipelined_answers_leaves_no_traceback(tmp_path):
+    """Clients that pipeline large answers and close their connection before reading them: the
+    answer being written is let go quietly (the worker wrote the rest of it to the closed
+    connection, and logged "Exception in ASGI application" with a traceback each time); the
+    server answers the others."""
+    path = tmp_path / "big-headers.ukvs"
+    write_map(path, 100)
+    with open(path) as f:
+        head, rest = f.readline(), f.read()
+    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 500000) + rest)
+    s = Server([str(path)], workers=1)
+    try:
+        for _ in range(20):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", s.port))
+            sock.sendall(b"GET /archives HTTP/1.1\r\nHost: x\r\n\r\n" * 16)
+            time.sleep(0.1)
+            sock.close()
+        assert answered(s, 5)
+        s.proc.send_signal(signal.SIGTERM)
+        log = s.proc.stderr.read().decode()
+        assert "Traceback" not in log and "Exception in ASGI" not in log, log[:2000]
+    finally:
+        s.stop()
+
+
 def test_a_body_never_sent_does_not_hold_the_connection(map_path):
     s = Server([map_path], workers=1, args=["--idle-timeout", "30", "--head-timeout", "30"])
     try:
