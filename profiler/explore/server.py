@@ -163,10 +163,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return ok
 
     def _answer(self, head_only):
-        target = urllib.parse.urlsplit(self.path)
-        # http.server decodes the request line as Latin-1: its bytes again, a byte past ASCII
-        # refused by the service (never replaced by '?' and another question answered)
-        status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("latin-1"))
+        try:
+            target = urllib.parse.urlsplit(self.path)
+        except ValueError:                  # an unclosed IPv6 bracket in an absolute form
+            status, kind, body = 400, "application/json", b'{"error":"not a request target"}'
+        else:
+            # http.server decodes the request line as Latin-1: its bytes again, a byte past ASCII
+            # refused by the service (never replaced by '?' and another question answered)
+            status, kind, body = self.server.service.handle(self.command, target.path,
+                                                            target.query.encode("latin-1"))
         self.send_response(status)
         self._head(kind, body, ("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache"))
         if not head_only:

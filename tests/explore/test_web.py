@@ -494,3 +494,13 @@ def test_a_request_head_is_bounded_as_a_whole(served):
     fits = b"X-Fits: " + b"a" * (explore_server.MAX_HEAD - 200) + b"\r\n"
     out = _exchange(served, b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + fits + b"\r\n")
     assert out.startswith(b"HTTP/1.1 200 "), out[:200]
+
+
+@pytest.mark.parametrize("target", [b"http://[x/", b"http://[::1/api/profiles", b"https://]/api/answer?surt=*"])
+def test_a_target_the_url_parser_refuses_is_a_400(served, target):
+    """A request target urllib cannot split (an unclosed IPv6 bracket in an absolute form) is a
+    400 with a JSON error and the page's headers: the connection was dropped without an answer."""
+    out = _exchange(served, b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
+    assert out.startswith(b"HTTP/1.1 400 "), out[:200]
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert b"Content-Security-Policy: " in head and "error" in orjson.loads(body)
