@@ -53,8 +53,8 @@ class Changing(UserError):
 
 class Version:
     """A checked version: its lookup, identity, data lines, when it was checked; ``watched``:
-    the descriptor of the file at path (the first page of a folder's) and the size and times it
-    had when it was opened."""
+    the descriptor of the file at path (the first page of a folder's) and the size, times and
+    count of links it had when it was opened."""
 
     def __init__(self, path, lookup, ident, lines, watched):
         self.path, self.lookup, self.identity, self.lines = path, lookup, ident, lines
@@ -62,12 +62,20 @@ class Version:
         self._fd, self._watched = watched
 
     def changed(self):
-        """Whether the file read is no longer the one checked (its size or a time moved)."""
+        """Whether the file read is no longer the one checked: its size or modification time
+        moved, or its change time while its count of links stayed (a link removed or added moves
+        the change time too: the file deleted or renamed over is still the one checked)."""
         try:
             st = os.fstat(self._fd)
         except OSError:
             return True
-        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != self._watched
+        size, mtime, ctime, links = self._watched
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            return True
+        if st.st_nlink != links:
+            self._watched = size, mtime, st.st_ctime_ns, st.st_nlink
+            return False
+        return st.st_ctime_ns != ctime
 
     def clone(self):
         """A lookup of the same version for another thread (a lookup keeps its place in the
@@ -128,10 +136,10 @@ def open_version(path, trusted=None):
         readers = _readers(lookup)
         mine = [r for r in readers if r.path == path] if first is not None else []
         if mine:
-            watched = mine[0].fd, (ident.size, ident.mtime_ns, ident.ctime_ns)
+            watched = mine[0].fd, (ident.size, ident.mtime_ns, ident.ctime_ns, os.fstat(mine[0].fd).st_nlink)
         else:
             st = os.fstat(readers[0].fd)
-            watched = readers[0].fd, (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            watched = readers[0].fd, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
         if trusted is not None and tuple(trusted[0]) == ident:
             return Version(path, lookup, ident, trusted[1], watched)
         return Version(path, lookup, ident, check_lines(lookup), watched)

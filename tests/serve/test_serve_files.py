@@ -384,7 +384,7 @@ def test_a_damaged_line_met_by_a_lookup_answers_an_error_for_its_archive_only(tm
     os.utime(b, ns=(st_b.st_atime_ns, st_b.st_mtime_ns))
     version = archives[1].version
     version.identity = version.identity._replace(ctime_ns=os.stat(b).st_ctime_ns)
-    version._watched = version._watched[:2] + (version.identity.ctime_ns,)
+    version._watched = version._watched[:2] + (version.identity.ctime_ns, version._watched[3])
     import orjson
     errors = 0
     with Lookup(a) as truth:
