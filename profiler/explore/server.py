@@ -8,11 +8,13 @@ itself; only when every such connection is being answered is a new one refused (
 A connection must send each request's head within HEAD_SECONDS of being accepted or of its
 previous answer (idle and slow clients are cut off by a watchdog that shuts their socket); a
 stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
-http.server (64 KiB a line, 100 headers), targets by MAX_TARGET (414). A body is never read: a
+http.server (64 KiB a line, 100 headers), a request's whole head by MAX_HEAD (431, closed),
+targets by MAX_TARGET (414). A body is never read: a
 request that announces one is answered and its connection closed. One answer is computed at
 a time per profile (profiler.explore.answers: bounded work a question).
 """
 
+import http.client
 import http.server
 import logging
 import os
@@ -39,6 +41,8 @@ HEAD_SECONDS = 10.0
 IO_SECONDS = 10.0
 #: seconds a new connection waits for the slot of the connection closed to make room for it
 ROOM_SECONDS = 2.0
+#: bytes of one request's head (its line and headers) read at most; more: 431, and closed
+MAX_HEAD = 64 * 1024
 
 
 class _Watchdog:
@@ -85,6 +89,29 @@ class _Watchdog:
         self._stop.set()
 
 
+class _HeadReader:
+    """A connection's reader that gives one request's head at most MAX_HEAD bytes: http.server
+    bounds each line (64 KiB) and their number (100), not their sum (100 lines of 64 KiB were read
+    and parsed whole, 6 MB a connection). Past the bound a header line is too long (431)."""
+
+    def __init__(self, rfile):
+        self.rfile = rfile
+        self.new_head()
+
+    def new_head(self):
+        self.left = MAX_HEAD + 1        # a request line of 64 KiB + 1 is http.server's 414
+
+    def readline(self, limit=-1):
+        line = self.rfile.readline(self.left + 1 if limit is None or limit < 0 else min(limit, self.left + 1))
+        self.left -= len(line)
+        if self.left < 0:
+            raise http.client.LineTooLong("request head longer than %d bytes" % MAX_HEAD)
+        return line
+
+    def close(self):
+        self.rfile.close()
+
+
 def _shut(sock):
     try:
         sock.shutdown(socket.SHUT_RDWR)
@@ -117,7 +144,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        self.rfile = _HeadReader(self.rfile)
         self.server.watchdog.expect(self.connection, HEAD_SECONDS)
+
+    def handle_one_request(self):
+        self.rfile.new_head()
+        super().handle_one_request()
 
     def finish(self):
         self.server.watchdog.busy(self.connection)
@@ -131,10 +163,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return ok
 
     def _answer(self, head_only):
-        target = urllib.parse.urlsplit(self.path)
-        # http.server decodes the request line as Latin-1: its bytes again, a byte past ASCII
-        # refused by the service (never replaced by '?' and another question answered)
-        status, kind, body = self.server.service.handle(self.command, target.path, target.query.encode("latin-1"))
+        try:
+            target = urllib.parse.urlsplit(self.path)
+        except ValueError:                  # an unclosed IPv6 bracket in an absolute form
+            status, kind, body = 400, "application/json", b'{"error":"not a request target"}'
+        else:
+            # http.server decodes the request line as Latin-1: its bytes again, a byte past ASCII
+            # refused by the service (never replaced by '?' and another question answered)
+            status, kind, body = self.server.service.handle(self.command, target.path,
+                                                            target.query.encode("latin-1"))
         self.send_response(status)
         self._head(kind, body, ("Cache-Control", "no-store" if kind.startswith("application/json") else "no-cache"))
         if not head_only:
@@ -170,6 +207,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def send_error(self, code, message=None, explain=None):
         """http.server's own errors (a bad request line, a header too long) as JSON, closing."""
         self.close_connection = True
+        if code == 431 and self.rfile.left < 0:
+            message = "request head longer than %d bytes" % MAX_HEAD
         try:
             self.send_response(code, message)
             body = ('{"error":"%s"}' % (message or self.responses.get(code, ("error",))[0]).replace('"', "'")).encode()

@@ -18,6 +18,9 @@ class Limits:
     #: requests read ahead on one connection while one is answered (HTTP pipelining); past it
     #: the connection closes once those are answered, as HTTP/1.1 lets a server do
     max_pipeline = 16
+    #: bytes of answers a worker holds for clients that leave them unread (writing paused), in
+    #: all; past it the connection that has left its answer unread longest is dropped
+    max_unread = 64 << 20
 
     @classmethod
     def configure(cls, **values):
@@ -31,4 +34,4 @@ class Limits:
     def as_dict(cls):
         return {name: getattr(cls, name) for name in ("idle_timeout", "head_timeout", "write_timeout",
                                                       "max_connections", "max_client_connections",
-                                                      "max_pipeline")}
+                                                      "max_pipeline", "max_unread")}

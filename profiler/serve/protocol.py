@@ -1,7 +1,9 @@
 """uvicorn's httptools protocol with bounds on what a client can hold: a request's head (its
 bytes, and the time from its first byte to its end), the time a connection may wait idle or
-leave a response unread, the requests read ahead on one connection, and the connections a
-worker holds from one client and in all.
+leave a response unread, the requests read ahead on one connection, the connections a worker
+holds from one client and in all, and the bytes of answers its clients leave unread in all (each
+connection holds the answer it is writing: a thousand clients not reading a large answer held a
+thousand of them for the write timeout).
 
 A worker at its limit of connections, from one client or in all, makes room by closing the
 connection idle longest (of that client, or of the client holding the most): a flood of idle
@@ -33,7 +35,8 @@ class Guard:
         self.loop = loop
         self.clients = {}          # client key -> {connection: None}
         self.count = 0
-        self.evicted = self.refused = self.timed_out = 0
+        self.unread = {}           # connections whose writing is paused -> None, the first paused first
+        self.evicted = self.refused = self.timed_out = self.unread_dropped = 0
         self._schedule()
 
     def _schedule(self):
@@ -64,7 +67,23 @@ class Guard:
         victim.drop()
         return True
 
+    def paused(self, conn):
+        """conn's client left its answer unread: while the answers left unread pass
+        Limits.max_unread, drop the connection (other than conn) that has left its answer
+        unread longest."""
+        self.unread[conn] = None
+        total = sum(c.unread_bytes() for c in self.unread)
+        for victim in list(self.unread):
+            if total <= Limits.max_unread:
+                break
+            if victim is not conn:
+                total -= victim.unread_bytes()
+                del self.unread[victim]
+                self.unread_dropped += 1
+                victim.transport.abort()
+
     def forget(self, conn):
+        self.unread.pop(conn, None)
         mine = self.clients.get(conn.client_key)
         if mine is not None and mine.pop(conn, 0) is None:
             self.count -= 1
@@ -100,6 +119,8 @@ class BoundedHttpTools(HttpToolsProtocol):
     _closing = False              # reading stopped: the requests read are answered, then closed
     _write_paused_at = None
     _guard = None
+    _cycles = ()                  # the requests read and not yet answered, the one answered first
+    _answer_bytes = 0             # the size of the last answer's body written
 
     def connection_made(self, transport):
         super().connection_made(transport)
@@ -116,6 +137,11 @@ class BoundedHttpTools(HttpToolsProtocol):
         if self._guard is not None:
             self._guard.forget(self)
             self._guard = None
+        # uvicorn tells only the newest request read (self.cycle): the one being answered would
+        # write the rest of its answer to the closed transport (uvloop raises: a traceback logged)
+        for cycle in self._cycles:
+            if not cycle.response_complete:
+                cycle.disconnected = True
         super().connection_lost(exc)
 
     def busy(self):
@@ -209,6 +235,8 @@ class BoundedHttpTools(HttpToolsProtocol):
             self._stop_reading()
             return
         super().on_headers_complete()
+        self._cycles = [c for c in self._cycles if not c.response_complete] + [self.cycle]
+        self.cycle.send = _sized(self, self.cycle.send)
         if any(name == b"transfer-encoding" or name == b"content-length" and value.strip() != b"0"
                for name, value in self.headers):
             self.cycle.keep_alive = False   # a body is never read: the connection closes after the answer
@@ -230,10 +258,28 @@ class BoundedHttpTools(HttpToolsProtocol):
         elif not self.busy() and not self._in_head:
             self.since = time.monotonic()
 
+    def unread_bytes(self):
+        """What this connection holds of answers not yet read: the transport's buffer, at least
+        the last answer written (uvloop holds an answer's bytes whole until the last is sent)."""
+        return max(self.transport.get_write_buffer_size(), self._answer_bytes)
+
     def pause_writing(self):
         self._write_paused_at = time.monotonic()
         super().pause_writing()
+        if self._guard is not None:
+            self._guard.paused(self)
 
     def resume_writing(self):
         self._write_paused_at = None
+        if self._guard is not None:
+            self._guard.unread.pop(self, None)
         super().resume_writing()
+
+
+def _sized(conn, send):
+    """A cycle's ASGI send, noting the size of each answer's body on its connection."""
+    async def sized(message):
+        if message.get("type") == "http.response.body":
+            conn._answer_bytes = len(message.get("body", b""))
+        await send(message)
+    return sized

@@ -5,8 +5,9 @@ increasing key order, the last one ending with a newline.
 
 A version is read through the descriptor it was checked through (profiler.serve.reader): it
 answers from that file whatever the path names later (a NAME-latest link moved, the file
-deleted); a file changed in place is seen by its size or time (Version.changed) and by short
-reads, and is served again only once checked again.
+deleted); a file changed in place is seen by its size or times (Version.changed: the change
+time moves with every write, even one whose size and modification time were put back) and by
+short reads, and is served again only once checked again.
 """
 
 import collections
@@ -29,12 +30,13 @@ MAX_HEAD_BLOCK = 1 << 20
 CHECK_BLOCK = 1 << 19
 YIELD = 0.0005
 
-#: what tells a file's version apart: a new file at the path, or the same one changed
-Identity = collections.namedtuple("Identity", "dev ino size mtime_ns")
+#: what tells a file's version apart: a new file at the path, or the same one changed (its
+#: change time too: `rsync --inplace -t`, `cp -p` of a file of the same size put back the rest)
+Identity = collections.namedtuple("Identity", "dev ino size mtime_ns ctime_ns")
 
 
 def identity(st):
-    return Identity(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return Identity(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class BadVersion(UserError):
@@ -51,8 +53,8 @@ class Changing(UserError):
 
 class Version:
     """A checked version: its lookup, identity, data lines, when it was checked; ``watched``:
-    the descriptor of the file at path (the first page of a folder's) and the size and time it
-    had when it was opened."""
+    the descriptor of the file at path (the first page of a folder's) and the size, times and
+    count of links it had when it was opened."""
 
     def __init__(self, path, lookup, ident, lines, watched):
         self.path, self.lookup, self.identity, self.lines = path, lookup, ident, lines
@@ -60,12 +62,20 @@ class Version:
         self._fd, self._watched = watched
 
     def changed(self):
-        """Whether the file read is no longer the one checked (its size or time moved)."""
+        """Whether the file read is no longer the one checked: its size or modification time
+        moved, or its change time while its count of links stayed (a link removed or added moves
+        the change time too: the file deleted or renamed over is still the one checked)."""
         try:
             st = os.fstat(self._fd)
         except OSError:
             return True
-        return (st.st_size, st.st_mtime_ns) != self._watched
+        size, mtime, ctime, links = self._watched
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            return True
+        if st.st_nlink != links:
+            self._watched = size, mtime, st.st_ctime_ns, st.st_nlink
+            return False
+        return st.st_ctime_ns != ctime
 
     def clone(self):
         """A lookup of the same version for another thread (a lookup keeps its place in the
@@ -126,10 +136,10 @@ def open_version(path, trusted=None):
         readers = _readers(lookup)
         mine = [r for r in readers if r.path == path] if first is not None else []
         if mine:
-            watched = mine[0].fd, (ident.size, ident.mtime_ns)
+            watched = mine[0].fd, (ident.size, ident.mtime_ns, ident.ctime_ns, os.fstat(mine[0].fd).st_nlink)
         else:
             st = os.fstat(readers[0].fd)
-            watched = readers[0].fd, (st.st_size, st.st_mtime_ns)
+            watched = readers[0].fd, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
         if trusted is not None and tuple(trusted[0]) == ident:
             return Version(path, lookup, ident, trusted[1], watched)
         return Version(path, lookup, ident, check_lines(lookup), watched)

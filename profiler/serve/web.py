@@ -3,7 +3,8 @@ server interfaces (ASGI for uvicorn, WSGI for a threaded server).
 
 GET (or HEAD) only; the path picks one of four fixed endpoints (nothing in a request names a
 file); the request target may be at most MAX_TARGET bytes, with at most MAX_FIELDS parameters,
-each given once; numbers are ASCII digits; answers are JSON (orjson), errors too:
+each given once and each one the endpoint takes (a misspelt or unaskable one would be ignored
+and the question answered without it); numbers are ASCII digits; answers are JSON (orjson), errors too:
 {"error": "..."} with 400, 404, 405 or 414. An archive that cannot answer answers an error for
 itself inside a 200 (profiler.serve.answers); /health then says "degraded" and which.
 """
@@ -52,6 +53,7 @@ class Service:
             return _error(500, "internal error")
 
     def lookup(self, params):
+        _known(params, "url", "datetime")
         url, dt = _url(params), _datetime(params)
         found = answers.lookup_all(self.archives, url, dt, _asked(params))
         if found is None:
@@ -59,6 +61,7 @@ class Service:
         return found
 
     def route(self, params):
+        _known(params, "url", "datetime", "limit")
         url, dt = _url(params), _datetime(params)
         limit = params.get("limit")
         if limit is not None:
@@ -114,6 +117,14 @@ def _params(query):
             raise _BadRequest("parameter %r given twice" % name)
         params[name] = value
     return params
+
+
+def _known(params, *names):
+    """A _BadRequest naming a parameter that is neither one of names nor an optional criterion."""
+    known = names + tuple(c.name for c in criteria.CRITERIA if c.optional)
+    for name in params:
+        if name not in known:
+            raise _BadRequest("unknown parameter %r: ask with %s" % (name[:40], ", ".join(known)))
 
 
 def _url(params):

@@ -480,3 +480,27 @@ def test_every_answer_has_a_status_line_and_the_page_s_headers(served, request_l
     head = out.partition(b"\r\n\r\n")[0].decode("latin-1").lower()
     assert head.startswith("http/1."), out[:200]
     assert "content-security-policy: " + CSP.lower() in head and "x-content-type-options: nosniff" in head
+
+
+def test_a_request_head_is_bounded_as_a_whole(served):
+    """Header lines each under http.server's 64 KiB a line but more than MAX_HEAD together are
+    a 431 and the connection closed as soon as the head passes MAX_HEAD (100 lines of 64 KiB
+    were read and parsed whole: 30 such connections took the explorer to 550 MB); a head within
+    the bound is answered."""
+    line = b"X-Big: " + b"a" * 60000 + b"\r\n"
+    out = _exchange(served, b"GET /api/profiles HTTP/1.1\r\nHost: x\r\n" + line * 2, seconds=5)
+    assert out.startswith(b"HTTP/1.1 431 "), out[:200]
+    assert b"\r\nConnection: close\r\n" in out and b"request head longer than" in out
+    fits = b"X-Fits: " + b"a" * (explore_server.MAX_HEAD - 200) + b"\r\n"
+    out = _exchange(served, b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + fits + b"\r\n")
+    assert out.startswith(b"HTTP/1.1 200 "), out[:200]
+
+
+@pytest.mark.parametrize("target", [b"http://[x/", b"http://[::1/api/profiles", b"https://]/api/answer?surt=*"])
+def test_a_target_the_url_parser_refuses_is_a_400(served, target):
+    """A request target urllib cannot split (an unclosed IPv6 bracket in an absolute form) is a
+    400 with a JSON error and the page's headers: the connection was dropped without an answer."""
+    out = _exchange(served, b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
+    assert out.startswith(b"HTTP/1.1 400 "), out[:200]
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert b"Content-Security-Policy: " in head and "error" in orjson.loads(body)

@@ -188,6 +188,71 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
         s.stop()
 
 
+def test_a_client_gone_in_the_middle_of_pipelined_answers_leaves_no_traceback(tmp_path):
+    """Clients that pipeline large answers and close their connection before reading them: the
+    answer being written is let go quietly (the worker wrote the rest of it to the closed
+    connection, and logged "Exception in ASGI application" with a traceback each time); the
+    server answers the others."""
+    path = tmp_path / "big-headers.ukvs"
+    write_map(path, 100)
+    with open(path) as f:
+        head, rest = f.readline(), f.read()
+    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 500000) + rest)
+    s = Server([str(path)], workers=1)
+    try:
+        for _ in range(20):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", s.port))
+            sock.sendall(b"GET /archives HTTP/1.1\r\nHost: x\r\n\r\n" * 16)
+            time.sleep(0.1)
+            sock.close()
+        assert answered(s, 5)
+        s.proc.send_signal(signal.SIGTERM)
+        log = s.proc.stderr.read().decode()
+        assert "Traceback" not in log and "Exception in ASGI" not in log, log[:2000]
+    finally:
+        s.stop()
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
+
+
+def test_answers_left_unread_are_bounded_in_all(tmp_path):
+    """Hundreds of connections, from many addresses, each asking for a large answer (/archives
+    of a file with a 1 MB header line) and never reading it: the worker holds at most
+    Limits.max_unread (64 MB) of answers left unread, dropping the connections that left theirs
+    unread longest (each held its answer until --write-timeout: 400 of them, 790 MB), and
+    answers the other clients."""
+    path = tmp_path / "big-headers.ukvs"
+    write_map(path, 100)
+    with open(path) as f:
+        head, rest = f.readline(), f.read()
+    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 1000000) + rest)
+    s = Server([str(path)], workers=1)
+    flood = []
+    try:
+        before = rss_kb(s.proc.pid)
+        for n in range(400):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.bind(("127.0.2.%d" % (n // 50 + 1), 0))
+            sock.connect(("127.0.0.1", s.port))
+            sock.sendall(b"GET /archives HTTP/1.1\r\nHost: x\r\n\r\n" * 16)
+            flood.append(sock)
+        assert answered(s, 5)
+        time.sleep(2)
+        grown = rss_kb(s.proc.pid) - before
+        assert grown < 320 * 1024, "the worker grew by %d MB" % (grown >> 10)     # 64 MB, and what malloc keeps
+        assert s.proc.poll() is None
+    finally:
+        for sock in flood:
+            sock.close()
+        s.stop()
+
+
 def test_a_body_never_sent_does_not_hold_the_connection(map_path):
     s = Server([map_path], workers=1, args=["--idle-timeout", "30", "--head-timeout", "30"])
     try:

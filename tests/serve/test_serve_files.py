@@ -370,8 +370,9 @@ def good_map(path):
 # ---------------------------------------------------------------- lookups meeting damage
 
 def test_a_damaged_line_met_by_a_lookup_answers_an_error_for_its_archive_only(tmp_path):
-    """Damage the identity check cannot see (same size, same time): a lookup meeting it answers
-    an error for that archive alone, and /health names it."""
+    """Damage the identity check cannot see (bit rot: no write moves the file's size or times;
+    here its times are put back, and the change time the version watches too): a lookup
+    meeting it answers an error for that archive alone, and /health names it."""
     a, b = write_map(tmp_path / "a.ukvs", 3000), write_map(tmp_path / "b.ukvs", 3000, seed=1)
     archives = served.open_archives(["A=%s" % a, "B=%s" % b])
     service = Service(archives)
@@ -381,6 +382,9 @@ def test_a_damaged_line_met_by_a_lookup_answers_an_error_for_its_archive_only(tm
         data[n:n + 6] = b"zz{zz "
     open(b, "r+b").write(bytes(data))
     os.utime(b, ns=(st_b.st_atime_ns, st_b.st_mtime_ns))
+    version = archives[1].version
+    version.identity = version.identity._replace(ctime_ns=os.stat(b).st_ctime_ns)
+    version._watched = version._watched[:2] + (version.identity.ctime_ns, version._watched[3])
     import orjson
     errors = 0
     with Lookup(a) as truth:
@@ -427,6 +431,34 @@ def test_a_file_grown_in_place_is_served_once_checked_again(tmp_path):
         body = s.wait_for(lambda b: b["archives"][0]["answer"] == "error", "/lookup?url=http://h00001.com/")
         assert "A" in body["archives"][0]["error"] or "a.ukvs" in body["archives"][0]["error"]
         assert s.get("/health")[1]["status"] == "degraded"
+    finally:
+        s.stop()
+
+
+def test_a_file_changed_in_place_keeping_its_size_and_time_is_checked_again(tmp_path):
+    """A served file rewritten in place with its size and modification time put back (as
+    `rsync --inplace -t` or `cp -p` of a file of the same size leaves it), a key now twice far
+    from the one asked: seen by its change time, its archive answers errors and is reported
+    until checked, never an answer from the unchecked file (B answered "held" and /health said
+    "ok"); A answers as ever."""
+    a, b = write_map(tmp_path / "a.ukvs", 3000), write_map(tmp_path / "b.ukvs", 3000, seed=1)
+    s = Server(["A=%s" % a, "B=%s" % b], workers=1)
+    try:
+        good_a = answers_of(s, "A")
+        st = os.stat(b)
+        data = open(b, "rb").read().replace(b"com,h02000)/* ", b"com,h02001)/* ")
+        with open(b, "r+b") as f:
+            f.write(data)
+        os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert os.stat(b).st_size == st.st_size
+        time.sleep(1.2)                     # the path is looked at once a second
+        for _ in range(10):
+            status, body = s.get("/lookup?url=http://h00700.com/")
+            assert status == 200 and body["archives"][1]["answer"] == "error", body
+        health = s.wait_for(lambda h: h["status"] == "degraded")
+        assert [p["archive"] for p in health["problems"]] == ["B"]
+        assert "twice" in s.wait_for(lambda h: "twice" in h["problems"][0]["problem"])["problems"][0]["problem"]
+        assert answers_of(s, "A") == good_a
     finally:
         s.stop()
 

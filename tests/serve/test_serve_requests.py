@@ -65,6 +65,18 @@ def test_any_query_string_gets_200_or_a_json_400(service, raw):
     assert status in (200, 400) and (status == 200 or isinstance(body["error"], str))
 
 
+@pytest.mark.parametrize("path, extra", [("/lookup", {"dateime": "2013"}), ("/route", {"date": "2013"}),
+                                         ("/lookup", {"mime": "text/html"}), ("/route", {"status": "200"}),
+                                         ("/lookup", {"limit": "1"}), ("/route", {"Url": "http://h00002.com/"})])
+def test_an_unknown_parameter_is_a_400(service, path, extra):
+    """A parameter the endpoint does not take (a misspelt datetime, a criterion not asked by
+    value) is a 400 naming it: it was ignored, and the answer given as if it had not been asked."""
+    status, body = get(service, path, dict({"url": "http://h00001.com/"}, **extra))
+    assert status == 400 and repr(next(iter(extra))) in body["error"], body
+    status, body = get(service, path, {"url": "http://h00001.com/", "datetime": "2013", "lang": "eng"})
+    assert status == 200, body
+
+
 def test_many_parameters_are_a_400(service):
     status, body = get(service, "/lookup", "&".join("p%d=1" % i for i in range(1000)).encode())
     assert status == 400 and "error" in body
