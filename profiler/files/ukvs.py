@@ -336,18 +336,8 @@ def _one_level(name, entries):
     of = {field: set(criterion.field_levels(field)) for field in entries}
     for level in levels:
         if any(level in found for found in of.values()):
-            kept = {f: v for f, v in entries.items() if level in of[f]}
-            classes = _classes_of(criterion, level, kept)
-            return {f: v for f, v in kept.items() if f not in classes}
+            return {f: v for f, v in entries.items() if level in of[f]}
     return entries
-
-
-def _classes_of(criterion, level, fields):
-    """The fields that another of these fields projects to at a level of the criterion that does
-    not project its own fields to themselves (a MIME_CLASS: 'html' is text/html's content class,
-    not a media type, though its form fits both): lines of that level, not of this one."""
-    others = [lv for lv in criterion.levels if lv.name != level and not lv.reprojects]
-    return {lv.field(g) for lv in others for g in fields if lv.field(g) != g}
 
 
 def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, created=None, skipped=None):
