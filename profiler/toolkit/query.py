@@ -199,7 +199,8 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     for combo in itertools.product(*(c.field_levels(value) for c, value in zip(layout.criteria, fields[1:]))):
         if combo in combos:
             return None
-    emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
+    emitted = [" x ".join("%s %s" % (c.name, lv) for c, lv in zip(policy.criteria, combo) if lv != "any") or "any"
+               for combo in combos]
     return "%s keys come as: %s" % (level, ", ".join(emitted)) if emitted else "it writes no %s keys" % level
 
 
