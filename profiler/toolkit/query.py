@@ -431,12 +431,12 @@ def _query(profile, fixed, group, under, level, top, by):
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
-        if reason:
+        unlike = asked_unlike_written(policy, values, profile.layout)
+        if reason and not unlike:
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
                              "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
-        note = (asked_unlike_written(policy, values, profile.layout)
-                or ("no captures: the policy emits this key, so no line means none are held" if policy
-                    else "no line for this key"))
+        note = unlike or ("no captures: the policy emits this key, so no line means none are held" if policy
+                          else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
         revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
         unknown_share = profile.unknown_keys()
