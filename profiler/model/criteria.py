@@ -238,11 +238,16 @@ def _datetime_levels(field):
 
 
 def _mime_levels(field):
+    """A content class's name is a line of the class level only: no media type or category is
+    written so (profiler.model.normalise.mime makes a bare 'html' 'unk'), and a class line does not
+    count the captures a type line of that name would."""
     if field.endswith("/*"):
         return ("category",)
     if "/" in field:
         return ("type",)
-    return ("type", "category", "class") if field in MIME_CLASSES or field == UNKNOWN else ("type", "category")
+    if field == UNKNOWN:
+        return ("type", "category", "class")
+    return ("class",) if field in MIME_CLASSES else ("type", "category")
 
 
 def _status_levels(field):

@@ -199,7 +199,8 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
     for combo in itertools.product(*(c.field_levels(value) for c, value in zip(layout.criteria, fields[1:]))):
         if combo in combos:
             return None
-    emitted = [" x ".join(c for c in combo if c != "any") or "any" for combo in combos]
+    emitted = [" x ".join("%s %s" % (c.name, lv) for c, lv in zip(policy.criteria, combo) if lv != "any") or "any"
+               for combo in combos]
     return "%s keys come as: %s" % (level, ", ".join(emitted)) if emitted else "it writes no %s keys" % level
 
 
@@ -430,12 +431,12 @@ def _query(profile, fixed, group, under, level, top, by):
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
-        if reason:
+        unlike = asked_unlike_written(policy, values, profile.layout)
+        if reason and not unlike:
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
                              "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
-        note = (asked_unlike_written(policy, values, profile.layout)
-                or ("no captures: the policy emits this key, so no line means none are held" if policy
-                    else "no line for this key"))
+        note = unlike or ("no captures: the policy emits this key, so no line means none are held" if policy
+                          else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
         revisits_elsewhere = profile.absent_keys() and any(values[fields_of[i]] != "-" for i in resolved)
         unknown_share = profile.unknown_keys()

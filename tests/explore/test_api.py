@@ -234,6 +234,22 @@ def _holds(a, true_tuple):
         assert a["features"]["avg_size"] == round(avg, 2)
 
 
+def test_a_mime_breakdown_keeps_types_and_content_classes_apart(tmp_path):
+    """A policy of mime types and content classes at one level (facetredux's): the breakdown by
+    type lists types, not the class lines ('html', 'image'), and its rows add up; by class, classes."""
+    from profiler.model.policy import Policy
+    policy = Policy({"levels": {"datetime": ["year"], "mime": ["type", "class"], "status": ["class"]},
+                     "emit": {"root": "all", "tld": "none"}})
+    caps = random_caps(random.Random(4)) + random_caps(random.Random(5))
+    path = write_profile(tmp_path / "c.cdxj", caps, policy)
+    with serving(path) as (url, _):
+        for level, fits in (("type", lambda v: "/" in v), ("class", lambda v: v in criteria.MIME_CLASSES)):
+            [by] = [b for b in answer(url, levels="mime:" + level, limit=500)["breakdowns"] if b["field"] == "mime"]
+            values = [r["value"] for r in by["rows"]]
+            assert by["level"] == level and all(v == "unk" or fits(v) for v in values), values
+            assert sum(r["features"]["urim.total"] for r in by["rows"]) == len(caps)
+
+
 def test_criteria_come_from_the_registry_and_the_file(tmp_path):
     """A profile with lang answers by language; one without refuses lang=, naming its keys."""
     from profiler.model.policy import load

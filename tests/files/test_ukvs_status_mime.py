@@ -105,3 +105,15 @@ def test_route_ranks_an_archive_of_mostly_5xx_captures_lower(tmp_path):
     _, plain_y = profiled(tmp_path, "py", y, policy="hosts")
     order = [a["archive"] for a in answers.route([Archive(plain_x), Archive(plain_y)], "http://ex.com/page")["archives"]]
     assert order == ["https://px.example.org/", "https://py.example.org/"]
+
+
+def test_mime_classes_beside_the_types_stay_out_of_the_mime_block(tmp_path):
+    """A policy of mime types and content classes at one level (facetredux's '*'): the class
+    lines ('html', 'image') are not types, so the block keeps the types alone and adds up."""
+    lines = list(synthetic.cdx_lines(1500, seed=3))
+    profile, out = profiled(tmp_path, "fr", lines, policy="facetredux")
+    assert validate(out).ok, validate(out).problems
+    root = blocks(out)[b"*"]
+    assert all(m == "unk" or ("/" in m and not m.endswith("/*")) for m in root["mime"]), sorted(root["mime"])
+    captures = next(flatten(v) for k, v in iter_data(profile) if set(k.split(b" ")) == {b"*", b"-"})["urim.total"]
+    assert sum(int(f.split("/")[0]) for f in root["mime"].values()) == captures

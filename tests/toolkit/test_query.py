@@ -99,6 +99,16 @@ def test_not_emitted_and_not_held(profiles):
     assert "host_depth" in not_emitted(policy, ["a,b,c,d,e)/*", "-", "-", "-"])
 
 
+def test_not_emitted_names_each_level_with_its_criterion():
+    """Levels of one name in two criteria (mime class, status class) are told apart."""
+    from profiler.model.policy import Policy
+    policy = Policy({"levels": {"datetime": ["year"], "mime": ["class"], "status": ["class"]},
+                     "emit": {"root": [{"mime": ["any", "class"]}, {"status": ["class"]}], "tld": "none"}})
+    why = not_emitted(policy, ["*", "2013", "-", "-"])
+    assert why.startswith("root keys come as: ") and set(why.split(": ", 1)[1].split(", ")) == {
+        "any", "mime class", "status class"}, why
+
+
 def test_maps_are_refused(profiles, tmp_path):
     profile_to_map(profiles["default"], str(tmp_path / "m.ukvs"))
     with pytest.raises(QueryError, match="UKVS map"):
