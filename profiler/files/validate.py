@@ -22,9 +22,10 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import (HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS,
-                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name,
-                                      unknown_keys)
+from profiler.errors import UserError
+from profiler.files.datalines import (DataFile, HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES,
+                                      MAX_KEY_FIELDS, MAX_LINE, foreign_value, header_values, physical_lines,
+                                      repeated_name, unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -156,7 +157,22 @@ def validate(path, kind=None, max_problems=100):
             previous_key, previous_key_line = key, lineno
     if not whole:
         report.add(report.lines, "no newline at the end of the last line")
+    if kind == "cdxj" and report.ok:
+        _check_policy(report, path)
     return report
+
+
+def _check_policy(report, path):
+    """A problem when the lines are not what the policy the header names writes (a header that
+    lies: profiler.toolkit.headerpolicy), which merge would read as zeros."""
+    from profiler.toolkit.headerpolicy import HeaderLies, check
+    try:
+        found = DataFile(path, "cdxj")
+        check(path, found.headers, found.layout, found.records(parse=False))
+    except HeaderLies as e:
+        report.add(e.lineno, e.problem + ": the !meta policy does not describe the lines")
+    except UserError:
+        pass            # what the reader refuses that this check passed is the reader's to say
 
 
 def _show(key):

@@ -43,6 +43,7 @@ from profiler.files.output import CONTEXT, write_atomic
 from profiler.files.pages import page_meta
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.model import criteria
+from profiler.toolkit import headerpolicy
 
 DISJOINT_CHOICES = ("urir", "digests")
 ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
@@ -819,6 +820,10 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
                                 converted or {}, marginals or {})
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
+        if len(files) > 1:
+            for path, f, s in zip(paths, files, checked):
+                if s is None or not s.count:     # a skipped line may be one of a sum
+                    headerpolicy.check(path, f.headers, f.layout, f.records(parse=False))
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
                                   bound_revisits, sorted_inputs, converted)
         layout = files[0].layout
