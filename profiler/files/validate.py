@@ -173,7 +173,7 @@ def _check_policy(report, path):
         found = DataFile(path, "cdxj")
         check(path, found.headers, found.layout, found.records(parse=False))
     except HeaderLies as e:
-        report.add(e.lineno, e.problem + ": the !meta policy does not describe the lines")
+        report.add(e.lineno, e.problem + ": " + str(e).rsplit("; ", 1)[1])
     except UserError:
         pass            # what the reader refuses that this check passed is the reader's to say
 

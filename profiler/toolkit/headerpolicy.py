@@ -1,4 +1,4 @@
-"""Whether a profile's lines are what the policy its !meta names writes.
+"""Whether a profile's lines are what the policy its !meta names writes, all of them.
 
 A merge reads a key an input has no line for as none of its captures because that input's
 policy would have written it (profiler.toolkit.merge), so a header naming another policy than
@@ -6,7 +6,8 @@ the one that wrote the lines (a !meta edited, or copied from another profile) ma
 counts wrong without a word. Two things a header that lies shows: a line of a key its policy
 never writes (a status code under a policy of status classes), and a SURT whose lines at one
 datetime level (its years) do not add up to its all-time line where the policy writes both
-(a policy of years read over lines written without them)."""
+(a policy of years read over lines written without them, or a line missing: a file cut at
+a line end, which nothing else tells from a shorter file)."""
 
 from profiler import jsonnum
 from profiler.files.datalines import DamagedFile
@@ -16,11 +17,16 @@ from profiler.model import criteria
 _HINT = "its !meta policy does not describe its lines: make it again with the policy that wrote it"
 
 
+#: what a SURT's lines that do not add up say
+_MISSING = ("a line is missing (the file cut at a line end, a line removed) or its !meta names another policy "
+            "than the one that wrote it: make it again")
+
+
 class HeaderLies(DamagedFile):
     """A profile whose lines its header's policy does not write (the message names the line)."""
 
-    def __init__(self, path, lineno, problem):
-        super().__init__("%s line %d: %s; %s" % (path, lineno, problem, _HINT))
+    def __init__(self, path, lineno, problem, hint=_HINT):
+        super().__init__("%s line %d: %s; %s" % (path, lineno, problem, hint))
         self.lineno, self.problem = lineno, problem
 
 
@@ -122,4 +128,4 @@ class _Sums:
             if found != self.total:
                 raise HeaderLies(self.path, self.lineno, "the %s lines of %r add up to %d captures, its all-time "
                                  "line to %d, though its policy (%s) writes both" % (
-                                     level, self.surt[:80], found, self.total, self.policy.name))
+                                     level, self.surt[:80], found, self.total, self.policy.name), _MISSING)
