@@ -127,7 +127,8 @@ class Skipped:
 
 def skipped_meta(skipped):
     """{file as given: Skipped.meta()} of the files with skipped lines, or None."""
-    out = {s.path: s.meta() for s in skipped if s is not None and s.count}
+    from profiler.io.names import display_name
+    out = {display_name(s.path): s.meta() for s in skipped if s is not None and s.count}
     return out or None
 
 

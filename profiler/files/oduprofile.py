@@ -33,6 +33,7 @@ from profiler.files import outfiles
 from profiler.files.datalines import DamagedFile, _is_count
 from profiler.files.infiles import open_regular
 from profiler.files.output import CONTEXT
+from profiler.io.names import display_name
 from profiler.model import criteria, normalise
 
 #: the largest document read (it is parsed whole)
@@ -238,7 +239,7 @@ class ConvertedCopy:
         uri = doc.get("@id") if isinstance(doc.get("@id"), str) else None
         headers = [b"!context " + jsonnum.dumps(CONTEXT), b"!id " + jsonnum.dumps({"uri": uri}),
                    b"!keys " + jsonnum.dumps(KEYS),
-                   b"!meta " + jsonnum.dumps({"converted": dict(self.meta(), source=os.path.abspath(self.source))})]
+                   b"!meta " + jsonnum.dumps({"converted": dict(self.meta(), source=display_name(os.path.abspath(self.source)))})]
         outfiles.remove_stale_owned(self.folder, PREFIX, ".cdxj")      # a killed merge's conversions
         self.path, fd = outfiles.owned_temp(self.folder, PREFIX, ".cdxj")
         try:

@@ -40,6 +40,7 @@ import os
 import re
 
 from profiler import jsonnum
+from profiler.io.names import display_name
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
 
@@ -372,13 +373,14 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
                 cover = coverage.from_policy(value["policy"])
     created = created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created,
-            "source": dict(source, profile=os.path.basename(profile_path))}
+            "source": dict(source, profile=display_name(os.path.basename(profile_path)))}
     if cover is not None and not compacted:
         meta["coverage"] = cover            # every held host (URL) has its line (profiler.files.coverage)
     if layouts.optional(layout):
         meta[BREAKDOWN_META] = [c.name for c in layouts.optional(layout)]
     if skipped is not None and skipped.count:
-        meta["skipped_lines"] = {profile_path: skipped.meta()}
+        from profiler.files.datalines import skipped_meta
+        meta["skipped_lines"] = skipped_meta([skipped])
     again = None if skipped is None else type(skipped)(profile_path)
     n = write_map(map_path, map_headers(archive_uri, keys, [meta]),
                   _in_map_order(profile_records(profile_path, keys, layout, again)))

@@ -22,9 +22,10 @@ import re
 
 from profiler import jsonnum
 from profiler.files import infiles, layout as layouts
-from profiler.files.datalines import (HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES, MAX_KEY_FIELDS,
-                                      MAX_LINE, foreign_value, header_values, physical_lines, repeated_name,
-                                      unknown_keys)
+from profiler.errors import UserError
+from profiler.files.datalines import (DataFile, HEADER_NAME, MAX_HEADER, MAX_HEADER_LINES, MAX_HEADER_VALUES,
+                                      MAX_KEY_FIELDS, MAX_LINE, foreign_value, header_values, physical_lines,
+                                      repeated_name, unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
 from profiler.model import criteria
@@ -83,6 +84,7 @@ def validate(path, kind=None, max_problems=100):
     declared = False
     previous_header = None
     lacking = False             # lines may lack features (a merge's !meta unknown_keys)
+    map_names = None            # a map's key field names (its !fields)
     previous_key = None
     previous_key_line = 0
     first_data_line = 0
@@ -135,6 +137,8 @@ def validate(path, kind=None, max_problems=100):
                         report.add(lineno, "a second !%s line" % name.decode())
                     if found is not None:
                         (nkeys, layout), declared = found, True
+                    if name == b"fields" and isinstance(value, dict) and isinstance(value.get("keys"), list):
+                        map_names = value["keys"]
                 continue
             report.data_lines += 1
             if not first_data_line:
@@ -144,7 +148,7 @@ def validate(path, kind=None, max_problems=100):
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)
-            key = _check_data(report, lineno, body, kind, nkeys, layout, lacking)
+            key = _check_data(report, lineno, body, kind, nkeys, layout, lacking, map_names)
             if key is None:
                 continue
             if previous_key is not None:
@@ -156,7 +160,22 @@ def validate(path, kind=None, max_problems=100):
             previous_key, previous_key_line = key, lineno
     if not whole:
         report.add(report.lines, "no newline at the end of the last line")
+    if kind == "cdxj" and report.ok:
+        _check_policy(report, path)
     return report
+
+
+def _check_policy(report, path):
+    """A problem when the lines are not what the policy the header names writes (a header that
+    lies: profiler.toolkit.headerpolicy), which merge would read as zeros."""
+    from profiler.toolkit.headerpolicy import HeaderLies, check
+    try:
+        found = DataFile(path, "cdxj")
+        check(path, found.headers, found.layout, found.records(parse=False))
+    except HeaderLies as e:
+        report.add(e.lineno, e.problem + ": " + str(e).rsplit("; ", 1)[1])
+    except UserError:
+        pass            # what the reader refuses that this check passed is the reader's to say
 
 
 def _show(key):
@@ -241,10 +260,11 @@ def _check_fields(report, lineno, text, what, aligned=False):
     return [f for f in text.split(b" ") if f]
 
 
-def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False):
+def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False, map_names=None):
     """Check one data line; returns its key (fields joined by single spaces) or None.
     ``lacking``: a profile line may lack features (another producer's layout, or a merge's
-    keys bounded by coarser lines)."""
+    keys bounded by coarser lines); ``map_names``: a map's key field names (!fields; without
+    them two key fields are surt and datetime, as readers take them)."""
     i = body.find(b" {")
     if kind == "cdxj":
         if i < 0:
@@ -270,6 +290,12 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False):
         if i >= 0:
             _check_block(report, lineno, body[i + 1:])
         return b" ".join(fields[:-1]) if len(fields) > 1 else None
+    names = map_names if map_names is not None else ("surt", "datetime") if len(fields) == 3 else ()
+    if "datetime" in names and names.index("datetime") < len(fields) - 1:
+        field = fields[names.index("datetime")]
+        if datetime_span(field) is None:
+            report.add(lineno, "datetime field %r is not a datetime or range (a range's start after its end?)"
+                       % field[:40].decode("utf-8", "replace"))
     freq = None
     try:
         freq = parse_frequency(fields[-1])

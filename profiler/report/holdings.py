@@ -16,6 +16,7 @@ import re
 from profiler import GENERATOR, jsonnum
 from profiler import extras
 from profiler.io import signalmask
+from profiler.io.names import display_name
 from profiler.errors import RunError, UserError
 from profiler.files import layout as layouts, outfiles, pages
 from profiler.files.output import write_atomic, write_bytes_atomic
@@ -554,8 +555,8 @@ def render_page(holdings, sections, svgs, title=None):
     uri = dict(holdings["header"]).get("!id")
     uri = uri.get("uri") if isinstance(uri, dict) else None
     return env.get_template("report.html").render(
-        title=title or "Holdings of %s" % (uri or os.path.basename(holdings["path"])),
-        profile_name=os.path.basename(holdings["path"]), lines=holdings["lines"], generator=GENERATOR,
+        title=title or "Holdings of %s" % (uri or display_name(os.path.basename(holdings["path"]))),
+        profile_name=display_name(os.path.basename(holdings["path"])), lines=holdings["lines"], generator=GENERATOR,
         sections=sections, svgs=svgs)
 
 

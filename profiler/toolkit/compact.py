@@ -32,7 +32,7 @@ from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
 from profiler.files import pages
-from profiler.files.datalines import DataFile
+from profiler.files.datalines import DataFile, skipped_meta
 from profiler.model.keys import host_part
 from profiler.toolkit.lookup import surt_candidates
 from profiler.files.ukvs import ALL_TIME, Frequency, format_frequency, header_line
@@ -188,7 +188,7 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
                      "quota": "%s %d" % ("--max-bytes" if by_bytes else "--max-lines", quota),
                      "estimated_false_positive_rate": "%.4f" % fp}
         if skipped is not None and skipped.count:
-            compacted["skipped_lines"] = {path: skipped.meta()}
+            compacted["skipped_lines"] = skipped_meta([skipped])
         return header_line("!meta", {"compacted": compacted})
     raw_headers = raw_headers + [meta_line(0.0)]
 

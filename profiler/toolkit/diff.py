@@ -87,6 +87,12 @@ def _open_pair(path_a, path_b, verb="compare", skipped=None):
             "profile" if kind_a == "cdxj" else "map", "profile" if kind_b == "cdxj" else "map"))
     if kind_a == "cdxj":
         layouts.require_same(verb, [path_a, path_b], [f.layout for f in files])
+        _require_one_policy(verb, path_a, path_b, files)
+    for path, found in zip((path_a, path_b), files):
+        if any(n == "!meta" and isinstance(v, dict) and "compacted" in v for n, v in found.headers):
+            raise DiffError("cannot %s: %s is compacted: the keys it rolled up into coarser lines would read "
+                            "as %s; compare the files it was compacted from" % (
+                                verb, path, "vanished or appeared" if verb == "diff" else "held by one file only"))
     fields_a, fields_b = key_fields(files[0]), key_fields(files[1])
     if (fields_a and fields_b and fields_a != fields_b) or files[0].nkeys != files[1].nkeys:
         raise DiffError("cannot %s: %s has keys %s, %s has %s" % (
@@ -97,6 +103,24 @@ def _open_pair(path_a, path_b, verb="compare", skipped=None):
         found.check(s)
     again = [None if s is None else Skipped(s.path) for s in skipped]
     return kind_a, files, [_records(f, s, damaged=s is not None) for f, s in zip(files, again)]
+
+
+def _policy(found):
+    """The policy a profile's !meta names (its dict), or None."""
+    return next((v["policy"] for n, v in found.headers
+                 if n == "!meta" and isinstance(v, dict) and isinstance(v.get("policy"), dict)), None)
+
+
+def _require_one_policy(verb, path_a, path_b, files):
+    """A DiffError for profiles whose !meta name different policies: a key one policy never
+    writes would be reported as vanished or appeared, or as held by one file only, though both
+    hold its captures."""
+    a, b = (_policy(f) for f in files)
+    if a is not None and b is not None and a != b:
+        raise DiffError("cannot %s: %s and %s were made by different policies (%s, %s): a key one of them "
+                        "never writes would read as %s; compare profiles of one policy" % (
+                            verb, path_a, path_b, str(a.get("name"))[:40], str(b.get("name"))[:40],
+                            "vanished or appeared" if verb == "diff" else "held by one file only"))
 
 
 def _past_cut(found, key, value):

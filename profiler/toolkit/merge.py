@@ -42,7 +42,9 @@ from profiler.files.sortedfile import UnsortedFile
 from profiler.files.output import CONTEXT, write_atomic
 from profiler.files.pages import original_headers, page_meta
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
+from profiler.io.names import display_name
 from profiler.model import criteria
+from profiler.toolkit import headerpolicy
 
 DISJOINT_CHOICES = ("urir", "digests")
 ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
@@ -425,10 +427,15 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
         exact = []          # keys with a mime or status get bounds (bound_revisit_keys)
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
              "policy": policy, "revisits": revisits,
-             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+             "merge": {"parts": [_shown_path(p) for p in paths], "disjoint": sorted(disjoint),
                        "exact": exact, "bounds": [n for n in FEATURES if n not in exact]}}
     return _header_lines(hs, layout.fields, run_meta, about, archive_uri, skipped,
                          revisits == REVISITS_PER_INPUT and bound_revisits, sorted_inputs, converted)
+
+
+def _shown_path(path):
+    """An input's absolute path as !meta names it (bytes that are not UTF-8 as \\xNN: JSON holds text)."""
+    return display_name(os.path.abspath(path))
 
 
 def _run_meta(runs, paths):
@@ -454,9 +461,9 @@ def _header_lines(hs, fields, run_meta, about, archive_uri, skipped_lines, absen
     if absent_keys:
         about["merge"]["absent_keys"] = ABSENT_KEYS
     if sorted_inputs:
-        about["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
+        about["merge"]["sorted_inputs"] = {_shown_path(p): n for p, n in sorted_inputs.items()}
     if converted:
-        about["merge"]["converted_inputs"] = {os.path.abspath(p): m for p, m in converted.items()}
+        about["merge"]["converted_inputs"] = {_shown_path(p): m for p, m in converted.items()}
     lines = [b"!context " + jsonnum.dumps(CONTEXT),
              b"!id " + jsonnum.dumps({"uri": _archive_uri([h.get("id") for h in hs], archive_uri)}),
              b"!keys " + jsonnum.dumps(list(fields)),
@@ -484,13 +491,13 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
                 paths[0], " ".join(by[0]) or "nothing", p, " ".join(other) or "nothing"))
     exact_urir = "urir" in disjoint or len(paths) == 1
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
-            "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+            "merge": {"parts": [_shown_path(p) for p in paths], "disjoint": sorted(disjoint),
                       "exact": ["urim"] + (["urir"] if exact_urir else []),
                       "part_meta": [h["meta"] for h in hs]}}
     if skipped:
         meta["merge"]["skipped_lines"] = skipped
     if sorted_inputs:
-        meta["merge"]["sorted_inputs"] = {os.path.abspath(p): n for p, n in sorted_inputs.items()}
+        meta["merge"]["sorted_inputs"] = {_shown_path(p): n for p, n in sorted_inputs.items()}
     if by[0]:
         meta[ukvs.BREAKDOWN_META] = by[0]
     out = [("!context", ukvs.CONTEXT),
@@ -819,6 +826,10 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
                                 converted or {}, marginals or {})
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
+        if len(files) > 1:
+            for path, f, s in zip(paths, files, checked):
+                if s is None or not s.count:     # a skipped line may be one of a sum
+                    headerpolicy.check(path, f.headers, f.layout, f.records(parse=False))
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
                                   bound_revisits, sorted_inputs, converted)
         layout = files[0].layout
@@ -1147,9 +1158,9 @@ def projected_headers(paths, headers, common, projections, disjoint, archive_uri
     run_meta = _run_meta(runs, paths)
     about = {"type": "ArchiveProfile", "generator": GENERATOR, "created": created or _now(),
              "policy": None, "revisits": revisits,
-             "merge": {"parts": [os.path.abspath(p) for p in paths], "disjoint": sorted(disjoint),
+             "merge": {"parts": [_shown_path(p) for p in paths], "disjoint": sorted(disjoint),
                        "exact": [], "bounds": list(FEATURES),
-                       "projected": {os.path.abspath(p): {"dropped_fields": pr.dropped, "lines_left_out": pr.left_out}
+                       "projected": {_shown_path(p): {"dropped_fields": pr.dropped, "lines_left_out": pr.left_out}
                                      for p, pr in zip(paths, projections) if pr is not None},
                        "unknown_keys": UNKNOWN_KEYS}}
     return _header_lines(hs, common.fields, run_meta, about, archive_uri, skipped,

@@ -13,9 +13,10 @@ import os
 import shutil
 
 from profiler import jsonnum
+from profiler.io.names import display_name
 from profiler.errors import UserError
 from profiler.files import outfiles, pages
-from profiler.files.datalines import DataFile, Skipped
+from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.output import copy_atomic
 
 
@@ -85,9 +86,9 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
                     "keys": [k.decode("utf-8", "replace") for k in ranges[i]] if ranges else [],
                     "self": links[i], "first": links[0], "prev": links[i - 1] if i else None,
                     "next": links[i + 1] if i + 1 < count else None, "last": links[-1],
-                    "source": os.path.basename(path)}
+                    "source": display_name(os.path.basename(path))}
             if skipped is not None and skipped.count:
-                page["skipped_lines"] = {path: skipped.meta()}
+                page["skipped_lines"] = skipped_meta([skipped])
             meta = b"!meta " + jsonnum.dumps({"page": page})
             head = sorted(headers + [meta]) if headers_sorted else headers + [meta]
             with open(os.path.join(work, name), "wb") as out:

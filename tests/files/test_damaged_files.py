@@ -154,6 +154,11 @@ def test_damaged_files_are_refused_or_skipped_counted(files, tmp_path_factory, s
         f.write(clean)
     expected = answer(name, commands(clean_path, other, str(d / "clean"))[name], str(d / "clean"))
     got = answer(name, argv + ["--skip-bad-lines"], str(d / "out"))
+    if expected[0] == 2 and "a line is missing" in expected[3]:
+        # the file without the line is itself found damaged (its lines no longer add up:
+        # profiler.toolkit.headerpolicy); the skip is reported and labelled in the output instead
+        assert got[0] == 0 and "1 damaged line(s) skipped" in got[3], got[3]
+        return
     if got[0] == 2 and not tolerant_answers:
         assert one_line_error(got[0], got[3]), got[3]
         return

@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -210,3 +211,34 @@ def test_a_file_name_with_control_bytes_is_shown_on_one_line(tmp_path, profile, 
     else:
         assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert "\x1b" not in err and "a\\nb\\x1b[31m.cdxj" in err, err
+
+
+@pytest.mark.parametrize("skip", [False, True])
+@pytest.mark.parametrize("name", ["merge", "split", "compact", "ukvs", "report", "export"])
+def test_an_input_named_in_bytes_that_are_not_utf8_is_written_as_its_name(tmp_path, profile, name, skip):
+    """An input whose name is not UTF-8 (b'n\\xff\\xfe.cdxj', in any locale), named in the
+    output's !meta (merge's parts, a map's source, a page's source, the report's title, the
+    skipped lines of --skip-bad-lines): a TypeError or UnicodeEncodeError traceback, exit 1,
+    nothing written. Its name is written as profile does, bytes that are not UTF-8 as \\xNN."""
+    path = os.fsdecode(os.path.join(os.fsencode(str(tmp_path)), b"n\xff\xfe.cdxj"))
+    with open(profile, "rb") as f, open(path, "wb") as out:
+        out.write(f.read())
+        if skip:
+            out.write(b'zz,zz)/* - - - {"urim":\n')       # a damaged last line
+    out = str(tmp_path / "out")
+    args = readers(path, profile, out)[name] if name != "export" else ["export", path, "-o", out + ".json"]
+    if name in ("split", "compact"):
+        args = args[:2] + ["--max-lines", "500"] + args[4:]
+    for locale in ("C", "C.UTF-8"):
+        r = subprocess.run([sys.executable, "-m", "profiler.cli"] + args[:1] + ["-q"] + args[1:]
+                           + (["--skip-bad-lines"] if skip else []), capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, PYTHONPATH=ROOT, LC_ALL=locale))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    written = [os.path.join(str(tmp_path), n) for n in os.listdir(str(tmp_path)) if n.startswith("out")]
+    assert written
+    text = b"".join(open(w, "rb").read() for w in written)
+    if name != "export" and (name != "compact" or skip):
+        assert re.search(rb"n\\+xff\\+xfe", text), text[:300]
+    for w in written:
+        if not w.endswith((".html", ".json")):
+            assert cli("validate", w).returncode == 0

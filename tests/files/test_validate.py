@@ -214,3 +214,18 @@ def test_cli_exit_codes_and_line_numbers(written, tmp_path):
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "validate", "nope.cdxj"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr
+
+
+@pytest.mark.parametrize("fields_line", [True, False])
+def test_a_map_datetime_range_running_backwards_fails(tmp_path, fields_line):
+    """A map's datetime key field that is no datetime or range ('2012:2010': its start after its
+    end) made every reader refuse the file, yet validate passed it: it now lists the line."""
+    path = tmp_path / "r.ukvs"
+    fields = '!fields {"keys":["surt","datetime"],"values":["frequency"]}\n' if fields_line else ""
+    path.write_text('!context ["http://oduwsdl.github.io/contexts/ukvs"]\n' + fields
+                    + "* : 10/5\ncom,x)/* 2010:2012 5/1\ncom,x)/* 2012:2010 5/1\n")
+    report = validate(str(path))
+    line = 5 if fields_line else 4
+    assert not report.ok and any(p.lineno == line and "2012:2010" in p.message for p in report.problems)
+    path.write_text(path.read_text().replace("2012:2010", "2011:2013"))
+    assert [p for p in validate(str(path)).problems if "datetime" in p.message] == []

@@ -154,3 +154,31 @@ def test_overlap_ignores_not_held_lines(tmp_path):
     assert [(k, w) for k, w, _, _ in pairs] == [(b"*", "both"), (b"com,a)/*", "a"), (b"com,b)/*", "both")]
     host = [r for r in overlap_summary(levels) if r["level"] == "host"][0]
     assert (host["only_a"], host["both"], host["shared_share_a"]) == (1, 1, 0.4)
+
+
+@pytest.mark.parametrize("verb", ["diff", "overlap"])
+@pytest.mark.parametrize("other", ["hosts_policy", "compacted"])
+def test_profiles_of_other_policies_or_compacted_are_refused(tmp_path, verb, other):
+    """The same captures profiled with the default and the hosts policy: diff said 88 keys
+    vanished, overlap that the domain level's holdings were half shared, exit 0; a compacted
+    copy: 84 keys vanished (rolled up into coarser lines, their captures still there). Refused
+    in one line, exit 2, nothing printed; files of one policy are compared as before."""
+    from profiler.toolkit.compact import compact_file
+    cdx = os.path.join(ROOT, "tests", "data", "cdx10-archive-it.cdx")
+    a = str(tmp_path / "a.cdxj")
+    run_profile([cdx], a, created="2026-01-01T00:00:00Z")
+    b = str(tmp_path / "b.cdxj")
+    if other == "hosts_policy":
+        run_profile([cdx], b, "hosts", created="2026-01-01T00:00:00Z")
+    else:
+        compact_file(a, b, max_lines=60)
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", verb, a, b], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, (r.stdout[-300:], r.stderr)
+    assert ("different policies (default, hosts)" if other == "hosts_policy" else "b.cdxj is compacted") in r.stderr
+    with pytest.raises(DiffError):
+        (diff if verb == "diff" else overlap)(a, b)
+    c = str(tmp_path / "c.cdxj")
+    run_profile([cdx], c, created="2026-01-02T00:00:00Z")
+    changes, summary = diff(a, c)
+    assert list(changes) == [] and summary["same"] > 0

@@ -520,3 +520,44 @@ def test_two_halves_merge_near_one_profile_and_true_line_count(corpus, tmp_path)
     about = [v for n, v in read_header(out) if n == "!meta" and "merge" in v][0]
     assert "absent_keys" in about["merge"]
     assert_within_truth(data(out), data(corpus["whole"]), set(), out)
+
+
+def _with_policy_of(path, donor, out):
+    """path's bytes with its !meta policy replaced by donor's (a header that lies)."""
+    policy = next(v["policy"] for n, v in read_header(donor) if n == "!meta" and "policy" in v)
+    lines = []
+    for line in open(path, "rb"):
+        if line.startswith(b"!meta ") and b'"policy"' in line:
+            value = orjson.loads(line[6:])
+            value["policy"] = policy
+            line = b"!meta " + orjson.dumps(value) + b"\n"
+        lines.append(line)
+    with open(out, "wb") as f:
+        f.writelines(lines)
+    return str(out)
+
+
+@pytest.mark.parametrize("lie", ["finer_lines", "coarser_lines"])
+def test_a_header_naming_another_policy_than_its_lines_is_refused(tmp_path, lie):
+    """A profile whose !meta names another policy than the one that wrote its lines (a header
+    edited or copied) was merged as that policy's: a key its lines lack read as none of its
+    captures, so '* - - 200' of a default profile merged with a hosts profile said 4 where the
+    union holds more, exit 0. The merge refuses it in one line naming the line, nothing written;
+    honest inputs of one policy merge as before."""
+    a = profile([os.path.join(ROOT, "tests", "data", "cdx10-archive-it.cdx")], tmp_path / "a.cdxj")
+    b = profile([os.path.join(ROOT, "tests", "data", "cdxj-pywb.cdxj")], tmp_path / "b.cdxj", policy="hosts")
+    if lie == "finer_lines":       # default lines (status codes, months) under the hosts policy
+        liar, other = _with_policy_of(a, b, tmp_path / "liar.cdxj"), b
+        said = "is no key of its policy (hosts"
+    else:                          # hosts lines (no year lines under a TLD) under the default policy
+        liar, other = _with_policy_of(b, a, tmp_path / "liar.cdxj"), a
+        said = "add up to 0 captures"
+    assert not validate(liar).ok          # it passed
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", other, liar, "-o", "m.cdxj"],
+                       capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert said in r.stderr and "liar.cdxj line " in r.stderr and "its !meta" in r.stderr
+    assert not os.path.exists(str(tmp_path / "m.cdxj"))
+    honest = profile([os.path.join(ROOT, "tests", "data", "cdxj-pywb.cdxj")], tmp_path / "honest.cdxj",
+                     policy="hosts" if lie == "finer_lines" else "default")
+    merge([other, honest], str(tmp_path / "ok.cdxj"))
