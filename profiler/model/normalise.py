@@ -44,29 +44,19 @@ def _escape(match):
     return "%%%02X" % (code - 0xDC00 if code >= 0xDC00 else code)
 
 
-#: the most digits of a timestamp: 14, and a fraction of a second up to nanoseconds
-MAX_DIGITS = 23
-
-
 def timestamp(raw):
     """14-digit timestamp, padded to the earliest valid datetime it stands for (spec section
     1); None when invalid. A component holding a given digit must be in range, and the day in its
-    month (leap years as the Gregorian calendar has them; a leap second is valid). Digits past the
-    fourteenth are a fraction of a second (ArchiveWeb.page and wabac.js index in milliseconds:
-    ``20220916191507333``), dropped as a WARC-Date's fraction is, up to nanoseconds.
+    month (leap years as the Gregorian calendar has them; a leap second is valid).
 
     >>> timestamp(b"2013"), timestamp(b"201305"), timestamp(b"20131")
     ('20130101000000', '20130501000000', '20131001000000')
     >>> timestamp(b"20131301000000") is None, timestamp(b"20132") is None, timestamp(b"20130230") is None
     (True, True, True)
-    >>> timestamp(b"20220916191507333"), timestamp(b"20221316191507333") is None
-    ('20220916191507', True)
     """
     n = len(raw)
-    if n < 4 or n > MAX_DIGITS or not raw.isdigit():
+    if n < 4 or n > 14 or not raw.isdigit():
         return None
-    if n > 14:
-        raw, n = raw[:14], 14
     if n < 14:
         raw = raw + b"0" * (14 - n)
         if n < 6 and raw[4:6] == b"00":         # a month or day wholly or half padded: its first
@@ -86,6 +76,24 @@ def timestamp(raw):
     if raw[:4] == b"0000" or (n > 6 and int(raw[6:8]) > days_in_month(int(raw[:4]), int(raw[4:6]))):
         return None                             # no year 0, no 30 February: not a datetime
     return raw.decode("ascii")
+
+
+#: the most digits of a CDXJ timestamp: 14, and a fraction of a second down to nanoseconds
+MAX_FRACTION_DIGITS = 23
+
+
+def fractional_timestamp(raw):
+    """timestamp() of a CDXJ entry's timestamp, whose digits past the fourteenth are a fraction
+    of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js index in
+    milliseconds). Only for CDXJ blocks: a CDX layout is inferred by the timestamps its lines
+    parse with, where a longer number is no timestamp.
+
+    >>> fractional_timestamp(b"20220916191507333"), fractional_timestamp(b"20221316191507333") is None
+    ('20220916191507', True)
+    """
+    if 14 < len(raw) <= MAX_FRACTION_DIGITS and raw.isdigit():
+        raw = raw[:14]
+    return timestamp(raw)
 
 
 _DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)

@@ -74,8 +74,8 @@ def test_timestamp_valid(raw, expected):
     b"20140101240000",         # hour 24
     b"20140101006000",         # minute 60
     b"20140101000061",         # second 61
-    b"201601010000001" + b"0" * 9,   # 24 digits: more than a fraction down to nanoseconds
-    b"201613010000001",        # 15 digits, month 13
+    b"201601010000001",        # 15 digits
+    b"201602090000000000",     # 18 digits
     b"20160211000000jpg",      # digits plus text
     b"2014-01-01",
     b"2014010100000a",
@@ -87,10 +87,13 @@ def test_timestamp_invalid(raw):
     assert timestamp(raw) is None
 
 
-@pytest.mark.parametrize("raw", [b"201601010000001", b"201601010000001234", b"201601010000009999999"])
-def test_timestamp_fraction_of_a_second_dropped(raw):
-    """Digits past the fourteenth are a fraction of a second (ArchiveWeb.page's milliseconds)."""
-    assert timestamp(raw) == "20160101000000"
+@pytest.mark.parametrize("raw, expected", [(b"201601010000001", "20160101000000"),
+                                           (b"201601010000009999999", "20160101000000"),
+                                           (b"2016010100000012345678901", None), (b"201613010000001", None),
+                                           (b"2016", "20160101000000")])
+def test_a_cdxj_timestamp_drops_a_fraction_of_a_second(raw, expected):
+    """ArchiveWeb.page's CDXJ has milliseconds; a CDX layout stays inferred from 14-digit timestamps."""
+    assert normalise.fractional_timestamp(raw) == expected
 
 
 # mime
