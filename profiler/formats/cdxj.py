@@ -86,7 +86,7 @@ def capture_of_record(key_raw, ts_raw, record, collection=None):
     if mime.startswith(NON_CAPTURE_MIMES) or key_raw.startswith(NON_CAPTURE_PREFIXES) \
             or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) or key_raw == b"-":
         return "not_a_capture"          # as in a CDX (profiler.formats.cdx): an ARC's filedesc, a warcinfo entry
-    ts = normalise.timestamp(ts_raw)
+    ts = normalise.fractional_timestamp(ts_raw)
     if ts is None:
         return "bad_timestamp"
     length_raw = _field(record, ("length",))

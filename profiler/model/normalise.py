@@ -78,6 +78,24 @@ def timestamp(raw):
     return raw.decode("ascii")
 
 
+#: the most digits of a CDXJ timestamp: 14, and a fraction of a second down to nanoseconds
+MAX_FRACTION_DIGITS = 23
+
+
+def fractional_timestamp(raw):
+    """timestamp() of a CDXJ entry's timestamp, whose digits past the fourteenth are a fraction
+    of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js index in
+    milliseconds). Only for CDXJ blocks: a CDX layout is inferred by the timestamps its lines
+    parse with, where a longer number is no timestamp.
+
+    >>> fractional_timestamp(b"20220916191507333"), fractional_timestamp(b"20221316191507333") is None
+    ('20220916191507', True)
+    """
+    if 14 < len(raw) <= MAX_FRACTION_DIGITS and raw.isdigit():
+        raw = raw[:14]
+    return timestamp(raw)
+
+
 _DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 

@@ -185,3 +185,47 @@ def test_a_content_type_with_white_space_within_gives_the_mime_of_its_warc_recor
                              if line.startswith("* - ")})
     assert keys["a.cdxj"] == keys["a.warc.gz"]
     assert keys["a.cdxj"] == ["-", "image/*", "image/png", "text", "text/", "text/*", "text/html"]
+
+
+# ArchiveWeb.page (wabac.js) index.cdx of replayweb.page's docs/examples/example.wacz: a timestamp
+# in milliseconds, a hex SHA-256 digest with a 'sha-256:' prefix, numbers as JSON numbers
+AWP = (b'com,googleapis,fonts)/css2?display=swap&family=source+sans+pro%3Awght%40700%3B900 20220916191507333 '
+       b'{"url":"https://fonts.googleapis.com/css2?family=Source+Sans+Pro:wght@700;900&display=swap",'
+       b'"digest":"sha-256:8c36095b6f2c87c399f6f798579e57739e36f6b803a4ede86760039cee13888a","mime":"text/css",'
+       b'"offset":278,"length":1309,"recordDigest":"sha256:b89fd5bd553ba3e359ad7a60e078757540436c899087d222dc4'
+       b'ef7c18fe4e8f0","status":200,"filename":"data.warc.gz"}')
+
+
+@pytest.mark.parametrize("fraction", [b"333", b"3", b"333333", b"333333333"])
+def test_a_timestamp_with_a_fraction_of_a_second_is_a_capture_of_that_second(fraction):
+    c = cdxj.parse(AWP.replace(b"20220916191507333", b"20220916191507" + fraction))
+    assert (c.timestamp, c.mime, c.status, c.length) == ("20220916191507", "text/css", "200", 1309)
+    assert c.digest == "8C36095B6F2C87C399F6F798579E57739E36F6B803A4EDE86760039CEE13888A"
+
+
+@pytest.mark.parametrize("ts", [b"20221316191507333", b"20220916191507" + b"3" * 10, b"2022091619150733x"])
+def test_a_long_timestamp_is_still_checked(ts):
+    assert cdxj.parse(AWP.replace(b"20220916191507333", ts)) == "bad_timestamp"
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_an_archiveweb_page_index_profiles_every_capture(tmp_path, runner, pure):
+    """Every line of a millisecond index is a capture, with the compiled readers and without."""
+    import os
+    import subprocess
+    import sys
+    from profiler import contract
+    second = AWP.replace(b"20220916191507333", b"20230101000000001").replace(b"css2?", b"css3?")
+    (tmp_path / "index.cdxj").write_bytes(AWP + b"\n" + second + b"\n")
+    env = dict(os.environ)
+    env.pop(contract.PURE_ENV, None)
+    if pure:
+        env[contract.PURE_ENV] = "1"
+    out = tmp_path / "p.cdxj"
+    subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(tmp_path / "index.cdxj"), "-o", str(out),
+                    "-r", runner, "--quiet"], check=True, capture_output=True, env=env)
+    lines = out.read_text().splitlines()
+    assert '"captures":2,"skipped":{}' in next(line for line in lines if line.startswith('!meta {"inputs"'))
+    top = next(line for line in lines if line.startswith("* - - - "))
+    assert '"urim":{"total":2,' in top and '"first":"20220916191507","last":"20230101000000"' in top

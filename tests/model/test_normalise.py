@@ -87,6 +87,15 @@ def test_timestamp_invalid(raw):
     assert timestamp(raw) is None
 
 
+@pytest.mark.parametrize("raw, expected", [(b"201601010000001", "20160101000000"),
+                                           (b"201601010000009999999", "20160101000000"),
+                                           (b"2016010100000012345678901", None), (b"201613010000001", None),
+                                           (b"2016", "20160101000000")])
+def test_a_cdxj_timestamp_drops_a_fraction_of_a_second(raw, expected):
+    """ArchiveWeb.page's CDXJ has milliseconds; a CDX layout stays inferred from 14-digit timestamps."""
+    assert normalise.fractional_timestamp(raw) == expected
+
+
 # mime
 
 @pytest.mark.parametrize("raw, expected", [
