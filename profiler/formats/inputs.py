@@ -400,9 +400,9 @@ HOST = os.uname().nodename
 
 
 def _damaged_archive_start(path):
-    """The first line of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
-    gzip stream: its records before the damage are read, profiler.formats.warc), as a sample;
-    [] when the inflated start is not a WARC or ARC file's."""
+    """The first lines of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
+    gzip stream: its records before the damage are read, profiler.formats.warc), as a sample,
+    up to the first one the damage cut; [] when the inflated start is not a WARC or ARC file's."""
     from profiler.formats import members
     try:
         with open(path, "rb") as f:
@@ -411,8 +411,19 @@ def _damaged_archive_start(path):
         return []
     if not start.startswith((b"WARC/", b"filedesc:")):
         return []
-    line = start.split(b"\n", 1)[0].rstrip(b"\r")
-    return [_TEXT_START.match(line).group()]      # up to the damage: inflated garbage is no field of it
+    lines = []
+    for line in start.split(b"\n", SAMPLED_START_LINES)[:SAMPLED_START_LINES]:
+        line = line.rstrip(b"\r")
+        text = _TEXT_START.match(line).group()   # up to the damage: inflated garbage is no field of it
+        lines.append(text)
+        if len(text) < len(line):
+            break
+    return lines
+
+
+#: lines of a damaged archive's inflated start sampled (an ARC's filedesc record: its header line,
+#: version line and line of field names)
+SAMPLED_START_LINES = 3
 
 
 #: the start of a line up to its first byte that is neither printable ASCII nor a tab (a WARC or

@@ -122,7 +122,7 @@ def _sniff_arc(sample):
     if first is None:
         return None
     fields = first.split(b" ")
-    if first.startswith(b"filedesc:") and not _index_line(fields):
+    if first.startswith(b"filedesc:") and (not _index_line(fields) or _arc_field_line(sample.lines)):
         return _whole_gzip(sample)
     if len(fields) < 5 or not fields[-1].isdigit():
         return None     # no ARC header (warc.looks_like_arc_record asks this first): warcio not imported
@@ -130,6 +130,17 @@ def _sniff_arc(sample):
     if warc.looks_like_arc_record(first) and cdx.infer_letters(sample.data) is None:
         return _whole_gzip(sample)
     return None
+
+
+#: the start of the line in an ARC file's filedesc record that names its record header's fields
+#: (version 1 and 2 alike)
+ARC_FIELD_LINE = b"URL IP-address Archive-date Content-type"
+
+
+def _arc_field_line(lines):
+    """Whether the lines after the first hold an ARC filedesc record's line of field names: an
+    ARC file whose first line a damaged gzip member garbled into more fields, never an index."""
+    return any(line.startswith(ARC_FIELD_LINE) for line in lines[1:4])
 
 
 def _index_line(fields):
