@@ -196,7 +196,12 @@ def not_emitted(policy, fields, layout=criteria.CORE_LAYOUT):
         if level == "path" and surt.split(")", 1)[1].count("/") - 1 > policy.path_depth:
             return "path_depth is %d" % policy.path_depth
     combos = policy.emit.get(level, ())
-    for combo in itertools.product(*(c.field_levels(value) for c, value in zip(layout.criteria, fields[1:]))):
+    # each field's levels by its criterion's name: the file's key fields may come in another order
+    # than the policy's (spec section 2: found by name)
+    by_name = {c.name: c.field_levels(value) for c, value in zip(layout.criteria, fields[1:])}
+    if any(name not in policy.names and criteria.ANY not in levels for name, levels in by_name.items()):
+        return "it writes no %s field" % ", ".join(n for n in by_name if n not in policy.names)
+    for combo in itertools.product(*(by_name.get(c.name, (criteria.ANY,)) for c in policy.criteria)):
         if combo in combos:
             return None
     emitted = [" x ".join("%s %s" % (c.name, lv) for c, lv in zip(policy.criteria, combo) if lv != "any") or "any"
