@@ -111,12 +111,17 @@ def _policy(found):
                  if n == "!meta" and isinstance(v, dict) and isinstance(v.get("policy"), dict)), None)
 
 
+def _unnamed(policy):
+    """A policy's values but its name: a copy of a policy renamed writes the same keys."""
+    return {k: v for k, v in policy.items() if k != "name"}
+
+
 def _require_one_policy(verb, path_a, path_b, files):
     """A DiffError for profiles whose !meta name different policies: a key one policy never
     writes would be reported as vanished or appeared, or as held by one file only, though both
     hold its captures."""
     a, b = (_policy(f) for f in files)
-    if a is not None and b is not None and a != b:
+    if a is not None and b is not None and _unnamed(a) != _unnamed(b):
         raise DiffError("cannot %s: %s and %s were made by different policies (%s, %s): a key one of them "
                         "never writes would read as %s; compare profiles of one policy" % (
                             verb, path_a, path_b, str(a.get("name"))[:40], str(b.get("name"))[:40],

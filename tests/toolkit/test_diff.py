@@ -182,3 +182,10 @@ def test_profiles_of_other_policies_or_compacted_are_refused(tmp_path, verb, oth
     run_profile([cdx], c, created="2026-01-02T00:00:00Z")
     changes, summary = diff(a, c)
     assert list(changes) == [] and summary["same"] > 0
+    renamed = tmp_path / "renamed.yaml"          # a copy of the policy under another name: the same keys
+    with open(os.path.join(ROOT, "conf", "policies", "default.yaml")) as f:
+        renamed.write_text(f.read().replace("name: default", "name: our-default"))
+    d = str(tmp_path / "d.cdxj")
+    run_profile([cdx], d, str(renamed), created="2026-01-03T00:00:00Z")
+    changes, summary = diff(a, d)
+    assert list(changes) == [] and summary["same"] > 0
