@@ -167,8 +167,8 @@ def validate(path, kind=None, max_problems=100):
 
 def _check_policy(report, path):
     """A problem when the lines are not what the policy the header names writes (a header that
-    lies: profiler.toolkit.headerpolicy), which merge would read as zeros."""
-    from profiler.toolkit.headerpolicy import HeaderLies, check
+    lies: profiler.files.headerpolicy), which merge would read as zeros."""
+    from profiler.files.headerpolicy import HeaderLies, check
     try:
         found = DataFile(path, "cdxj")
         check(path, found.headers, found.layout, found.records(parse=False))

@@ -35,7 +35,7 @@ import os
 
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
-from profiler.files import coverage, infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
+from profiler.files import coverage, headerpolicy, infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
 from profiler.files.datalines import DataFile, Skipped, skipped_meta
 from profiler.files.sortedfile import UnsortedFile
@@ -44,7 +44,6 @@ from profiler.files.pages import original_headers, page_meta
 from profiler.files.profilefile import FEATURES, extras, flatten, unflatten
 from profiler.io.names import display_name
 from profiler.model import criteria
-from profiler.toolkit import headerpolicy
 
 DISJOINT_CHOICES = ("urir", "digests")
 ALWAYS_EXACT = ("urim.total", "bytes", "first", "last")
@@ -999,7 +998,7 @@ class Absence:
     def zero(self, fields):
         if self.policy is None:
             return False
-        from profiler.toolkit.query import not_emitted
+        from profiler.model.emitted import not_emitted
         values = dict(zip(self.common.fields, fields))
         full = [fields[0]] + [values.get(n, "-") for n in self.layout.names]
         if self.per_input_revisits and any(values.get(c.name, "-") != "-" for c in self.layout.criteria

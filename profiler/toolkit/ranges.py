@@ -31,8 +31,9 @@ from profiler.files.datalines import foreign_value
 from profiler.files.profilefile import FEATURES, flatten, unflatten
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, PREFIX
+from profiler.model.emitted import not_emitted
 from profiler.toolkit.merge import combine
-from profiler.toolkit.query import QueryError, damaged_keys, not_emitted
+from profiler.toolkit.query import QueryError, damaged_keys
 
 DATETIME = criteria.DATETIME
 #: where each component of a 14-digit timestamp ends, and its smallest value

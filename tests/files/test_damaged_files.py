@@ -156,7 +156,7 @@ def test_damaged_files_are_refused_or_skipped_counted(files, tmp_path_factory, s
     got = answer(name, argv + ["--skip-bad-lines"], str(d / "out"))
     if expected[0] == 2 and "a line is missing" in expected[3]:
         # the file without the line is itself found damaged (its lines no longer add up:
-        # profiler.toolkit.headerpolicy); the skip is reported and labelled in the output instead
+        # profiler.files.headerpolicy); the skip is reported and labelled in the output instead
         assert got[0] == 0 and "1 damaged line(s) skipped" in got[3], got[3]
         return
     if got[0] == 2 and not tolerant_answers:

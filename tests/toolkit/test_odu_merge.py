@@ -23,7 +23,7 @@ from profiler.model.policy import load
 from profiler.run.profile import run_profile
 from profiler.testing.synthetic import write_cdx as synthetic_cdx
 from profiler.toolkit.merge import UNKNOWN_KEYS, Absence, common_layout
-from profiler.toolkit.query import not_emitted
+from profiler.model.emitted import not_emitted
 from profiler.files import layout as layouts
 
 from helpers.damage import one_line_error

@@ -14,7 +14,8 @@ from profiler.testing import synthetic
 from profiler.run.profile import run_profile
 from profiler.model.policy import load as load_policy
 from profiler.files.profilefile import flatten, iter_data
-from profiler.toolkit.query import Caveat, QueryError, SortedProfile, not_emitted, query, surt_level
+from profiler.model.emitted import not_emitted
+from profiler.toolkit.query import Caveat, QueryError, SortedProfile, query, surt_level
 from profiler.files.ukvs import profile_to_map
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from profiler.files.profilefile import FEATURES, flatten, iter_data
 from profiler.model.policy import Policy
 from profiler.toolkit import ranges
-from profiler.toolkit.query import SortedProfile, derived_bounds, feature_value, not_emitted, query
+from profiler.model.emitted import not_emitted
+from profiler.toolkit.query import SortedProfile, derived_bounds, feature_value, query
 
 from helpers.explore import random_caps, write_profile
 from helpers.oracle import profile as oracle_profile

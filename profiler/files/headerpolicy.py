@@ -57,7 +57,7 @@ def check(path, headers, layout, records):
     if policy is None or any(c.name not in policy.levels for c in layout.criteria):
         return
     from profiler.model.keys import key_level
-    from profiler.toolkit.query import not_emitted
+    from profiler.model.emitted import not_emitted
     at = layout.names.index(criteria.DATETIME.name) if criteria.DATETIME.name in layout.names else None
     group = None
     written = {}        # (SURT level, the levels of each field) -> whether the policy writes such keys
