@@ -31,15 +31,23 @@ class HeaderLies(DamagedFile):
 
 
 def policy_of(headers):
-    """The Policy a profile's !meta names, when its lines are all that policy wrote (not
-    compacted, not a page, no line skipped by a merge, no bounded keys); else None."""
-    from profiler.model.policy import Policy, PolicyError
-    metas = [v for n, v in headers if n == "!meta" and isinstance(v, dict)]
-    for m in metas:
+    """The Policy a profile's !meta names, when its lines are all that policy wrote (complete,
+    and no line skipped by a merge, no bounded keys); else None."""
+    for m in (v for n, v in headers if n == "!meta" and isinstance(v, dict)):
         merge = m.get("merge")
-        if "compacted" in m or "page" in m or (isinstance(merge, dict) and (
-                merge.get("skipped_lines") or merge.get("unknown_keys") or merge.get("converted_inputs"))):
+        if isinstance(merge, dict) and (merge.get("skipped_lines") or merge.get("unknown_keys")
+                                        or merge.get("converted_inputs")):
             return None
+    return complete_policy(headers)
+
+
+def complete_policy(headers):
+    """The Policy of a profile whose missing lines mean no captures (its policy's keys): not
+    compacted, not a page; else None."""
+    from profiler.model.policy import Policy, PolicyError
+    metas = [v for n, v in headers if n[1:] == "meta" and isinstance(v, dict)]
+    if any("compacted" in m or "page" in m for m in metas):
+        return None
     for m in metas:
         if isinstance(m.get("policy"), dict):
             try:

@@ -990,7 +990,7 @@ class Absence:
         self.policy = None
         self.per_input_revisits = False
         if headers is not None and not damaged:
-            self.policy = _complete_policy(headers)
+            self.policy = headerpolicy.complete_policy(headers)
             self.per_input_revisits = any(
                 n[1:] == "meta" and isinstance(v, dict) and isinstance(v.get("merge"), dict)
                 and v["merge"].get("absent_keys") for n, v in headers)
@@ -1080,22 +1080,6 @@ class Absence:
         if None in highs:
             return None
         return tuple(sum(h[i] for h in highs) for i in range(3))
-
-
-def _complete_policy(headers):
-    """The Policy of a profile whose missing lines mean no captures (its policy's keys): not
-    compacted, not a page; else None."""
-    from profiler.model.policy import Policy, PolicyError
-    metas = [v for n, v in headers if n[1:] == "meta" and isinstance(v, dict)]
-    if any("compacted" in m or "page" in m for m in metas):
-        return None
-    for m in metas:
-        if isinstance(m.get("policy"), dict):
-            try:
-                return Policy.from_dict(m["policy"])
-            except (PolicyError, ValueError, TypeError, KeyError, AttributeError):
-                return None
-    return None
 
 
 def with_unknown(value, envelope):
