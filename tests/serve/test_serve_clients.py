@@ -169,11 +169,7 @@ def test_a_pipelined_flood_is_answered_in_part_then_closed(map_path):
 def test_a_client_that_never_reads_is_dropped(tmp_path):
     """Large answers pipelined to a client that never reads them: the connection is dropped
     after --write-timeout rather than held until the client reads."""
-    path = tmp_path / "big-headers.ukvs"
-    write_map(path, 100)
-    with open(path) as f:
-        head, rest = f.readline(), f.read()
-    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 500000) + rest)
+    path = map_with_a_long_header(tmp_path, 500000)
     s = Server([str(path)], workers=1, args=["--write-timeout", "1"])
     try:
         sock = socket.socket()
@@ -188,16 +184,22 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
         s.stop()
 
 
+def map_with_a_long_header(tmp_path, size):
+    """A map whose /archives answer is large: a !meta line of size bytes after its first line."""
+    path = tmp_path / "big-headers.ukvs"
+    write_map(path, 100)
+    with open(path) as f:
+        head, rest = f.readline(), f.read()
+    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * size) + rest)
+    return path
+
+
 def test_a_client_gone_in_the_middle_of_pipelined_answers_leaves_no_traceback(tmp_path):
     """Clients that pipeline large answers and close their connection before reading them: the
     answer being written is let go quietly (the worker wrote the rest of it to the closed
     connection, and logged "Exception in ASGI application" with a traceback each time); the
     server answers the others."""
-    path = tmp_path / "big-headers.ukvs"
-    write_map(path, 100)
-    with open(path) as f:
-        head, rest = f.readline(), f.read()
-    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 500000) + rest)
+    path = map_with_a_long_header(tmp_path, 500000)
     s = Server([str(path)], workers=1)
     try:
         for _ in range(20):
@@ -226,11 +228,7 @@ def test_answers_left_unread_are_bounded_in_all(tmp_path):
     Limits.max_unread (64 MB) of answers left unread, dropping the connections that left theirs
     unread longest (each held its answer until --write-timeout: 400 of them, 790 MB), and
     answers the other clients."""
-    path = tmp_path / "big-headers.ukvs"
-    write_map(path, 100)
-    with open(path) as f:
-        head, rest = f.readline(), f.read()
-    path.write_text(head + '!meta {"note":"%s"}\n' % ("x" * 1000000) + rest)
+    path = map_with_a_long_header(tmp_path, 1000000)
     s = Server([str(path)], workers=1)
     flood = []
     try:
