@@ -720,11 +720,14 @@ class DataFile:
             if infiles.identity(os.fstat(f.fileno())) != self.identity:
                 raise DamagedFile("%s changed while it was read: read it again when it is written" % path)
 
-    def check(self, skipped=None, searched=False):
+    def check(self, skipped=None, searched=False, header_policy=False):
         """Read the whole file (records()), unless this version of it was found clean before
         (profiler.files.checkcache); a clean read is remembered. Sets end, first_key, last_key
-        and data_lines; returns self."""
-        what = "%s %s" % (CHECK_VERSION, " ".join(self.names) if self.names else self.checker.nkeys)
+        and data_lines; returns self. With ``header_policy``, the same reading also holds the
+        lines to the policy the header names (profiler.files.headerpolicy: a HeaderLies) when no
+        line was skipped: a skipped line may be one of a sum."""
+        what = "%s %s%s" % (CHECK_VERSION, " ".join(self.names) if self.names else self.checker.nkeys,
+                            " header-policy" if header_policy else "")
         facts = checkcache.recall(self.identity, what)
         if facts is not None:
             self.end, self.data_lines = facts["end"], facts["lines"]
@@ -732,8 +735,18 @@ class DataFile:
             self.last_key = bytes.fromhex(facts["last"]) if facts["last"] is not None else None
             return self
         started = time.time_ns()
-        for _ in self.records(skipped, parse=False, searched=searched):
+        records = self.records(skipped, parse=False, searched=searched)
+        lies = None
+        if header_policy:
+            from profiler.files.headerpolicy import HeaderLies, check
+            try:
+                check(self.path, self.headers, self.layout, records)
+            except HeaderLies as e:
+                lies = e
+        for _ in records:
             pass
+        if lies is not None and (skipped is None or not skipped.count):
+            raise lies
         if skipped is None or not skipped.count:
             checkcache.remember(self.identity, what, {
                 "end": self.end, "lines": self.data_lines,

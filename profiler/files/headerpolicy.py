@@ -67,15 +67,27 @@ def check(path, headers, layout, records):
     from profiler.model.keys import key_level
     from profiler.model.emitted import not_emitted
     at = layout.names.index(criteria.DATETIME.name) if criteria.DATETIME.name in layout.names else None
-    group = None
+    group = surt_level = last_surt = None
     written = {}        # (SURT level, the levels of each field) -> whether the policy writes such keys
+    sum_levels = {}     # SURT level -> the datetime levels its lines add up at
+    field_levels = {}   # (field position, value) -> its levels
     for r in records:
         fields = r.key.decode("utf-8", "surrogateescape").split(" ")
         surt = fields[0]
-        levels = (key_level(surt, policy.registered_domains),) + tuple(
-            c.field_levels(v) for c, v in zip(layout.criteria, fields[1:]))
+        new_surt = surt != last_surt
+        if new_surt:
+            surt_level, last_surt = key_level(surt, policy.registered_domains), surt
+        levels = [surt_level]
+        for i, c, v in zip(range(len(fields)), layout.criteria, fields[1:]):
+            found = field_levels.get((i, v))
+            if found is None:
+                if len(field_levels) > 4096:
+                    field_levels.clear()
+                found = field_levels[(i, v)] = c.field_levels(v)
+            levels.append(found)
+        levels = tuple(levels)
         why = None
-        if group is None or group.surt != surt or not written.get(levels, False):
+        if new_surt or not written.get(levels, False):
             try:        # its SURT's host and path depth once, its fields' levels once per kind
                 why = not_emitted(policy, fields, layout)
             except (ValueError, KeyError, IndexError):
@@ -87,10 +99,10 @@ def check(path, headers, layout, records):
                              % (r.key[:80].decode("utf-8", "replace"), policy.name, why))
         if at is None:
             continue
-        if group is None or group.surt != surt:
+        if new_surt:
             if group is not None:
                 group.settle()
-            group = _Sums(path, surt, policy, layout, at, key_level)
+            group = _Sums(path, surt, policy, layout, at, surt_level, sum_levels)
         group.add(r, fields[1:])
     if group is not None:
         group.settle()
@@ -100,20 +112,18 @@ class _Sums:
     """One SURT's all-time captures and its captures at each datetime level the policy writes
     alone beside its all-time line (the others '-'), which must be equal."""
 
-    def __init__(self, path, surt, policy, layout, at, key_level):
+    def __init__(self, path, surt, policy, layout, at, surt_level, known):
         self.path, self.surt, self.policy, self.at = path, surt, policy, at
-        combos = [dict(zip(policy.names, combo)) for combo in
-                  policy.emit.get(key_level(surt, policy.registered_domains), ())]
-        name = layout.names[at]
-        self.levels = set()
-        if any(all(v == criteria.ANY for v in combo.values()) for combo in combos):
-            for combo in combos:
-                if combo[name] != criteria.ANY and all(v == criteria.ANY for n, v in combo.items() if n != name):
-                    self.levels.add(combo[name])
+        self.levels = known.get(surt_level)
+        if self.levels is None:
+            self.levels = known[surt_level] = _sum_levels(policy, layout.names[at], surt_level)
         self.total, self.sums, self.exact, self.lineno = 0, dict.fromkeys(self.levels, 0), True, None
 
     def add(self, r, values):
-        if not self.levels or any(v != criteria.ANY_FIELD for i, v in enumerate(values) if i != self.at):
+        if not self.levels:
+            return
+        others = values[:self.at] + values[self.at + 1:]
+        if others.count(criteria.ANY_FIELD) != len(others):
             return
         value = r.value if r.value is not None else jsonnum.loads(r.json)
         total = value.get("urim", {}).get("total") if isinstance(value.get("urim"), dict) else None
@@ -137,3 +147,15 @@ class _Sums:
                 raise HeaderLies(self.path, self.lineno, "the %s lines of %r add up to %d captures, its all-time "
                                  "line to %d, though its policy (%s) writes both" % (
                                      level, self.surt[:80], found, self.total, self.policy.name), _MISSING)
+
+
+def _sum_levels(policy, name, surt_level):
+    """The levels of datetime ``name`` a SURT of ``surt_level`` has lines at with every other
+    field '-', when it also has its all-time line."""
+    combos = [dict(zip(policy.names, combo)) for combo in policy.emit.get(surt_level, ())]
+    levels = set()
+    if any(all(v == criteria.ANY for v in combo.values()) for combo in combos):
+        for combo in combos:
+            if combo[name] != criteria.ANY and all(v == criteria.ANY for n, v in combo.items() if n != name):
+                levels.add(combo[name])
+    return frozenset(levels)

@@ -168,10 +168,9 @@ def validate(path, kind=None, max_problems=100):
 def _check_policy(report, path):
     """A problem when the lines are not what the policy the header names writes (a header that
     lies: profiler.files.headerpolicy), which merge would read as zeros."""
-    from profiler.files.headerpolicy import HeaderLies, check
+    from profiler.files.headerpolicy import HeaderLies
     try:
-        found = DataFile(path, "cdxj")
-        check(path, found.headers, found.layout, found.records(parse=False))
+        DataFile(path, "cdxj").check(header_policy=True)
     except HeaderLies as e:
         report.add(e.lineno, e.problem + ": " + str(e).rsplit("; ", 1)[1])
     except UserError:

@@ -810,7 +810,7 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
         _common([f.nkeys for f in files], "numbers of key fields", paths)
     checked = [Skipped(p) if skip_bad_lines else None for p in paths]
     for f, s in zip(files, checked):
-        f.check(s)
+        f.check(s, header_policy=kind == "cdxj" and len(files) > 1)
     skipped_lines = skipped_meta(checked)
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
@@ -825,10 +825,6 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
                                 converted or {}, marginals or {})
     if kind == "cdxj":
         input_headers = [f.headers for f in files]
-        if len(files) > 1:
-            for path, f, s in zip(paths, files, checked):
-                if s is None or not s.count:     # a skipped line may be one of a sum
-                    headerpolicy.check(path, f.headers, f.layout, f.records(parse=False))
         headers = profile_headers(paths, input_headers, disjoint, archive_uri, created, skipped_lines,
                                   bound_revisits, sorted_inputs, converted)
         layout = files[0].layout

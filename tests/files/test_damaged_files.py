@@ -566,6 +566,37 @@ def test_check_is_remembered_per_version(files, tmp_path, monkeypatch):
     assert len(reads) == 2 and one_line_error(status, err, "p.cdxj line"), err
 
 
+def test_merge_remembers_the_header_policy_check_with_the_reading_it_shares(files, tmp_path, monkeypatch):
+    """merge holds each input's lines to its header's policy in the reading that checks them,
+    and remembers both for the file's version: a second merge reads neither input whole again.
+    A check without the policy (lookup's) is no check with it."""
+    from profiler.files import checkcache, datalines
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(checkcache, "RACY_NS", 0)
+    checkcache.forget()
+    a, b = str(tmp_path / "a.cdxj"), str(tmp_path / "b.cdxj")
+    shutil.copy(files["profile"], a)
+    shutil.copy(files["profile"], b)
+    assert run(["lookup", a, "http://a.com/"])[0] == 0
+    reads = []
+    real = datalines.DataFile.records
+
+    def counted(self, *args, **kw):
+        reads.append(self.path)
+        return real(self, *args, **kw)
+    monkeypatch.setattr(datalines.DataFile, "records", counted)
+    assert run(["merge", a, b, "-o", str(tmp_path / "m1.cdxj")])[0] == 0
+    first = sorted(reads)
+    assert first.count(a) == 2 and first.count(b) == 2       # checked (policy too), merged
+    del reads[:]
+    checkcache.forget()                     # a new process: only the cache file remembers
+    assert run(["merge", a, b, "-o", str(tmp_path / "m2.cdxj")])[0] == 0
+    assert sorted(reads) == [a, b]          # merged only
+    merged = [[line for line in (tmp_path / name).read_bytes().split(b"\n") if not line.startswith(b"!")]
+              for name in ("m1.cdxj", "m2.cdxj")]
+    assert merged[0] == merged[1] and len(merged[0]) > 10
+
+
 def test_a_file_just_written_is_not_remembered(files, tmp_path, monkeypatch):
     """Its time stamps could stay the same through a change made within the same clock tick."""
     from profiler.files import checkcache

@@ -558,6 +558,9 @@ def test_a_header_naming_another_policy_than_its_lines_is_refused(tmp_path, lie)
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     assert said in r.stderr and "liar.cdxj line " in r.stderr and "its !meta" in r.stderr
     assert not os.path.exists(str(tmp_path / "m.cdxj"))
+    again = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", other, liar, "-o", "m.cdxj"],
+                           capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT))
+    assert (again.returncode, again.stderr) == (2, r.stderr)      # a refusal is not remembered as a check
     honest = profile([os.path.join(ROOT, "tests", "data", "cdxj-pywb.cdxj")], tmp_path / "honest.cdxj",
                      policy="hosts" if lie == "finer_lines" else "default")
     merge([other, honest], str(tmp_path / "ok.cdxj"))
