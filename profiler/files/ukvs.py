@@ -356,7 +356,7 @@ def profile_to_map(profile_path, map_path, keys=("surt",), archive_uri=None, cre
     if not any(n in layouts.KEYS_HEADERS for n, _ in headers):
         raise MapFormatError("%s: not a CDXJ profile (no !keys line)" % profile_path)
     layout = found.layout
-    found.check(skipped)                    # every line read before the map is written
+    found.check(skipped, header_policy=True)    # every line read before the map is written, held to its policy
     _require_plain_lines(profile_path, headers)
     source, cover, compacted = {}, None, False
     for name, value in headers:

@@ -537,6 +537,23 @@ def _with_policy_of(path, donor, out):
     return str(out)
 
 
+def test_a_map_of_a_header_that_lies_is_refused(tmp_path):
+    """ukvs takes the levels a map covers from the profile's policy, and lookup reads a level a map
+    covers but has no line for as none of its captures: hosts lines under a default !meta made a
+    map that said a year it held was not held. ukvs refuses such a profile in one line."""
+    a = profile([os.path.join(ROOT, "tests", "data", "cdx10-archive-it.cdx")], tmp_path / "a.cdxj")
+    b = profile([os.path.join(ROOT, "tests", "data", "cdxj-pywb.cdxj")], tmp_path / "b.cdxj", policy="hosts")
+    liar = _with_policy_of(b, a, tmp_path / "liar.cdxj")
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "ukvs", liar, "-o", "m.ukvs"],
+                       capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "liar.cdxj line " in r.stderr and "its !meta" in r.stderr
+    assert not os.path.exists(str(tmp_path / "m.ukvs"))
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "ukvs", b, "-o", "m.ukvs"],
+                       capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and os.path.getsize(str(tmp_path / "m.ukvs")) > 0, r.stderr
+
+
 @pytest.mark.parametrize("lie", ["finer_lines", "coarser_lines"])
 def test_a_header_naming_another_policy_than_its_lines_is_refused(tmp_path, lie):
     """A profile whose !meta names another policy than the one that wrote its lines (a header
