@@ -37,6 +37,7 @@ UNSUPPORTED_MEMBER = "zip_unsupported_member"
 OVERLAPPING_MEMBER = "zip_overlapping_member"
 OUTSIDE_MEMBER = "warc_member_outside_archive"
 NOT_WARC_MEMBER = "not_warc_member"
+NO_ARCHIVE_MEMBER = "wacz_without_warc_files"
 
 #: a local file header: signature, version, flags, method, time, date, CRC, sizes, name and extra lengths
 _HEADER = struct.Struct("<4sHHHHHLLLHH")
@@ -108,7 +109,9 @@ def _package_captures(f, options):
         found = _walked(f)
     else:
         found = _listed(package, f)
+    archives = 0
     for info, member in found:
+        archives += is_archive_member(info.filename)
         if member is None or isinstance(member, str):
             if member:
                 yield member
@@ -120,6 +123,8 @@ def _package_captures(f, options):
             reason = member.verify()
         if reason:
             yield reason
+    if not archives:
+        yield NO_ARCHIVE_MEMBER         # its captures are in WARC files it does not hold
 
 
 def _seekable(f):

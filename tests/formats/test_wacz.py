@@ -246,6 +246,21 @@ def test_a_member_that_is_no_warc_is_counted(tmp_path):
     assert len(captures_of(path)) == len(captures_of(package(tmp_path / "arc.wacz", {"archive/d.arc.gz": read(ARC)})))
 
 
+def test_a_package_without_warc_files_is_a_counted_skip_not_an_empty_archive(tmp_path):
+    """A WACZ of its index and pages only (its WARC files kept apart) gave 0 captures, exit 0 and
+    no word: as if the archive were empty. It is one counted skip per package; a package holding
+    a WARC file has none."""
+    index = (b'com,example)/ 20200101000000 {"url": "http://example.com/", "status": "200", '
+             b'"mime": "text/html", "length": "10", "offset": "0", "filename": "data.warc.gz"}\n')
+    bare = package(tmp_path / "bare.wacz", {"indexes/index.cdx": index, "pages/pages.jsonl": b"{}\n"})
+    outside = package(tmp_path / "outside.wacz", {"data.warc.gz": read(WARC)})
+    assert reasons_of(bare) == [wacz.NO_ARCHIVE_MEMBER] and not captures_of(bare)
+    assert reasons_of(outside) == [wacz.OUTSIDE_MEMBER, wacz.NO_ARCHIVE_MEMBER]
+    assert skipped(profile(tmp_path, [bare], "bare.cdxj")) == {wacz.NO_ARCHIVE_MEMBER: 1}
+    held = package(tmp_path / "held.wacz", {"archive/a.warc.gz": read(WARC), "indexes/index.cdx": index})
+    assert wacz.NO_ARCHIVE_MEMBER not in reasons_of(held) and captures_of(held)
+
+
 def test_a_member_that_lies_about_its_size_reads_only_its_own_bytes(tmp_path):
     data = bytearray(read(package(tmp_path / "l.wacz", {"archive/a.warc.gz": read(WARC), "archive/b.arc.gz": read(ARC)})))
     with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
