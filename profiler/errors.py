@@ -20,11 +20,12 @@ class HungUp(Terminated):
 
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def printable(text):
     """text with its control characters escaped (a newline as \\n, an escape as \\x1b): what it
-    quotes (a file name) keeps an error on one line and sends the terminal nothing to obey."""
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), "\\x%02x" % ord(m.group())), text)
+    quotes (a file name) keeps an error on one line and sends the terminal nothing to obey. A
+    byte of a name that is not UTF-8 (read as a surrogate escape) shows as that byte, \\xff."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), "\\x%02x" % (ord(m.group()) & 0xff)), text)

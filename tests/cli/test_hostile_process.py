@@ -111,6 +111,19 @@ def test_file_names_in_summaries_are_printable(files, tmp_path):
         assert "\x1b" not in r.stderr and "o\\x1b[31m\\nx" in r.stderr, (command, r.stderr)
 
 
+def test_a_name_that_is_not_utf8_shows_its_byte_in_an_error(files, tmp_path):
+    """A byte of a file name that is not UTF-8 showed as Python's surrogate escape (\\udcff) in
+    error lines; it shows as the byte (\\xff)."""
+    name = os.fsdecode(b"bad\xffname.cdxj")
+    data = (files / "p.cdxj").read_bytes()
+    (tmp_path / name).write_bytes(data + b"cut")
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "lookup", name, "http://example.com/"], cwd=str(tmp_path),
+                       capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    err = r.stderr.decode("utf-8")
+    assert r.returncode == 2 and len(err.splitlines()) == 1, err
+    assert "bad\\xffname.cdxj line" in err and "udc" not in err, err
+
+
 def _body(path):
     return [line for line in path.read_bytes().splitlines() if b'"created"' not in line]
 
