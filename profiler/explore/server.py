@@ -18,6 +18,7 @@ import http.client
 import http.server
 import logging
 import os
+import resource
 import socket
 import socketserver
 import sys
@@ -43,6 +44,8 @@ IO_SECONDS = 10.0
 ROOM_SECONDS = 2.0
 #: bytes of one request's head (its line and headers) read at most; more: 431, and closed
 MAX_HEAD = 64 * 1024
+#: descriptors kept beside the connections (the listening socket, standard streams, logs, imports)
+SPARE_FILES = 32
 
 
 class _Watchdog:
@@ -319,10 +322,28 @@ def open_profiles(specs):
     return profiles
 
 
+def fit_files(profiles):
+    """Raise this process's limit of open files to what MAX_CONNECTIONS connections need beside
+    the profiles' files (each open twice while a new version is read); a limit too low for them is
+    a UserError. Fewer descriptors than connections made accept() fail while a connection waits
+    in the queue: the server spun on it, and no idle connection was closed to make room."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = MAX_CONNECTIONS + SPARE_FILES + 2 * profiles
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return
+    if hard == resource.RLIM_INFINITY or hard >= need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+        return
+    raise UserError("open files limited to %d: explore needs at least %d for %d profile(s) "
+                    "(raise it with ulimit -n)" % (hard, need, profiles))
+
+
 def make_server(specs, host="127.0.0.1", port=8080):
     """(Server, its URL): the profiles opened and indexed, a socket listening (port 0: a free
-    one). A mistake (a missing file, a damaged one) is a UserError before anything listens."""
+    one). A mistake (a missing file, a damaged one, too few open files) is a UserError before
+    anything listens."""
     started = time.monotonic()
+    fit_files(len(specs))
     profiles = open_profiles(specs)
     sock = listening_socket(host, port)
     real = sock.getsockname()[1]

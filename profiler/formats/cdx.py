@@ -18,7 +18,13 @@ NON_CAPTURE_PREFIXES = (b"filedesc:", b"warcinfo:")
 #: media types (normalised: lower case, stripped) of index entries of WARC records that are no mementos
 NON_CAPTURE_MIMES = ("warc/warcinfo", "arc/filedesc", "warc/metadata", "warc/request")
 
+#: URLs' SURTs kept for URLs read again (revisits, repeated captures): at most CACHE_ENTRIES of them
+#: and CACHE_BYTES of URL and key together (a service asked for distinct long URLs, up to 8 KB each,
+#: would keep 100,000 of them), then forgotten all at once
 _surt_cache = {}
+_surt_cache_bytes = 0
+CACHE_ENTRIES = 100000
+CACHE_BYTES = 32 << 20
 
 
 #: how a legend line starts: 'CDX', maybe after one space or tab, then a space or tab
@@ -50,9 +56,12 @@ def surt_of(url):
         if not text:
             return None
         key = normalise.key_field(text.encode("utf-8", "surrogateescape"))
-        if len(_surt_cache) > 100000:
+        global _surt_cache_bytes
+        if len(_surt_cache) > CACHE_ENTRIES or _surt_cache_bytes > CACHE_BYTES:
             _surt_cache.clear()
+            _surt_cache_bytes = 0
         _surt_cache[url] = key
+        _surt_cache_bytes += len(url) + len(key)
     return key
 
 

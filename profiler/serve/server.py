@@ -41,6 +41,7 @@ def _from_env():
     Limits.configure(**config.get("limits", {}))
     fit_connections_to_files(len(config["files"]))
     archives = open_archives(config["files"], strict=False, trusted=config.get("archives"))
+    fit_connections_to_files(len(archives), archive_files(archives))
     _on_sighup(archives)
     _bound_repeats()
     return Service(archives)
@@ -56,12 +57,21 @@ def wsgi_from_env():
     return wsgi_app(_from_env())
 
 
-def fit_connections_to_files(archives):
-    """Raise this process's limit of open files to what Limits.max_connections needs, or lower
-    the limit of connections to what the files allow (past it, accept() fails and the event
-    loop stops accepting anyone for a while)."""
+def archive_files(archives):
+    """Descriptors the archives' files take: each version's files (one, or one per split page),
+    and the largest's again while a new version of it is checked (one at a time)."""
+    counts = [a.version.files() if a.version is not None else 1 for a in archives]
+    return sum(counts) + max(counts, default=0)
+
+
+def fit_connections_to_files(archives, files=None):
+    """Raise this process's limit of open files to what Limits.max_connections needs beside the
+    archives' ``files`` (by default two each, before they are opened), or lower the limit of
+    connections to what the files allow (past it, accept() fails: a new client's connection is
+    reset, and no idle one is closed to make room). Returns whether it was lowered."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    need = Limits.max_connections + SPARE_FILES + 2 * archives
+    files = 2 * archives if files is None else files
+    need = Limits.max_connections + SPARE_FILES + files
     if soft != resource.RLIM_INFINITY and soft < need:
         target = need if hard == resource.RLIM_INFINITY else min(need, hard)
         try:
@@ -70,13 +80,13 @@ def fit_connections_to_files(archives):
         except (ValueError, OSError):
             pass
         if soft < need:
-            fewest = MIN_CONNECTIONS + SPARE_FILES + 2 * archives
+            fewest = MIN_CONNECTIONS + SPARE_FILES + files
             if soft < fewest:
                 raise UserError("open files limited to %d: serve needs at least %d for %d archive(s) "
                                 "(raise it with ulimit -n)" % (soft, fewest, archives))
-            Limits.configure(max_connections=soft - SPARE_FILES - 2 * archives)
-            log.warning("open files limited to %d: at most %d connections per worker", soft,
-                        Limits.max_connections)
+            Limits.configure(max_connections=soft - SPARE_FILES - files)
+            return True
+    return False
 
 
 def _on_sighup(archives):
@@ -123,9 +133,13 @@ def serve(specs, host="127.0.0.1", port=8080, workers=1, log_level="warning", li
     """Serve until SIGINT or SIGTERM. limits: values of profiler.serve.protocol.Limits."""
     import uvicorn
     Limits.configure(**(limits or {}))
-    fit_connections_to_files(len(specs))
+    lowered = fit_connections_to_files(len(specs))
     # a mistake is a one-line error, before listening; no thread runs yet: the checks may fork
     archives = open_archives(specs, processes=os.cpu_count() or 1)
+    # split pages hold a descriptor each
+    if fit_connections_to_files(len(archives), archive_files(archives)) or lowered:
+        log.warning("open files limited to %d: at most %d connections per worker",
+                    resource.getrlimit(resource.RLIMIT_NOFILE)[0], Limits.max_connections)
     http = _http()
     sock = bind(host, port)
     real_port = sock.getsockname()[1]

@@ -77,6 +77,10 @@ class Version:
             return False
         return st.st_ctime_ns != ctime
 
+    def files(self):
+        """How many files the version holds open: one, or one per split page."""
+        return len(_parts(self.lookup))
+
     def clone(self):
         """A lookup of the same version for another thread (a lookup keeps its place in the
         file): the same open files, read with positions of its own."""

@@ -406,6 +406,46 @@ def test_start_up_options_are_one_line_errors(sample, tmp_path):
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr, (args, r.stderr)
 
 
+def _explore_with_files(sample, soft, hard):
+    """`explore` started with RLIMIT_NOFILE (soft, hard)."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", sample, "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT),
+                            preexec_fn=limit)
+
+
+def test_too_few_open_files_for_its_connections_is_one_line(sample):
+    """A hard limit of open files below what MAX_CONNECTIONS connections need: one line, exit 2,
+    nothing listens (it served, and with more connections waiting than descriptors accept()
+    failed over and over: the server spun, and no idle connection was closed to make room)."""
+    proc = _explore_with_files(sample, 24, 24)
+    try:
+        assert proc.wait(timeout=30) == 2
+        err = proc.stderr.read()
+        assert err.count("\n") == 1 and "open files limited to 24" in err and "ulimit -n" in err, err
+    finally:
+        proc.kill()
+        proc.stderr.close()
+
+
+def test_a_low_soft_limit_of_open_files_is_raised_to_fit_the_connections(sample):
+    """A soft limit below what the connections need (ulimit -n 24) with room under the hard one:
+    raised, so that every connection the explorer serves has its descriptor."""
+    proc = _explore_with_files(sample, 24, 4096)
+    try:
+        assert "exploring 1 profile(s)" in proc.stderr.readline()
+        with open("/proc/%d/limits" % proc.pid) as f:
+            soft = int(next(line for line in f if line.startswith("Max open files")).split()[3])
+        assert soft > explore_server.MAX_CONNECTIONS + 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
 def test_the_command_serves_and_stops(sample):
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", sample, "--port", "0"],

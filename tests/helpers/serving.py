@@ -34,12 +34,15 @@ def write_map(path, hosts, name=None, seed=0):
 class Server:
     """`archive-profiler serve` in a process group of its own, on a port it picked."""
 
-    def __init__(self, specs, workers=2, args=(), environ=None):
-        """environ: the server's whole environment (default: this one with the project on PYTHONPATH)."""
+    def __init__(self, specs, workers=2, args=(), environ=None, preexec_fn=None):
+        """environ: the server's whole environment (default: this one with the project on PYTHONPATH);
+        preexec_fn: run in the server's process before it starts (resource limits)."""
         self.proc = subprocess.Popen(CLI + ["serve"] + list(specs) + ["--port", "0", "--workers", str(workers)]
                                      + list(args), stderr=subprocess.PIPE, env=environ or env(), cwd=ROOT,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=preexec_fn)
         line = self.proc.stderr.readline().decode()
+        while line.startswith("archive-profiler: open files limited to"):     # a warning before it
+            line = self.proc.stderr.readline().decode()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert m, line + self.proc.stderr.read().decode() if self.proc.poll() is not None else line
         self.port = int(m.group(1))

@@ -7,6 +7,7 @@ import resource
 import select
 import signal
 import socket
+import subprocess
 import time
 
 import orjson
@@ -14,7 +15,7 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from helpers.serving import Server, write_map  # noqa: E402
+from helpers.serving import CLI, Server, env, write_map  # noqa: E402
 
 HEALTH = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
 
@@ -120,6 +121,34 @@ def test_a_flood_from_many_addresses_takes_turns_with_itself(map_path):
         assert answered(s)
         time.sleep(0.5)
         assert sum(still_open(sock) for sock in flood) <= 200
+    finally:
+        for sock in flood:
+            sock.close()
+        s.stop()
+
+
+def test_a_split_archive_s_pages_leave_room_for_the_connections(tmp_path):
+    """An archive split in 200 pages (a descriptor each) under a limit of 600 open files: the
+    worker holds as many connections as its descriptors allow beside the pages, so a flood of
+    idle connections from many addresses makes room for another client (the pages were not
+    counted: accept() failed for want of a descriptor, and every new client's connection was
+    reset while the flood lasted)."""
+    write_map(tmp_path / "big.ukvs", 20000, name="https://s.example.org/")
+    (tmp_path / "pages").mkdir()
+    split = subprocess.run(CLI + ["split", str(tmp_path / "big.ukvs"), "--max-lines", "100", "-o",
+                                  str(tmp_path / "pages" / "p")], capture_output=True, text=True, env=env())
+    assert split.returncode == 0, split.stderr
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (600, 600))
+    s = Server([str(tmp_path / "pages")], workers=1, preexec_fn=limit)
+    flood = []
+    try:
+        for n in range(400):
+            flood.append(connect(s.port, "127.0.4.%d" % (n % 50 + 1)))
+        time.sleep(0.5)
+        assert all(s.get("/lookup?url=http://h00010.com/")[0] == 200 for _ in range(5))
+        assert s.proc.poll() is None
     finally:
         for sock in flood:
             sock.close()

@@ -177,6 +177,20 @@ def test_long_queries_leave_little_behind(service):
     assert kept <= 100
 
 
+def test_distinct_long_urls_leave_a_bounded_surt_cache(service, monkeypatch):
+    """The SURTs of URLs kept between requests are bounded in bytes, not only in number:
+    distinct URLs of 4 KB each (the service answers URLs of up to 8 KB) kept 100,000 of them,
+    their URLs and keys (a worker grew by 100 MB every 12,000 requests, to 1.6 GB)."""
+    from profiler.formats import cdx
+    monkeypatch.setattr(cdx, "CACHE_BYTES", 1 << 20, raising=False)
+    cdx._surt_cache.clear()
+    for n in range(300):
+        url = "http://h%05d.com/p?q=%d%s" % (n, n, "a" * 4000)      # a query: surt's own reading
+        assert get(service, "/lookup", {"url": url})[0] == 200
+    kept = sum(len(url) + len(key) for url, key in cdx._surt_cache.items())
+    assert kept <= (1 << 20) + 20000
+
+
 def test_split_pages_are_served_as_their_file(tmp_path):
     """An archive given as one of its split pages, or their folder, answers as the whole map."""
     from profiler.toolkit.split import split
