@@ -134,12 +134,17 @@ def skipped_meta(skipped):
 
 # ---------------------------------------------------------------- lines of a file
 
-def physical_lines(f, offset, limit=MAX_LINE):
+def physical_lines(f, offset, limit=MAX_LINE, stop_long=False):
     """(offset, bytes, whole, too long, offset after it) of each line of f from offset: bytes
     without the newline (only the first LONG_HEAD of a line longer than limit, which is never
-    held whole); ``whole`` is False for a last line without a newline."""
+    held whole); ``whole`` is False for a last line without a newline. With ``stop_long``, the
+    first line longer than limit ends the lines as soon as it is (its end and the offset after it
+    unknown: None): a reader that refuses such a line does not read gigabytes to its end."""
     pieces, size, start = [], 0, offset
     while True:
+        if stop_long and size > limit:
+            yield start, b"".join(pieces)[:LONG_HEAD], True, True, None
+            return
         data = f.read(CHUNK)
         if not data:
             break
@@ -677,7 +682,8 @@ class DataFile:
             before_key = before = None
             self.end, self.data_lines = self.data_offset, 0
             self.cut_at = None
-            for offset, line, whole, long, after in physical_lines(f, self.data_offset):
+            stop_long = searched and not damaged        # a line too long is refused: not read to its end
+            for offset, line, whole, long, after in physical_lines(f, self.data_offset, stop_long=stop_long):
                 lineno += 1
                 body = line[:-1] if line[-1:] == b"\r" else line
                 if not whole:
@@ -703,7 +709,8 @@ class DataFile:
                 self.last_key = key
                 self.data_lines += 1
                 if long:
-                    text = "a line of %d bytes, longer than %d MiB" % (after - offset - 1, MAX_LINE >> 20)
+                    text = ("a line longer than %d MiB" % (MAX_LINE >> 20) if after is None else
+                            "a line of %d bytes, longer than %d MiB" % (after - offset - 1, MAX_LINE >> 20))
                     _bad(None if searched else skipped, path, lineno,
                          Bad("too_long", text + (": a search would read it whole" if searched else "")))
                     if damaged:

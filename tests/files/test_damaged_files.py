@@ -426,6 +426,31 @@ def test_a_line_too_long_is_never_held(files, tmp_path):
     assert one_line_error(status, err, "long.cdxj line %d" % (len(headers) + n + 1), "search would read it whole")
 
 
+def test_a_searched_file_s_line_too_long_is_refused_without_reading_it_to_its_end(files, tmp_path):
+    """A searched file's line longer than MAX_LINE is refused; the check read it to its end first
+    (a line of gigabytes: a request to explore or serve waited while it was read). It stops where
+    the line passes the limit: a line of 64 GiB (a sparse file) is refused at once."""
+    from profiler.files.datalines import physical_lines
+
+    class Endless:
+        def read(self, n):
+            return b"a" * n
+    found = list(physical_lines(Endless(), 0, limit=1000, stop_long=True))
+    assert len(found) == 1 and found[0][3] and found[0][4] is None
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    path = str(tmp_path / "huge.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines) + b"zz)/ - - - {")
+    try:
+        os.truncate(path, 1 << 36)
+    except OSError:
+        pytest.skip("no sparse file of 64 GiB here")
+    status, _, err = run(["lookup", path, "http://a.com/"])
+    assert one_line_error(status, err, "huge.cdxj line %d" % (len(headers) + len(lines) + 1),
+                          "longer than", "search would read it whole"), err
+
+
 def test_header_lines_are_bounded_together(files, tmp_path):
     """Header lines each under their bound but many (8 of 60 MiB) were all held: 1.1 GB to 2.1 GB
     RSS for a 500 MB file, every command answering from it. Their total is bounded as one
