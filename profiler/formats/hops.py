@@ -3,6 +3,8 @@
 Heritrix writes a response, its request and then a metadata record of the same WARC-Target-URI
 (WARC-Concurrent-To the response; ``application/warc-fields``) whose ``hopsFromSeed:`` field is
 the capture's hop path (``-`` or empty a seed, else its hop letters; ``N+LETTERS`` past 50 hops).
+A seed's record has the label ``seed:`` instead, and no hopsFromSeed (Heritrix 1 and 3 write the
+path only when it is not blank): depth 0.
 A reader asked for depths turns such a record into a ``HopsNote`` (a skip reason that carries
 its URL and depth); ``with_depths`` gives the capture before it, when of the same URL, that
 depth, and lets the note on as the plain reason ``metadata_record``.
@@ -17,6 +19,7 @@ from profiler.model.normalise import UNKNOWN
 #: the bytes of a metadata record read for its hopsFromSeed field
 BODY_BYTES = 1 << 16
 _FIELD = re.compile(rb"^hopsFromSeed:[ \t]*([^\r\n]*)", re.M)
+_SEED = re.compile(rb"^seed:[ \t]*\r?$", re.M)
 
 
 class HopsNote(str):
@@ -33,9 +36,9 @@ def note(url, body):
     plain reason when it names no hop path."""
     m = _FIELD.search(body)
     key = urlkey(None, url) if url else None
-    if m is None or key is None:
+    if key is None or (m is None and _SEED.search(body) is None):
         return "metadata_record"
-    path = m.group(1).strip()
+    path = m.group(1).strip() if m is not None else b"-"
     return HopsNote(key, hop_depth(path or b"-"))
 
 

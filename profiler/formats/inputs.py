@@ -324,6 +324,10 @@ def sniff(path):
     if other:
         found["reason"] = ("%s-compressed: not read (plain, gzip and bz2 files are); decompress it first "
                            "(%s -d)" % (other, other))
+    elif info["compression"] == "bz2" and found["format"] and not registry.FORMATS[found["format"]].lines:
+        # a file read whole frames its own records (plain or gzip members): its bz2 bytes are no record
+        found = {"format": None, "reason": "bz2-compressed %s: not read (only indexes and crawl logs are "
+                 "read as bz2); decompress it first (bzip2 -d)" % registry.FORMATS[found["format"]].title}
     info.update(found)
     return info
 

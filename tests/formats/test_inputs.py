@@ -1,6 +1,8 @@
 """Tests for profiler.formats.inputs: resolving input arguments, sniffing formats, planning splits."""
 
+import bz2
 import gzip
+import io
 import os
 
 import pytest
@@ -218,6 +220,35 @@ def test_sniff_names_a_compression_that_is_not_read(tmp_path, name, data, compre
     assert info["format"] is None
     assert info["reason"].startswith("%s-compressed: not read" % compression)
     assert "\n" not in info["reason"]
+
+
+def _warc_bytes():
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False)
+    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+    writer.write_record(writer.create_warc_record("http://example.com/", "response",
+                                                  payload=io.BytesIO(b"<html></html>"), http_headers=http))
+    return out.getvalue()
+
+
+ARC_FILE = (b"filedesc://a.arc 0.0.0.0 20130522081727 text/plain 77\n1 0 InternetArchive\n"
+            b"URL IP-address Archive-date Content-type Archive-length\n\n"
+            b"http://example.com/ 1.2.3.4 20130522081728 text/html 5\nhello\n")
+
+
+@pytest.mark.parametrize("name, kind", [("a.warc.bz2", "warc"), ("a.arc.bz2", "arc")])
+def test_sniff_refuses_a_bz2_warc_or_arc_by_name(tmp_path, name, kind):
+    """A WARC or ARC file compressed with bzip2 (its lines look like a WARC's once inflated) is
+    refused with its reason: the WARC reader reads plain and gzip files, and took the bz2 bytes
+    for one damaged record (exit 0, every capture lost as one bad_record)."""
+    data = _warc_bytes() if kind == "warc" else ARC_FILE
+    info = sniff(make(tmp_path, name, bz2.compress(data)))
+    assert info["format"] is None
+    assert info["reason"].startswith("bz2-compressed %s file: not read" % kind.upper())
+    assert "bzip2 -d" in info["reason"] and "\n" not in info["reason"]
+    assert sniff(make(tmp_path, "plain." + kind, data))["format"] == kind
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n", b'!context ["x"]\n'])

@@ -81,3 +81,25 @@ def test_a_profile_with_depth_counts_each_depth(tmp_path):
         got = {k.split()[4]: v[0] for k, v in read_profile(out).items()}
         assert got == {"-": 7, "0": 1, "1": 1, "2": 1, "9": 1, "10+": 2, "unk": 1}
     assert registry.FORMATS["warc"].payloads
+
+
+@pytest.mark.parametrize("read", [warc.iter_captures, warc_fast.iter_captures])
+def test_a_seed_s_metadata_record_as_heritrix_writes_it_is_depth_0(tmp_path, read):
+    """Heritrix (1.x and 3, MetadataRecordBuilder) writes the label 'seed:' for a seed and no
+    hopsFromSeed (it writes hopsFromSeed only when the path is not blank): the seed is depth 0,
+    as the crawl.log's '-' hop path says; its depth was unk."""
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    for url, body in (("http://example.fr/", b"seed:\r\nfetchTimeMs: 3184\r\noutlink: http://example.fr/a E img/@src\r\n"),
+                      ("http://example.fr/a", b"via: http://example.fr/\r\nhopsFromSeed: E\r\nfetchTimeMs: 3\r\n"),
+                      ("http://example.fr/b", b"via: http://example.fr/\r\nfetchTimeMs: 3\r\nseeds: 2\r\n")):
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        response = writer.create_warc_record(url, "response", payload=io.BytesIO(b"<html></html>"), http_headers=http)
+        writer.write_record(response)
+        writer.write_record(writer.create_warc_record(
+            url, "metadata", payload=io.BytesIO(body), warc_content_type="application/warc-fields",
+            warc_headers_dict={"WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID")}))
+    path = tmp_path / "seed.warc.gz"
+    path.write_bytes(out.getvalue())
+    captures = [c for c in read(str(path), depths=True) if not isinstance(c, str)]
+    assert [c.depth for c in captures] == ["0", "1", "unk"]
