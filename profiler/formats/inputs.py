@@ -322,8 +322,8 @@ def sniff(path):
             found = registry.format_of(registry.Sample(damaged, head=head, path=path, compression="gzip"))
     other = unread_compression(head) if found["format"] is None else None
     if other:
-        found["reason"] = ("%s-compressed: not read (plain, gzip and bz2 files are); decompress it first "
-                           "(%s -d)" % (other, other))
+        found["reason"] = ("%s-compressed: not read (plain and gzip files are, and bz2 indexes and crawl "
+                           "logs); decompress it first (%s -d)" % (other, other))
     elif info["compression"] == "bz2" and found["format"] and not registry.FORMATS[found["format"]].lines:
         # a file read whole frames its own records (plain or gzip members): its bz2 bytes are no record
         found = {"format": None, "reason": "bz2-compressed %s: not read (only indexes and crawl logs are "
