@@ -388,6 +388,27 @@ def last_line_unended(info):
         return False
 
 
+def shrunk(infos):
+    """'PATH was cut short while the run read it ...' for the first local input (sniff()'s infos)
+    that is now shorter than when the run planned its splits (truncated or rewritten in place:
+    the splits read before and after hold two versions, or none of the bytes planned), else None.
+    A file grown since (a crawl log still written) is not: the bytes planned are as they were,
+    and its last split reads on to its end."""
+    for info in infos:
+        planned = info.get("file")
+        if not info.get("format") or not planned or planned[0] != HOST:
+            continue
+        try:
+            st = os.stat(info["path"])
+        except OSError:
+            continue
+        if [st.st_dev, st.st_ino] == list(planned[1:]) and st.st_size < info["size"]:
+            return ("%s was cut short while the run read it (%s bytes, %s when the run began): the profile would "
+                    "mix its versions; run again when it is written" % (
+                        display_name(info["path"]), "{:,}".format(st.st_size), "{:,}".format(info["size"])))
+    return None
+
+
 def identity(st):
     """What names one file on this host, whatever its name: a task that opens its split's path
     and finds another file (the input replaced by a rename since the run planned it) reads

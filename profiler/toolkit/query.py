@@ -10,12 +10,11 @@ Rankings keep the N best lines in a heap.
 import heapq
 import itertools
 import math
-import os
 import re
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import coverage, infiles, layout as layouts, pages
+from profiler.files import coverage, layout as layouts, pages
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
 from profiler.files.profilefile import FEATURES, extras, flatten
 from profiler.files.sortedfile import SortedLines, profile_key
@@ -200,10 +199,7 @@ class SortedProfile:
         self.headers = found.headers
         self.layout = found.layout
         self.check = found.checker
-        self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end)
-        if infiles.identity(os.fstat(self.sorted.f.fileno())) != found.identity:
-            self.sorted.close()
-            raise DamagedFile("%s changed while it was read: ask again when it is written" % path)
+        self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end, identity=found.identity)
         if skipped is not None and skipped.count:
             self.sorted = WithoutDamaged(self.sorted, self.check)
 
