@@ -82,10 +82,10 @@ def target(path, inputs=()):
         raise OutputError("output is a folder name (ends with %s): %s" % (os.sep, path))
     link = _output_stat(os.lstat, path, path)
     real = path
-    descriptor = _descriptor_link(path) if link is not None and stat.S_ISLNK(link.st_mode) else None
+    descriptor = pseudofs.descriptor_link(path) if link is not None and stat.S_ISLNK(link.st_mode) else None
     if descriptor is not None:
-        raise OutputError("output %s is an open file descriptor (%s): writing it would replace the file behind it "
-                          "(what was written to it before lost); give - for standard output, or the file's name"
+        raise OutputError("output %s is a link of the kernel's to an open file (%s): writing it would replace that "
+                          "file (what was written to it before lost); give - for standard output, or the file's name"
                           % (path, descriptor))
     if link is not None and stat.S_ISLNK(link.st_mode):
         real = os.path.realpath(path)
@@ -120,25 +120,6 @@ def target(path, inputs=()):
         raise OutputError("output folder %s is read-only (mode %04o): cannot write %s there"
                           % (folder, stat.S_IMODE(folder_mode), os.path.basename(real)))
     return real
-
-
-def _descriptor_link(path):
-    """The link of the kernel's proc filesystem to an open descriptor (/proc/PID/fd/N) that path
-    is or reaches through links (/dev/stdout, /dev/fd/1, /proc/self/fd/3), or None."""
-    for _ in range(40):
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return None
-        if not stat.S_ISLNK(st.st_mode):
-            return None
-        if pseudofs.pseudo_filesystem(st) == "proc":
-            return path
-        try:
-            path = os.path.join(os.path.dirname(path), os.readlink(path))
-        except OSError:
-            return None
-    return None
 
 
 def _write_protected(path, mode, wanted):

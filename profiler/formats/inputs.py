@@ -69,7 +69,7 @@ def resolve_unique(args, manifests=()):
         files.append(read_manifest(manifest))
     seen, inodes, out, duplicates = set(), {}, [], []
     for path in itertools.chain.from_iterable(files):
-        path = path if is_remote(path) else os.path.abspath(path)
+        path = path if is_remote(path) else _named_file(os.path.abspath(path))
         if path in seen:
             continue
         seen.add(path)
@@ -88,6 +88,16 @@ def resolve_unique(args, manifests=()):
     if not out:
         raise InputError("no input files in %s" % " ".join(display_name(a) for a in list(args) + list(manifests)))
     return out, duplicates
+
+
+def _named_file(path):
+    """The file an open descriptor's name (/dev/stdin, /dev/fd/N, /proc/self/fd/N) names in this
+    process, by its own path, when it is one: a task (another process) would open another file
+    by that name. Any other path as it is."""
+    if pseudofs.descriptor_link(path) is None:
+        return path
+    real = os.path.realpath(path)
+    return real if os.path.isfile(real) and pseudofs.descriptor_link(real) is None else path
 
 
 #: URI schemes of cluster filesystems: resolved by the runner's filesystem (profiler.runtime.remote)

@@ -240,11 +240,32 @@ def test_an_output_named_by_an_open_descriptor_is_refused(tmp_path, profile, nam
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=fd, timeout=120,
                                env=dict(os.environ, PYTHONPATH=ROOT))
             err = log.read_bytes().decode()[len("a line written before\n"):]
-            assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "open file descriptor" in err, err
+            assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "a link of the kernel's to an open file" in err, err
             assert log.read_bytes().startswith(b"a line written before\n")
             return
         r = cli("ukvs", profile, "-o", name, stdout=fd)
     finally:
         os.close(fd)
-    one_line_refusal(r, "open file descriptor", "give - for standard output")
+    one_line_refusal(r, "a link of the kernel's to an open file", "give - for standard output")
     assert log.read_bytes() == b"a line written before\n"
+
+
+def test_an_input_named_by_an_open_descriptor_is_the_file_it_names(tmp_path, index):
+    """`profile /dev/fd/5 5< IN -r local`: profiled as IN, so named in !meta (the local runner's
+    tasks, other processes, opened their own descriptor 5: the job failed, 'was replaced while the
+    run read it ... run again'); `/dev/stdin` and `-o IN` is refused as IN itself."""
+    out = tmp_path / "out.cdxj"
+    with open(index, "rb") as f:
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", "/dev/fd/%d" % f.fileno(), "-o", str(out),
+                            "-q", "-r", "local"], stdin=subprocess.DEVNULL, capture_output=True, timeout=300,
+                           pass_fds=(f.fileno(),), env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert _captures(out) == 199
+    meta = next(x for x in out.read_bytes().splitlines() if x.startswith(b'!meta {"inputs"'))
+    assert os.path.realpath(index).encode() in meta
+    copy = tmp_path / "i.cdx"
+    shutil.copyfile(index, copy)
+    with open(copy, "rb") as f:
+        r = cli("profile", "/dev/stdin", "-o", str(copy), "-q", stdin=f)
+    one_line_refusal(r, "is the input")
+    assert copy.read_bytes() == open(index, "rb").read()
