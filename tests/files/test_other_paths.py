@@ -1,7 +1,8 @@
 """Files reached through another path than their name: standard output or input redirected to
-an input (`>> IN`, `1<> IN`, `< OUT`), a file replaced between its check and its search, an
-output named through a link and '..'. None of them is ever written over, read twice or searched
-unchecked."""
+an input (`>> IN`, `1<> IN`, `< OUT`), a descriptor's name (`/dev/stdout`, `/dev/fd/N`), a file
+replaced between its check and its search, an output named through a link and '..', standard
+input from a device that never ends. None of them is ever written over, read twice, searched
+unchecked or read for ever."""
 
 import os
 import shutil
@@ -269,3 +270,16 @@ def test_an_input_named_by_an_open_descriptor_is_the_file_it_names(tmp_path, ind
         r = cli("profile", "/dev/stdin", "-o", str(copy), "-q", stdin=f)
     one_line_refusal(r, "is the input")
     assert copy.read_bytes() == open(index, "rb").read()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_standard_input_from_a_device_that_never_ends_is_refused(tmp_path, profile, device):
+    """`validate - < /dev/zero`, `profile - < /dev/urandom`, `lookup FILE - < /dev/zero`: one line,
+    exit 2, at once (validate and profile copied it to a temp file until the disk was full;
+    lookup read it for ever). /dev/null is read: empty."""
+    for argv in (["validate", "-"], ["profile", "-", "-o", str(tmp_path / "o.cdxj")], ["lookup", profile, "-"]):
+        with open(device, "rb") as f:
+            r = cli(*argv, stdin=f, timeout=60)
+        one_line_refusal(r, "standard input is %s, a device that never ends" % device)
+    r = cli("validate", "-", stdin=subprocess.DEVNULL)
+    one_line_refusal(r, "standard input is empty")

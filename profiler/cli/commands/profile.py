@@ -175,7 +175,9 @@ def _run_on_stdin(args):
     files), profiled, and the folder removed; !meta names it '-'."""
     import shutil
     import sys
+    from profiler.cli.stdio import refuse_endless_stdin
     from profiler.files import outfiles
+    refuse_endless_stdin()
     _refuse_stdin_given_twice(args)
     folder = outfiles.work_folder("archive-profiler-stdin-")
     try:
