@@ -16,7 +16,7 @@ from profiler import jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, layout as layouts, pages
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
-from profiler.files.profilefile import FEATURES, extras, flatten
+from profiler.files.profilefile import FEATURES, extras, flatten, ratio
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.emitted import not_emitted
@@ -28,12 +28,12 @@ from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 LEVELS = LEVEL_TYPES
 DERIVED = {
-    "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
-    "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_bytes": lambda f: ratio(f["bytes"], f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_dedup_bytes": lambda f: ratio(f["dedup_bytes"], f["urim.total"], 2) if f["urim.total"] else 0,
     "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
-    "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+    "urim_per_urir": lambda f: ratio(f["urim.total"], f["urir"], 2) if f["urir"] else 0,
     # FacetRedux's sixth feature, the average document size (spec section 3); None when no URI-R
-    "avg_size": lambda f: round(f["dedup_bytes"] / f["urir"], 2) if f["urir"] else None,
+    "avg_size": lambda f: ratio(f["dedup_bytes"], f["urir"], 2) if f["urir"] else None,
 }
 ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
 FEATURE_NAMES = FEATURES + tuple(DERIVED)
@@ -88,12 +88,30 @@ def derived_bounds(flat, name):
     if not d1:
         return None                                 # no capture: the value is not there
     scale = 10 ** digits
-    low = n0 / d1
-    high = n1 / d0 if d0 else None
+    low = _quotient(n0, d1, False)
+    high = _quotient(n1, d0, True) if d0 else None
     if complement:
         low, high = (1 - high if high is not None else None), 1 - low
         low = 0 if low is None else low
-    return [math.floor(low * scale) / scale, None if high is None else math.ceil(high * scale) / scale]
+    return [_outwards(low, scale, False), None if high is None else _outwards(high, scale, True)]
+
+
+def _quotient(n, d, up):
+    """n / d; past a float's range its floor (up: its ceiling), an exact integer."""
+    try:
+        return n / d
+    except OverflowError:
+        return -(-n // d) if up else n // d
+
+
+def _outwards(x, scale, up):
+    """x rounded down (up: up) to 1 / scale; an integer (a quotient past a float's range) as it is."""
+    if isinstance(x, int):
+        return x
+    try:
+        return (math.ceil if up else math.floor)(x * scale) / scale
+    except OverflowError:
+        return (math.ceil if up else math.floor)(x)
 
 
 def selected(flat, features):
