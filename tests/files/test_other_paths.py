@@ -205,7 +205,8 @@ def test_a_page_replaced_between_its_check_and_its_search_is_refused(tmp_path, p
 def test_an_output_named_through_a_link_and_dotdot_is_written_where_the_system_puts_it(tmp_path, profile):
     """`-o LINK/../out` is the file out beside LINK's target (the system takes '..' there), not
     beside LINK: written there, its temp file made there (made beside LINK, the rename failed
-    with EXDEV after all the work when the two folders were on two filesystems)."""
+    with EXDEV after all the work when the two folders were on two filesystems); split's pages
+    too (they were written beside LINK)."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else str(tmp_path)
     elsewhere = os.path.join(base, "ap-other-%d" % os.getpid())
     os.makedirs(os.path.join(elsewhere, "sub"))
@@ -222,6 +223,11 @@ def test_an_output_named_through_a_link_and_dotdot_is_written_where_the_system_p
             assert os.path.getsize(os.path.join(elsewhere, name + ".out")) > 100
             assert not os.path.exists(work / (name + ".out"))
             assert not [e for e in os.listdir(work) + os.listdir(elsewhere) if e.endswith(".tmp")]
+        r = subprocess.run([sys.executable, "-m", "profiler.cli", "split", profile, "--max-lines", "4000", "-o",
+                            "link/../pg"], capture_output=True, cwd=str(work), timeout=120,
+                           env=dict(os.environ, PYTHONPATH=ROOT))
+        assert r.returncode == 0, r.stderr
+        assert os.path.exists(os.path.join(elsewhere, "pg-00001.cdxj")) and not os.path.exists(work / "pg-00001.cdxj")
     finally:
         shutil.rmtree(elsewhere)
 
