@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 
-from profiler.errors import UserError
+from profiler.errors import UserError, printable
 
 _NAMES = {0: "standard input", 1: "standard output", 2: "standard error"}
 
@@ -78,3 +78,28 @@ def hold_closed_streams():
     if 2 in closed:
         sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")
     return closed
+
+
+def refuse_endless_stdin():
+    """A UserError when standard input is a device that never ends (``< /dev/zero``,
+    ``< /dev/urandom``): what reads it to its end (copied to a temp file first by `profile -` and
+    `validate -`) would fill the disk, or read for ever. A terminal and /dev/null are read."""
+    import stat
+    try:
+        st = os.fstat(0)
+    except OSError:
+        return
+    if not stat.S_ISCHR(st.st_mode) or os.isatty(0):
+        return
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        null = None
+    if null is not None and st.st_rdev == null.st_rdev:
+        return
+    try:
+        name = os.readlink("/proc/self/fd/0")
+    except OSError:
+        name = "character device %d,%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+    raise UserError("standard input is %s, a device that never ends: redirect a file of data (< FILE) or pipe one in"
+                    % printable(name))

@@ -29,7 +29,7 @@ import orjson
 from profiler import jsonnum
 from profiler.explore import tree
 from profiler.files.datalines import DamagedFile, foreign_value
-from profiler.files.profilefile import flatten
+from profiler.files.profilefile import flatten, ratio
 from profiler.files.sortedfile import UnsortedFile
 
 SCAN_BYTES = 1 << 18
@@ -217,7 +217,7 @@ class Index:
         if not all(type(v) is int for v in values):
             raise DamagedFile("%s: a count that is not a whole number at byte %d: run 'archive-profiler "
                                      "validate %s'" % (self.path, at, self.path))
-        for value, heap in zip(values + ((round(dedup / urir, 2) if urir else None),), slot[1]):
+        for value, heap in zip(values + ((ratio(dedup, urir, 2) if urir else None),), slot[1]):
             if value is not None:
                 _keep(heap, value, at)
 
@@ -234,7 +234,7 @@ class Index:
                               "validate %s'" % (self.path, at, str(e)[:80], self.path))
         urir, dedup = flat.get("urir"), flat.get("dedup_bytes")
         values = [flat.get(name) for name in RANKED[:-1]]
-        values.append(round(dedup / urir, 2) if urir and dedup is not None else None)
+        values.append(ratio(dedup, urir, 2) if urir and dedup is not None else None)
         for n, (value, heap) in enumerate(zip(values, slot[1])):
             if value is None:
                 slot[2][n] += 1

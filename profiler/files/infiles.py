@@ -4,6 +4,8 @@ Only regular files are read. A folder, a device, a FIFO, a socket or a file of t
 (/proc, /sys: profiler.io.pseudofs) is refused in one line
 before it is opened for reading: its stat is looked at first, and the file is then opened
 without blocking and checked again, so a FIFO put in its place meanwhile is never waited on.
+A file that is standard output too (`>> FILE`, `1<> FILE`) is refused: what the command writes
+would go into its input.
 A file that is not a profile or map but something the user may have meant (a CDX or CDXJ
 index, a WARC or ARC file, a compressed profile, an empty file) is named for what it is, with
 what to do instead (a JSON document too: an archive profile of oduwsdl's archive_profiler
@@ -17,7 +19,7 @@ import stat
 import zlib
 
 from profiler.errors import UserError
-from profiler.files.outfiles import kind_of
+from profiler.files.outfiles import kind_of, standard_stream_file
 from profiler.io import pseudofs
 
 #: bytes of a file read to tell what it is
@@ -64,6 +66,10 @@ def open_regular(path):
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise InputError("%s changed while it was opened (now %s): refusing to read it"
                              % (path, kind_of(now.st_mode) if not stat.S_ISREG(now.st_mode) else "another file"))
+        out = standard_stream_file(1)
+        if out is not None and (out.st_dev, out.st_ino) == (now.st_dev, now.st_ino):
+            raise InputError("%s is standard output too (>> or 1<> it?): what is written there would go into it; "
+                             "write the output elsewhere" % path)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

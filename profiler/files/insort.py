@@ -14,8 +14,9 @@ import heapq
 import os
 import tempfile
 
-from profiler.files import outfiles
+from profiler.files import infiles, outfiles
 from profiler.files.datalines import DamagedFile, DataFile, written_here  # noqa: F401 (merge's test)
+from profiler.files.datalines import MAX_LINE, Bad, physical_lines
 
 #: the bytes of data lines sorted in memory at once
 RUN_BYTES = 32 << 20
@@ -24,12 +25,17 @@ PREFIX = ".archive-profiler-sort-"
 
 class SortedCopy:
     """A sorted copy of a file (``path``: the copy; ``lines``: its data lines), made in
-    ``folder`` and removed on exit."""
+    ``folder`` and removed on exit. A line longer than datalines.MAX_LINE is never held (it is
+    damaged: its sorted place would need it whole): a DamagedFile, or with ``skip_long`` left
+    out of the copy and listed in ``skipped_long`` ((line number in source, Bad)) for the
+    caller's count of skipped lines."""
 
-    def __init__(self, source, folder=None, run_bytes=RUN_BYTES):
+    def __init__(self, source, folder=None, run_bytes=RUN_BYTES, skip_long=False):
         self.source = source
         self.folder = folder or tempfile.gettempdir()
         self.run_bytes = run_bytes
+        self.skip_long = skip_long
+        self.skipped_long = []
         self.made = []
         self.path = None
         self.lines = 0
@@ -64,13 +70,25 @@ class SortedCopy:
         found = DataFile(self.source)
         key_of = found.checker.key_of
         runs, run, size = [], [], 0
-        with open(self.source, "rb") as f:
+        with infiles.open_regular(self.source) as f:
+            if infiles.identity(os.fstat(f.fileno())) != found.identity:
+                raise DamagedFile("%s changed while it was read: read it again when it is written" % self.source)
             headers = [f.read(found.data_offset)]
-            f.seek(found.data_offset)
-            for line in f:
-                if not line.endswith(b"\n"):
+            lineno = len(found.raw_headers)
+            for offset, line, whole, long, after in physical_lines(f, found.data_offset):
+                lineno += 1
+                if long:
+                    bad = Bad("too_long", "a line of %d bytes, longer than %d MiB" % (after - offset - 1,
+                                                                                      MAX_LINE >> 20))
+                    if not self.skip_long:
+                        raise DamagedFile("%s line %d: %s; --skip-bad-lines skips such lines, counted"
+                                          % (self.source, lineno, bad))
+                    self.skipped_long.append((lineno, bad))
+                    continue
+                if not whole:
                     raise DamagedFile("%s: the file was cut short: its last line (%d bytes) has no newline"
                                       % (self.source, len(line)))
+                line += b"\n"
                 run.append(line)
                 size += len(line)
                 self.lines += 1

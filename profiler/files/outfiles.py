@@ -2,7 +2,8 @@
 
 An output path is written only when it is missing or a regular file; a symlink to a regular
 file is written through (its target is replaced atomically, the link stays); ``-`` is standard
-output. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
+output, refused when that is (redirected to) one of the inputs; a name of an open descriptor
+(``/dev/stdout``, ``/proc/self/fd/N``) is refused: its file would be replaced. Anything else (a folder, a device, a FIFO, a socket, a dangling link, an empty name, a
 name that starts with ``-`` or ends with ``/``), the very file of an input (same device and
 inode, whatever the name), and a file or folder that is write-protected (no write bit, or not
 writable by this process) are refused with a one-line error. Files are written to a
@@ -66,6 +67,11 @@ def target(path, inputs=()):
     """The regular file (or missing path) that writing ``path`` replaces; OutputError when it
     must not be written, or is one of ``inputs``."""
     if is_stdout(path):
+        out = standard_stream_file(1)
+        for name in inputs if out is not None else ():
+            if _same_file(out, name):
+                raise OutputError("standard output is the input %s (>> or 1<> it?): the output would be written into "
+                                  "it; write the output elsewhere" % _input_name(name))
         return path
     if not isinstance(path, str) or not path:
         raise OutputError("an output needs a file name (or - for standard output)")
@@ -76,10 +82,20 @@ def target(path, inputs=()):
         raise OutputError("output is a folder name (ends with %s): %s" % (os.sep, path))
     link = _output_stat(os.lstat, path, path)
     real = path
+    descriptor = pseudofs.descriptor_link(path) if link is not None and stat.S_ISLNK(link.st_mode) else None
+    if descriptor is not None:
+        raise OutputError("output %s is a link of the kernel's to an open file (%s): writing it would replace that "
+                          "file (what was written to it before lost); give - for standard output, or the file's name"
+                          % (path, descriptor))
     if link is not None and stat.S_ISLNK(link.st_mode):
         real = os.path.realpath(path)
         if not os.path.lexists(real):
             raise OutputError("output %s is a link to %s, which does not exist" % (path, real))
+    elif os.pardir in os.path.dirname(path).split(os.sep):
+        # 'LINK/../NAME': the system takes '..' from the folder LINK points to, not lexically as
+        # abspath() does: the temp file, the folder's checks and its fsync must be in that folder
+        # (a temp file in another one failed the rename after all the work: EXDEV)
+        real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
     st = _output_stat(os.stat, real, path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputError("output %s is %s, not a regular file: refusing to replace it"
@@ -90,7 +106,7 @@ def target(path, inputs=()):
     if st is not None:
         for name in inputs:
             if _same_file(st, name):
-                raise OutputError("output %s is the input %s: write the output elsewhere" % (path, name))
+                raise OutputError("output %s is the input %s: write the output elsewhere" % (path, _input_name(name)))
         if _write_protected(real, st.st_mode, os.W_OK):
             raise OutputError("output %s is read-only (mode %04o): refusing to replace it (chmod u+w it if you "
                               "mean it)" % (path, stat.S_IMODE(st.st_mode)))
@@ -125,11 +141,30 @@ def refuse_inputs(path, inputs):
 def _same_file(st, name):
     if not isinstance(name, str) or "://" in name:
         return False
-    try:
-        other = os.stat(name)
-    except OSError:
-        return False
+    if name == STDOUT:                          # an input '-': standard input
+        other = standard_stream_file(0)
+        if other is None:
+            return False
+    else:
+        try:
+            other = os.stat(name)
+        except OSError:
+            return False
     return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _input_name(name):
+    return "given on standard input (-)" if name == STDOUT else name
+
+
+def standard_stream_file(fd):
+    """The stat of standard input (0) or output (1) when it is a regular file (redirected from or
+    to one: ``< FILE``, ``>> FILE``, ``1<> FILE``), else None (a terminal, a pipe, closed)."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 def kind_of(mode):

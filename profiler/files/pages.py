@@ -132,20 +132,27 @@ class PagedLines:
     """The data lines of pages in page order, searched by prefix like one SortedLines (each page
     bisected on its own; a prefix's lines may run over a page boundary)."""
 
-    def __init__(self, pages, key, mapped=False, ends=None, opener=None):
+    def __init__(self, pages, key, mapped=False, ends=None, opener=None, identities=None):
         """``ends``: where each page's lines end (SortedLines), when known; ``opener``: path ->
-        the reader a page is read with (SortedLines), instead of opening it."""
+        the reader a page is read with (SortedLines), instead of opening it; ``identities``: the
+        version of each page that was checked (SortedLines)."""
         self.path = pages[0][0]
         self.pages = []
         previous = None
-        for (path, _, start, meta), end in zip(pages, ends or [None] * len(pages)):
+        for (path, _, start, meta), end, identity in zip(pages, ends or [None] * len(pages),
+                                                         identities or [None] * len(pages)):
             keys = meta.get("keys") or []
             first, last = (k.encode("utf-8", "surrogateescape") for k in keys) if len(keys) == 2 else (None, None)
             if previous is not None and first is not None and not previous < first:
                 raise UnsortedFile("%s: its first key does not sort after the page before's last" % path)
             previous = last if last is not None else previous
-            self.pages.append((first, last, SortedLines(path, start, key=key, mapped=mapped, end=end,
-                                                        reader=opener(path) if opener else None)))
+            try:
+                lines = SortedLines(path, start, key=key, mapped=mapped, end=end,
+                                    reader=opener(path) if opener else None, identity=identity)
+            except BaseException:
+                self.close()
+                raise
+            self.pages.append((first, last, lines))
         self.seeks = 0
 
     def forget_block(self):

@@ -32,6 +32,16 @@ def read_header(path):
 FEATURES = ("urim.total", "urim.min", "urim.max", "urir", "bytes", "digests", "dedup_bytes", "first", "last")
 
 
+def ratio(num, den, digits):
+    """num / den rounded to digits decimals, as the derived features (avg_size, avg_bytes, ...)
+    give it; a quotient past a float's range (counts have no bound) as its integer part, exact
+    (a float division of such counts raised OverflowError)."""
+    try:
+        return round(num / den, digits)
+    except OverflowError:
+        return num // den
+
+
 def flatten(value):
     """A data line's parsed JSON -> {"urim.total": ..., "urir": ..., ...} (only the features present)."""
     out = {}

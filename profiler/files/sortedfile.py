@@ -9,6 +9,7 @@ import bisect
 import os
 
 from profiler.errors import UserError
+from profiler.files import infiles
 from profiler.files.infiles import open_regular
 
 BLOCK = 1 << 12           # bytes read at the end of a bisection
@@ -19,6 +20,10 @@ KEPT_PROBES = 1 << 13
 
 class UnsortedFile(UserError):
     """The file is not in byte order, or holds a key twice (one line, exit status 2)."""
+
+
+class ChangedFile(UserError):
+    """The file is another version than the one checked (one line, exit status 2)."""
 
 
 def whole_line(line):
@@ -37,14 +42,21 @@ class SortedLines:
     ``key`` gives a line's key, which must increase strictly from line to line. ``end``: where
     the lines end (a whole-file check found the bytes after it damaged: a last line cut short),
     else the file's end. ``reader``: an open file object to read instead of opening path (seek,
-    tell, read, readline, close, and the fixed ``size`` it reads: profiler.serve.reader)."""
+    tell, read, readline, close, and the fixed ``size`` it reads: profiler.serve.reader).
+    ``identity``: the version of the file (profiler.files.infiles.identity) a check read, whose
+    offsets ``start`` and ``end`` are: the file opened must be that version (a new version renamed
+    into place since was searched unchecked, with the offsets of the one checked)."""
 
     def __init__(self, path, start=0, block=BLOCK, forward_block=FORWARD_BLOCK, key=whole_line, mapped=False,
-                 end=None, reader=None):
+                 end=None, reader=None, identity=None):
         self.path = path
         self.key = key
         self._probes = []           # (line start offset, key) of bisection probes, by offset
         self.f = open_regular(path) if reader is None else reader
+        if identity is not None and reader is None and tuple(infiles.identity(os.fstat(self.f.fileno()))) \
+                != tuple(identity):
+            self.f.close()
+            raise ChangedFile("%s changed while it was read: ask again when it is written" % path)
         self.size = os.fstat(self.f.fileno()).st_size if reader is None else reader.size
         if end is not None:
             self.size = min(self.size, end)

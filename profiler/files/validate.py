@@ -18,6 +18,7 @@ One streaming pass; every problem is reported with its line number:
 """
 
 import collections
+import os
 import re
 
 from profiler import jsonnum
@@ -91,6 +92,7 @@ def validate(path, kind=None, max_problems=100):
     header_bytes = header_lines = 0
     whole = True
     with infiles.open_regular(path) as f:
+        read = infiles.identity(os.fstat(f.fileno()))
         for lineno, (_, body, whole, long, _) in enumerate(physical_lines(f, 0, MAX_HEADER), 1):
             report.lines = lineno
             header = body[:1] in (b"!", b"@")
@@ -158,23 +160,41 @@ def validate(path, kind=None, max_problems=100):
                     report.add(lineno, "not in byte order: key sorts before line %d's key: %s"
                                % (previous_key_line, _show(key)))
             previous_key, previous_key_line = key, lineno
+        if infiles.identity(os.fstat(f.fileno())) != read:
+            report.add(report.lines, CHANGED)
+            return report
     if not whole:
         report.add(report.lines, "no newline at the end of the last line")
     if kind == "cdxj" and report.ok:
-        _check_policy(report, path)
+        _check_policy(report, path, read)
     return report
 
 
-def _check_policy(report, path):
+#: the problem of a file written while it was validated: its lines read are of no one version
+CHANGED = "the file changed while it was read: validate it again when it is written"
+
+
+def _check_policy(report, path, read):
     """A problem when the lines are not what the policy the header names writes (a header that
-    lies: profiler.files.headerpolicy), which merge would read as zeros."""
+    lies: profiler.files.headerpolicy), which merge would read as zeros; the file must be the
+    version (``read``: its identity) whose lines were checked."""
     from profiler.files.headerpolicy import HeaderLies
     try:
-        DataFile(path, "cdxj").check(header_policy=True)
+        found = DataFile(path, "cdxj")
+        if found.identity != read:
+            report.add(report.lines, CHANGED)
+            return
+        found.check(header_policy=True)
     except HeaderLies as e:
         report.add(e.lineno, e.problem + ": " + str(e).rsplit("; ", 1)[1])
     except UserError:
-        pass            # what the reader refuses that this check passed is the reader's to say
+        try:
+            now = infiles.identity(os.stat(path))
+        except OSError:
+            now = None
+        if now != read:                         # written while the check read it
+            report.add(report.lines, CHANGED)
+        # else what the reader refuses that this check passed is the reader's to say
 
 
 def _show(key):

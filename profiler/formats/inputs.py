@@ -69,7 +69,7 @@ def resolve_unique(args, manifests=()):
         files.append(read_manifest(manifest))
     seen, inodes, out, duplicates = set(), {}, [], []
     for path in itertools.chain.from_iterable(files):
-        path = path if is_remote(path) else os.path.abspath(path)
+        path = path if is_remote(path) else _named_file(os.path.abspath(path))
         if path in seen:
             continue
         seen.add(path)
@@ -88,6 +88,16 @@ def resolve_unique(args, manifests=()):
     if not out:
         raise InputError("no input files in %s" % " ".join(display_name(a) for a in list(args) + list(manifests)))
     return out, duplicates
+
+
+def _named_file(path):
+    """The file an open descriptor's name (/dev/stdin, /dev/fd/N, /proc/self/fd/N) names in this
+    process, by its own path, when it is one: a task (another process) would open another file
+    by that name. Any other path as it is."""
+    if pseudofs.descriptor_link(path) is None:
+        return path
+    real = os.path.realpath(path)
+    return real if os.path.isfile(real) and pseudofs.descriptor_link(real) is None else path
 
 
 #: URI schemes of cluster filesystems: resolved by the runner's filesystem (profiler.runtime.remote)
@@ -390,6 +400,27 @@ def last_line_unended(info):
             return f.read(1) not in (b"\n", b"")
     except OSError:
         return False
+
+
+def shrunk(infos):
+    """'PATH was cut short while the run read it ...' for the first local input (sniff()'s infos)
+    that is now shorter than when the run planned its splits (truncated or rewritten in place:
+    the splits read before and after hold two versions, or none of the bytes planned), else None.
+    A file grown since (a crawl log still written) is not: the bytes planned are as they were,
+    and its last split reads on to its end."""
+    for info in infos:
+        planned = info.get("file")
+        if not info.get("format") or not planned or planned[0] != HOST:
+            continue
+        try:
+            st = os.stat(info["path"])
+        except OSError:
+            continue
+        if [st.st_dev, st.st_ino] == list(planned[1:]) and st.st_size < info["size"]:
+            return ("%s was cut short while the run read it (%s bytes, %s when the run began): the profile would "
+                    "mix its versions; run again when it is written" % (
+                        display_name(info["path"]), "{:,}".format(st.st_size), "{:,}".format(info["size"])))
+    return None
 
 
 def identity(st):

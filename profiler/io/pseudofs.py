@@ -3,6 +3,7 @@ are not data. A read may wait forever (/proc/kmsg) or never end (/proc/self/page
 reader refuses them by the filesystem they are on, found in /proc/self/mountinfo by device."""
 
 import os
+import stat
 
 #: filesystem types whose files are the kernel's, not data (not autofs: a mount point not yet
 #: mounted is autofs until a data filesystem is mounted on it)
@@ -56,3 +57,23 @@ def why_not_data(path, st):
     if fstype is None:
         return None
     return "%s is on the kernel's %s filesystem, not a file of data" % (path, fstype)
+
+
+def descriptor_link(path):
+    """The link of the kernel's proc filesystem that path is or reaches through links, or None:
+    an open descriptor (/proc/PID/fd/N: /dev/stdout, /dev/fd/1) names another file in every
+    process, and the file it names is not the link's to replace (/proc/self/exe too)."""
+    for _ in range(40):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            return None
+        if pseudo_filesystem(st) == "proc":
+            return path
+        try:
+            path = os.path.join(os.path.dirname(path), os.readlink(path))
+        except OSError:
+            return None
+    return None

@@ -19,6 +19,7 @@ from profiler.io import signalmask
 from profiler.io.names import display_name
 from profiler.errors import RunError, UserError
 from profiler.files import layout as layouts, outfiles, pages
+from profiler.files.profilefile import ratio
 from profiler.files.output import write_atomic, write_bytes_atomic
 from profiler.files.datalines import DataFile
 from profiler.model import criteria
@@ -230,7 +231,7 @@ def _dedup(v):
 def avg_size(v):
     """FacetRedux's sixth feature, the average document size: bytes after deduplication per
     unique URL (spec section 3), as query and the explorer derive it; '-' without a URL."""
-    return round(v["dedup_bytes"] / v["urir"], 2) if v["urir"] else "-"
+    return ratio(v["dedup_bytes"], v["urir"], 2) if v["urir"] else "-"
 
 
 def _lines(holdings, surt, **values):
@@ -599,7 +600,11 @@ def write_report(profile, out_path, png_dir=None, top=DEFAULT_TOP, title=None, s
     if png_dir is not None and os.path.lexists(png_dir) and not os.path.isdir(png_dir):
         raise UserError("--png: not a folder: %s" % png_dir)
     holdings = read_holdings(profile, skipped, top)
-    sections = build_sections(holdings, top)
+    try:
+        sections = build_sections(holdings, top)
+    except OverflowError:                       # shares and charts are floating-point numbers
+        raise UserError("%s holds counts past 10^308: the report's shares and charts cannot show them (query "
+                        "and export give them exactly)" % display_name(profile))
     svgs, pngs = {}, []
     drawn = [c for c in charts_of(sections) if not c.missing]
     if png_dir is not None and os.path.isdir(png_dir):

@@ -285,6 +285,7 @@ def _run_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores, extra
 
         readers = [lambda p=p: to_lines(mr.fs.cat(p)) for p in parts]
         local_parts = parts if all(os.path.isfile(p) for p in parts) else None
+        _require_unshrunk(infos)
         bar.writing()
         _enter(phases, "write")
         n_lines, size, summary = _write_profile(readers, local_parts, pol, work, out_path, out_remote, used,
@@ -327,6 +328,7 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
         except localjob.TaskFailed as e:
             raise JobFailed("the local job failed: %s" % e) from e
         readers = [lambda p=p: _file_lines(p) for p in parts]
+        _require_unshrunk(infos)
         bar.writing()
         _enter(phases, "write")
         n_lines, size, summary = _write_profile(readers, parts, pol, work, out_path, out_remote, used, archive_uri,
@@ -335,6 +337,14 @@ def _run_local_job(ProfileJob, pol, runner, conf_paths, resolve_revisits, cores,
         _enter(phases, "cleanup")
     _removed(folder)
     return n_lines, size, len(parts), counters, summary
+
+
+def _require_unshrunk(infos):
+    """JobFailed when an input was cut short while the job read it (inputs.shrunk): no profile of
+    it is written."""
+    problem = inputs_mod.shrunk(infos)
+    if problem:
+        raise JobFailed(problem)
 
 
 def _file_lines(path):

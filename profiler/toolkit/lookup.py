@@ -292,9 +292,9 @@ class Lookup:
             for f in files:
                 _require_whole(f)
         key = profile_key if self.kind == "cdxj" else map_key(self.nkeys)
-        self.lines = PagedLines(pages, key, mapped, ends, opener) if pages else \
+        self.lines = PagedLines(pages, key, mapped, ends, opener, [f.identity for f in files]) if pages else \
             SortedLines(self.path, found.data_offset, key=key, mapped=mapped, end=ends[0],
-                        reader=opener(self.path) if opener else None)
+                        reader=opener(self.path) if opener else None, identity=found.identity)
         if any(s is not None and s.count for s in self.skipped):
             self.lines = WithoutDamaged(self.lines, self.checker)
         self._freqs = {}

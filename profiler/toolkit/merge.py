@@ -702,7 +702,7 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     if out_path != "-":
         outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced
     with contextlib.ExitStack() as stack:
-        read, sorted_inputs, converted, marginals = [], {}, {}, {}
+        read, sorted_inputs, converted, marginals, left_out = [], {}, {}, {}, {}
         for p in paths:
             if odu_document(p):
                 conversion = stack.enter_context(oduprofile.ConvertedCopy(p, folder, skip_bad_lines))
@@ -714,9 +714,11 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
             read.append(copy.path if copy else p)
             if copy:
                 sorted_inputs[p] = copy.lines
+                if copy.skipped_long:
+                    left_out[p] = copy.skipped_long
         try:
             summary = _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits,
-                             skip_bad_lines, sorted_inputs, converted, marginals)
+                             skip_bad_lines, sorted_inputs, converted, marginals, left_out)
         except UserError as e:
             message = str(e)
             for p, r in zip(paths, read):
@@ -794,11 +796,13 @@ def _sorted_if_foreign(path, folder, skip_bad_lines, stack):
         found.check(Skipped(path) if skip_bad_lines else None)
         return None
     except UnsortedFile:
-        return stack.enter_context(insort.SortedCopy(path, folder))
+        return stack.enter_context(insort.SortedCopy(path, folder, skip_long=skip_bad_lines))
 
 
 def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits, skip_bad_lines, sorted_inputs,
-           converted=None, marginals=None):
+           converted=None, marginals=None, left_out=None):
+    """``left_out``: {path: [(line number, Bad)]} of the lines too long to sort that the sort of
+    a foreign input left out (insort.SortedCopy.skipped_long), counted with its skipped lines."""
     bad = set(disjoint) - set(DISJOINT_CHOICES)
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
@@ -811,6 +815,9 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     checked = [Skipped(p) if skip_bad_lines else None for p in paths]
     for f, s in zip(files, checked):
         f.check(s, header_policy=kind == "cdxj" and len(files) > 1)
+    for p, s in zip(paths, checked):
+        for lineno, bad in (left_out or {}).get(p, ()):
+            s.add(lineno, bad)
     skipped_lines = skipped_meta(checked)
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}

@@ -10,14 +10,13 @@ Rankings keep the N best lines in a heap.
 import heapq
 import itertools
 import math
-import os
 import re
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import coverage, infiles, layout as layouts, pages
+from profiler.files import coverage, layout as layouts, pages
 from profiler.files.datalines import Bad, DamagedFile, DataFile, WithoutDamaged
-from profiler.files.profilefile import FEATURES, extras, flatten
+from profiler.files.profilefile import FEATURES, extras, flatten, ratio
 from profiler.files.sortedfile import SortedLines, profile_key
 from profiler.model import criteria
 from profiler.model.emitted import not_emitted
@@ -29,12 +28,12 @@ from profiler.toolkit.merge import ZERO, partition_envelope, widen
 
 LEVELS = LEVEL_TYPES
 DERIVED = {
-    "avg_bytes": lambda f: round(f["bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
-    "avg_dedup_bytes": lambda f: round(f["dedup_bytes"] / f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_bytes": lambda f: ratio(f["bytes"], f["urim.total"], 2) if f["urim.total"] else 0,
+    "avg_dedup_bytes": lambda f: ratio(f["dedup_bytes"], f["urim.total"], 2) if f["urim.total"] else 0,
     "dedup_saving": lambda f: round(1 - f["dedup_bytes"] / f["bytes"], 4) if f["bytes"] else 0,
-    "urim_per_urir": lambda f: round(f["urim.total"] / f["urir"], 2) if f["urir"] else 0,
+    "urim_per_urir": lambda f: ratio(f["urim.total"], f["urir"], 2) if f["urir"] else 0,
     # FacetRedux's sixth feature, the average document size (spec section 3); None when no URI-R
-    "avg_size": lambda f: round(f["dedup_bytes"] / f["urir"], 2) if f["urir"] else None,
+    "avg_size": lambda f: ratio(f["dedup_bytes"], f["urir"], 2) if f["urir"] else None,
 }
 ALIASES = {"urim": "urim.total", "captures": "urim.total", "urls": "urir", "min": "urim.min", "max": "urim.max"}
 FEATURE_NAMES = FEATURES + tuple(DERIVED)
@@ -89,12 +88,30 @@ def derived_bounds(flat, name):
     if not d1:
         return None                                 # no capture: the value is not there
     scale = 10 ** digits
-    low = n0 / d1
-    high = n1 / d0 if d0 else None
+    low = _quotient(n0, d1, False)
+    high = _quotient(n1, d0, True) if d0 else None
     if complement:
         low, high = (1 - high if high is not None else None), 1 - low
         low = 0 if low is None else low
-    return [math.floor(low * scale) / scale, None if high is None else math.ceil(high * scale) / scale]
+    return [_outwards(low, scale, False), None if high is None else _outwards(high, scale, True)]
+
+
+def _quotient(n, d, up):
+    """n / d; past a float's range its floor (up: its ceiling), an exact integer."""
+    try:
+        return n / d
+    except OverflowError:
+        return -(-n // d) if up else n // d
+
+
+def _outwards(x, scale, up):
+    """x rounded down (up: up) to 1 / scale; an integer (a quotient past a float's range) as it is."""
+    if isinstance(x, int):
+        return x
+    try:
+        return (math.ceil if up else math.floor)(x * scale) / scale
+    except OverflowError:
+        return (math.ceil if up else math.floor)(x)
 
 
 def selected(flat, features):
@@ -200,10 +217,7 @@ class SortedProfile:
         self.headers = found.headers
         self.layout = found.layout
         self.check = found.checker
-        self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end)
-        if infiles.identity(os.fstat(self.sorted.f.fileno())) != found.identity:
-            self.sorted.close()
-            raise DamagedFile("%s changed while it was read: ask again when it is written" % path)
+        self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end, identity=found.identity)
         if skipped is not None and skipped.count:
             self.sorted = WithoutDamaged(self.sorted, self.check)
 

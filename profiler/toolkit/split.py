@@ -67,6 +67,8 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     if prefix == outfiles.STDOUT or os.path.basename(prefix).startswith("-"):
         raise SplitError("split writes files: give a prefix that does not start with '-' (-o PREFIX)")
     folder = os.path.dirname(os.path.abspath(prefix))
+    if os.pardir in os.path.dirname(prefix).split(os.sep):    # 'LINK/..': the folder the system means
+        folder = os.path.realpath(os.path.dirname(prefix))
     if not os.path.isdir(folder):
         raise SplitError("output folder does not exist: %s" % folder)
     headers = found.raw_headers

@@ -132,3 +132,44 @@ def test_split_size_floor(tmp_path, value, code):
     assert r.returncode == code, r.stderr
     if code:
         assert "--split-size" in r.stderr and "at least 1M" in r.stderr
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_an_input_cut_short_while_it_is_profiled_writes_no_profile(tmp_path, runner, monkeypatch):
+    """An index truncated in place after the run planned its splits (a copy started over it, a
+    rewrite): the job fails in one line naming it, no profile written (the profile of what was
+    read, of no version of the file, was written with exit 0). An index grown meanwhile (a crawl
+    still writing it) is profiled: its last split reads to its end."""
+    import gzip
+    from profiler.formats import inputs as inputs_mod
+    from profiler.run.profile import JobFailed
+    with gzip.open(SAMPLE, "rb") as f:
+        data = f.read()
+    index = tmp_path / "i.cdx"
+    index.write_bytes(data)
+    plan = inputs_mod.plan_splits
+
+    def planned_then(change):
+        def planning(*args, **kwargs):
+            splits = plan(*args, **kwargs)
+            change()
+            return splits
+        return planning
+
+    def cut():
+        with open(index, "r+b") as f:
+            f.truncate(len(data) // 2)
+    out = tmp_path / "p.cdxj"
+    monkeypatch.setattr(inputs_mod, "plan_splits", planned_then(cut))
+    with pytest.raises(JobFailed, match=r"i.cdx was cut short while the run read it \([0-9,]+ bytes, %s when" %
+                       "{:,}".format(len(data))):
+        run_profile([str(index)], str(out), runner=runner)
+    assert not out.exists()
+    index.write_bytes(data)
+
+    def grow():
+        with open(index, "ab") as f:
+            f.write(data.split(b"\n", 1)[1])
+    monkeypatch.setattr(inputs_mod, "plan_splits", planned_then(grow))
+    run_profile([str(index)], str(out), runner=runner)
+    assert root_captures(out) == 10000

@@ -321,6 +321,41 @@ def test_huge_integers_stay_exact(files, tmp_path):
         assert b"\ncom,* %d/" % big in f.read()
 
 
+def test_counts_past_a_float_s_range_give_derived_features_or_one_line(files, tmp_path):
+    """Every count of every line times 10^320 (a valid profile: counts have no bound): the derived
+    features are their integer parts, exact, and their bounds hold them (OverflowError tracebacks,
+    exit 1, from float division); report, which draws floats, says so in one line."""
+    import json
+    import re
+    big = 10 ** 320
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    lines = [re.sub(rb'"(total|max|bytes|dedup_bytes|digests)":(\d+)',
+                    lambda m: b'"%s":%d' % (m.group(1), int(m.group(2)) * big), x) for x in lines]
+    path = str(tmp_path / "huge.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines))
+    root = next(x for x in lines if x.startswith(b"* - - - "))
+    value = json.loads(root[len(b"* - - - "):])
+    status, out, err = run(["query", path, "--surt", "*", "--feature", "avg_size", "--feature", "avg_bytes",
+                            "--feature", "urim_per_urir", "--feature", "dedup_saving"])
+    assert status == 0, err
+    got = json.loads(out.split(b" ", 4)[4])
+    assert got["avg_size"] == value["dedup_bytes"] // value["urir"]
+    assert got["urim_per_urir"] == value["urim"]["total"] // value["urir"]
+    assert got["avg_bytes"] == round(value["bytes"] / value["urim"]["total"], 2)
+    assert got["dedup_saving"] == round(1 - value["dedup_bytes"] / value["bytes"], 4)
+    from profiler.toolkit.query import derived_bounds
+    n, d = value["dedup_bytes"], value["urir"]
+    low, high = derived_bounds({"bounds": {"dedup_bytes": [n, n + 1]}, "dedup_bytes": n, "urir": d}, "avg_size")
+    assert low <= n // d and n // d + 1 >= high >= (n + 1) // d
+    status, out, err = run(["query", path, "--group", "surt", "--top", "3", "--by", "avg_size"])
+    assert status == 0, err
+    status, out, err = run(["report", path, "-o", str(tmp_path / "r.html")])
+    assert one_line_error(status, err, "huge.cdxj holds counts past 10^308"), err
+    assert not os.path.exists(tmp_path / "r.html")
+
+
 def test_an_unsorted_line_the_search_does_not_touch(files, tmp_path):
     """The audit's case: a line moved far from its place. The binary search never reads it, so
     query said 'none are held' and lookup answered at a shallower level, exit 0; now both are

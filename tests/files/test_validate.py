@@ -229,3 +229,44 @@ def test_a_map_datetime_range_running_backwards_fails(tmp_path, fields_line):
     assert not report.ok and any(p.lineno == line and "2012:2010" in p.message for p in report.problems)
     path.write_text(path.read_text().replace("2012:2010", "2011:2013"))
     assert [p for p in validate(str(path)).problems if "datetime" in p.message] == []
+
+
+@pytest.mark.parametrize("when", ["lines", "policy"])
+def test_a_file_written_while_it_is_validated_is_not_called_valid(written, tmp_path, monkeypatch, when):
+    """A profile changed in place while validate reads its lines (a line's count rewritten, same
+    size), or while it checks the lines against the policy: a problem, `changed while it was
+    read`; it was called valid, from lines of no one version (or without the policy's check,
+    whose refusal of the changed file was taken for another reader's concern)."""
+    from profiler.files import validate as validate_mod
+    from profiler.files import headerpolicy
+    path = tmp_path / "p.cdxj"
+    path.write_bytes(open(written["default"], "rb").read())
+
+    def rewrite():
+        data = path.read_bytes()
+        i = data.index(b'"total":') + len(b'"total":')
+        with open(path, "r+b") as f:             # in place: same inode, same size
+            f.seek(i)
+            f.write(b"9" if data[i:i + 1] != b"9" else b"8")
+            os.utime(f.fileno(), ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10 ** 9))
+    if when == "lines":
+        lines = validate_mod.physical_lines
+
+        def physical_lines(f, *args):
+            for n, line in enumerate(lines(f, *args)):
+                if n == 3:
+                    rewrite()
+                yield line
+        monkeypatch.setattr(validate_mod, "physical_lines", physical_lines)
+    else:
+        check = headerpolicy.check
+
+        def checked(*args):
+            rewrite()
+            return check(*args)
+        monkeypatch.setattr(headerpolicy, "check", checked)
+    report = validate(str(path))
+    assert not report.ok and any("changed while it was read" in p.message for p in report.problems)
+    monkeypatch.undo()
+    path.write_bytes(open(written["default"], "rb").read())
+    assert validate(str(path)).ok

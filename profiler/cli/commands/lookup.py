@@ -58,6 +58,8 @@ def run(args):
             out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None,
                                     args.breakdowns) + "\n")
             return 0
+        from profiler.cli.stdio import refuse_endless_stdin
+        refuse_endless_stdin()
         if sys.stdin.isatty() and not args.quiet:
             print("archive-profiler: lookup reads URIs from the terminal, one a line, until Ctrl-D (or give one: "
                   "lookup FILE URI)", file=sys.stderr, flush=True)

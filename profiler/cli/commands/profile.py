@@ -175,7 +175,10 @@ def _run_on_stdin(args):
     files), profiled, and the folder removed; !meta names it '-'."""
     import shutil
     import sys
+    from profiler.cli.stdio import refuse_endless_stdin
     from profiler.files import outfiles
+    refuse_endless_stdin()
+    _refuse_stdin_given_twice(args)
     folder = outfiles.work_folder("archive-profiler-stdin-")
     try:
         path = os.path.join(folder, "stdin")
@@ -186,6 +189,31 @@ def _run_on_stdin(args):
         return run(args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _refuse_stdin_given_twice(args):
+    """A UserError when standard input is a file (``< FILE``) that is also the output (it would be
+    replaced by its own profile) or another input (its copy is another file: its captures would
+    be counted twice, where a file named twice is read once)."""
+    from profiler.errors import UserError
+    from profiler.files import outfiles
+    from profiler.formats import inputs as inputs_mod
+    from profiler.io.names import display_name
+    stdin = outfiles.standard_stream_file(0)
+    if stdin is None:
+        return
+    outfiles.refuse_inputs(args.output, ["-"])
+    others = [i for i in args.inputs if i != "-"]
+    if not others and not args.manifest:
+        return
+    for path in inputs_mod.resolve(others, args.manifest or ()):
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) == (stdin.st_dev, stdin.st_ino):
+            raise UserError("standard input is the input %s, given twice: give it once (its captures would be "
+                            "counted twice)" % display_name(path))
 
 
 def _run_to_map(args):

@@ -56,8 +56,10 @@ def _validate_stdin(args):
     first, removed after."""
     import shutil
     import tempfile
+    from profiler.cli.stdio import refuse_endless_stdin
     from profiler.files.infiles import InputError
     from profiler.files.validate import validate
+    refuse_endless_stdin()
     with tempfile.NamedTemporaryFile(prefix="archive-profiler-stdin-", suffix=".txt") as f:
         shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
         f.flush()
