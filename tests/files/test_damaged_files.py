@@ -316,7 +316,15 @@ def test_huge_integers_stay_exact(files, tmp_path):
     assert status == 0 and ("\t%d/" % big).encode() in out, err
     status, out, err = run(["query", path, "--surt", "com,*", "--feature", "urim", "--feature", "bytes"])
     assert status == 0 and out == b'com,* - - - {"urim.total":%d,"bytes":%d}\n' % (big, big * 3), err
-    assert run(["ukvs", path, "-o", str(tmp_path / "m.ukvs"), "-q"])[0] == 0
+    # the all-time line no longer adds up with its years: ukvs holds a profile to the policy its
+    # header names, so the map is made of the lines as a header naming no policy gives them
+    unnamed = str(tmp_path / "unnamed.cdxj")
+    with open(unnamed, "wb") as f:
+        f.write(b"".join([h if not h.startswith(b"!meta ") or b'"policy"' not in h else
+                          b"!meta " + orjson.dumps({k: v for k, v in orjson.loads(h[6:]).items() if k != "policy"})
+                          + b"\n" for h in headers] + lines))
+    assert one_line_error(*run(["ukvs", path, "-o", str(tmp_path / "m.ukvs")])[::2], "add up to")
+    assert run(["ukvs", unnamed, "-o", str(tmp_path / "m.ukvs"), "-q"])[0] == 0
     with open(tmp_path / "m.ukvs", "rb") as f:
         assert b"\ncom,* %d/" % big in f.read()
 
