@@ -84,10 +84,13 @@ def not_utf8(args):
 def add_criteria_options(p, help, only=None):
     """An option --NAME for each criterion of the registry (profiler.model.criteria) that only(c)
     takes (None: every one), its help help(c): a subcommand takes every criterion the registry
-    has, whatever it holds when the parser is built."""
+    has, whatever it holds when the parser is built. A name with '_' (a plugin's tld_length) is
+    also spelled with '-' as the other options are (--tld-length): the commands' own options,
+    either spelling, are criteria.RESERVED, so neither clashes with one."""
     for c in criteria.CRITERIA:
         if only is None or only(c):
-            p.add_argument("--" + c.name, default=None, metavar=c.name.upper(), help=help(c))
+            spellings = ["--" + c.name] + (["--" + c.name.replace("_", "-")] if "_" in c.name else [])
+            p.add_argument(*spellings, dest=c.name, default=None, metavar=c.name.upper(), help=help(c))
 
 
 def needs_keys(c):

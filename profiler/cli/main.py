@@ -17,11 +17,33 @@ from profiler.errors import HungUp, RunError, Terminated, UserError, printable
 PROFILES_WRITTEN = ("profile", "ukvs", "merge", "compact")
 
 
+#: the commands that take an option per criterion of the registry (profiler.cli.arguments.add_criteria_options)
+CRITERIA_COMMANDS = ("query", "lookup", "overlap")
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line with a hint (not the usage block)."""
 
     def error(self, message):
-        self.exit(2, "%s: error: %s (try '%s --help')\n" % (self.prog, printable(" ".join(message.split())), self.prog))
+        message = " ".join(message.split())
+        self.exit(2, "%s: error: %s%s (try '%s --help')\n" % (self.prog, printable(message), self._plugin_hint(message),
+                                                              self.prog))
+
+    def _plugin_hint(self, message):
+        """'; a plugin's criterion? ...' for an option or --group value that could name a criterion
+        the registry does not hold now: its plugin is not loaded (profiler.plugins)."""
+        from profiler import contract
+        from profiler.model import criteria
+        if self.prog.rsplit(" ", 1)[-1] not in CRITERIA_COMMANDS:
+            return ""
+        names = []
+        if message.startswith("unrecognized arguments:"):
+            names = [w[2:].split("=", 1)[0].replace("-", "_") for w in message.split()[2:] if w.startswith("--")]
+        elif message.startswith("argument --group: invalid choice:"):
+            names = [message.split("'")[1]] if message.count("'") >= 2 else []
+        if any(criteria.NAME.match(n) and n not in criteria.NAMES and n not in criteria.RESERVED for n in names):
+            return "; a plugin's criterion? name its module in %s" % contract.PLUGINS_ENV
+        return ""
 
 
 def _commands(names=SUBCOMMANDS):

@@ -324,10 +324,18 @@ def language_chart(h, top):
     c.series = [("captures", [r[2] for r in rows])]
     c.rows = rows + [["all", "", whole, share(whole, whole), "", sum(_bytes(v) for v in table.values())]]
     c.note = ("Each capture counts under its primary language only. 'unk': no language was declared "
-              "or detected (non-HTML content, pages without a language). %d of %d languages shown; "
-              "the 'other' row sums the rest (a URL in several languages counts in each, so URI-Rs "
-              "are not summed)." % (len(ranked), len(table)))
+              "or detected (non-HTML content, pages without a language). " + _shown_note(
+                  len(ranked), len(table), "languages", "a URL in several languages"))
     return c
+
+
+def _shown_note(shown, total, what, several):
+    """How many of a ranking's entries the chart shows, and what its 'other' row (when it has one)
+    and its URI-Rs mean."""
+    if shown == total:
+        return "All %d %s shown (%s counts in each, so URI-Rs are not summed)." % (total, what, several)
+    return ("%d of %d %s shown; the 'other' row sums the rest (%s counts in each, so URI-Rs are not "
+            "summed)." % (shown, total, what, several))
 
 
 _NAMES = {}
@@ -358,8 +366,7 @@ def criterion_charts(h, name, top):
         c.labels = [r[0] for r in rows]
         c.series = [("captures", [r[1] for r in rows])]
         c.rows = rows + [["all", whole, share(whole, whole), "", sum(_bytes(v) for v in fields.values())]]
-        c.note = ("%d of %d values shown; the 'other' row sums the rest (a URL of several values counts in "
-                  "each, so URI-Rs are not summed)." % (len(ranked), len(fields)))
+        c.note = _shown_note(len(ranked), len(fields), "values", "a URL of several values")
         charts.append(c)
     if not charts:
         c = Chart("by-%s" % name, "Captures by %s" % name, "bars", "count", columns=columns)

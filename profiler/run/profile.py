@@ -206,6 +206,11 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         splits = registry.detect_languages(splits)
     elif criteria.LANG.name not in pol.names:
         splits = registry.without_languages(splits)
+    read = [i for i in infos if i["format"]]
+    if criteria.LANG.name in pol.names and read and all(i["format"] == "cdx" for i in read):
+        log.warning("policy %s has lang levels, and CDX indexes give no language: every capture's is unk "
+                    "(languages come from a CDXJ's languages or lang field, WARC/ARC responses and "
+                    "--detect-language: docs/language.md)", pol.name)
     if criteria.DEPTH.name in pol.names:
         splits = registry.with_depths(splits)
     if criteria.COLLECTION.name in pol.names:

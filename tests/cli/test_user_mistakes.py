@@ -220,3 +220,16 @@ def test_a_failed_command_is_named_not_dumped():
     line = failure_line(error)
     assert line == "Steps 1-3 of 3 failed: spark-submit exited with status 256 (its log is above)"
     assert len(failure_line(RuntimeError("x" * 5000))) <= 300
+
+
+def test_a_language_policy_over_cdx_indexes_alone_warns_that_they_give_none(tmp_path):
+    """Every capture of a CDX index is 'unk' under the lang policy: said at the start, so that
+    `query --lang ara` answering "none are held" is not read as the archive holding no Arabic."""
+    r, out = profile(tmp_path, "--policy", "lang")
+    assert r.returncode == 0 and out.exists()
+    warned = [line for line in r.stderr.splitlines() if "CDX indexes give no language" in line]
+    assert len(warned) == 1 and "docs/language.md" in warned[0]
+    cc = os.path.join(ROOT, "samples", "cc-sample-5k.cdxj.gz")
+    for args in (["--policy", "default"], ["--policy", "lang", cc]):
+        r, _ = profile(tmp_path, *args)
+        assert r.returncode == 0 and "give no language" not in r.stderr, args

@@ -236,7 +236,8 @@ def browser(tmp_path_factory):
 
 def test_explore_api_and_page_facets(made, profiled, browser):
     """The API breaks down by each level and answers a value; the page draws the criterion's
-    facet with a tab per level and, once a row is chosen, a chip for it."""
+    facet with a tab per level, names it among the fields a question leaves open, and, once a row
+    is chosen, draws a chip for it."""
     from helpers.explore import answer, serving
     caps = made["caps"]["cdx"]
     with serving("m=" + profiled["minute"], "r=" + profiled["record"]) as (url, _):
@@ -260,6 +261,9 @@ def test_explore_api_and_page_facets(made, profiled, browser):
             facet = browser.execute_script(script)
             time.sleep(0.1)
         assert facet is not None and facet["tabs"] == ["tens", "minute"] and facet["rows"] > 0
+        hint = browser.execute_script("const s = document.querySelector('#chips .quiet-text');"
+                                      " return s && s.textContent")
+        assert hint.startswith("Any time, any type, any status, any minute:"), hint
         browser.get(url + "?" + urllib.parse.urlencode({"profile": "r", "record": "revisit"}))
         chips = None
         while not chips and time.monotonic() < deadline + 30:

@@ -333,3 +333,17 @@ def test_a_profile_of_no_capture_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "a profile of no capture: there is nothing to report" in err and "is it a CDXJ" not in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_ranking_notes_an_other_row_only_when_it_has_one(tmp_path):
+    """A criterion's chart that shows every value has no 'other' row, and its note says so; one
+    cut at --top sums the rest as 'other' and says how many it shows."""
+    profile = make_profile(tmp_path, "facetredux")
+    h = report.read_holdings(profile)
+    sizes = len(h["criteria"]["size"])
+    [whole] = report.criterion_charts(h, "size", sizes)
+    assert whole.note.startswith("All %d values shown" % sizes) and "other" not in whole.note
+    assert not any(str(row[0]).startswith("other") for row in whole.rows)
+    [cut] = report.criterion_charts(h, "size", 2)
+    assert cut.note.startswith("2 of %d values shown; the 'other' row sums the rest" % sizes)
+    assert any(str(row[0]).startswith("other (") for row in cut.rows)

@@ -11,8 +11,8 @@ DESCRIPTION = ("Read the lines of a CDXJ profile that answer a question, with a 
                "the sorted file. Key fields not given are '-' (any); --group FIELD lets a field vary "
                "over its values. Examples: --surt 'com,cnn)/*'; --surt 'com,*' --datetime 2013 "
                "--mime text/html --status 2xx; biggest sites: --level host --top 10 --by bytes; "
-               "bytes by type under com: --surt 'com,*' --group mime --by bytes; average size of "
-               "JPEGs: --mime image/jpeg --feature avg_bytes; in a profile whose keys have lang: "
+               "bytes by type under com: --surt 'com,*' --group mime --by bytes; average bytes of "
+               "a JPEG capture: --mime image/jpeg --feature avg_bytes; in a profile whose keys have lang: "
                "Arabic captures under com: --surt 'com,*' --lang ara; languages by captures: "
                "--group lang --by urim.")
 

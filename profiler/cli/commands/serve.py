@@ -11,7 +11,7 @@ DESCRIPTION = ("Answer GET /lookup?url=URL[&datetime=D][&lang=CODE], /route?url=
                "names the archive; NAME=FILE names it). Files are checked whole, then searched, never loaded; "
                "a new version at the same path (a NAME-latest link moved by nightly) is checked in the "
                "background and served once found good, a bad one leaving the last good one serving. Needs "
-               "the serve extra (uvicorn, httptools): in the checkout, pip install '.[serve]'.")
+               "the serve extra (uvicorn, httptools, uvloop): in the checkout, pip install '.[serve]'.")
 
 
 def add_arguments(p):

@@ -214,9 +214,17 @@ function drawQuestion(a) {
     chips.append(chip("time: " + (q.from ? periodText(q.from) : "the start") + " to " + (q.to ? periodText(q.to) : "the end"),
                       {from: null, to: null}));
   }
-  if (!chips.childElementCount) chips.append(el("span", {class: "quiet-text", text: "Any time, any type, any status: click a row below to narrow the question."}));
+  if (!chips.childElementCount) chips.append(el("span", {class: "quiet-text", text: anyOfEvery(q) + ": click a row below to narrow the question."}));
   document.getElementById("from").value = q.from || "";
   document.getElementById("to").value = q.to || "";
+}
+
+// "Any time, any type, any status" and any value of each other key field of the profile (its
+// criteria come from the registry: a plugin's too)
+const ANY_WORDS = {datetime: "time", mime: "type"};
+function anyOfEvery(q) {
+  const text = Object.keys(q).filter(name => !OWN.includes(name)).map(name => "any " + (ANY_WORDS[name] || name)).join(", ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function chip(text, changes) {
