@@ -24,7 +24,7 @@ import stat
 import sys
 
 from profiler.errors import UserError
-from profiler.io import pseudofs
+from profiler.io import pseudofs, signalmask
 
 STDOUT = "-"
 
@@ -329,8 +329,12 @@ def write(path, write_to, inputs=()):
     real = target(path, inputs)
     remove_stale_temps(real)
     tmp = temp_name(real)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)     # a new file: the umask's mode
+    fd = None
     try:
+        # a signal that ends the run (HungUp, Terminated) comes once fd says the file is ours: Python
+        # runs its handler right after os.open returns, before fd is set
+        with signalmask.held():
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)     # a new file: the umask's mode
         with os.fdopen(fd, "wb") as f:
             write_to(f)
             f.flush()
@@ -338,10 +342,11 @@ def write(path, write_to, inputs=()):
             os.fsync(f.fileno())
         os.replace(tmp, real)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if fd is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise
     fsync_dir(os.path.dirname(os.path.abspath(real)))
     return real

@@ -189,6 +189,34 @@ def test_dash_is_standard_output(tmp_path, profile, name):
         assert strip(r.stdout) == strip(file_out.read_bytes())
 
 
+def test_a_signal_right_after_the_temp_file_is_made_leaves_none(tmp_path, monkeypatch):
+    """Python runs a signal's handler right after the call it came in returns: a hangup that came
+    while os.open made the temp file raised before the write knew the file was its own, and left
+    it (the hangup test's merge, once under load). The signal now waits until it is known."""
+    import signal
+    from profiler.errors import HungUp
+    real_open = os.open
+
+    def open_then_hung_up(path, *args, **kw):
+        fd = real_open(path, *args, **kw)
+        if str(path).endswith(".tmp"):
+            os.kill(os.getpid(), signal.SIGHUP)         # delivered now, its handler run on return
+        return fd
+
+    def hangup(signum, frame):
+        raise HungUp()
+    before = sorted(os.listdir(str(tmp_path)))
+    previous = signal.signal(signal.SIGHUP, hangup)
+    try:
+        monkeypatch.setattr(os, "open", open_then_hung_up)
+        with pytest.raises(HungUp):
+            outfiles.write(str(tmp_path / "out.txt"), lambda f: f.write(b"x\n"))
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGHUP, previous)
+    assert sorted(os.listdir(str(tmp_path))) == before
+
+
 def test_stale_temp_files_are_removed_only_when_provably_ours(tmp_path, profile):
     out = tmp_path / "m.ukvs"
     dead = subprocess.Popen(["true"])
