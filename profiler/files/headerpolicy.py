@@ -78,7 +78,7 @@ def check(path, headers, layout, records):
         if new_surt:
             surt_level, last_surt = key_level(surt, policy.registered_domains), surt
         levels = [surt_level]
-        for i, c, v in zip(range(len(fields)), layout.criteria, fields[1:]):
+        for i, (c, v) in enumerate(zip(layout.criteria, fields[1:])):
             found = field_levels.get((i, v))
             if found is None:
                 if len(field_levels) > 4096:

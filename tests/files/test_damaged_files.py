@@ -605,22 +605,29 @@ def test_header_lines_only_is_a_profile_of_nothing(tmp_path):
     assert run(["merge", path, copy, "-o", str(tmp_path / "m.cdxj")])[0] == 0
 
 
+def counted_reads(monkeypatch):
+    """The paths whose lines DataFile.records reads from now on, a call each (a list that grows)."""
+    from profiler.files import datalines
+    reads = []
+    real = datalines.DataFile.records
+
+    def counted(self, *args, **kw):
+        reads.append(self.path)
+        return real(self, *args, **kw)
+    monkeypatch.setattr(datalines.DataFile, "records", counted)
+    return reads
+
+
 def test_check_is_remembered_per_version(files, tmp_path, monkeypatch):
     """A file checked clean is not read whole again until it changes (its identity: device,
     inode, size, mtime, ctime); the record lives in the user's cache folder."""
-    from profiler.files import checkcache, datalines
+    from profiler.files import checkcache
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(checkcache, "RACY_NS", 0)
     checkcache.forget()
     path = str(tmp_path / "p.cdxj")
     shutil.copy(files["profile"], path)
-    reads = []
-    real = datalines.DataFile.records
-
-    def counted(self, *a, **kw):
-        reads.append(self.path)
-        return real(self, *a, **kw)
-    monkeypatch.setattr(datalines.DataFile, "records", counted)
+    reads = counted_reads(monkeypatch)
     assert run(["lookup", path, "http://a.com/"])[0] == 0
     assert len(reads) == 1 and os.path.isfile(tmp_path / "cache" / "archive-profiler" / "checked-files.json")
     checkcache.forget()                     # a new process: only the cache file remembers
@@ -638,7 +645,7 @@ def test_merge_remembers_the_header_policy_check_with_the_reading_it_shares(file
     """merge holds each input's lines to its header's policy in the reading that checks them,
     and remembers both for the file's version: a second merge reads neither input whole again.
     A check without the policy (lookup's) is no check with it."""
-    from profiler.files import checkcache, datalines
+    from profiler.files import checkcache
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(checkcache, "RACY_NS", 0)
     checkcache.forget()
@@ -646,13 +653,7 @@ def test_merge_remembers_the_header_policy_check_with_the_reading_it_shares(file
     shutil.copy(files["profile"], a)
     shutil.copy(files["profile"], b)
     assert run(["lookup", a, "http://a.com/"])[0] == 0
-    reads = []
-    real = datalines.DataFile.records
-
-    def counted(self, *args, **kw):
-        reads.append(self.path)
-        return real(self, *args, **kw)
-    monkeypatch.setattr(datalines.DataFile, "records", counted)
+    reads = counted_reads(monkeypatch)
     assert run(["merge", a, b, "-o", str(tmp_path / "m1.cdxj")])[0] == 0
     first = sorted(reads)
     assert first.count(a) == 2 and first.count(b) == 2       # checked (policy too), merged

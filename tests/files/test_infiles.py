@@ -17,7 +17,6 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from profiler.run.profile import run_profile
 from profiler.testing import synthetic
 
 from helpers.damage import one_line_error
@@ -30,13 +29,6 @@ SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 def cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
-
-
-@pytest.fixture(scope="module")
-def profile(tmp_path_factory):
-    path = tmp_path_factory.mktemp("p") / "p.cdxj"
-    run_profile([SAMPLE], str(path), created="2026-01-01T00:00:00Z")
-    return str(path)
 
 
 def readers(path, profile, out):

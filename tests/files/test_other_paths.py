@@ -13,21 +13,12 @@ import pytest
 
 from profiler.files import datalines
 from profiler.files.sortedfile import ChangedFile
-from profiler.run.profile import run_profile
 from profiler.toolkit.lookup import Lookup
 from profiler.toolkit.query import SortedProfile
 from profiler.toolkit.split import split
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
-CREATED = "2026-01-01T00:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def profile(tmp_path_factory):
-    path = tmp_path_factory.mktemp("p") / "p.cdxj"
-    run_profile([SAMPLE], str(path), created=CREATED)
-    return str(path)
 
 
 @pytest.fixture(scope="module")

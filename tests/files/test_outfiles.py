@@ -13,18 +13,9 @@ import sys
 import pytest
 
 from profiler.files import outfiles
-from profiler.run.profile import run_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
-CREATED = "2026-01-01T00:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def profile(tmp_path_factory):
-    path = tmp_path_factory.mktemp("p") / "p.cdxj"
-    run_profile([SAMPLE], str(path), created=CREATED)
-    return str(path)
 
 
 def cli(*args, cwd=None, timeout=120, env=None):
