@@ -17,6 +17,8 @@ from profiler.toolkit.lookup import Lookup
 from profiler.toolkit.query import SortedProfile
 from profiler.toolkit.split import split
 
+from helpers.cliruns import one_line_refusal
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
@@ -34,14 +36,6 @@ def index(tmp_path_factory):
 def cli(*args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, timeout=120):
     return subprocess.run([sys.executable, "-m", "profiler.cli"] + list(args), stdin=stdin, stdout=stdout,
                           stderr=subprocess.PIPE, timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
-
-
-def one_line_refusal(r, *words):
-    err = r.stderr.decode()
-    assert r.returncode == 2, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    for word in words:
-        assert word in err, err
 
 
 def readers(path, other):

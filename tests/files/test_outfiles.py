@@ -14,6 +14,8 @@ import pytest
 
 from profiler.files import outfiles
 
+from helpers.cliruns import one_line_refusal
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
@@ -43,14 +45,6 @@ def target_of(name, out):
 
 
 NAMES = ["profile", "ukvs", "merge", "compact", "report", "split"]
-
-
-def one_line_refusal(r, *words):
-    err = r.stderr.decode()
-    assert r.returncode == 2, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    for word in words:
-        assert word in err, err
 
 
 @pytest.mark.parametrize("name", NAMES)
