@@ -110,6 +110,9 @@ def main(argv=None):
         import argcomplete
         argcomplete.autocomplete(build_parser())
     argv, extra = split_extra(list(sys.argv[1:] if argv is None else argv))
+    refused = stdio.refuse_stderr_named(argv + extra, PROG)
+    if refused:
+        return refused
     previous = _raise_on_sigterm()
     args = None
     try:

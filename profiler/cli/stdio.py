@@ -103,3 +103,49 @@ def refuse_endless_stdin():
         name = "character device %d,%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
     raise UserError("standard input is %s, a device that never ends: redirect a file of data (< FILE) or pipe one in"
                     % printable(name))
+
+
+def stderr_named(words):
+    """The word of a command line (or an option's value after '=') that names the regular file
+    standard error writes to (``2>> FILE``, ``2<> FILE``), or None: the run's messages and
+    progress would be written into that file, an input or a configuration of the run."""
+    import stat
+    try:
+        err = os.fstat(2)
+    except OSError:
+        return None
+    if not stat.S_ISREG(err.st_mode):
+        return None
+    for word in words:
+        names = [word]
+        if word.startswith("-") and "=" in word:
+            names.append(word.partition("=")[2])
+        for name in names:
+            if not name or name == "-" or "://" in name:
+                continue
+            try:
+                st = os.stat(name)
+            except (OSError, ValueError):
+                continue
+            if (st.st_dev, st.st_ino) == (err.st_dev, err.st_ino):
+                return name
+    return None
+
+
+def refuse_stderr_named(words, prog):
+    """2 when standard error is a file the command line names: the refusal goes to standard
+    output (standard error would write it into that file), or nowhere when standard output is
+    that file too. None when it is not."""
+    name = stderr_named(words)
+    if name is None:
+        return None
+    try:
+        err, out = os.fstat(2), os.fstat(1)
+        same = (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
+    except OSError:
+        same = True
+    if not same:
+        print("%s: error: standard error is %s, which the command line names (2>> it?): the run's messages would "
+              "be written into it; send them elsewhere" % (prog, printable(name)), file=sys.stdout, flush=True)
+    return 2
+

@@ -97,6 +97,30 @@ def test_a_closed_standard_error_keeps_standard_output_clean(files, command):
     assert r.returncode in (0, 2)
 
 
+@pytest.mark.parametrize("command", ["validate c.cdxj", "query c.cdxj --surt 'com,*'", "merge c.cdxj c.cdxj -o o.cdxj",
+                                     "ukvs --policy=c.cdxj c.cdxj -o o.ukvs", "profile c.cdx.gz -o o.cdxj -r local"])
+def test_standard_error_appended_to_a_file_the_command_names_is_refused(files, tmp_path, command):
+    """`2>> INPUT`: the run's messages and progress were appended to its own input. Refused in
+    one line on standard output, exit 2, the file unchanged; with standard output there too,
+    nothing is written anywhere."""
+    for name in ("c.cdxj", "c.cdx.gz"):
+        source = files / "p.cdxj" if name.endswith("cdxj") else SAMPLE
+        (tmp_path / name).write_bytes(open(source, "rb").read())
+    named = [w for w in command.replace("=", " ").split() if w.startswith("c.")]
+    before = (tmp_path / named[0]).read_bytes()
+    r = shell("$AP %s 2>> %s" % (command, named[0]), tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stdout.splitlines() == ["archive-profiler: error: standard error is %s, which the command line names "
+                                     "(2>> it?): the run's messages would be written into it; send them elsewhere"
+                                     % named[0]], r.stdout
+    assert (tmp_path / named[0]).read_bytes() == before
+    assert not os.path.exists(tmp_path / "o.cdxj") and not os.path.exists(tmp_path / "o.ukvs")
+    r = shell("$AP %s >> %s 2>&1" % (command, named[0]), tmp_path)
+    assert r.returncode == 2 and (tmp_path / named[0]).read_bytes() == before
+    r = shell("$AP validate c.cdxj 2>> other.log", tmp_path)
+    assert r.returncode == 0 and "valid" in (tmp_path / "other.log").read_text()
+
+
 def test_file_names_in_summaries_are_printable(files, tmp_path):
     """A file name with a newline or a terminal escape is shown escaped in every end summary
     (it was printed raw: a second line, a colour change)."""
