@@ -104,7 +104,9 @@ def test_a_keys_line_in_another_order_is_read_by_name():
 
 @pytest.mark.parametrize("command", [["query", "{p}", "--mime", "html", "--size", "1k-10k", "--status", "2xx"],
                                      ["query", "{p}", "--surt", "com,*", "--datetime", "2013", "--depth", "unk"],
-                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014"]])
+                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014"],
+                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014", "--size", "1k-10k"],
+                                     ["lookup", "{p}", "http://example.com/b", "--datetime", "2014", "--depth", "unk"]])
 def test_tools_answer_a_profile_whose_keys_come_in_another_order(tmp_path, capsys, command):
     """The same answer, its key in the file's order, whatever order !keys gives the fields in."""
     canonical, reordered = _profile_in_order(tmp_path, REORDERED)
