@@ -283,13 +283,15 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
     kept = ("datetime",) if two else ()
     optional = tuple(c for c in layout.criteria if c.name != "datetime")
     dt_at = layouts.index(layout, "datetime")
-    group, record, blocks = None, None, {}
+    # the records of one SURT, by datetime: a SURT's lines are adjacent, a datetime's need not be
+    # (!keys may name a criterion before datetime: 'com,* - - 2013 -' < 'com,* 1k-10k - 1996 -')
+    surt, held = None, {}
 
-    def flush():
-        if record is not None:
-            block = {n: dict(sorted(_one_level(n, b).items())) for n, b in blocks.items() if b} or None
-            return record + (block,)
-        return None
+    def flush(held):
+        for record, blocks in held.values():
+            if record is not None:
+                block = {n: dict(sorted(_one_level(n, b).items())) for n, b in blocks.items() if b} or None
+                yield record + (block,)
 
     for line in found.records(skipped):
         fields = line.key.split(b" ")
@@ -299,25 +301,21 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
                                      and layouts.is_any(fields, layout, kept + (c.name,))), None)
         if not main and by is None:
             continue
-        this = (fields[0], fields[dt_at] if two else None)
-        if this != group:
-            done = flush()
-            if done is not None:
-                yield done
-            group, record, blocks = this, None, {c.name: {} for c in optional}
+        if fields[0] != surt:
+            yield from flush(held)
+            surt, held = fields[0], {}
+        entry = held.setdefault(fields[dt_at] if two else None, [None, {c.name: {} for c in optional}])
         v = line.value
         # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
         freq = Frequency(v["urim"]["total"], "", v["urir"], "-" if "urir" in (v.get("bounds") or {}) else "")
         if main:
             out_key = fields[0] if not two else fields[0] + b" " + (
                 ALL_TIME.encode() if fields[dt_at] == b"-" else fields[dt_at])
-            record = (out_key, freq)
+            entry[0] = (out_key, freq)
         else:
             field = fields[layouts.index(layout, by)].decode("utf-8", "replace")
-            blocks[by][field] = format_frequency(freq)
-    done = flush()
-    if done is not None:
-        yield done
+            entry[1][by][field] = format_frequency(freq)
+    yield from flush(held)
 
 
 #: the level of a criterion a map line's breakdown keeps, in the order tried (see profile_records);

@@ -224,21 +224,34 @@ def register(fmt, before=None):
 
 #: capture fields a WARC or ARC record gives from one of its WARC headers, {field: (header name,
 #: value_of)}: value_of(the header's value, a str, or None without one, an ARC record's too) -> the
-#: field's value (profiler.formats.warc.capture_of; warc_header adds one)
+#: field's value (profiler.formats.warc.capture_of; warc_header adds one, http_header one of HTTP_HEADERS)
 WARC_HEADERS = {}
+#: capture fields a WARC or ARC record gives from one of its HTTP response headers (the block's
+#: HTTP head: Server, Via, ...), {field: (header name, value_of)}: value_of(the header's value, a
+#: str, or None without one or without an HTTP head: a resource record, a revisit without one)
+HTTP_HEADERS = {}
 
 
 def warc_header(field, header, value_of):
     """Have every WARC/ARC capture's field, one a plugin adds (profiler.model.capture.add_field),
     read from the record's WARC header ``header`` by value_of (other formats give the field's
     default); a ValueError when it is no such field or is already read, or the header has no name."""
+    WARC_HEADERS[field] = _header_read(field, header, value_of, "WARC")
+
+
+def http_header(field, header, value_of):
+    """As warc_header, from the HTTP response header ``header`` of the record's block."""
+    HTTP_HEADERS[field] = _header_read(field, header, value_of, "HTTP")
+
+
+def _header_read(field, header, value_of, kind):
     if field not in capture_model.Capture._fields or field in capture_model.REQUIRED or \
-            field in capture_model.DEFAULTS or field in WARC_HEADERS:
+            field in capture_model.DEFAULTS or field in WARC_HEADERS or field in HTTP_HEADERS:
         raise ValueError("capture field %r: not one a plugin added (profiler.model.capture.add_field), "
-                         "or already read from a WARC header" % (field,))
+                         "or already read from a header" % (field,))
     if not isinstance(header, str) or not header.strip() or not callable(value_of):
-        raise ValueError("capture field %r: a WARC header name and a function of its value are needed" % (field,))
-    WARC_HEADERS[field] = (header, value_of)
+        raise ValueError("capture field %r: a %s header name and a function of its value are needed" % (field, kind))
+    return header, value_of
 
 
 def listing(formats=None, conjunction="or"):

@@ -184,6 +184,9 @@ def capture_of(view, detect=None, languages=True, depths=False):
     if registry.WARC_HEADERS:     # fields a plugin reads from the record's WARC headers
         found = found._replace(**{field: value_of(view.header(header))
                                   for field, (header, value_of) in registry.WARC_HEADERS.items()})
+    if registry.HTTP_HEADERS:     # and from its HTTP response headers
+        found = found._replace(**{field: value_of(http.get_header(header) if http else None)
+                                  for field, (header, value_of) in registry.HTTP_HEADERS.items()})
     return found
 
 

@@ -235,7 +235,9 @@ def map_key(nkeys):
 
 
 #: one probe of the file: the prefix of the lines it reads; for a map with a datetime key field
-#: the datetime digits to pick a line by ('' all time); the field of the value asked (bytes) or None
+#: the datetime digits to pick a line by ('' all time), for a profile asked a value the datetime
+#: field its line has (bytes: the prefix ends at the value's field, which !keys may put first);
+#: the field of the value asked (bytes) or None
 Probe = collections.namedtuple("Probe", "prefix dt value")
 #: the line that answers a probe; ``frequency``: a breakdown entry's, instead of the line's;
 #: ``none``: the line's key lists values without the one asked (no capture in it)
@@ -400,8 +402,8 @@ class Lookup:
             periods = (_periods(dt) if self._dt_at is not None else []) + [ANY_FIELD.encode()]
             if value is None:
                 return [Probe(self._key(s, datetime=p) + b" ", None, None) for p in periods]
-            cut = self._by_at
-            return [Probe(b" ".join(self._key(s, datetime=p).split(b" ")[:cut]) + b" ", None, value) for p in periods]
+            cut = self._by_at          # the lines of the fields before the value's (the datetime may follow)
+            return [Probe(b" ".join(self._key(s, datetime=p).split(b" ")[:cut]) + b" ", p, value) for p in periods]
         return [Probe(s + b" ", (dt or "") if self.nkeys == 2 else None, value)]
 
     def probes(self, urlkey, dt=None, value=None):
@@ -454,7 +456,8 @@ class Lookup:
                 fields = line[:line.find(b" {")].split(b" ")
                 if len(fields) != len(self.layout.fields):
                     raise self._damaged(line, Bad("key", "%d key fields" % len(fields)))
-                if not layouts.is_any(fields, self.layout, (DATETIME.name, self._by)):
+                if not layouts.is_any(fields, self.layout, (DATETIME.name, self._by)) or \
+                        (self._dt_at is not None and fields[self._dt_at] != probe.dt):
                     continue
                 field = fields[self._by_at]
                 if field == probe.value:

@@ -104,7 +104,9 @@ def test_a_keys_line_in_another_order_is_read_by_name():
 
 @pytest.mark.parametrize("command", [["query", "{p}", "--mime", "html", "--size", "1k-10k", "--status", "2xx"],
                                      ["query", "{p}", "--surt", "com,*", "--datetime", "2013", "--depth", "unk"],
-                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014"]])
+                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014"],
+                                     ["lookup", "{p}", "http://example.com/a", "--datetime", "2014", "--size", "1k-10k"],
+                                     ["lookup", "{p}", "http://example.com/b", "--datetime", "2014", "--depth", "unk"]])
 def test_tools_answer_a_profile_whose_keys_come_in_another_order(tmp_path, capsys, command):
     """The same answer, its key in the file's order, whatever order !keys gives the fields in."""
     canonical, reordered = _profile_in_order(tmp_path, REORDERED)
@@ -148,3 +150,17 @@ def test_merge_refuses_the_same_fields_in_another_order_in_one_line(tmp_path, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "another order" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("keys", ["surt", "surt,datetime"])
+def test_a_map_of_a_profile_whose_keys_come_in_another_order_keeps_its_breakdowns(tmp_path, keys):
+    """The map's lines and their breakdowns by size and depth are the same whatever order !keys
+    gives (a year's lines of a size come after the SURT's other years when size comes first)."""
+    canonical, reordered = _profile_in_order(tmp_path, REORDERED)
+    maps = []
+    for path in (canonical, reordered):
+        out = tmp_path / (path.name + ".ukvs")
+        assert main(["ukvs", str(path), "-o", str(out), "--keys", keys, "-q"]) == 0
+        lines = [line.split(b" {", 1) for line in out.read_bytes().splitlines() if not line.startswith(b"!")]
+        maps.append([(line[0], json.loads(b"{" + line[1]) if len(line) > 1 else None) for line in lines])
+    assert maps[0] == maps[1] and any(value and "size" in value for _, value in maps[0])

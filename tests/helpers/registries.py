@@ -1,5 +1,5 @@
 """The registries as a test finds them, restored after it: what a plugin adds (a capture field,
-a criterion, a format, a WARC header read, the plugins loaded) stays inside the test that adds it."""
+a criterion, a format, a WARC or HTTP header read, the plugins loaded) stays inside the test that adds it."""
 
 from profiler import plugins
 from profiler.formats import registry
@@ -13,4 +13,5 @@ def keep(monkeypatch):
     monkeypatch.setattr(criteria, "CRITERIA", criteria.CRITERIA)
     monkeypatch.setattr(registry, "FORMATS", registry.FORMATS)
     monkeypatch.setattr(registry, "WARC_HEADERS", dict(registry.WARC_HEADERS))
+    monkeypatch.setattr(registry, "HTTP_HEADERS", dict(registry.HTTP_HEADERS))
     monkeypatch.setattr(plugins, "_loaded", [])
