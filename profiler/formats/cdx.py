@@ -127,6 +127,16 @@ def url_with_spaces(line, fields, count, i_key, i_url):
     return fields[:i_url] + [url] + fields[i_url + extra + 1:]
 
 
+def empty_fields(line, count):
+    """The fields of a CDX line some of whose fields are empty (two spaces in a row: wget's
+    ``--warc-cdx`` writes an empty digest for a crawl with ``--no-warc-digests``), each empty one
+    read as ``-``; None unless the line, cut at single spaces, has the layout's count."""
+    if b"\t" in line:
+        return None
+    fields = line.rstrip(b"\r\n").split(b" ")
+    return [field or b"-" for field in fields] if len(fields) == count else None
+
+
 def make_parser(letters, collection=None):
     """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
     layout. A CDX line names no language: its captures have the default. collection: the split's
@@ -144,7 +154,9 @@ def make_parser(letters, collection=None):
 
     def fields_of(line):
         f = line.split()
-        return f if len(f) == count else url_with_spaces(line, f, count, i_key, i_url)
+        if len(f) == count:
+            return f
+        return empty_fields(line, count) if len(f) < count else url_with_spaces(line, f, count, i_key, i_url)
 
     if collection is not None:
         plain = make_parser(letters)
