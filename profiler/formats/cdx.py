@@ -127,6 +127,30 @@ def url_with_spaces(line, fields, count, i_key, i_url):
     return fields[:i_url] + [url] + fields[i_url + extra + 1:]
 
 
+def mime_with_parameters(fields, count, i_mime, i_status):
+    """The fields of a CDX line with more fields than its layout because its media type (``m``,
+    followed by the status ``s``) has parameters after spaces rather than ``;`` (wget's
+    ``--warc-cdx`` writes ``text/html charset=UTF-8`` as a server sent it), or None. The surplus
+    fields are the media type's only when it has a ``/`` and each of them an ``=``."""
+    extra = len(fields) - count
+    if extra <= 0 or i_mime is None or i_status != i_mime + 1 or b"/" not in fields[i_mime]:
+        return None
+    params = fields[i_mime + 1:i_mime + 1 + extra]
+    if not all(b"=" in param for param in params):
+        return None
+    return fields[:i_mime] + [b" ".join([fields[i_mime]] + params)] + fields[i_mime + 1 + extra:]
+
+
+def empty_fields(line, count):
+    """The fields of a CDX line some of whose fields are empty (two spaces in a row: wget's
+    ``--warc-cdx`` writes an empty digest for a crawl with ``--no-warc-digests``), each empty one
+    read as ``-``; None unless the line, cut at single spaces, has the layout's count."""
+    if b"\t" in line:
+        return None
+    fields = line.rstrip(b"\r\n").split(b" ")
+    return [field or b"-" for field in fields] if len(fields) == count else None
+
+
 def make_parser(letters, collection=None):
     """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
     layout. A CDX line names no language: its captures have the default. collection: the split's
@@ -144,7 +168,11 @@ def make_parser(letters, collection=None):
 
     def fields_of(line):
         f = line.split()
-        return f if len(f) == count else url_with_spaces(line, f, count, i_key, i_url)
+        if len(f) == count:
+            return f
+        if len(f) < count:
+            return empty_fields(line, count)
+        return url_with_spaces(line, f, count, i_key, i_url) or mime_with_parameters(f, count, i_mime, i_status)
 
     if collection is not None:
         plain = make_parser(letters)

@@ -271,7 +271,8 @@ def report(input_args, manifests, runner, split_size, cores, policy, resolve_rev
     print("  captures  about %s" % _round(e["captures"]), file=out)
     low, mid, high = e["lines"]
     print("  profile   about %s lines, %s (at least %s lines, at most %s)" % (
-        _round(mid), _mb(e["size"][1]), "{:,}".format(int(low)), _round(max(high, low), up=True)), file=out)
+        _about_within(mid, low, high), _mb(e["size"][1]), "{:,}".format(int(low)), _round(max(high, low), up=True)),
+        file=out)
     cpu = e["cpu_seconds"]
     on = ", which the local runner spreads over %d cores" % workers if workers > 1 else ""
     print("  time      about %s of CPU as the sample ran (inline runner)%s, besides the runner's start"
@@ -292,6 +293,17 @@ def _round(x, up=False):
         step = 10 ** digits
         return "{:,}".format(int(math.ceil(x / step) * step))
     return "{:,}".format(int(round(x, -digits)))
+
+
+def _about_within(mid, low, high):
+    """mid as _round shows it, but never below the lower bound shown beside it (int(low)) nor above the
+    upper one: two digits of 140.6 are 140, beside "at least 141 lines"."""
+    shown = _round(mid)
+    value = int(shown.replace(",", ""))
+    if value < int(low):
+        return "{:,}".format(int(low))
+    upper = int(_round(max(high, low), up=True).replace(",", ""))
+    return "{:,}".format(upper) if value > upper else shown
 
 
 def _duration(seconds):

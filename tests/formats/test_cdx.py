@@ -309,6 +309,59 @@ def test_a_url_with_spaces_is_read_alike_by_the_compiled_map_side(tmp_path):
     assert b'\n* - - - {"urim":{"total":2,' in out["compiled"]
 
 
+# wget's --warc-cdx index of a crawl with --no-warc-digests: its digest field is empty (two spaces)
+WGET_LEGEND = b" CDX a b a m s k r M V g u"
+WGET_NO_DIGEST = (b"http://127.0.0.1:18765/robots.txt 20261128180939 http://127.0.0.1:18765/robots.txt "
+                  b"text/html 404  - - 1659 mcrawl-00000.warc.gz <urn:uuid:b4dcadef-790e-40ba-98cf-7b1dc097a10d>")
+
+
+def test_an_empty_field_between_two_spaces_is_read_as_dash():
+    found = parse("a b a m s k r M V g u", WGET_NO_DIGEST)
+    assert (found.urlkey, found.timestamp, found.mime, found.status, found.digest) == \
+        ("1,0,0,127:18765)/robots.txt", "20261128180939", "text/html", "404", "-")
+    assert parse("a b a m s k r M V g u", WGET_NO_DIGEST + b"\r").status == "404"
+
+
+@pytest.mark.parametrize("line", [
+    WGET_NO_DIGEST.replace(b"404  - -", b"404 - -"),                 # a field missing, no empty one
+    WGET_NO_DIGEST.replace(b"404  - -", b"404  -"),                  # an empty field and one missing
+    WGET_NO_DIGEST.replace(b" ", b"\t").replace(b"404\t\t", b"404\t")])   # tabs: no empty field
+def test_a_missing_field_stays_bad_field_count(line):
+    assert parse("a b a m s k r M V g u", line) == "bad_field_count"
+
+
+# wget's --warc-cdx writes a Content-Type as the server sent it: parameters after a space, no ';'
+WGET_SPACED_MIME = (b"http://127.0.0.1:18766/ctspace 20261128181131 http://127.0.0.1:18766/ctspace "
+                    b"text/html charset=UTF-8 200 5KK47MAM26KJRKGNQXPOSV636WKPZFF5 - - 12261 odd.warc.gz "
+                    b"<urn:uuid:8c26418e-4825-4e28-bb10-0152e8e9718e>")
+
+
+def test_a_media_type_with_parameters_after_a_space_is_one_field():
+    found = parse("a b a m s k r M V g u", WGET_SPACED_MIME)
+    assert (found.urlkey, found.mime, found.status, found.digest) == \
+        ("1,0,0,127:18766)/ctspace", "text/html", "200", "5KK47MAM26KJRKGNQXPOSV636WKPZFF5")
+    two = WGET_SPACED_MIME.replace(b"charset=UTF-8", b"charset=UTF-8 q=1")
+    assert parse("a b a m s k r M V g u", two).mime == "text/html"
+
+
+@pytest.mark.parametrize("line", [
+    WGET_SPACED_MIME.replace(b"charset=UTF-8", b"charset"),            # no parameter: a surplus field
+    WGET_SPACED_MIME.replace(b"text/html charset", b"html charset"),    # no media type before it
+    WGET_SPACED_MIME.replace(b" - - 12261 ", b" - - 12261 extra=1 ")])  # surplus elsewhere
+def test_a_surplus_that_is_no_media_type_parameter_stays_bad_field_count(line):
+    assert parse("a b a m s k r M V g u", line) == "bad_field_count"
+
+
+def test_a_wget_index_is_read_alike_by_the_compiled_map_side(tmp_path):
+    path = tmp_path / "wget.cdx"
+    path.write_bytes(WGET_LEGEND + b"\n" + WGET_NO_DIGEST + b"\n" + WGET_SPACED_MIME + b"\n"
+                     + WGET_NO_DIGEST.replace(b"robots.txt", b"a.txt").replace(b" 404 ", b" 200 ") + b"\n")
+    out = _compiled_and_python(path, tmp_path, "inline")
+    assert out["compiled"] == out["python"]
+    assert b"bad_field_count" not in out["compiled"]
+    assert b'\n* - - - {"urim":{"total":3,' in out["compiled"]
+
+
 # layout inference
 
 def test_infer_letters_by_field_count():

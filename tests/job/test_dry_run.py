@@ -109,3 +109,12 @@ def test_hostile_inputs_keep_it_bounded(tmp_path):
         r = cli("profile", str(path), "--dry-run")
         assert r.returncode == 0, r.stderr
         assert b"estimate: none" in r.stdout and b"Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("mid, low, high, shown", [
+    (140.6, 141, 150, "141"),            # two digits would say 140, below the bound it prints
+    (1049, 1049.5, 1100, "1,049"),
+    (1234, 1000, 2000, "1,200"),         # inside the bounds: rounded as before
+    (99.4, 90, 120, "99")])
+def test_the_estimate_shown_lies_within_the_bounds_shown(mid, low, high, shown):
+    assert dryrun._about_within(mid, low, high) == shown
