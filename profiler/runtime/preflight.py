@@ -6,9 +6,11 @@ import importlib.util
 import os
 import re
 import shutil
+import tempfile
 
 from profiler.errors import UserError
 from profiler.io import datafiles
+from profiler.io.names import display_name
 
 #: the client libraries each cloud runner imports (mrjob.emr, mrjob.dataproc), with their pip names
 RUNNER_LIBRARIES = {
@@ -119,18 +121,40 @@ SPARK_CONNECT_TIMEOUT = 10
 
 def check_spark(job):
     """UserError, before any work, when the Spark runner cannot start: without pyspark (and
-    without a Spark installation in SPARK_HOME or --spark-submit-bin), with a master Spark
-    refuses, or with a standalone master (spark://) that nothing listens at."""
+    without a Spark installation in SPARK_HOME or --spark-submit-bin), with files to ship from a
+    path Spark's file lists cannot hold, with a master Spark refuses, or with a standalone master
+    (spark://) that nothing listens at."""
     runner = make_runner(job)
     if not _importable("pyspark") and not runner._opts.get("spark_submit_bin") and not os.environ.get("SPARK_HOME"):
         from profiler import extras
         raise extras.missing("the spark runner", "spark", "pyspark")
+    _check_shipped_paths()
     master = runner._spark_master()
     if not SPARK_MASTER.match(master):
         raise UserError("Spark refuses master %r: give local[N], spark://HOST:PORT, yarn, k8s://URL or mesos://URL "
                         "(-- --spark-master, or spark_master in the mrjob config)" % master)
     if master.startswith("spark://"):
         _reach_standalone_master(master)
+
+
+#: what Spark's --files and --py-files lists cannot hold in a path: ',' separates their paths, and
+#: what follows '#' is the name a file gets in the task's folder
+SPARK_LIST_MARKS = {",": "separates its paths", "#": "starts the name a file is given"}
+
+
+def _check_shipped_paths():
+    """UserError when a path the run gives Spark's file lists (the package zip, made in the temp
+    folder, and the built extension) has a ',' or a '#': mrjob refused '#' as a bad runner option,
+    and with ',' the driver failed with Java's stack traces."""
+    from profiler.accel import fast
+    paths = [("the temp folder (TMPDIR)", tempfile.gettempdir())]
+    paths += [("the built extension", path) for path in fast.shipped_files()]
+    for what, path in paths:
+        for mark, meaning in SPARK_LIST_MARKS.items():
+            if mark in path:
+                raise UserError("the spark runner cannot ship files from %s %s: its path has %r, which in Spark's "
+                                "--files and --py-files %s (set TMPDIR, or install the package, where no path has "
+                                "',' or '#')" % (what, display_name(path), mark, meaning))
 
 
 def check_hadoop(job):

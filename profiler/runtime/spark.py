@@ -30,6 +30,7 @@ import os
 import re
 import shlex
 import sys
+import urllib.parse
 
 import orjson
 from pyspark.accumulators import AccumulatorParam
@@ -74,8 +75,8 @@ def manifest_lines(input_path, sc=None):
     """The manifest lines (one split each) of mrjob's comma-separated input paths: read here when
     they are local files, else through Spark."""
     paths = [p for p in input_path.split(",") if p]
-    local = [p[len("file://"):] if p.startswith("file://") else p for p in paths]
-    if all("://" not in p and os.path.isfile(p) for p in local):
+    local = [local_folder(p) for p in paths]
+    if all(p is not None and os.path.isfile(p) for p in local):
         lines = []
         for path in local:
             with open(path, "rb") as f:
@@ -225,9 +226,11 @@ def map_stage(sc, shuffled):
 
 
 def local_folder(path):
-    """The local path of a folder given as a path or a file:// URI; None for other URIs."""
+    """The local path of a file or folder given as a path or a file:// URI; None for other URIs.
+    mrjob's file:// URIs are percent-encoded (a space, '%' or a non-ASCII letter in a name):
+    taken as written, the manifest was not found and the parts went to another folder."""
     if path.startswith("file://"):
-        return path[len("file://"):]
+        return urllib.parse.unquote(path[len("file://"):], errors="surrogateescape")
     return None if "://" in path else path
 
 
@@ -377,7 +380,7 @@ def write_counters(sc, counters, folder):
     if "://" in folder and not folder.startswith("file://"):
         sc.parallelize([text], 1).saveAsTextFile(folder)
         return
-    folder = folder[len("file://"):] if folder.startswith("file://") else folder
+    folder = local_folder(folder)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "part-00000"), "w") as f:
         f.write(text)

@@ -22,13 +22,18 @@ What it changes in mrjob 0.7.4's SparkMRJobRunner:
   path, unless the configuration says otherwise; the driver program imports the installed
   pyspark too, and no numpy;
 - **cleanup**: the job's folder under ``--spark-tmp-dir`` (named by the job key) is removed
-  with the local temp folder; mrjob leaves it.
+  with the local temp folder; mrjob leaves it. A run interrupted while spark-submit runs ends it
+  and its driver program first (``stop_submitted``): mrjob leaves them to the hangup of their
+  terminal, after which the driver wrote the job's counter folder again once the run had removed
+  its temp folders, and a cluster's application went on meanwhile.
 """
 
 import logging
 import os
 import posixpath
 import shutil
+import signal
+import time
 from tempfile import gettempdir
 
 from profiler import contract
@@ -81,6 +86,51 @@ LOCAL_JOBCONF = {"spark.shuffle.compress": "false", "spark.shuffle.spill.compres
 #: the environment of the driver and the executors' Python: numpy (imported by pyspark, unused
 #: here) starts no thread pools; each unless set
 THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: seconds an interrupted run waits for spark-submit and its driver program to end (then kills them)
+SUBMIT_STOP_SECONDS = 30
+
+
+def child_processes():
+    """The pids of this process's children (from /proc; empty where there is none to read)."""
+    found = set()
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for thread in threads:
+        try:
+            with open("/proc/self/task/%s/children" % thread) as f:
+                found.update(int(pid) for pid in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def stop_submitted(pids, timeout=SUBMIT_STOP_SECONDS):
+    """End each of pids that leads a process group of its own (spark-submit, which mrjob starts
+    on a terminal of its own, and its driver program) and wait until its group is empty: SIGTERM
+    (the JVM stops its SparkContext, so a cluster releases the application), SIGKILL after
+    timeout seconds."""
+    groups = []
+    for pid in pids:
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGTERM)
+                groups.append(pid)
+        except OSError:
+            continue
+    deadline = time.monotonic() + timeout
+    for pid in groups:
+        while True:
+            try:
+                os.waitpid(pid, os.WNOHANG)         # our child: reaped, or its group never empties
+            except ChildProcessError:
+                pass
+            try:
+                os.killpg(pid, 0 if time.monotonic() < deadline else signal.SIGKILL)
+            except OSError:
+                break
+            time.sleep(0.05)
 
 
 class SparkRunner(SparkMRJobRunner):
@@ -172,7 +222,12 @@ class SparkRunner(SparkMRJobRunner):
             if words:
                 log.debug("the driver without spark-submit's launcher: %s", words[0])
                 spark_submit_args, env = words, dict(env, **launch.env)
-        found = super()._run_spark_submit(spark_submit_args, env, record_callback)
+        before = child_processes()
+        try:
+            found = super()._run_spark_submit(spark_submit_args, env, record_callback)
+        except BaseException:
+            stop_submitted(child_processes() - before)
+            raise
         if self._class_archive:
             self._class_archive.finish(found[0] == 0)
         return found

@@ -182,6 +182,19 @@ def test_a_spark_master_spark_refuses(tmp_path, master, words):
     assert "Exception in thread" not in r.stderr and len(r.stderr) < 1000 and not out.exists()
 
 
+@pytest.mark.parametrize("name, mark", [("t#mp", "'#'"), ("t,mp", "','")])
+def test_a_temp_folder_spark_cannot_ship_from(tmp_path, name, mark):
+    """Spark's --files and --py-files lists split at ',' and rename at '#': one line naming TMPDIR
+    before any JVM starts (mrjob's 'py_files cannot contain' as a bad runner option after '--';
+    Java's stack traces)."""
+    pytest.importorskip("pyspark")
+    tmp = tmp_path / name
+    tmp.mkdir()
+    r, out = profile(tmp_path, "-r", "spark", env=dict(os.environ, PYTHONPATH=ROOT, TMPDIR=str(tmp)))
+    assert_one_line_error(r, "the spark runner cannot ship files from the temp folder (TMPDIR)", name, mark)
+    assert not out.exists() and os.listdir(tmp) == []
+
+
 NO_PYSPARK = """import importlib.machinery
 import sys
 

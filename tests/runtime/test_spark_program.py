@@ -75,3 +75,16 @@ def test_parts_the_driver_does_not_see_fail_the_run(tmp_path):
     with pytest.raises(RuntimeError, match="1 of 2 output parts are not in .*every node shares"):
         spark.check_parts("file://" + folder, 2)
     spark.check_parts("hdfs:///user/me/out", 2)                     # not this machine's to check
+
+
+def test_file_uris_with_encoded_names_are_their_paths(tmp_path):
+    # mrjob gives local paths as percent-encoded file:// URIs (mrjob.parse.to_uri): a temp folder
+    # with a space, a '%' or a non-ASCII letter in its name ($TMPDIR, a home folder)
+    from mrjob.parse import to_uri
+    folder = tmp_path / "t mp%é"
+    folder.mkdir()
+    manifest = folder / "split-00000.json"
+    manifest.write_bytes(b'{"path": "x"}\n')
+    assert to_uri(str(manifest)) != "file://" + str(manifest)
+    assert spark.manifest_lines(to_uri(str(manifest))) == [b'{"path": "x"}']       # read here, without Spark
+    assert spark.local_folder(to_uri(str(folder / "output"))) == str(folder / "output")

@@ -3,9 +3,18 @@ paths without a hadoop binary, where a spark:// master keeps its temp folder, wh
 the local master's spark-submit settings and its daemon."""
 
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
 
 from profiler.runtime.profile_job import ProfileJob
 from profiler.runtime import sparklaunch, sparkrunner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _runner(*args):
@@ -68,3 +77,53 @@ def test_local_master_daemon_preloads_the_shipped_package(tmp_path, monkeypatch)
     assert "sys.path[:0] = [%r]" % str(zip_path) in daemon      # the shipped zip, not the client's import path
     assert "spark.preload(%r)" % '{"name":"x"}' in daemon
     compile(daemon, "daemon", "exec")
+
+
+#: a spark-submit whose driver program, on the hangup of its terminal (mrjob runs it on a pty),
+#: writes the job's counter folder a moment later, as profiler.runtime.spark.main's finally does
+FAKE_SUBMIT = """#!%s
+import os, signal, sys, time
+args = sys.argv[1:]
+folder = args[args.index("--counter-output-dir") + 1].replace("file://", "")
+
+def hangup(*_):
+    time.sleep(1)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "part-00000"), "w") as f:
+        f.write("[{}, {}, {}]")
+    os._exit(1)
+
+signal.signal(signal.SIGHUP, hangup)
+with open(os.environ["FAKE_SUBMIT_STARTED"], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_an_interrupted_run_ends_spark_submit_before_it_cleans_up(tmp_path):
+    fake = tmp_path / "spark-submit"
+    fake.write_text(FAKE_SUBMIT % sys.executable)
+    fake.chmod(0o755)
+    started, tmp = tmp_path / "started", os.environ["TMPDIR"]
+    with socket.socket() as master:                 # a standalone master the client's check reaches
+        master.bind(("127.0.0.1", 0))
+        master.listen()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "profiler.cli", "profile", os.path.join(ROOT, "tests", "data", "cdx11-legend.cdx"),
+             "-o", str(tmp_path / "out.cdxj"), "-r", "spark", "--", "--spark-master",
+             "spark://127.0.0.1:%d" % master.getsockname()[1], "--spark-submit-bin", str(fake),
+             "--python-bin", sys.executable],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+            env=dict(os.environ, FAKE_SUBMIT_STARTED=str(started), PYTHONPATH=ROOT))
+        deadline = time.monotonic() + 60
+        while not started.exists() or not started.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    with pytest.raises(ProcessLookupError):         # spark-submit ended with the run
+        os.kill(int(started.read_text()), 0)
+    time.sleep(1.5)                                 # what it would have written by now
+    assert os.listdir(tmp) == []
+    assert not (tmp_path / "out.cdxj").exists()
