@@ -110,6 +110,7 @@ def stderr_named(words):
     standard error writes to (``2>> FILE``, ``2<> FILE``), or None: the run's messages and
     progress would be written into that file, an input or a configuration of the run."""
     import stat
+    from profiler.io import pseudofs
     try:
         err = os.fstat(2)
     except OSError:
@@ -121,8 +122,8 @@ def stderr_named(words):
         if word.startswith("-") and "=" in word:
             names.append(word.partition("=")[2])
         for name in names:
-            if not name or name == "-" or "://" in name:
-                continue
+            if not name or name == "-" or "://" in name or pseudofs.descriptor_link(name):
+                continue          # a link to an open descriptor: the output's own check names it
             try:
                 st = os.stat(name)
             except (OSError, ValueError):
