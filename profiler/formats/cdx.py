@@ -144,11 +144,14 @@ def mime_with_parameters(fields, count, i_mime, i_status):
 def empty_fields(line, count):
     """The fields of a CDX line some of whose fields are empty (two spaces in a row: wget's
     ``--warc-cdx`` writes an empty digest for a crawl with ``--no-warc-digests``), each empty one
-    read as ``-``; None unless the line, cut at single spaces, has the layout's count."""
+    read as ``-``; None unless the line, cut at single spaces, has the layout's count, the first and
+    last fields not empty."""
     if b"\t" in line:
         return None
     fields = line.rstrip(b"\r\n").split(b" ")
-    return [field or b"-" for field in fields] if len(fields) == count else None
+    if len(fields) != count or not fields[0] or not fields[-1]:
+        return None         # a blank at either end is no field: a line short of one stays short
+    return [field or b"-" for field in fields]
 
 
 def make_parser(letters, collection=None):

@@ -325,6 +325,8 @@ def test_an_empty_field_between_two_spaces_is_read_as_dash():
 @pytest.mark.parametrize("line", [
     WGET_NO_DIGEST.replace(b"404  - -", b"404 - -"),                 # a field missing, no empty one
     WGET_NO_DIGEST.replace(b"404  - -", b"404  -"),                  # an empty field and one missing
+    WGET_NO_DIGEST.replace(b"404  - -", b"404 - -") + b" ",          # a field missing, a blank at the end
+    b" " + WGET_NO_DIGEST.replace(b"404  - -", b"404 - -"),          # and at the start
     WGET_NO_DIGEST.replace(b" ", b"\t").replace(b"404\t\t", b"404\t")])   # tabs: no empty field
 def test_a_missing_field_stays_bad_field_count(line):
     assert parse("a b a m s k r M V g u", line) == "bad_field_count"
