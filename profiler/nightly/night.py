@@ -570,6 +570,7 @@ class Night:
         state.commit({"identity": identity, "inputs": current, "current": current_entry,
                       "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
                       "committed": _iso(_now())}, self.work)
+        self.record["committed"] = os.path.basename(final)     # a failure from here on says so
         publish.point_latest(self.out, self.outputs, out_staging, c.name, os.path.basename(final))
         if map_name:
             publish.point_latest(self.out, self.outputs, out_staging, c.name, map_name, ".ukvs")
@@ -610,5 +611,8 @@ def _summary(record):
     if status == "waiting":
         return "nothing settled yet: %d input(s) modified in the last %s s wait for the next run; nothing " \
                "published (%s)" % (record.get("settling_inputs", 0), record.get("settle_seconds", "?"), secs)
+    if record.get("committed"):                 # the state names the new version: the next run links it
+        return "FAILED after %s: %s (%s was committed; the next run points the latest link at it)" % (
+            secs, record.get("error"), record["committed"])
     return "FAILED after %s: %s (the published profile and the state are unchanged)" % (
         secs, record.get("error"))
