@@ -506,6 +506,24 @@ def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile)
     assert len(os.listdir(str(out))) == 19
 
 
+def test_a_folder_renamed_while_it_is_split_keeps_no_work_folder(tmp_path, profile, monkeypatch):
+    """The pages' folder renamed while split writes them: the split fails and the renamed folder
+    keeps no `.split-*` work folder (removed by path, it stayed there with the pages written)."""
+    from profiler.files import outfiles as outfiles_module
+    from profiler.toolkit import split
+    made = outfiles_module.work_folder
+
+    def work_folder_then_rename(prefix, folder=None):
+        work = made(prefix, folder)
+        os.rename(str(tmp_path / "out"), str(tmp_path / "moved"))
+        return work
+    (tmp_path / "out").mkdir()
+    monkeypatch.setattr(split.outfiles, "work_folder", work_folder_then_rename)
+    with pytest.raises(OSError):
+        split.split(profile, 500, str(tmp_path / "out" / "pg"))
+    assert os.listdir(str(tmp_path / "moved")) == []
+
+
 def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):
     """A run's work folder in $TMPDIR (the job's manifest, its runner's files, mrjob's temp folder
     of the job's step files) that a SIGKILL left stayed for ever; the next run removes it, and
