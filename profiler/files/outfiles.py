@@ -332,7 +332,7 @@ def write(path, write_to, inputs=()):
     # the temp file is made, renamed and on failure removed through its folder's descriptor: a
     # folder renamed meanwhile keeps no temp file of ours (by path it was left there, as big as
     # the output); the rename still goes to the path asked
-    folder = os.open(os.path.dirname(tmp), os.O_RDONLY | os.O_DIRECTORY)
+    folder = os.open(os.path.dirname(tmp), os.O_PATH | os.O_DIRECTORY)     # no read right needed
     name = os.path.basename(tmp)
     fd = None
     try:
