@@ -1,6 +1,7 @@
 """The `archive-profiler` console script: one argparse subcommand per module of profiler.cli.commands."""
 
 import argparse
+import copy
 import importlib
 import logging
 import os
@@ -217,7 +218,7 @@ def _cheaper_exit():
 def _logging(args):
     level = logging.ERROR if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_PrintableFormatter("%(name)s: %(message)s"))
+    handler.setFormatter(_PrintableFormatter("%(name)s: %(message)s", tracebacks=args.verbose))
     for name in ("archive-profiler", "mrjob"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
@@ -237,9 +238,18 @@ def _logging(args):
 
 class _PrintableFormatter(logging.Formatter):
     """Log lines with their control characters escaped: the file names they quote stay on one
-    line and send the terminal nothing to obey."""
+    line and send the terminal nothing to obey. Without -v a record's traceback is left out
+    (mrjob logs one when it cannot remove its temp folder, e.g. out of descriptors): its
+    message is the line."""
+
+    def __init__(self, fmt, tracebacks=False):
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
 
     def format(self, record):
+        if not self.tracebacks and (record.exc_info or record.exc_text or record.stack_info):
+            record = copy.copy(record)
+            record.exc_info = record.exc_text = record.stack_info = None
         return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 

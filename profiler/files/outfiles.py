@@ -329,25 +329,32 @@ def write(path, write_to, inputs=()):
     real = target(path, inputs)
     remove_stale_temps(real)
     tmp = temp_name(real)
+    # the temp file is made, renamed and on failure removed through its folder's descriptor: a
+    # folder renamed meanwhile keeps no temp file of ours (by path it was left there, as big as
+    # the output); the rename still goes to the path asked
+    folder = os.open(os.path.dirname(tmp), os.O_PATH | os.O_DIRECTORY)     # no read right needed
+    name = os.path.basename(tmp)
     fd = None
     try:
         # a signal that ends the run (HungUp, Terminated) comes once fd says the file is ours: Python
         # runs its handler right after os.open returns, before fd is set
         with signalmask.held():
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)     # a new file: the umask's mode
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=folder)  # the umask's mode
         with os.fdopen(fd, "wb") as f:
             write_to(f)
             f.flush()
             keep_mode(f.fileno(), replaced(real))
             os.fsync(f.fileno())
-        os.replace(tmp, real)
+        os.replace(name, real, src_dir_fd=folder)
     except BaseException:
         if fd is not None:
             try:
-                os.unlink(tmp)
+                os.unlink(name, dir_fd=folder)
             except OSError:
                 pass
         raise
+    finally:
+        os.close(folder)
     fsync_dir(os.path.dirname(os.path.abspath(real)))
     return real
 

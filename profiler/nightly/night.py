@@ -35,6 +35,7 @@ from profiler import jsonnum
 from profiler.errors import RunError, UserError
 from profiler.files.validate import validate
 from profiler.formats import inputs as inputs_mod
+from profiler.io import signalmask
 from profiler.model.policy import load as load_policy
 from profiler.nightly import changes, fold as fold_mod, ownership, publish, sets
 from profiler.nightly.folder import FILE_MODE, Folder, kind
@@ -567,14 +568,18 @@ class Night:
         current_entry = {"stamp": stamp, "profile": os.path.basename(final), "urirs": set_names[0],
                          "digests": set_names[1], "mode": built["mode"], "exact": built["exact"],
                          "approximate_nights": built["approximate_nights"], "map": map_name}
-        state.commit({"identity": identity, "inputs": current, "current": current_entry,
-                      "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
-                      "committed": _iso(_now())}, self.work)
-        publish.point_latest(self.out, self.outputs, out_staging, c.name, os.path.basename(final))
-        if map_name:
-            publish.point_latest(self.out, self.outputs, out_staging, c.name, map_name, ".ukvs")
-        else:                                                   # maps were turned off
-            publish.remove_latest(self.out, self.outputs, c.name, ".ukvs")
+        # a SIGTERM, SIGINT or SIGHUP from the commit on waits until the latest links name the
+        # version the state names (it ended the run between them: links to the old version)
+        with signalmask.held():
+            state.commit({"identity": identity, "inputs": current, "current": current_entry,
+                          "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
+                          "committed": _iso(_now())}, self.work)
+            self.record["committed"] = os.path.basename(final)     # a failure from here on says so
+            publish.point_latest(self.out, self.outputs, out_staging, c.name, os.path.basename(final))
+            if map_name:
+                publish.point_latest(self.out, self.outputs, out_staging, c.name, map_name, ".ukvs")
+            else:                                                   # maps were turned off
+                publish.remove_latest(self.out, self.outputs, c.name, ".ukvs")
         pruned = publish.prune(self.outputs, c.name, set(versions))
         self.sets_ledger.remove([n for n in self.sets_ledger.names() if n not in set_names])
         self.record.update(status="published", mode=built["mode"], reason=built["reason"], version=stamp,
@@ -610,5 +615,8 @@ def _summary(record):
     if status == "waiting":
         return "nothing settled yet: %d input(s) modified in the last %s s wait for the next run; nothing " \
                "published (%s)" % (record.get("settling_inputs", 0), record.get("settle_seconds", "?"), secs)
+    if record.get("committed"):                 # the state names the new version: the next run links it
+        return "FAILED after %s: %s (%s was committed; the next run points the latest link at it)" % (
+            secs, record.get("error"), record["committed"])
     return "FAILED after %s: %s (the published profile and the state are unchanged)" % (
         secs, record.get("error"))

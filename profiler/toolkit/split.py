@@ -80,7 +80,14 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     headers_sorted = headers == sorted(headers)
     again = None if skipped is None else Skipped(path)
     records = found.records(again, parse=False)
-    work = outfiles.work_folder(WORK_PREFIX, folder)         # (a killed split's pages removed first)
+    # the work folder is removed through its folder's descriptor: a folder renamed while it is
+    # split keeps no work folder of ours (by path it was left there, with the pages written)
+    folder_fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)      # no read right needed
+    try:
+        work = outfiles.work_folder(WORK_PREFIX, folder)     # (a killed split's pages removed first)
+    except BaseException:
+        os.close(folder_fd)
+        raise
     try:
         for i, name in enumerate(names):
             lines = min(max_lines, total - i * max_lines)
@@ -115,4 +122,5 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
             out_paths.append(os.path.join(folder, name))
         return out_paths
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(os.path.basename(work), ignore_errors=True, dir_fd=folder_fd)
+        os.close(folder_fd)

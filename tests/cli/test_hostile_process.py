@@ -258,6 +258,27 @@ def test_a_reader_that_goes_mid_write_ends_the_run_quietly(files, runner):
     assert "Traceback" not in err and "standard output:" not in err, err
 
 
+@pytest.mark.parametrize("verbose", [False, True])
+def test_mrjob_s_failure_to_remove_its_temp_folder_is_one_line(tmp_path, verbose):
+    """mrjob logs a traceback when it cannot remove its temp folder (out of descriptors: `ulimit
+    -n 8` on a run that otherwise succeeds): its message alone, one line, exit 0; -v keeps the
+    traceback (it came under -q too)."""
+    code = ("import sys, mrjob.runner\n"
+            "def rmtree(path): raise OSError(24, 'Too many open files', path)\n"
+            "mrjob.runner.rmtree = rmtree\n"
+            "from profiler.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", code, "profile", SAMPLE, "-o", "p.cdxj", "-q"]
+                          + (["-v"] if verbose else []), capture_output=True, text=True, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert done.returncode == 0 and (tmp_path / "p.cdxj").exists()
+    if verbose:
+        assert "Traceback" in done.stderr
+    else:
+        assert done.stderr.startswith("mrjob.runner: [Errno 24] Too many open files: ")
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
 def test_a_ctrl_c_outside_main_is_one_line(tmp_path):
     """A Ctrl-C that arrives while the command line's modules are still being imported, or once
     main() has returned, reaches no handler of a command: one line, no traceback, and the process

@@ -312,6 +312,29 @@ def test_a_kept_file_is_replaced_atomically_and_only_its_own_temp_file_removed(t
         os.close(fd)
 
 
+@pytest.mark.parametrize("made_again", [False, True])
+def test_an_output_folder_renamed_while_it_is_written_keeps_no_temp_file(tmp_path, monkeypatch, made_again):
+    """The output's folder renamed while the output is written (a rotation: `mv profiles
+    profiles.old`, maybe `mkdir profiles`): the write fails in one error and the renamed folder
+    keeps no temp file (it kept one, as big as the output, named by path and so never removed);
+    with the folder made again, the output is written where it was asked."""
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("out")
+
+    def write_to(f):
+        f.write(b"x" * 4096)
+        os.rename("out", "moved")
+        if made_again:
+            os.mkdir("out")
+    if made_again:
+        outfiles.write("out/p.cdxj", write_to)
+        assert os.listdir("out") == ["p.cdxj"] and open("out/p.cdxj", "rb").read() == b"x" * 4096
+    else:
+        with pytest.raises(FileNotFoundError):
+            outfiles.write("out/p.cdxj", write_to)
+    assert os.listdir("moved") == []
+
+
 @pytest.mark.parametrize("bad", ["dangling", "fifo", "folder", "input"])
 def test_report_checks_every_output_before_writing_any(tmp_path, profile, bad):
     """report --png replaced the PNGs before a bad one (a dangling link, a FIFO, a folder, the
@@ -481,6 +504,24 @@ def test_a_killed_split_s_pages_are_removed_by_the_next_split(tmp_path, profile)
     assert cli("split", profile, "--max-lines", "500", "-o", str(out / "pg")).returncode == 0
     assert not [e for e in os.listdir(str(out)) if e.startswith(".split-")], left
     assert len(os.listdir(str(out))) == 19
+
+
+def test_a_folder_renamed_while_it_is_split_keeps_no_work_folder(tmp_path, profile, monkeypatch):
+    """The pages' folder renamed while split writes them: the split fails and the renamed folder
+    keeps no `.split-*` work folder (removed by path, it stayed there with the pages written)."""
+    from profiler.files import outfiles as outfiles_module
+    from profiler.toolkit import split
+    made = outfiles_module.work_folder
+
+    def work_folder_then_rename(prefix, folder=None):
+        work = made(prefix, folder)
+        os.rename(str(tmp_path / "out"), str(tmp_path / "moved"))
+        return work
+    (tmp_path / "out").mkdir()
+    monkeypatch.setattr(split.outfiles, "work_folder", work_folder_then_rename)
+    with pytest.raises(OSError):
+        split.split(profile, 500, str(tmp_path / "out" / "pg"))
+    assert os.listdir(str(tmp_path / "moved")) == []
 
 
 def test_a_killed_run_s_work_folder_is_removed_by_the_next_run(tmp_path, profile):

@@ -170,6 +170,62 @@ def test_run_killed_at_each_stage_recovers(tmp_path, capsys, stage):
     assert len(os.listdir(os.path.join(a.state_dir, "sets"))) == 2
 
 
+def test_a_failure_after_the_commit_says_the_version_was_committed(tmp_path, capsys, monkeypatch):
+    """A full disk (or any error) once the state names the new version, while the latest link is
+    moved: the summary line says that version was committed, not that the state is unchanged (it
+    said so of a state that named the new version); the next run links it."""
+    import errno
+    from profiler.nightly import publish
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    first = published(a)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with monkeypatch.context() as m:
+        m.setattr(publish, "point_latest", full)
+        status, line = a.night(capsys)
+    committed = state(a)["current"]["profile"]
+    assert status == 1 and committed != os.path.basename(first) and published(a) == first
+    assert line == ("archive-profiler nightly: FAILED after %.1f s: [Errno 28] No space left on device (%s was "
+                    "committed; the next run points the latest link at it)" % (last_run(a)["seconds"], committed))
+    assert last_run(a)["committed"] == committed
+    status, line = a.night(capsys)
+    assert status == 0 and published(a) == os.path.join(a.out, committed)
+    assert_same_profile(a.latest, a.scratch())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_right_after_the_commit_waits_for_the_latest_links(tmp_path, capsys, sig):
+    """A SIGTERM (Ctrl-C, hang-up) that comes once the state names the new version waits until
+    NAME-latest.cdxj (and .ukvs) name it too: the run ends by it, and readers of the links see the
+    version the state names (they kept the old one until the next run)."""
+    import subprocess
+    import sys
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    a.add_cdx("b.cdx", hosts(1), tag="N2")
+    code = ("import os, sys\n"
+            "from profiler.nightly import state\n"
+            "commit = state.State.commit\n"
+            "def signalled(self, *args, **kwargs):\n"
+            "    commit(self, *args, **kwargs)\n"
+            "    os.kill(os.getpid(), %d)\n"
+            "state.State.commit = signalled\n"
+            "from profiler.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n" % sig)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", code, "nightly", "--config", a.config, "-q"], capture_output=True,
+                          text=True, cwd=root, env=dict(os.environ, PYTHONPATH=root), timeout=300)
+    assert done.returncode == 128 + sig, done.stderr
+    committed = state(a)["current"]
+    assert published(a) == os.path.join(a.out, committed["profile"])
+    assert_same_profile(a.latest, a.scratch())
+
+
 def test_run_killed_inside_the_local_job_recovers(tmp_path, capsys):
     """SIGKILL to the run and its map/reduce processes while the local runner works."""
     a = Archive(tmp_path, runner="local", cores=2)

@@ -8,7 +8,8 @@ HELP = "regenerate an archive's profile from new inputs, unattended (for cron or
 DESCRIPTION = ("Profile the inputs that are new or changed since the last successful run and publish "
                "a new dated profile version, its change report and NAME-latest.cdxj (see "
                "conf/nightly.yaml). Prints one summary line. Exit status: 0 published or nothing new, "
-               "1 the run failed (the published profile and the state are unchanged), 2 a mistake in "
+               "1 the run failed (the published profile and the state are unchanged, or the line names the "
+               "version committed), 2 a mistake in "
                "the config or inputs, 75 another run holds the lock.")
 EXIT_LOCKED = 75
 
