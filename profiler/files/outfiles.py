@@ -37,6 +37,10 @@ class OutputError(UserError):
 COMPRESSED_ENDINGS = (".gz", ".bz2", ".xz", ".zst")
 
 
+#: how a folder is opened to make, rename and remove files in it through its descriptor: O_PATH
+#: needs no read right (a drop-box folder of mode 0333 is written); read-only where there is none
+FOLDER_HANDLE = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY
+
 def refuse_compressed_name(path):
     """OutputError for a profile or map output named as a compressed file ('p.cdxj.gz'): it is
     written uncompressed (it is searched in place), and the name would tell readers otherwise.
@@ -332,7 +336,7 @@ def write(path, write_to, inputs=()):
     # the temp file is made, renamed and on failure removed through its folder's descriptor: a
     # folder renamed meanwhile keeps no temp file of ours (by path it was left there, as big as
     # the output); the rename still goes to the path asked
-    folder = os.open(os.path.dirname(tmp), os.O_PATH | os.O_DIRECTORY)     # no read right needed
+    folder = os.open(os.path.dirname(tmp), FOLDER_HANDLE)
     name = os.path.basename(tmp)
     fd = None
     try:

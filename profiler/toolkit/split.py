@@ -82,7 +82,7 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     records = found.records(again, parse=False)
     # the work folder is removed through its folder's descriptor: a folder renamed while it is
     # split keeps no work folder of ours (by path it was left there, with the pages written)
-    folder_fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)      # no read right needed
+    folder_fd = os.open(folder, outfiles.FOLDER_HANDLE)
     try:
         work = outfiles.work_folder(WORK_PREFIX, folder)     # (a killed split's pages removed first)
     except BaseException:
