@@ -194,6 +194,11 @@ def claim_output(out, name, state_dir, create=True):
         raise UserError("%s is not an owner marker this tool wrote: move it away if no other nightly config "
                         "publishes %r in %s" % (out.join(marker), name, out.path))
     if owner != me:
+        if not os.path.isdir(owner):        # a setup moved or copied elsewhere names where it was
+            raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder was %s, which is not "
+                            "there any more: if this config's state folder was moved or copied from there, remove "
+                            "%s (the next run writes it again); else give this config another name or output_dir"
+                            % (out.path, name, owner[:300], out.join(marker)))
         raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder is %s (see %s); "
                         "give this config another name or output_dir" % (out.path, name, owner[:300],
                                                                          out.join(marker)))

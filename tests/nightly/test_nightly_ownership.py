@@ -67,6 +67,24 @@ def test_two_configs_sharing_an_output_are_refused(tmp_path, capsys):
     assert a.night(capsys)[0] == 0                      # the owner goes on
 
 
+def test_a_setup_moved_elsewhere_is_told_to_remove_the_old_owner_marker(tmp_path, capsys):
+    """`mv` of a whole nightly setup: the output folder's marker names the state folder where it
+    was. Refused (the advice was to rename the config, which does not help); the line names the
+    marker to remove, and with it removed the moved setup goes on from its state."""
+    a = Archive(tmp_path / "a")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    os.rename(str(tmp_path / "a"), str(tmp_path / "moved"))
+    moved = Archive(tmp_path / "moved")
+    moved.add_cdx("b.cdx", hosts(1), tag="B")
+    status = cli.main(["nightly", "--config", moved.config, "-q"])
+    err = _output(capsys)
+    marker = os.path.join(moved.out, ".archive.owner")
+    assert status == 2 and "which is not there any more" in err and "remove %s" % marker in err, err
+    os.unlink(marker)
+    assert moved.night(capsys)[0] == 0
+
+
 def test_missing_published_profile_is_rebuilt(tmp_path, capsys):
     a = Archive(tmp_path)
     a.add_cdx("a.cdx", hosts(0))
