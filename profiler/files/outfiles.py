@@ -111,6 +111,8 @@ def target(path, inputs=()):
         for name in inputs:
             if _same_file(st, name):
                 raise OutputError("output %s is the input %s: write the output elsewhere" % (path, _input_name(name)))
+        if _write_protected(real, st.st_mode, os.W_OK) and pseudofs.mounted_read_only(real):
+            raise OutputError("output %s is on a filesystem mounted read-only: nothing can be written there" % path)
         if _write_protected(real, st.st_mode, os.W_OK):
             raise OutputError("output %s is read-only (mode %04o): refusing to replace it (chmod u+w it if you "
                               "mean it)" % (path, stat.S_IMODE(st.st_mode)))
@@ -120,6 +122,9 @@ def target(path, inputs=()):
         raise OutputError("output folder %s is on the kernel's %s filesystem: not a place for data"
                           % (folder, kernels))
     folder_mode = folder_st.st_mode
+    if _write_protected(folder, folder_mode, os.W_OK | os.X_OK) and pseudofs.mounted_read_only(folder):
+        raise OutputError("output folder %s is on a filesystem mounted read-only: cannot write %s there"
+                          % (folder, os.path.basename(real)))
     if _write_protected(folder, folder_mode, os.W_OK | os.X_OK):
         raise OutputError("output folder %s is read-only (mode %04o): cannot write %s there"
                           % (folder, stat.S_IMODE(folder_mode), os.path.basename(real)))

@@ -1,6 +1,8 @@
 """The kernel's pseudo-filesystems (/proc, /sys, ...): their files are regular files to stat but
 are not data. A read may wait forever (/proc/kmsg) or never end (/proc/self/pagemap), so a
-reader refuses them by the filesystem they are on, found in /proc/self/mountinfo by device."""
+reader refuses them by the filesystem they are on, found in /proc/self/mountinfo by device.
+A filesystem mounted read-only is told apart too: a file's mode does not say why it cannot be
+written there."""
 
 import os
 import stat
@@ -77,3 +79,12 @@ def descriptor_link(path):
         except OSError:
             return None
     return None
+
+
+def mounted_read_only(path):
+    """Whether path (a name, or an open descriptor) is on a filesystem mounted read-only."""
+    try:
+        flags = (os.fstatvfs(path) if isinstance(path, int) else os.statvfs(path)).f_flag
+    except (OSError, ValueError):
+        return False
+    return bool(flags & getattr(os, "ST_RDONLY", 1))

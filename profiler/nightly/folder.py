@@ -22,6 +22,7 @@ import shutil
 import stat
 
 from profiler.errors import UserError
+from profiler.io import pseudofs
 from profiler.io.descriptors import write_all
 
 #: the mode of the files nightly makes (state files, set files; published files: file_mode)
@@ -108,6 +109,9 @@ class Folder:
             writable = os.access(self.path, os.W_OK | os.X_OK)
         except OSError:
             writable = False
+        if (not mode & 0o222 or not writable) and pseudofs.mounted_read_only(self.fd):
+            raise UnsafeFile("the folder %s is on a filesystem mounted read-only: nightly writes nothing there "
+                             "(mount it read-write to publish again)" % self.path)
         if not mode & 0o222 or not writable:
             raise UnsafeFile("the folder %s is read-only (mode %04o): nightly writes nothing there (chmod u+w it "
                              "to publish again)" % (self.path, mode))

@@ -395,6 +395,42 @@ def test_a_read_only_output_is_never_replaced(tmp_path, profile, name, where):
         os.chmod(str(folder), 0o755)
 
 
+def _mounted_read_only_at(monkeypatch, folder):
+    """os.statvfs and os.fstatvfs as on a filesystem mounted read-only at folder (none is
+    mounted here for a test): its files' modes still say they may be written."""
+    real_statvfs, real_fstatvfs = os.statvfs, os.fstatvfs
+
+    def read_only(result):
+        return os.statvfs_result(result[:8] + (result.f_flag | os.ST_RDONLY,) + result[9:])
+
+    def statvfs(path):
+        found = real_statvfs(path)
+        return read_only(found) if os.path.realpath(path).startswith(str(folder)) else found
+
+    def fstatvfs(fd):
+        found = real_fstatvfs(fd)
+        return read_only(found) if os.path.realpath("/proc/self/fd/%d" % fd).startswith(str(folder)) else found
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    monkeypatch.setattr(os, "fstatvfs", fstatvfs)
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_an_output_on_a_read_only_mount_says_so(tmp_path, monkeypatch, where):
+    """An output (or its folder) on a filesystem mounted read-only was called read-only by its
+    mode (0644 or 0755) and the user told to chmod it, which cannot help."""
+    folder = tmp_path / "mnt"
+    folder.mkdir()
+    path = str(folder / "p.cdxj")
+    if where == "file":
+        with open(path, "wb") as f:
+            f.write(b"old\n")
+    _mounted_read_only_at(monkeypatch, folder)
+    monkeypatch.setattr(os, "access", lambda *a, **k: False)       # EROFS: nothing may be written there
+    with pytest.raises(outfiles.OutputError) as e:
+        outfiles.target(path)
+    assert "mounted read-only" in str(e.value) and "chmod" not in str(e.value), e.value
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_long_output_name_is_written(tmp_path, profile, name):
     """An output name the system takes (up to 255 bytes) but whose temp name beside it is longer:

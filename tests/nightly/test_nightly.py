@@ -530,6 +530,28 @@ def test_an_input_modified_in_the_future_is_profiled_and_said_so(tmp_path, capsy
     assert "1 input(s) modified in the future" in line, line
 
 
+def test_a_folder_on_a_read_only_mount_says_so(tmp_path, capsys, monkeypatch):
+    """An output folder on a filesystem mounted read-only: refused in one line that says so, where
+    it said the folder's mode (0755) and to chmod it."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    real = os.fstatvfs
+    out = os.path.realpath(a.out)
+
+    def fstatvfs(fd):
+        found = real(fd)
+        if os.path.realpath("/proc/self/fd/%d" % fd) == out:
+            return os.statvfs_result(found[:8] + (found.f_flag | os.ST_RDONLY,) + found[9:])
+        return found
+    real_access = os.access
+    monkeypatch.setattr(os, "fstatvfs", fstatvfs)
+    monkeypatch.setattr(os, "access", lambda path, mode, **k: False if os.path.realpath(path) == out and mode & os.W_OK
+                        else real_access(path, mode, **k))
+    status, line = a.night(capsys)
+    assert status == 2 and "the folder %s is on a filesystem mounted read-only" % a.out in line, line
+    assert "chmod" not in line
+
+
 @pytest.mark.parametrize("which", ["output", "state"])
 def test_a_read_only_output_or_state_folder_is_refused(tmp_path, capsys, which):
     """An output or state folder someone made read-only (chmod a-w: frozen while the archive
