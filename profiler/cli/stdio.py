@@ -149,4 +149,3 @@ def refuse_stderr_named(words, prog):
         print("%s: error: standard error is %s, which the command line names (2>> it?): the run's messages would "
               "be written into it; send them elsewhere" % (prog, printable(name)), file=sys.stdout, flush=True)
     return 2
-
