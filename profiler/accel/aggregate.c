@@ -491,7 +491,10 @@ static int agg_line(Aggregator *a, const char *line, Py_ssize_t n) {
                                &r.coll, &r.cn);
     if (found) return found;
     if (a->i_mime >= 0) { r.mime = f[a->i_mime]; r.mn = fl[a->i_mime]; }      /* a CDX line names no language */
-    if (a->i_status >= 0) { r.status = f[a->i_status]; r.sn = fl[a->i_status]; }
+    if (a->i_status >= 0) {
+        r.status = f[a->i_status]; r.sn = fl[a->i_status];
+        if (memchr(r.status, '=', r.sn)) return 2;   /* a media type's parameter where the status goes: Python reads it */
+    }
     if (a->i_digest >= 0) { r.digest = f[a->i_digest]; r.dn = fl[a->i_digest]; }
     if (a->i_len >= 0) { r.length = f[a->i_len]; r.ln = fl[a->i_len]; }
     return agg_capture(a, &r);

@@ -154,6 +154,22 @@ def empty_fields(line, count):
     return [field or b"-" for field in fields]
 
 
+def mime_parameters_and_empty_fields(line, count, i_mime, i_status):
+    """The fields of a CDX line whose media type has parameters after a space and which has an
+    empty field too (wget's index of a ``--no-warc-digests`` crawl of a server that sends
+    ``text/html charset=UTF-8``): cut at white space it has the layout's count, the parameter
+    read as the status and the status as the digest. Cut at single spaces, the parameters
+    joined to the media type and each empty field read as ``-``; None unless that gives the
+    layout's count."""
+    if b"\t" in line:
+        return None
+    fields = line.rstrip(b"\r\n").split(b" ")
+    if not fields[0] or not fields[-1] or b"" not in fields:
+        return None
+    joined = mime_with_parameters(fields, count, i_mime, i_status)
+    return [field or b"-" for field in joined] if joined is not None and len(joined) == count else None
+
+
 def make_parser(letters, collection=None):
     """Return parse(line) -> Capture (profiler.model.capture), or a skip-reason str, for a CDX
     layout. A CDX line names no language: its captures have the default. collection: the split's
@@ -172,6 +188,8 @@ def make_parser(letters, collection=None):
     def fields_of(line):
         f = line.split()
         if len(f) == count:
+            if i_status is not None and b"=" in f[i_status]:       # no status: a media type's parameter?
+                return mime_parameters_and_empty_fields(line, count, i_mime, i_status) or f
             return f
         if len(f) < count:
             return empty_fields(line, count)

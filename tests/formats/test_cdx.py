@@ -364,6 +364,33 @@ def test_a_wget_index_is_read_alike_by_the_compiled_map_side(tmp_path):
     assert b'\n* - - - {"urim":{"total":3,' in out["compiled"]
 
 
+# both at once: the parameter and the empty digest make up the count cut at white space
+WGET_BOTH = WGET_SPACED_MIME.replace(b"200 5KK47MAM26KJRKGNQXPOSV636WKPZFF5 -", b"200  -")
+
+
+def test_a_media_type_parameter_and_an_empty_field_together_are_not_read_shifted():
+    """Cut at white space the line had the layout's count: it was read with the status
+    `charset=UTF-8` (unk) and the digest `200`, which every such line shared (its dedup wrong)."""
+    found = parse("a b a m s k r M V g u", WGET_BOTH)
+    assert (found.mime, found.status, found.digest) == ("text/html", "200", "-")
+    shifted = WGET_BOTH.replace(b"charset=UTF-8 200  -", b"charset=UTF-8 200 -")   # no empty field: as it was
+    assert parse("a b a m s k r M V g u", shifted).status == "unk"
+
+
+@pytest.mark.parametrize("layout", ["wget", "pywb"])
+def test_a_status_with_a_parameter_is_read_alike_by_the_compiled_map_side(tmp_path, layout):
+    path = tmp_path / "wget.cdx"
+    if layout == "wget":
+        path.write_bytes(WGET_LEGEND + b"\n" + WGET_BOTH + b"\n" + WGET_BOTH.replace(b"ctspace", b"other") + b"\n")
+    else:           # the same quirks in the common 11-field layout, which the compiled map side reads itself
+        line = b"com,example)/%s 20261128181131 http://example.com/%s text/html charset=UTF-8 200  - - 12261 0 a.warc.gz"
+        path.write_bytes(b" CDX N b a m s k r M S V g\n" + line % (b"a", b"a") + b"\n" + line % (b"b", b"b") + b"\n")
+    out = _compiled_and_python(path, tmp_path, "inline")
+    assert out["compiled"] == out["python"]
+    assert b'\n* - - 200 {"urim":{"total":2,' in out["compiled"] and b'"digests":0' in out["compiled"].split(
+        b"\n* - - - ")[1].split(b"\n")[0], out["compiled"]
+
+
 # layout inference
 
 def test_infer_letters_by_field_count():
