@@ -105,6 +105,8 @@ def validate(path, kind=None, max_problems=100):
                 body = body[:-1]
             elif b"\r" in body:
                 report.add(lineno, "CR inside the line")
+            if body[-1:] in (b" ", b"\t") and body[:1] not in (b"!", b"@") and body.strip():
+                report.add(lineno, "white space at the end of the line")
             if not body.strip():
                 report.add(lineno, "empty line" if not body else "blank line")
                 continue

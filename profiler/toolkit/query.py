@@ -218,6 +218,7 @@ class SortedProfile:
         self.layout = found.layout
         self.check = found.checker
         self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end, identity=found.identity)
+        self.cut_at = found.cut_at      # a file cut short: the keys past this one are unknown, not none
         if skipped is not None and skipped.count:
             self.sorted = WithoutDamaged(self.sorted, self.check)
 
@@ -473,7 +474,27 @@ def damaged_keys(profile, prefix, selected=None):
         fields = line.split(b" {", 1)[0].decode("utf-8", "replace").split(" ")
         if selected is None or selected(fields):
             keys.append(" ".join(fields))
+    if past_cut(profile, prefix):
+        keys.append(PastCut(profile.cut_at.decode("utf-8", "replace")))
     return keys
+
+
+class PastCut(str):
+    """The keys past the last whole line of a file cut short (its key): their lines are lost."""
+
+    def __repr__(self):
+        return "every key after %s (the file was cut short)" % str.__repr__(self)
+
+
+def past_cut(profile, prefix):
+    """Whether a line the search of prefix (bytes: a whole key and " {", or the start of keys)
+    would find may have been lost past the cut of a file cut short (SortedProfile.cut_at)."""
+    cut_at = getattr(profile, "cut_at", None)
+    if cut_at is None:
+        return False
+    if prefix.endswith(b" {"):
+        return prefix[:-2] > cut_at
+    return prefix + b"\xff" > cut_at
 
 
 def with_left_out(note, keys, found):
@@ -491,8 +512,12 @@ def left_out(keys):
     """The note of an answer given without the damaged lines of keys (--skip-bad-lines answers as
     the file without them would): their captures are unknown, not none."""
     shown = ", ".join(repr(k) for k in keys[:3]) + (" and %d more" % (len(keys) - 3) if len(keys) > 3 else "")
-    return ("%d line(s) this question reads are damaged and were left out (--skip-bad-lines): %s; the answer is "
-            "the file's without them, their captures unknown, not none" % (len(keys), shown))
+    lines = sum(1 for k in keys if not isinstance(k, PastCut))
+    what = "%d line(s) this question reads are damaged" % lines if lines else ""
+    if lines < len(keys):
+        what += (" and " if what else "") + "lines this question reads were lost in a cut"
+    return ("%s and were left out (--skip-bad-lines): %s; the answer is the file's without them, their "
+            "captures unknown, not none" % (what, shown))
 
 
 def nothing_held(profile, values, when, without="--from, --to or --series"):

@@ -417,6 +417,31 @@ def test_a_question_answered_without_a_damaged_line_says_so(files, tmp_path, que
     assert "left out" not in expected[2]
 
 
+@pytest.mark.parametrize("question, found", [
+    (["--datetime", "2013"], False),                                      # a key past the cut
+    (["--from", "2012", "--to", "2014", "--feature", "urim.total"], True),   # a range summing it
+    (["--series", "year", "--feature", "urim.total"], True),
+    (["--group", "datetime", "--feature", "urim.total"], True),
+])
+def test_a_question_past_the_cut_of_a_file_cut_short_says_so(files, tmp_path, question, found):
+    """A profile cut short (a copy interrupted) read with --skip-bad-lines: every key past its
+    last whole line is lost with the cut, so an answer that needs one says so (as diff and
+    overlap do) and never says 'no line means none are held' of a key past the cut."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"com,* 2012 - - {"))
+    path = str(tmp_path / "cut.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + lines[:n + 1]) + lines[n + 1][:len(lines[n + 1]) // 2])
+    status, out, err = run(["query", path, "--surt", "com,*", "--skip-bad-lines"] + question)
+    assert (status == 0) == found and (out != b"") == found, err
+    assert "1 damaged line(s) skipped (1 cut short)" in err
+    assert "left out (--skip-bad-lines): every key after 'com,* 2012 - -' (the file was cut short)" in err, err
+    assert "none are held" not in err and "no captures in" not in err
+    status, out, err = run(["query", path, "--surt", "com,*", "--datetime", "2012", "--skip-bad-lines"])
+    assert status == 0 and "left out" not in err, err                    # the last whole line stands
+
+
 @pytest.mark.parametrize("damage", ["value", "cut"])
 def test_diff_and_overlap_never_take_a_damaged_line_for_a_missing_key(files, tmp_path, damage):
     """With --skip-bad-lines, a key whose line is damaged (or past the cut of a file cut

@@ -195,6 +195,22 @@ def test_seed_style_map_with_relaxed_json_headers(tmp_path):
     assert report.ok and report.kind == "ukvs" and report.data_lines == 3, report.problems
 
 
+@pytest.mark.parametrize("which", ["default", "map"])
+@pytest.mark.parametrize("blank", [b" ", b"\t"])
+def test_white_space_after_a_line_s_block_fails(written, tmp_path, which, blank):
+    """A data line with a space or tab after its block (`KEY {json}\\t`): no writer writes it,
+    and explore refuses such a line saying to run validate, so validate lists it (it passed
+    the file). The toolkit's readers read it as they read a CRLF line."""
+    lines = _lines(written[which])
+    h = _first_data(lines)
+    lines[h + 2] += blank
+    path = tmp_path / ("bad" + os.path.splitext(written[which])[1])
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    report = validate(str(path))
+    assert not report.ok
+    assert (h + 3, "white space at the end of the line") in [(n, text) for n, text in report.problems]
+
+
 def test_cli_exit_codes_and_line_numbers(written, tmp_path):
     lines = _lines(written["default"])
     h = _first_data(lines)
