@@ -171,7 +171,7 @@ class Explorer:
             else:
                 found = ranges.answer(lines, dict(zip(self.layout.fields, fields)), q.range)
                 out["key"], flat, out["periods"] = found.key, found.flat, found.pieces
-                if not flat["urim.total"]:
+                if not ranges.may_hold(flat):
                     flat = None
         except QueryError as e:
             out["status"], out["note"] = "unanswerable", str(e)
@@ -267,7 +267,7 @@ class Explorer:
                     break
                 refused.append((value, str(e)))
                 continue
-            if found.flat["urim.total"]:
+            if ranges.may_hold(found.flat):
                 rows.append(self._row(fields, found.flat, value, found.key))
         if refused:
             notes.append("%d of the values cannot be answered over %s and are left out (%s): %s" % (

@@ -4,7 +4,8 @@ For a key, the merged captures are the union of the inputs' captures under it (a
 from an input means no capture there: the inputs must share one policy). The rules (README,
 "Split and merge rules"):
 
-- urim.total and bytes add up; first is the smallest, last the largest: always exact.
+- urim.total and bytes add up; first is the smallest, last the largest: exact, unless an input's
+  first or last are bounds (then so are the union's: _first_last_bounds).
 - urir, urim.min, urim.max are exact only when the inputs hold disjoint sets of URI-Rs
   (``disjoint`` contains 'urir'): then urir adds up, min is the smallest, max the largest.
 - digests and dedup_bytes are exact only when the inputs share no payload digest
@@ -110,10 +111,32 @@ def combine(values, disjoint=(), counter=None):
     else:
         total_high_max = sum(highs_max)
         b["urim.min"] = (min(lows_min), min(min(h + total_high_max - m for h, m in zip(highs_min, highs_max)),
-                                            out["urim.total"]))
-        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, out["urim.total"]))
+                                            b["urim.total"][1]))
+        b["urim.max"] = (max(x["urim.max"][0] for x in bounds), min(total_high_max, b["urim.total"][1]))
+    b.update(_first_last_bounds(values, flats, bounds))
     kept = {n: lh for n, lh in b.items() if lh[0] != lh[1]}
     return unflatten(out, kept, kept_extras)
+
+
+def _first_last_bounds(values, flats, bounds):
+    """{'first': [low, high], 'last': [...]} of the union when an input's first or last are
+    bounds, or it may hold no capture (a merge of per-input resolved revisits widens its keys to
+    [0, high]: profiler.toolkit.merge.widen): the union's first is at least
+    the smallest low and at most the smallest high of the inputs that surely hold a capture (of
+    none: the largest high); last the same way round. Empty when every input's are exact and it holds captures."""
+    spans = []
+    for v, f, x in zip(values, flats, bounds):
+        given = v.get("bounds") or {}
+        spans.append((tuple(given.get("first", (f["first"], f["first"]))),
+                      tuple(given.get("last", (f["last"], f["last"]))), x["urim.total"][0] > 0))
+    if all(first[0] == first[1] and last[0] == last[1] and held for first, last, held in spans):
+        return {}
+    held = [s for s in spans if s[2]]
+    first = (min(s[0][0] for s in spans),
+             min(s[0][1] for s in held) if held else max(s[0][1] for s in spans))
+    last = (max(s[1][0] for s in held) if held else min(s[1][0] for s in spans),
+            max(s[1][1] for s in spans))
+    return {"first": first, "last": last}
 
 
 #: what stands in for a feature another producer's line lacks while its inputs are combined

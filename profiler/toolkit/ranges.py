@@ -11,10 +11,15 @@ all-time line's first and last) is that line.
 
 The periods hold different captures, so their lines combine as merge combines inputs that may
 share URI-Rs and payloads (profiler.toolkit.merge.combine): urim.total and bytes add up, first
-and last are the smallest and largest, all exact; urir, digests, dedup_bytes, urim.min and
+and last are the smallest and largest, all exact where the lines' are; urir, digests, dedup_bytes, urim.min and
 urim.max get ``bounds`` (urir, digests, dedup_bytes: at least the largest period's, at most
 their sum), the high ends of urir, digests, dedup_bytes and urim.max also at most the value of
 the coarser period that holds the finer ones and of the all-time line. One period is exact.
+
+A merge's line whose first or last are bounds (revisits resolved in another input) is placed by
+them, and in a profile whose keys without a line may hold captures (a merge's absent_keys or
+unknown_keys, a compacted profile) a period without a line is bounded by its coarser line
+(Lines.unwritten), its first and last within the period: never taken for none.
 
 Another producer's profile (profiler.files.layout.is_foreign) is read in its value style, and its
 lines combine by the features they all have; a line without first and last captures cannot say
@@ -220,6 +225,40 @@ class Lines:
         self._remember(key, found)
         return found
 
+    def unwritten(self, fields):
+        """The value of a key without a line: None when that means it holds no capture; where it
+        may hold some (a compacted profile, a merge with !meta unknown_keys, or with absent_keys
+        and a resolved criterion asked), the coarser line bounding it widened to [0, its high]
+        (profiler.toolkit.merge.widen), or False when no line bounds it."""
+        if self.unwritten_why(fields) is None:
+            return None
+        from profiler.toolkit.merge import widen
+        envelope = self.profile.envelope(fields)
+        if envelope is None and not (self.profile.compacted() or self.profile.unknown_keys()):
+            envelope = self.profile.partition(fields)
+        if envelope is None or not complete(envelope):
+            return False
+        zero = {"urim": {"total": 0, "min": 0, "max": 0}, "urir": 0, "bytes": 0, "digests": 0, "dedup_bytes": 0}
+        value = widen(zero, envelope)
+        first, last = _span(envelope, fields)
+        value.update(first=first, last=last)
+        value["bounds"].update(first=[first, last], last=[first, last])
+        return value
+
+    def unwritten_why(self, fields):
+        """The !meta note that lets a key without a line hold captures, or None."""
+        profile = self.profile
+        if not hasattr(profile, "absent_keys"):
+            return None
+        if profile.compacted():
+            return "!meta compacted"
+        if profile.unknown_keys():
+            return "!meta unknown_keys"
+        resolved = [i for i, c in enumerate(self.layout.criteria, 1) if c.resolved]
+        if profile.absent_keys() and any(fields[i] != ANY_FIELD for i in resolved):
+            return "!meta absent_keys"
+        return None
+
     def bad(self, key):
         key = key.decode("utf-8", "replace") if isinstance(key, bytes) else " ".join(key)
         what = "one of the value styles profiles are written in" if self.foreign else "with every feature"
@@ -260,6 +299,12 @@ class Lines:
         return out
 
 
+def may_hold(flat):
+    """Whether an answer's flat features may count a capture: a total, or bounds of it above
+    zero (periods without a line in a merge or compacted profile, bounded by a coarser line)."""
+    return bool(flat["urim.total"] or ((flat.get("bounds") or {}).get("urim.total") or (0, 0))[1])
+
+
 def complete(value):
     """Whether a line's parsed JSON has every feature (profiler.files.profilefile.FEATURES)."""
     urim = value.get("urim")
@@ -267,13 +312,17 @@ def complete(value):
         n in value for n in FEATURES[3:])
 
 
-def _span(flat, fields):
-    """(first, last) of a line's flat features; a RangeError for another producer's line
-    without them: which of its captures a range holds is not known."""
+def _span(value, fields):
+    """(first, last) of a line's parsed value, widened to their bounds where they have them (a
+    merge's line whose revisits may have resolved elsewhere): its captures lie between; a
+    RangeError for another producer's line without them: which of its captures a range holds
+    is not known."""
+    flat = flatten(value)
     if "first" not in flat or "last" not in flat:
         raise RangeError("the line of %r has no first and last capture (another producer's profile): "
                          "a range cannot be answered from it" % " ".join(fields))
-    return flat["first"], flat["last"]
+    bounds = value.get("bounds") or {}
+    return bounds.get("first", (flat["first"],))[0], bounds.get("last", (None, flat["last"]))[1]
 
 
 def _fields(values, layout):
@@ -299,7 +348,7 @@ def answer(lines, values, rng):
     lo, hi = rng.lo, rng.hi
     first = None
     if whole is not None:
-        first, last = _span(flatten(whole), fields)
+        first, last = _span(whole, fields)
         if lo <= first and last <= hi:
             return Answer(key, _with_bounds(whole), [ANY_FIELD])
         if last < lo or first > hi:
@@ -313,7 +362,8 @@ def answer(lines, values, rng):
     elif lo == FIRST or hi == LAST:
         raise RangeError("an open range needs the all-time line of %r, which this profile does not have: "
                          "give --from and --to" % " ".join(fields))
-    levels = lines.levels(fields, at, first)
+    # the levels by the line of the period of its first written capture (a widened first may have none)
+    levels = lines.levels(fields, at, None if whole is None else flatten(whole)["first"])
     pieces = []
     values = _cover(lines, fields, at, lo, hi, levels, 0, pieces, rng)
     return Answer(key, _with_bounds(_combined(values, whole)), pieces)
@@ -339,8 +389,22 @@ def _cover(lines, fields, at, lo, hi, levels, i, pieces, rng, cut=None):
         probe[at] = period
         value = lines.value(probe)
         if value is None:
-            continue                                # a level the key has: no line, no capture
-        first, last = _span(flatten(value), probe)
+            value = lines.unwritten(probe)
+            if value is None:
+                continue                            # a level the key has: no line, no capture
+            if value is False:
+                raise RangeError("this profile cannot answer %s for %r: the key has no line for %s, which may "
+                                 "hold captures (%s), and no line bounds them" % (
+                                     rng.text, " ".join(fields), period, lines.unwritten_why(probe)))
+            first, last = _span(value, probe)
+            first, last = max(first, lo, start(period)), min(last, hi, end(period))
+            if first <= last:                   # bounds [0, high]: whichever part the range holds
+                value.update(first=first, last=last)
+                value["bounds"].update(first=[first, last], last=[first, last])
+                pieces.append(period)
+                values.append(value)
+            continue
+        first, last = _span(value, probe)
         if last < lo or first > hi:
             continue
         if lo <= first and last <= hi:
@@ -403,7 +467,7 @@ def series(lines, values, level, rng=None):
     rlo, rhi = (rng.lo, rng.hi) if rng is not None else (FIRST, LAST)
     lo, hi = rlo, rhi
     if whole is not None:
-        first, last = _span(flatten(whole), fields)
+        first, last = _span(whole, fields)
         lo, hi = max(lo, first), min(hi, last)
     elif lines.policy is not None and not_emitted(lines.policy, fields, lines.layout) is not None \
             and not lines.levels(fields, at):
@@ -418,7 +482,7 @@ def series(lines, values, level, rng=None):
         text = period if not (cut_lo or cut_hi) else \
             "%s:%s" % (first if cut_lo else period, last if cut_hi else period)
         found = answer(lines, values, Range(max(rlo, start(period)), min(rhi, end(period)), text))
-        if found.flat["urim.total"]:
+        if may_hold(found.flat):
             out.append(found)
     return out
 
@@ -440,7 +504,7 @@ def grouped(path, fixed, group=(), under=None, level=None, rng=None, top=None, b
     with SortedProfile(path, None if skipped is None else type(skipped)(path)) as profile:
         lines = Lines(profile, budget=float("inf"))
         answers = [answer(lines, dict(zip(profile.layout.fields, key.split(" "))), rng) for key, _ in found]
-    answers = [a for a in answers if a.flat["urim.total"]]
+    answers = [a for a in answers if may_hold(a.flat)]
     if top:
         answers = heapq.nlargest(top, answers, key=lambda a: rank_value(a.flat, by))
     elif by:

@@ -107,7 +107,7 @@ def _over_time(args, fixed, group, skipped=None):
         values = key_values(profile, fixed)
         lines = ranges.Lines(profile, budget=float("inf"))
         found = ranges.answer(lines, values, rng)
-        if not found.flat["urim.total"]:
+        if not ranges.may_hold(found.flat):
             return [], with_left_out(_nothing_held(profile, values, rng.text), lines.left_out, False)
     return [(found.key, found.flat)], with_left_out(None, lines.left_out, True)
 
