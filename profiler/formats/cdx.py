@@ -141,16 +141,24 @@ def mime_with_parameters(fields, count, i_mime, i_status):
     return fields[:i_mime] + [b" ".join([fields[i_mime]] + params)] + fields[i_mime + 1 + extra:]
 
 
+def _cut_at_single_spaces(line):
+    """A space-separated CDX line's fields with its empty ones (two spaces in a row) kept as b"",
+    or None for a tab-separated line or one with a blank at either end (no field is there: a line
+    short of one stays short)."""
+    if b"\t" in line:
+        return None
+    fields = line.rstrip(b"\r\n").split(b" ")
+    return fields if fields[0] and fields[-1] else None
+
+
 def empty_fields(line, count):
     """The fields of a CDX line some of whose fields are empty (two spaces in a row: wget's
     ``--warc-cdx`` writes an empty digest for a crawl with ``--no-warc-digests``), each empty one
     read as ``-``; None unless the line, cut at single spaces, has the layout's count, the first and
     last fields not empty."""
-    if b"\t" in line:
+    fields = _cut_at_single_spaces(line)
+    if fields is None or len(fields) != count:
         return None
-    fields = line.rstrip(b"\r\n").split(b" ")
-    if len(fields) != count or not fields[0] or not fields[-1]:
-        return None         # a blank at either end is no field: a line short of one stays short
     return [field or b"-" for field in fields]
 
 
@@ -161,10 +169,8 @@ def mime_parameters_and_empty_fields(line, count, i_mime, i_status):
     read as the status and the status as the digest. Cut at single spaces, the parameters
     joined to the media type and each empty field read as ``-``; None unless that gives the
     layout's count."""
-    if b"\t" in line:
-        return None
-    fields = line.rstrip(b"\r\n").split(b" ")
-    if not fields[0] or not fields[-1] or b"" not in fields:
+    fields = _cut_at_single_spaces(line)
+    if fields is None or b"" not in fields:
         return None
     joined = mime_with_parameters(fields, count, i_mime, i_status)
     return [field or b"-" for field in joined] if joined is not None and len(joined) == count else None
