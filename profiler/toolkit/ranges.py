@@ -123,10 +123,13 @@ Range = collections.namedtuple("Range", "lo hi text")
 def parse_range(first=None, last=None):
     """A Range from --from and --to (periods, either may be missing: open); a RangeError when
     one is not a period or they are in the wrong order."""
+    given = {"from": first, "to": last}
+    first, last = (_digits(v) for v in (first, last))
     for name, value in (("from", first), ("to", last)):
         if value is not None and not valid_period(value):
-            raise RangeError("--%s %r is not a datetime period (%s, ASCII digits, a real date)"
-                             % (name, value[:40] if isinstance(value, str) else value, _lengths()))
+            shown = given[name]
+            raise RangeError("--%s %r is not a datetime period (%s or 2013-05, 2013-05-12; a real date)"
+                             % (name, shown[:40] if isinstance(shown, str) else shown, _lengths()))
     if first is None and last is None:
         raise RangeError("a range needs --from, --to or both")
     lo = start(first) if first is not None else FIRST
@@ -134,6 +137,15 @@ def parse_range(first=None, last=None):
     if lo > hi:
         raise RangeError("--from %s is after --to %s" % (first, last))
     return Range(lo, hi, "%s:%s" % (first or "", last or ""))
+
+
+def _digits(text):
+    """A period given in its ISO 8601 form as the key's digits; anything else as it is, for
+    valid_period's check."""
+    try:
+        return criteria.period(text) if isinstance(text, str) else text
+    except ValueError:
+        return text
 
 
 def _lengths():

@@ -266,3 +266,22 @@ def test_a_value_asked_unlike_the_lines_are_written(profiles):
     assert r.returncode == 1 and "none are held" not in r.stderr and "ask 'com,*'" in r.stderr, r.stderr
     r = run("--mime", "html")
     assert r.returncode == 1 and "none are held" not in r.stderr and "no mime class level" in r.stderr, r.stderr
+
+
+def test_a_period_in_its_iso_form_is_the_same_question_and_a_date_of_no_calendar_is_refused(profiles):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "profiler.cli", "query", profiles["default"]] + list(args),
+                              capture_output=True, text=True, env=env)
+    year = next(k.split()[1] for k, _ in scan(profiles["default"]) if len(k.split()[1]) == 6)
+    dashed = "%s-%s" % (year[:4], year[4:])
+    digits, iso = run("--datetime", year), run("--datetime", dashed)
+    assert digits.returncode == 0 and digits.stdout and iso.stdout == digits.stdout
+    digits, iso = run("--from", year, "--to", year), run("--from", dashed, "--to", dashed)
+    assert digits.returncode == 0 and digits.stdout == iso.stdout.replace(dashed, year)
+    for bad in ("201313", "2013-13", "2013-02-30", "2013022924"):
+        for args in (("--datetime", bad), ("--from", bad)):
+            r = run(*args)
+            assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, (args, r.stderr)
+            assert len(r.stderr.strip().splitlines()) == 1 and bad in r.stderr

@@ -158,8 +158,11 @@ def test_periods_and_calendar():
     assert ranges.next_period("20121231") == "20130101"
     for bad in ("2013-01", "201313", "20130230", "٢٠١٣", "123", "２０１３", "", "2013 "):
         assert not ranges.valid_period(bad), bad
+    for bad in ("2013-13", "201313", "20130230", "2013-02-30", "٢٠١٣", "123", "２０１３", "", "2013 ", "2013-01-01T24"):
         with pytest.raises(ranges.RangeError):
             ranges.parse_range(bad, "2014")
+    # a period in its ISO 8601 form is the same range
+    assert ranges.parse_range("2013-01", "2013-02-28T23")[:2] == ranges.parse_range("201301", "2013022823")[:2]
     with pytest.raises(ranges.RangeError, match="after"):
         ranges.parse_range("2014", "2013")
 
@@ -209,7 +212,7 @@ def test_cli_refuses_what_the_profile_does_not_have(sample):
     assert r.stderr.count("\n") == 1 and "cuts 2012" in r.stderr and "year lines only" in r.stderr
     r = run(sample, "--from", "201204", "--to", "201304", "--mime", "text/*")
     assert r.returncode == 0 and "bounds" in r.stdout
-    for args in (["--from", "2013", "--to", "2012"], ["--from", "٢٠١٣"], ["--from", "2013-01"],
+    for args in (["--from", "2013", "--to", "2012"], ["--from", "٢٠١٣"], ["--from", "2013-13"],
                  ["--from", "2012", "--datetime", "2013"], ["--series", "week"], ["--series", "year", "--top", "3"]):
         r = run(sample, *args)
         last = r.stderr.strip().splitlines()[-1]       # argparse's usage may come before the error line
