@@ -222,7 +222,7 @@ def make_parser(letters, collection=None):
         if mime.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
                 or (key_raw or b"").startswith(NON_CAPTURE_PREFIXES) or key_raw == dash:
             return "not_a_capture"
-        ts = normalise.timestamp(f[i_ts])
+        ts = normalise.fractional_timestamp(f[i_ts])
         if ts is None:
             return "bad_timestamp"
         length, ok = normalise.length(f[i_len]) if i_len is not None else (0, True)

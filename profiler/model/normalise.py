@@ -83,10 +83,10 @@ MAX_FRACTION_DIGITS = 23
 
 
 def fractional_timestamp(raw):
-    """timestamp() of a CDXJ entry's timestamp, whose digits past the fourteenth are a fraction
-    of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js index in
-    milliseconds). Only for CDXJ blocks: a CDX layout is inferred by the timestamps its lines
-    parse with, where a longer number is no timestamp.
+    """timestamp() of a CDX or CDXJ entry's timestamp, whose digits past the fourteenth are a
+    fraction of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js
+    index in milliseconds, and pywb and OpenWayback write 17 digits in some indexes); the
+    profile keeps 14 digits (spec section 1).
 
     >>> fractional_timestamp(b"20220916191507333"), fractional_timestamp(b"20221316191507333") is None
     ('20220916191507', True)
