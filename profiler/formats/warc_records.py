@@ -268,9 +268,9 @@ class _QuietIterator(ArchiveIterator):
         if not line.endswith(b"\n"):
             return False
         if self.known_format == "warc":
-            return line.startswith(b"WARC/")
+            return members.starts_warc_record(line)
         if self.known_format == "arc":
-            return members.starts_record(line) and not line.startswith(b"WARC/")
+            return members.starts_record(line) and not members.starts_warc_record(line)
         return False
 
     def member_state(self):

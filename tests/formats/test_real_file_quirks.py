@@ -1,0 +1,54 @@
+"""Quirks of real third-party WARC and ARC files that warcio and pywb read: each is read as they
+read it (or skipped, counted), by every WARC reader and by the whole profile run."""
+
+import gzip
+import io
+import subprocess
+import sys
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from helpers.captures import warc_readers
+
+
+def _warc(uris=("http://example.com/", "http://example.com/a"), date="2009-01-13T19:13:58Z"):
+    """warcio's records (plain), one bytes object each."""
+    records = []
+    for uri in uris:
+        buf = io.BytesIO()
+        writer = WARCWriter(buf, gzip=False)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(uri, "response", payload=io.BytesIO(b"<html>hi</html>"),
+                                                      http_headers=http, warc_headers_dict={"WARC-Date": date}))
+        records.append(buf.getvalue())
+    return records
+
+
+def _profile(tmp_path, path):
+    out = tmp_path / (path.name + ".cdxj")
+    run = subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(path), "-o", str(out), "-r", "inline",
+                          "--quiet"], capture_output=True)
+    assert run.returncode == 0, run.stderr
+    lines = out.read_text().splitlines()
+    meta = next(line for line in lines if line.startswith('!meta {"inputs"'))
+    return meta[meta.index('"captures"'):], next(line for line in lines if line.startswith("* - - - "))
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_lower_case_warc_version_line_is_a_warc_record(tmp_path, gz):
+    """``warc/1.0`` (warcio reads the version line in any case): a WARC file of such records is a
+    WARC file (it was 'unrecognised layout'), each such record a record of it."""
+    records = _warc()
+    lower = [r.replace(b"WARC/1.0\r\n", b"warc/1.0\r\n", 1) for r in records]
+    for name, recs in (("upper", records), ("lower", lower), ("mixed", [records[0], lower[1]])):
+        path = tmp_path / (name + ".warc" + (".gz" if gz else ""))
+        path.write_bytes(b"".join(gzip.compress(r) if gz else r for r in recs))
+        for reader in warc_readers():
+            found = [c if isinstance(c, str) else (c.urlkey, c.timestamp, c.status) for c in reader(str(path))]
+            assert found == [("com,example)/", "20090113191358", "200"),
+                             ("com,example)/a", "20090113191358", "200")], (name, reader)
+        meta, top = _profile(tmp_path, path)
+        assert meta.startswith('"captures":2,"skipped":{}'), name
+        assert '"urim":{"total":2,' in top and '"first":"20090113191358"' in top
