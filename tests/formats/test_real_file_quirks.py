@@ -52,3 +52,24 @@ def test_a_lower_case_warc_version_line_is_a_warc_record(tmp_path, gz):
         meta, top = _profile(tmp_path, path)
         assert meta.startswith('"captures":2,"skipped":{}'), name
         assert '"urim":{"total":2,' in top and '"first":"20090113191358"' in top
+
+
+@pytest.mark.parametrize("date, ts", [
+    ("2009-01-13T19:13:58-0800", "20090114031358"),          # ClueWeb09
+    ("2009-01-13T19:13:58-08:00", "20090114031358"),
+    ("2009-01-13T19:13:58-08", "20090114031358"),            # ISO 8601: a zone of hours only
+    ("2009-01-13T19:13:58,5-0800", "20090114031358"),        # ISO 8601's decimal comma
+    ("2009-01-13T19:13:58.123456Z", "20090113191358"),       # WARC/1.1's microseconds
+    ("2009-01-13T19:13:58.123456789+01:00", "20090113181358"),
+    ("2009-03-65T08:43:19-0800", "bad_timestamp"),           # ClueWeb09's impossible days
+    ("2009-02-29T08:43:19Z", "bad_timestamp"),
+])
+def test_warc_dates_of_other_tools_are_read_in_utc(tmp_path, date, ts):
+    """A WARC-Date with a numeric zone is converted to UTC, a fraction of a second dropped (warcio
+    read an hours-only zone as microseconds, the capture 8 hours off); an impossible date is a
+    counted bad_timestamp."""
+    path = tmp_path / "dates.warc"
+    path.write_bytes(b"".join(_warc(uris=("http://example.com/",), date=date)))
+    for reader in warc_readers():
+        found = [c if isinstance(c, str) else c.timestamp for c in reader(str(path))]
+        assert found == [ts], reader
