@@ -207,7 +207,8 @@ class WarcioRecord:
         return record_type(self.record.rec_type)
 
     def header(self, name):
-        return self.record.rec_headers.get_header(name)
+        value = self.record.rec_headers.get_header(name)
+        return value.strip(" \t") if value else value     # a folded header's blanks
 
     @property
     def content_length(self):

@@ -171,9 +171,9 @@ def holds_http(rec_type, uri, content_type, warc=True):
 
 class _Loader(ArcWarcRecordLoader):
     """warcio's record loader that says which format it read a record header as, whose ARC
-    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds), and
-    that reads the HTTP head of every record that holds one (holds_http: warcio looked at the
-    URI's scheme only, case-sensitively)."""
+    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds), that
+    reads the HTTP head of every record that holds one (holds_http: warcio looked at the
+    URI's scheme only, case-sensitively), and that reads a folded WARC-Target-URI."""
 
     last_format = None
     last_content_type = None
@@ -189,6 +189,15 @@ class _Loader(ArcWarcRecordLoader):
         headers = found[1]
         self.last_content_type = headers.get_header("Content-Type") if hasattr(headers, "get_header") else None
         return found
+
+    def _ensure_target_uri_format(self, rec_headers):
+        """warcio's, after the white space around the URI is cut: a header folded onto the next
+        line (the WARC grammar's LWS) starts its value with that line's blanks, which warcio
+        kept and percent-encoded (``%20%20http://...``, a wrong SURT)."""
+        uri = rec_headers.get_header("WARC-Target-URI")
+        if uri is not None and uri != uri.strip(" \t"):
+            rec_headers.replace_header("WARC-Target-URI", uri.strip(" \t"))
+        return super()._ensure_target_uri_format(rec_headers)
 
     def load_http_headers(self, rec_type, uri, stream, length):
         """warcio's, for a record without WARC-Target-URI too (warcio raised on it, and a plain

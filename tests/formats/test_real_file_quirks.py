@@ -73,3 +73,21 @@ def test_warc_dates_of_other_tools_are_read_in_utc(tmp_path, date, ts):
     for reader in warc_readers():
         found = [c if isinstance(c, str) else c.timestamp for c in reader(str(path))]
         assert found == [ts], reader
+
+
+@pytest.mark.parametrize("name, value", [("WARC-Target-URI", b"http://example.com/a"),
+                                         ("WARC-Date", b"2009-01-13T19:13:58Z"),
+                                         ("WARC-Type", b"response")])
+def test_a_folded_warc_header_is_read_as_its_value(tmp_path, name, value):
+    """A WARC header folded onto the next line (the grammar's LWS: ``WARC-Target-URI:`` CRLF, then
+    blanks and the URI): its value without those blanks. warcio kept them, percent-encoded
+    (``%20%20http)/example.com``) and fastwarc one (``%20http)/...``): a wrong key, and the
+    readers parted."""
+    record = _warc(uris=("http://example.com/a",))[0]
+    head = name.encode() + b": " + value + b"\r\n"
+    assert head in record
+    path = tmp_path / "folded.warc"
+    path.write_bytes(record.replace(head, name.encode() + b":\r\n  " + value + b"\r\n"))
+    for reader in warc_readers():
+        found = [c if isinstance(c, str) else (c.urlkey, c.timestamp, c.status) for c in reader(str(path))]
+        assert found == [("com,example)/a", "20090113191358", "200")], reader
