@@ -91,3 +91,17 @@ def test_a_folded_warc_header_is_read_as_its_value(tmp_path, name, value):
     for reader in warc_readers():
         found = [c if isinstance(c, str) else (c.urlkey, c.timestamp, c.status) for c in reader(str(path))]
         assert found == [("com,example)/a", "20090113191358", "200")], reader
+
+
+def test_an_upper_case_scheme_is_the_same_uri(tmp_path):
+    """``DNS:example.com`` (a scheme is case-insensitive) has the key of ``dns:example.com``, as
+    Heritrix writes it: surt() kept the case of a scheme it does not know, two URI-Rs for one."""
+    from profiler.formats import cdx
+    path = tmp_path / "dns.warc"
+    path.write_bytes(b"".join(_warc(uris=("DNS:example.com", "dns:example.com", "Dns:Example.com", "HTTP://Example.com/"))))
+    for reader in warc_readers():
+        found = [c if isinstance(c, str) else c.urlkey for c in reader(str(path))]
+        assert found == ["dns:example.com"] * 3 + ["com,example)/"], reader
+    parse = cdx.make_parser("N b a m s k r M S V g")
+    line = b"DNS:example.com 20090113191358 DNS:example.com text/dns 200 AAAA - - 52 0 a.warc.gz"
+    assert parse(line).urlkey == "dns:example.com"
