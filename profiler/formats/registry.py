@@ -121,7 +121,7 @@ def _sniff_arc(sample):
     first = sample.first
     if first is None:
         return None
-    fields = first.split(b" ")
+    fields = first.replace(b"\t", b" ").split(b" ")       # fields parted by tabs too
     if first.startswith(b"filedesc:") and (not _index_line(fields) or _arc_field_line(sample.lines)):
         return _whole_gzip(sample)
     if len(fields) < 5 or not fields[-1].isdigit():

@@ -39,8 +39,8 @@ logging.getLogger("warcio.recordloader").setLevel(logging.ERROR)
 
 
 def looks_like_arc_record(line):
-    """An ARC v1 record header without filedesc: 'URL IP DATE MIME LENGTH'."""
-    f = line.split(b" ")
+    """An ARC v1 record header without filedesc: 'URL IP DATE MIME LENGTH' (or parted by tabs)."""
+    f = warc_records.arc_header_line(line).split(b" ")
     return len(f) >= 5 and f[-1].isdigit() and b":" in f[0] and any(_ARC_DATE.match(x) for x in f[1:-1])
 
 

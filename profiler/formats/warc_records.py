@@ -134,10 +134,22 @@ def arc_fields(headerline, parts):
     return parts
 
 
+def arc_header_line(line):
+    """An ARC record header line (bytes or str) with its fields parted by spaces: some tools
+    part them by tabs, which warcio does not split at (the record was a bad_record, and a file
+    without a filedesc record of no known format)."""
+    return line.replace(b"\t" if isinstance(line, bytes) else "\t", b" " if isinstance(line, bytes) else " ")
+
+
 class _ArcHeaders(ARC2WARCHeadersParser):
-    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields, whose
-    WARC-Date is empty (a bad_timestamp for profiler.formats.warc.capture_of) when warcio's date
-    does not stand for the ARC date."""
+    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields (parted by
+    tabs too: arc_header_line), whose WARC-Date is empty (a bad_timestamp for
+    profiler.formats.warc.capture_of) when warcio's date does not stand for the ARC date."""
+
+    def parse(self, stream, headerline=None):
+        if headerline is None:
+            headerline = stream.readline()
+        return super().parse(stream, arc_header_line(headerline))
 
     def _get_protocol_and_headers(self, headerline, parts):
         parts = arc_fields(headerline, parts)

@@ -105,3 +105,44 @@ def test_an_upper_case_scheme_is_the_same_uri(tmp_path):
     parse = cdx.make_parser("N b a m s k r M S V g")
     line = b"DNS:example.com 20090113191358 DNS:example.com text/dns 200 AAAA - - 52 0 a.warc.gz"
     assert parse(line).urlkey == "dns:example.com"
+
+
+def _arc(version, sep, eol, filedesc, gz):
+    """An ARC file of version 1 or 2 of two responses, its header fields parted by sep, its lines
+    ended by eol (the HTTP heads by CRLF), with or without its filedesc record."""
+    if version == 1:
+        names = b"1 0 InternetArchive" + eol + b"URL IP-address Archive-date Content-type Archive-length" + eol
+    else:
+        names = (b"2 0 Alexa" + eol + b"URL IP-address Archive-date Content-type Result-code Checksum Location "
+                 b"Offset Filename Archive-length" + eol)
+    v2 = [b"200", b"-", b"-", b"0", b"test.arc"] if version == 2 else []
+    records = []
+    if filedesc:
+        fields = [b"filedesc://test.arc", b"0.0.0.0", b"20090113191358", b"text/plain"] + v2
+        records.append(sep.join(fields + [b"%d" % len(names)]) + eol + names + eol)
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nhi"
+    for url in (b"http://example.com/", b"DNS:example.com"):
+        fields = [url, b"93.184.216.34", b"20090113191358", b"text/html"] + v2
+        records.append(sep.join(fields + [b"%d" % len(block)]) + eol + block + eol)
+    return b"".join(gzip.compress(r) if gz else r for r in records)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("sep", [b" ", b"\t"])
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("filedesc", [True, False])
+def test_arc_files_of_other_tools_are_read(tmp_path, version, sep, eol, filedesc):
+    """ARC v1 and v2, header fields parted by spaces or tabs, lines ended by LF or CRLF, with or
+    without a filedesc record: every response is read (tabs: a bad_record each, and without a
+    filedesc record the file was of no known format)."""
+    from profiler.formats import warc
+    for gz in (False, True):
+        path = tmp_path / ("test.arc" + (".gz" if gz else ""))
+        path.write_bytes(_arc(version, sep, eol, filedesc, gz))
+        found = [c if isinstance(c, str) else (c.urlkey, c.timestamp) for c in warc.iter_captures(str(path))]
+        assert found == ["warcinfo_record"] * filedesc + [("com,example)/", "20090113191358"),
+                                                          ("dns:example.com", "20090113191358")], gz
+    if version == 2 and eol == b"\r\n":
+        meta, top = _profile(tmp_path, path)
+        assert meta.startswith('"captures":2,"skipped":{%s}' % ('"warcinfo_record":1' if filedesc else "")), meta
+        assert '"urim":{"total":2,' in top
