@@ -146,3 +146,25 @@ def test_arc_files_of_other_tools_are_read(tmp_path, version, sep, eol, filedesc
         meta, top = _profile(tmp_path, path)
         assert meta.startswith('"captures":2,"skipped":{%s}' % ('"warcinfo_record":1' if filedesc else "")), meta
         assert '"urim":{"total":2,' in top
+
+
+CDX_LINES = (b" CDX N b a m s k r M S V g\n"
+             b"com,example)/ 20130101120000 http://example.com/ text/html 200 AAAA - - 1043 333 a.warc.gz\n")
+CRAWL_LOG = (b"2009-01-13T19:13:58.123Z   200       1234 http://example.com/ - - text/html #001 "
+             b"20090113191357890+120 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 - -\n")
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("name, data", [("i.cdx", CDX_LINES), ("crawl.log", CRAWL_LOG)])
+def test_a_byte_order_mark_starts_no_line(tmp_path, monkeypatch, name, data, pure):
+    """A UTF-8 byte order mark before a CDX legend or a crawl.log's first line (a file saved by a
+    Windows editor) is no part of the line: the legend is read, the line a capture, compiled and
+    Python alike."""
+    from profiler import contract
+    monkeypatch.delenv(contract.PURE_ENV, raising=False)
+    if pure:
+        monkeypatch.setenv(contract.PURE_ENV, "1")
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + data)
+    meta, top = _profile(tmp_path, path)
+    assert meta.startswith('"captures":1,"skipped":{}'), meta
