@@ -311,9 +311,10 @@ static inline int plain_surt(const char *key, Py_ssize_t kn) {
            && key[0] != '!' && key[0] != '@' && key[0] != '{' && key[0] != '(';
 }
 
-/* the timestamp padded to the earliest valid datetime (profiler.model.normalise.timestamp): 0, or 1
- * when it is not valid */
+/* the timestamp padded to the earliest valid datetime (profiler.model.normalise.fractional_timestamp: up
+ * to 23 digits, those past the fourteenth a fraction of a second, dropped): 0, or 1 when it is not valid */
 static int norm_timestamp(const char *tr, Py_ssize_t tn, char ts[14]) {
+    if (tn > 14 && tn <= 23 && all_digits(tr, tn)) tn = 14;
     if (tn < 4 || tn > 14 || !all_digits(tr, tn)) return 1;
     memcpy(ts, tr, tn);
     memset(ts + tn, '0', 14 - tn);

@@ -224,7 +224,7 @@ def _kind(head):
 
 def _index(head):
     """'a CDX index', 'a CDXJ index', 'a WARC file', 'an ARC file' when the head is one, else None."""
-    if head.startswith(b"WARC/"):
+    if head[:5].upper() == b"WARC/":      # in any case, as warcio reads it
         return "a WARC file"
     if head.startswith(b"filedesc:"):
         return "an ARC file"

@@ -44,13 +44,28 @@ def legend_letters(line):
     return b" ".join(letters).decode("ascii", "replace")
 
 
+#: a URI's scheme and its colon (RFC 3986), in a case surt() reads only in lower case
+_UPPER_SCHEME = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def lower_scheme(url):
+    """A URL with its scheme in lower case (a scheme is case-insensitive, RFC 3986): surt() keeps
+    ``DNS:example.com`` apart from ``dns:example.com``, which Heritrix writes for the same lookup.
+
+    >>> lower_scheme(b"DNS:example.com"), lower_scheme(b"Http://Example.com/A")
+    (b'dns:example.com', b'http://Example.com/A')
+    """
+    m = _UPPER_SCHEME.match(url)
+    return url if m is None or m.group().islower() else m.group().lower() + url[m.end():]
+
+
 def surt_of(url):
     """SURT of a URL (bytes) as a key-safe str; None when surt cannot parse it."""
     key = _surt_cache.get(url)
     if key is None:
         import surt    # here, not at the top: its import (tldextract, requests) is slow, and most tasks never need it
         try:
-            text = surt.surt(url.decode("utf-8", "surrogateescape"))
+            text = surt.surt(lower_scheme(url).decode("utf-8", "surrogateescape"))
         except Exception:
             return None
         if not text:
@@ -222,7 +237,7 @@ def make_parser(letters, collection=None):
         if mime.startswith(NON_CAPTURE_MIMES) or (url_raw or b"").startswith(NON_CAPTURE_PREFIXES) \
                 or (key_raw or b"").startswith(NON_CAPTURE_PREFIXES) or key_raw == dash:
             return "not_a_capture"
-        ts = normalise.timestamp(f[i_ts])
+        ts = normalise.fractional_timestamp(f[i_ts])
         if ts is None:
             return "bad_timestamp"
         length, ok = normalise.length(f[i_len]) if i_len is not None else (0, True)

@@ -4,8 +4,8 @@ A line is space-padded fields: log time (``2013-04-02T10:00:01.123Z``), fetch st
 hop path, via, mime, thread (``#042``; ``-`` in warcprox's logs), fetch start and duration (``20130402100000987+35``),
 digest (``sha1:...``), source tag, annotations (comma-separated), and in Heritrix 3 sometimes a
 JSON object after them. A line whose fetch status is an HTTP status (100-599) is a capture:
-timestamp = the first 14 digits of the fetch start (else of the log time), length = the size
-field, digest = the digest field, depth = the hop path's hops (``-`` a seed, 0; else its letters;
+timestamp = the first 14 digits of the fetch start (else, when they are no datetime, of the log
+time), length = the size field, digest = the digest field, depth = the hop path's hops (``-`` a seed, 0; else its letters;
 Heritrix writes a long path as ``N+LETTERS``, N hops before the letters it shows); a line
 annotated ``duplicate:...`` or ``warcRevisit:...`` is a revisit (mime ``warc/revisit``, as a WARC
 revisit record). Other lines are skipped and counted: ``dns_fetch`` (status 1), ``failed_fetch``
@@ -33,6 +33,13 @@ def log_time(raw):
     """A log time's 14 digits, or None."""
     m = _LOG_TIME.match(raw)
     return normalise.timestamp(b"".join(m.groups())) if m else None
+
+
+def fetch_start(raw):
+    """The 14 digits a fetch start and duration field (``20130402100000987+35``) begins with, or
+    None when it begins with no datetime (``-``, fewer digits, a month 13): the line's log time
+    then stands for it (spec section 1), as it does for a line without one."""
+    return normalise.timestamp(raw[:14]) if len(raw) >= 14 and raw[:14].isdigit() else None
 
 
 def depth(raw):
@@ -74,8 +81,7 @@ def parse(line, collection=None):
     url = f[3]
     if url.startswith(NON_CAPTURE_PREFIXES):
         return "not_a_capture"
-    start = f[8]
-    ts = normalise.timestamp(start[:14]) if len(start) >= 14 and start[:14].isdigit() else log_time(f[0])
+    ts = fetch_start(f[8]) or log_time(f[0])
     if ts is None:
         return "bad_timestamp"
     length, ok = normalise.length(f[2])

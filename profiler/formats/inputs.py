@@ -444,7 +444,7 @@ def _damaged_archive_start(path):
             start = members.inflated_start(f.read(1 << 16))
     except OSError:
         return []
-    if not start.startswith((b"WARC/", b"filedesc:")):
+    if not (members.starts_warc_record(start) or start.startswith(b"filedesc:")):
         return []
     lines = []
     for line in start.split(b"\n", SAMPLED_START_LINES)[:SAMPLED_START_LINES]:

@@ -21,11 +21,17 @@ _PEEK = 1 << 13
 _BLANK = b" \t\r\n"
 
 
+def starts_warc_record(data):
+    """Whether bytes begin a WARC record's version line: 'WARC/' in any case, as warcio reads it
+    (``warc/1.0`` is a WARC/1.0 record)."""
+    return data[:5].upper() == b"WARC/"
+
+
 def starts_record(data):
     """Whether bytes (a member's inflated start) begin a WARC or ARC record, as warcio reads one
     (it takes blank lines before a member's record for a record of their own)."""
     from profiler.formats.warc import looks_like_arc_record
-    if data.startswith((b"WARC/", b"filedesc:")):
+    if starts_warc_record(data) or data.startswith(b"filedesc:"):
         return True
     line, newline, _ = data.partition(b"\n")
     return bool(newline) and looks_like_arc_record(line.rstrip(b"\r"))

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from profiler import extras
 from profiler.errors import UserError
-from profiler.formats import captures as captures_format, cdx, cdxj, cdxserver, crawllog, owbcdxj
+from profiler.formats import captures as captures_format, cdx, cdxj, cdxserver, crawllog, members, owbcdxj
 from profiler.io.readers import iter_lines
 from profiler.model import capture as capture_model
 
@@ -112,7 +112,7 @@ def _sniff_ache(sample):
 
 def _sniff_warc(sample):
     first = sample.first
-    return _whole_gzip(sample) if first is not None and first.startswith(b"WARC/") else None
+    return _whole_gzip(sample) if first is not None and members.starts_warc_record(first) else None
 
 
 def _sniff_arc(sample):
@@ -121,7 +121,7 @@ def _sniff_arc(sample):
     first = sample.first
     if first is None:
         return None
-    fields = first.split(b" ")
+    fields = first.replace(b"\t", b" ").split(b" ")       # fields parted by tabs too
     if first.startswith(b"filedesc:") and (not _index_line(fields) or _arc_field_line(sample.lines)):
         return _whole_gzip(sample)
     if len(fields) < 5 or not fields[-1].isdigit():

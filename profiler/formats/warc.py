@@ -30,16 +30,17 @@ ACHE_HEADER = "ACHE-Requested-URL"
 _BUF = 1 << 16
 _MIME_END = re.compile(r"[;\s]")
 _ARC_DATE = re.compile(rb"^\d{12,14}$")
-#: the numeric zone that ends a WARC-Date written with one (``+02:00``, ``-0500``)
-_ZONE = re.compile(r"([+-])([0-9]{2}):?([0-9]{2})\Z")
+#: the numeric zone that ends a WARC-Date's time written with one (``+02:00``, ``-0500``, ``-08``: ISO
+#: 8601 lets a zone name its hours only)
+_ZONE = re.compile(r"([+-])([0-9]{2})(?::?([0-9]{2}))?\Z")
 # warcio logs every WARC-Target-URI with a space it percent-encodes: one line per record of
 # old crawls, in every map task's stderr. The URI is still used (as cdxj-indexer does).
 logging.getLogger("warcio.recordloader").setLevel(logging.ERROR)
 
 
 def looks_like_arc_record(line):
-    """An ARC v1 record header without filedesc: 'URL IP DATE MIME LENGTH'."""
-    f = line.split(b" ")
+    """An ARC v1 record header without filedesc: 'URL IP DATE MIME LENGTH' (or parted by tabs)."""
+    f = warc_records.arc_header_line(line).split(b" ")
     return len(f) >= 5 and f[-1].isdigit() and b":" in f[0] and any(_ARC_DATE.match(x) for x in f[1:-1])
 
 
@@ -69,6 +70,8 @@ def warc_timestamp(date):
     ('20131226101112', '20131226101112')
     >>> warc_timestamp("2013-12-26T23:11:12.5-05:00"), warc_timestamp("2013-12-26T10:11:12+0000")
     ('20131227041112', '20131226101112')
+    >>> warc_timestamp("2013-12-26T23:11:12-05"), warc_timestamp("2013-12-26T23:11:12,5-0500")
+    ('20131227041112', '20131227041112')
     """
     if date and len(date) == 20 and date[19] == "Z" and date[4] == date[7] == "-" and date[10] == "T":
         ts = date[:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
@@ -79,10 +82,12 @@ def warc_timestamp(date):
                 if day <= _DAYS[month] and (month, day) != (2, 29) and ts[12:] < "60":
                     return ts
     zone = _ZONE.search(date) if date else None
-    if zone:                              # a numeric zone: warcio ignored it, or failed
-        text = date[:zone.start()].rstrip()
+    if zone and ":" in date[:zone.start()]:  # a time's numeric zone: warcio ignored it (read an
+        text = date[:zone.start()].rstrip()  # hours-only one as microseconds), or failed
         text = text[:10] + "T" + text[11:] if text[10:11] == " " else text
-        return w3c_dates.timestamp(("%s%s%s:%s" % ((text,) + zone.groups())).encode("ascii", "replace"))
+        text = text[:19] + "." + text[20:] if text[19:20] == "," else text     # ISO 8601's decimal comma
+        sign, hours, minutes = zone.groups()
+        return w3c_dates.timestamp(("%s%s%s:%s" % (text, sign, hours, minutes or "00")).encode("ascii", "replace"))
     try:                                  # other forms (fractions, no Z, Feb 29): warcio decides
         return normalise.timestamp(iso_date_to_timestamp(date).encode("ascii"))
     except Exception:
@@ -202,7 +207,8 @@ class WarcioRecord:
         return record_type(self.record.rec_type)
 
     def header(self, name):
-        return self.record.rec_headers.get_header(name)
+        value = self.record.rec_headers.get_header(name)
+        return value.strip(" \t") if value else value     # a folded header's blanks
 
     @property
     def content_length(self):

@@ -140,6 +140,7 @@ class _FastRecord:
     def __init__(self, record, headers, head_length):
         self.record, self.headers, self.head_length = record, headers, head_length
         url = headers.get("warc-target-uri")
+        url = url.strip(" \t") if url else url        # a folded header's blanks
         if url and url.startswith("<") and url.endswith(">"):
             url = url[1:-1]
         self.url = url.replace(" ", "%20") if url else url
@@ -152,7 +153,10 @@ class _FastRecord:
 
     def header(self, name):
         name = name.lower()
-        return self.url if name == "warc-target-uri" else self.headers.get(name)
+        if name == "warc-target-uri":
+            return self.url
+        value = self.headers.get(name)
+        return value.strip(" \t") if value else value     # a folded header's blanks
 
     @property
     def content_length(self):

@@ -134,10 +134,22 @@ def arc_fields(headerline, parts):
     return parts
 
 
+def arc_header_line(line):
+    """An ARC record header line (bytes or str) with its fields parted by spaces: some tools
+    part them by tabs, which warcio does not split at (the record was a bad_record, and a file
+    without a filedesc record of no known format)."""
+    return line.replace(b"\t" if isinstance(line, bytes) else "\t", b" " if isinstance(line, bytes) else " ")
+
+
 class _ArcHeaders(ARC2WARCHeadersParser):
-    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields, whose
-    WARC-Date is empty (a bad_timestamp for profiler.formats.warc.capture_of) when warcio's date
-    does not stand for the ARC date."""
+    """warcio's ARC -> WARC header parser, reading the header's fields by arc_fields (parted by
+    tabs too: arc_header_line), whose WARC-Date is empty (a bad_timestamp for
+    profiler.formats.warc.capture_of) when warcio's date does not stand for the ARC date."""
+
+    def parse(self, stream, headerline=None):
+        if headerline is None:
+            headerline = stream.readline()
+        return super().parse(stream, arc_header_line(headerline))
 
     def _get_protocol_and_headers(self, headerline, parts):
         parts = arc_fields(headerline, parts)
@@ -171,9 +183,9 @@ def holds_http(rec_type, uri, content_type, warc=True):
 
 class _Loader(ArcWarcRecordLoader):
     """warcio's record loader that says which format it read a record header as, whose ARC
-    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds), and
-    that reads the HTTP head of every record that holds one (holds_http: warcio looked at the
-    URI's scheme only, case-sensitively)."""
+    records have no WARC-Date when their ARC date is none warcio keeps (arc_date_holds), that
+    reads the HTTP head of every record that holds one (holds_http: warcio looked at the
+    URI's scheme only, case-sensitively), and that reads a folded WARC-Target-URI."""
 
     last_format = None
     last_content_type = None
@@ -189,6 +201,15 @@ class _Loader(ArcWarcRecordLoader):
         headers = found[1]
         self.last_content_type = headers.get_header("Content-Type") if hasattr(headers, "get_header") else None
         return found
+
+    def _ensure_target_uri_format(self, rec_headers):
+        """warcio's, after the white space around the URI is cut: a header folded onto the next
+        line (the WARC grammar's LWS) starts its value with that line's blanks, which warcio
+        kept and percent-encoded (``%20%20http://...``, a wrong SURT)."""
+        uri = rec_headers.get_header("WARC-Target-URI")
+        if uri is not None and uri != uri.strip(" \t"):
+            rec_headers.replace_header("WARC-Target-URI", uri.strip(" \t"))
+        return super()._ensure_target_uri_format(rec_headers)
 
     def load_http_headers(self, rec_type, uri, stream, length):
         """warcio's, for a record without WARC-Target-URI too (warcio raised on it, and a plain
@@ -268,9 +289,9 @@ class _QuietIterator(ArchiveIterator):
         if not line.endswith(b"\n"):
             return False
         if self.known_format == "warc":
-            return line.startswith(b"WARC/")
+            return members.starts_warc_record(line)
         if self.known_format == "arc":
-            return members.starts_record(line) and not line.startswith(b"WARC/")
+            return members.starts_record(line) and not members.starts_warc_record(line)
         return False
 
     def member_state(self):

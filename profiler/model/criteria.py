@@ -332,8 +332,11 @@ def _depth(text):
 
 
 def _collection(text):
-    """A collection a person gives, percent-encoded as profiles write it (normalise.collection);
-    a ValueError for an empty one."""
+    """A collection a person gives: its key field as profiles write it (``crawl%202013``) is
+    taken as it is, any other text is a name, percent-encoded (normalise.collection: ``crawl
+    2013``, ``100%``); a ValueError for an empty one."""
+    if text and normalise.collection(normalise.collection_name(text)) == text:
+        return text
     field = normalise.collection(text.encode("utf-8", "surrogateescape"))
     if field is None:
         raise ValueError("not a collection: %r" % text[:40])

@@ -83,10 +83,10 @@ MAX_FRACTION_DIGITS = 23
 
 
 def fractional_timestamp(raw):
-    """timestamp() of a CDXJ entry's timestamp, whose digits past the fourteenth are a fraction
-    of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js index in
-    milliseconds). Only for CDXJ blocks: a CDX layout is inferred by the timestamps its lines
-    parse with, where a longer number is no timestamp.
+    """timestamp() of a CDX or CDXJ entry's timestamp, whose digits past the fourteenth are a
+    fraction of a second, dropped as a WARC-Date's fraction is (ArchiveWeb.page and wabac.js
+    index in milliseconds, and pywb and OpenWayback write 17 digits in some indexes); the
+    profile keeps 14 digits (spec section 1).
 
     >>> fractional_timestamp(b"20220916191507333"), fractional_timestamp(b"20221316191507333") is None
     ('20220916191507', True)
@@ -217,13 +217,24 @@ def depth_class(hops):
 
 
 def collection(raw):
-    """A collection's name (bytes) as a key field: white space, control bytes and invalid UTF-8
-    percent-encoded (key_field), '-' (any) as '%2D'; None when it is empty.
+    """A collection's name (bytes) as a key field: '%' as '%25' (so that 'a b' and 'a%20b' stay two
+    collections), white space, control bytes and invalid UTF-8 percent-encoded (key_field), '-'
+    (any) as '%2D'; None when it is empty.
 
-    >>> collection(b"crawl 2013"), collection(b"-"), collection(b"")
-    ('crawl%202013', '%2D', None)
+    >>> collection(b"crawl 2013"), collection(b"-"), collection(b""), collection(b"crawl%202013")
+    ('crawl%202013', '%2D', None, 'crawl%25202013')
     """
     if not raw:
         return None
-    text = key_field(raw)
+    text = key_field(raw.replace(b"%", b"%25"))
     return "%2D" if text == "-" else text
+
+
+def collection_name(field):
+    """The name (bytes) a collection's key field (str) stands for: the field percent-decoded.
+
+    >>> collection_name("crawl%202013"), collection_name("100%25")
+    (b'crawl 2013', b'100%')
+    """
+    from urllib.parse import unquote_to_bytes
+    return unquote_to_bytes(field.encode("utf-8", "surrogateescape"))

@@ -128,6 +128,33 @@ def test_a_cdxj_filename_field_is_read(tmp_path):
         assert got["* - - - SITEA"][0] == 2 and got["* - - - SITEB"][0] == 1
 
 
+def test_names_that_differ_by_a_percent_escape_are_two_collections(tmp_path):
+    """'a b' and 'a%20b' (WARC file names are written percent-encoded by some tools, as they are)
+    are two collections, 'a%20b' and 'a%2520b', and '100%' is '100%25': one was taken for the
+    other, their captures counted as one collection's. query takes a field as the profile
+    writes it, or a name."""
+    names = ["a b-1.warc.gz", "a%20b-2.warc.gz", "100%-3.warc.gz"]
+    lines = ['com,example)/%d 2013010100000%d {"url": "http://example.com/%d", "mime": "image/png", "status": "200", '
+             '"digest": "D%d", "length": "10", "filename": "%s"}' % (i, i, i, i, name) for i, name in enumerate(names)]
+    index = tmp_path / "i.cdxj"
+    index.write_text("\n".join(lines) + "\n")
+    policy = write_policy(tmp_path / "p.yaml", POLICY)
+    for pure in (False, True):
+        out = str(tmp_path / ("c%s.cdxj" % pure))
+        if pure:
+            with pure_python():
+                run_profile([str(index)], out, policy=policy, collections={"pattern": r"^(.*)-\d"})
+        else:
+            run_profile([str(index)], out, policy=policy, collections={"pattern": r"^(.*)-\d"})
+        got = read_profile(out)
+        assert {k.split()[4] for k in got if k.startswith("* - - - ")} == {"-", "a%20b", "a%2520b", "100%25"}
+        assert all(got["* - - - " + c][0] == 1 for c in ("a%20b", "a%2520b", "100%25"))
+    for asked, field in (("a b", "a%20b"), ("a%20b", "a%20b"), ("a%2520b", "a%2520b"), ("100%", "100%25"),
+                         ("100%25", "100%25")):
+        run = cli("query", out, "--collection", asked)
+        assert run.returncode == 0 and run.stdout.split()[4] == field, (asked, run.stdout, run.stderr)
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "profiler.cli", *args], capture_output=True, text=True)
 

@@ -455,3 +455,40 @@ def test_revisit_flag_uses_the_normalised_mime():
     parse = cdx.make_parser("N b a m s k r M S V g")
     got = parse(b"com,a)/ 20100101000000 http://a/ WARC/Revisit;x=1 - sha1:AA - - 10 0 f")
     assert got.mime == "warc/revisit" and got.revisit is True
+
+
+@pytest.mark.parametrize("fraction", [b"123", b"1", b"123456789"])
+def test_a_timestamp_with_a_fraction_of_a_second_is_a_capture_of_that_second(fraction):
+    """pywb and OpenWayback write 17-digit (millisecond) timestamps in some indexes: the first 14
+    digits are the capture's second, as in a CDXJ index; an impossible date is still refused."""
+    parse = cdx.make_parser(L11)
+    c = parse(PYWB_200.replace(b"20140103030321", b"20140103030321" + fraction))
+    assert (c.timestamp, c.status, c.length) == ("20140103030321", "200", 1043)
+    assert parse(PYWB_200.replace(b"20140103030321", b"20141303030321123")) == "bad_timestamp"
+    assert parse(PYWB_200.replace(b"20140103030321", b"20140103030321" + b"1" * 10)) == "bad_timestamp"
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("legend", [True, False])
+def test_a_millisecond_cdx_profiles_every_capture(tmp_path, legend, pure):
+    """Every line of a CDX index of 17-digit timestamps is a capture, its layout found without a
+    legend too, with the compiled readers and without (it was skipped as bad_timestamp, and
+    without a legend the file was of no known format)."""
+    import os
+    import subprocess
+    import sys
+    from profiler import contract
+    first = PYWB_200.replace(b"20140103030321", b"20140103030321123")
+    second = PYWB_200.replace(b"20140103030321", b"20150101000000001").replace(b"example=1", b"example=2")
+    (tmp_path / "index.cdx").write_bytes((PYWB_LEGEND + b"\n" if legend else b"") + first + b"\n" + second + b"\n")
+    env = dict(os.environ)
+    env.pop(contract.PURE_ENV, None)
+    if pure:
+        env[contract.PURE_ENV] = "1"
+    out = tmp_path / "p.cdxj"
+    subprocess.run([sys.executable, "-m", "profiler.cli", "profile", str(tmp_path / "index.cdx"), "-o", str(out),
+                    "-r", "inline", "--quiet"], check=True, capture_output=True, env=env)
+    lines = out.read_text().splitlines()
+    assert '"captures":2,"skipped":{}' in next(line for line in lines if line.startswith('!meta {"inputs"'))
+    top = next(line for line in lines if line.startswith("* - - - "))
+    assert '"urim":{"total":2,' in top and '"first":"20140103030321","last":"20150101000000"' in top

@@ -60,10 +60,15 @@ def test_a_line_is_a_capture():
     (lambda f: f.__setitem__(1, b"2x0"), "bad_fetch_status"),
     (lambda f: f.__setitem__(2, b"12x"), "bad_length"),
     (lambda f: (f.__setitem__(8, b"-"), f.__setitem__(0, b"yesterday")), "bad_timestamp"),
-    (lambda f: f.__setitem__(8, b"20131302101138319+739"), "bad_timestamp"),
+    (lambda f: f.__setitem__(8, b"20131302101138319+739"), ("timestamp", "20130402101139")),
+    (lambda f: f.__setitem__(8, b"2013040210113+739"), ("timestamp", "20130402101139")),
+    (lambda f: f.__setitem__(8, b"+739"), ("timestamp", "20130402101139")),
+    (lambda f: (f.__setitem__(8, b"20131302101138319+739"), f.__setitem__(0, b"yesterday")), "bad_timestamp"),
     (lambda f: f.__delitem__(slice(9, None)), "bad_field_count"),
 ])
 def test_what_a_line_gives(change, expected):
+    """A fetch start that begins with no datetime (a month 13, too few digits) is read as a missing
+    one, '-': the log time stands for it (it was a bad_timestamp skip of a line of a good log time)."""
     fields = LINE.split()
     change(fields)
     found = crawllog.parse(b" ".join(fields))

@@ -294,12 +294,12 @@ def collection_of(name, pattern, label="unk"):
 
 
 def collection_field(text):
-    """A collection's name as a key field: white space, control characters and bytes that are not
-    UTF-8 percent-encoded, a leading '{' as %7B, '-' alone as %2D."""
+    """A collection's name as a key field: '%', white space, control characters and bytes that are
+    not UTF-8 percent-encoded, a leading '{' as %7B, '-' alone as %2D."""
     out = []
     for ch in text:
         code = ord(ch)
-        if code <= 0x20 or code == 0x7F:
+        if code <= 0x20 or code == 0x7F or ch == "%":
             out.append("%%%02X" % code)
         elif 0xDC80 <= code <= 0xDCFF:          # a byte surrogateescape kept
             out.append("%%%02X" % (code - 0xDC00))
