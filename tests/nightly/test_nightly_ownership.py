@@ -182,3 +182,23 @@ def test_a_ledger_of_any_shape_is_read_or_is_a_one_line_error(tmp_path, data):
             assert "\n" not in str(e)
             return
     assert all("/" not in name and name not in (".", "..") for name in entries)
+
+
+def test_a_signal_as_the_work_folder_is_made_leaves_none_behind(tmp_path, capsys, monkeypatch):
+    """A signal between making the night's work folder and recording it in the work ledger left
+    a .work-* folder no ledger names: never removed, one more each time."""
+    import signal as signals
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    real = os.mkdir
+
+    def made_then_signalled(path, *args, **kw):
+        real(path, *args, **kw)
+        if str(path).startswith(".work-"):
+            os.kill(os.getpid(), signals.SIGINT)
+    monkeypatch.setattr(os, "mkdir", made_then_signalled)
+    assert a.night(capsys)[0] == 130
+    monkeypatch.undo()
+    assert a.night(capsys)[0] == 0
+    assert [n for n in os.listdir(a.state_dir) if n.startswith(".work-")] == []
