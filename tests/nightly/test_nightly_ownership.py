@@ -202,3 +202,27 @@ def test_a_signal_as_the_work_folder_is_made_leaves_none_behind(tmp_path, capsys
     monkeypatch.undo()
     assert a.night(capsys)[0] == 0
     assert [n for n in os.listdir(a.state_dir) if n.startswith(".work-")] == []
+
+
+def test_a_signal_as_a_staging_folder_is_made_leaves_none_behind(tmp_path, capsys, monkeypatch):
+    """The output folder on another filesystem than the work folder: the night finishes its files
+    in a staging folder there. A signal between making it and recording it left one no ledger
+    names, never removed."""
+    import signal as signals
+    from helpers.nightly_archive import Archive, captures_by_host
+    from profiler.nightly import publish
+    from profiler.nightly.folder import Folder
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    monkeypatch.setattr(Folder, "device", lambda self: (self.path, None))     # every folder apart
+    real = os.mkdir
+
+    def made_then_signalled(path, *args, **kw):
+        real(path, *args, **kw)
+        if str(path).startswith(publish.STAGING_PREFIX):
+            os.kill(os.getpid(), signals.SIGINT)
+    monkeypatch.setattr(os, "mkdir", made_then_signalled)
+    assert a.night(capsys)[0] == 130
+    monkeypatch.setattr(os, "mkdir", real)
+    assert a.night(capsys)[0] == 0
+    assert [n for n in os.listdir(a.out) if n.startswith(publish.STAGING_PREFIX)] == []
