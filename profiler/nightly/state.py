@@ -30,7 +30,7 @@ SAMPLE_BYTES = 1 << 14
 
 
 def fingerprint(path, checksum=False):
-    """{'size', 'mtime_ns', 'ino', 'ctime_ns', 'sample'[, 'sha256']} of a local file.
+    """{'size', 'mtime_ns', 'ino', 'ctime_ns', and 'sample' or with checksum 'sha256'} of a local file.
 
     An input rewritten in place to the same size with its mtime put back (``touch -r``) keeps
     size and mtime: its inode change time (which no user can set), its inode (a copy renamed
@@ -50,9 +50,9 @@ def fingerprint(path, checksum=False):
         if not stat.S_ISREG(fst.st_mode):
             return out
         out.update(size=fst.st_size, mtime_ns=fst.st_mtime_ns, ino=fst.st_ino, ctime_ns=fst.st_ctime_ns)
-        out["sample"] = _sample(f, fst.st_size)
-        if checksum:
-            f.seek(0)
+        if not checksum:
+            out["sample"] = _sample(f, fst.st_size)
+        else:                           # the whole file's: no sample besides
             h = hashlib.sha256()
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
