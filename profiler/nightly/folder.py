@@ -260,14 +260,19 @@ class Folder:
             os.close(fd)
 
     def create(self, name, data, mode=FILE_MODE):
-        """Make the new file name holding data, fsynced (FileExistsError when the name is taken)."""
+        """Make the new file name holding data, fsynced (FileExistsError when the name is taken);
+        removed when it cannot be written whole (a full disk)."""
         fd = self._new_file(name, mode)
         try:
-            os.fchmod(fd, mode)
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            try:
+                os.fchmod(fd, mode)
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except BaseException:
+            self.discard(name)
+            raise
 
     def _new_file(self, name, mode):
         """A descriptor of the new file name here, opened for writing without following a link

@@ -175,15 +175,19 @@ def owner_marker(name):
 def claim_output(out, name, state_dir, create=True):
     """Check the owner marker in the output folder out (a Folder), and write it when missing and
     create: UserError when another config publishes NAME there, or when the marker is not one
-    this tool wrote."""
+    this tool wrote. An empty marker is one a run killed as it made it (or a full disk) left
+    unwritten: written again, not refused (every night after was refused)."""
     marker = owner_marker(name)
     me = os.path.realpath(state_dir)
     data = out.read(marker, MARKER_LIMIT)
-    if data is None:
+    if not data:                    # empty: a run killed (or a full disk) as it made it, never written
         if not create:
             return
         try:
-            out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
+            if data is None:
+                out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
+            else:
+                out.write(marker, orjson.dumps({"state_dir": me}) + b"\n")
         except FileExistsError:
             raise UnsafeFile("%s appeared while nightly was making it: move it away" % out.join(marker))
         return

@@ -226,3 +226,32 @@ def test_a_signal_as_a_staging_folder_is_made_leaves_none_behind(tmp_path, capsy
     monkeypatch.setattr(os, "mkdir", real)
     assert a.night(capsys)[0] == 0
     assert [n for n in os.listdir(a.out) if n.startswith(publish.STAGING_PREFIX)] == []
+
+
+def test_an_empty_owner_marker_is_written_again(tmp_path, capsys):
+    """A first night killed (or out of disk) just after making the output folder's owner marker
+    left it empty; every night after was refused ('not an owner marker this tool wrote')."""
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    os.makedirs(a.out)
+    marker = os.path.join(a.out, ".archive.owner")
+    open(marker, "wb").close()
+    status, line = a.night(capsys)
+    assert status == 0, line
+    with open(marker, "rb") as f:
+        assert orjson.loads(f.read())["state_dir"] == os.path.realpath(a.state_dir)
+
+
+def test_a_file_that_cannot_be_written_whole_is_not_left_made(tmp_path, monkeypatch):
+    from profiler.nightly import folder as folder_mod
+    from profiler.nightly.folder import Folder
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(folder_mod, "write_all", full)
+    (tmp_path / "f").mkdir()
+    with Folder.open(str(tmp_path / "f")) as f:
+        with pytest.raises(OSError):
+            f.create("x", b"data")
+    assert os.listdir(tmp_path / "f") == []
