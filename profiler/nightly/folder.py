@@ -252,9 +252,14 @@ class Folder:
         return fd, created
 
     def append(self, name, data, mode=FILE_MODE):
-        """Append bytes to name (a log) through an O_APPEND descriptor."""
-        fd, _ = self.open_in_place(name, os.O_WRONLY | os.O_APPEND, mode)
+        """Append a line (bytes ending in a newline) to name (a log) through an O_APPEND
+        descriptor; after a last line cut short (a full disk, a run killed as it wrote), on a
+        line of its own (it was glued to the cut one: both unreadable)."""
+        fd, _ = self.open_in_place(name, os.O_RDWR | os.O_APPEND, mode)
         try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
             write_all(fd, data)
         finally:
             os.close(fd)

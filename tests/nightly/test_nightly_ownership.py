@@ -255,3 +255,18 @@ def test_a_file_that_cannot_be_written_whole_is_not_left_made(tmp_path, monkeypa
         with pytest.raises(OSError):
             f.create("x", b"data")
     assert os.listdir(tmp_path / "f") == []
+
+
+def test_a_run_log_cut_mid_line_gets_the_next_record_on_a_line_of_its_own(tmp_path, capsys):
+    """runs.jsonl cut mid-record (a full disk): the next night's record was glued to the cut one."""
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    assert a.night(capsys)[0] == 0
+    log = os.path.join(a.state_dir, "runs.jsonl")
+    with open(log, "ab") as f:
+        f.write(b'{"started":"2026-')
+    assert a.night(capsys)[0] == 0
+    with open(log, "rb") as f:
+        lines = f.read().split(b"\n")
+    assert lines[-1] == b"" and orjson.loads(lines[-2])["status"] == "unchanged" and lines[-3] == b'{"started":"2026-'
