@@ -153,8 +153,31 @@ def main(argv=None):
     except (RunError, OSError) as e:
         print("%s: error: %s (%s)" % (PROG, printable(str(e)), _outputs_after_error(args)), file=sys.stderr)
         return 1
+    except Exception as e:
+        if not _raised_by_import(e):
+            raise
+        print("%s: error: %s" % (PROG, printable(_not_loaded(e))), file=sys.stderr)
+        return 2
     finally:
         _restore_sigterm(previous)
+
+
+def _raised_by_import(e):
+    """Whether e came from a module that does not load (a broken or missing dependency, a bad
+    module on PYTHONPATH): an ImportError, or any exception raised while a module was imported."""
+    import traceback
+    return isinstance(e, ImportError) or any(f.name == "<module>" for f in traceback.extract_tb(e.__traceback__))
+
+
+def _not_loaded(e):
+    """One line for an exception raised while a module was imported: what, and where from."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    where = e.filename if isinstance(e, SyntaxError) and e.filename else \
+        next((f.filename for f in reversed(frames) if not f.filename.startswith("<")), None)
+    what = "%s: %s" % (type(e).__name__, (e.msg if isinstance(e, SyntaxError) else str(e) or " ").splitlines()[0])
+    return "cannot start: a module does not load (%s%s); reinstall archive-profiler's dependencies, or " \
+           "check PYTHONPATH" % (what.rstrip(": "), ", in %s" % where if where else "")
 
 
 #: commands whose answer is written to standard output (the others write files, or nothing)

@@ -43,8 +43,7 @@ class SortedCopy:
     def _temp(self):
         if not self.made:                       # the first: those a killed sort left go first
             outfiles.remove_stale_owned(self.folder, PREFIX, ".tmp")
-        path, fd = outfiles.owned_temp(self.folder, PREFIX, ".tmp")
-        self.made.append(path)
+        path, fd = outfiles.owned_temp(self.folder, PREFIX, ".tmp", record=self.made.append)
         return os.fdopen(fd, "wb"), path
 
     def __enter__(self):

@@ -241,8 +241,8 @@ class ConvertedCopy:
                    b"!keys " + jsonnum.dumps(KEYS),
                    b"!meta " + jsonnum.dumps({"converted": dict(self.meta(), source=display_name(os.path.abspath(self.source)))})]
         outfiles.remove_stale_owned(self.folder, PREFIX, ".cdxj")      # a killed merge's conversions
-        self.path, fd = outfiles.owned_temp(self.folder, PREFIX, ".cdxj")
         try:
+            fd = outfiles.owned_temp(self.folder, PREFIX, ".cdxj", record=lambda path: setattr(self, "path", path))[1]
             with os.fdopen(fd, "wb") as out:
                 out.writelines(x + b"\n" for x in sorted(headers) + lines)
         except BaseException:

@@ -267,30 +267,37 @@ def _left_by_dead_runs(folder, pattern):
             yield entry, path, st
 
 
-def owned_temp(folder, prefix, suffix="", is_folder=False):
+def owned_temp(folder, prefix, suffix="", is_folder=False, record=None):
     """Make a work file or folder in folder named PREFIX PID-HOST.RANDOM SUFFIX (a folder mode
     0700, a file the umask's): its name says whose it is, so a run killed before it removed it
-    leaves one the next run can prove is ours (remove_stale_owned). Returns (path, fd: None for a
-    folder)."""
+    leaves one the next run can prove is ours (remove_stale_owned). record(path), when given, is
+    called with SIGINT, SIGTERM and SIGHUP held from before it is made: a signal cannot end the
+    run between the two (a file no one removes until the same command runs there again); the
+    caller's cleanup, from its record, removes it. Returns (path, fd: None for a folder)."""
     while True:
         path = os.path.join(folder, "%s%d-%s.%s%s" % (prefix, os.getpid(), _HOST, secrets.token_hex(4), suffix))
         try:
-            if is_folder:
-                os.mkdir(path, 0o700)
-                return path, None
-            return path, os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            with signalmask.held():
+                if is_folder:
+                    os.mkdir(path, 0o700)
+                    made = path, None
+                else:
+                    made = path, os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+                if record is not None:
+                    record(path)
+            return made
         except FileExistsError:
             continue
 
 
-def work_folder(prefix, folder=None):
+def work_folder(prefix, folder=None, record=None):
     """A new work folder of this run in folder ($TMPDIR by default), made after removing those
-    that killed runs left there (remove_stale_owned)."""
+    that killed runs left there (remove_stale_owned); record as for owned_temp."""
     if folder is None:
         import tempfile
         folder = tempfile.gettempdir()
     remove_stale_owned(folder, prefix)
-    return owned_temp(folder, prefix, is_folder=True)[0]
+    return owned_temp(folder, prefix, is_folder=True, record=record)[0]
 
 
 def remove_stale_owned(folder, prefix, suffix=""):

@@ -69,7 +69,7 @@ def resolve_unique(args, manifests=()):
         files.append(read_manifest(manifest))
     seen, inodes, out, duplicates = set(), {}, [], []
     for path in itertools.chain.from_iterable(files):
-        path = path if is_remote(path) else _named_file(os.path.abspath(path))
+        path = path if is_remote(path) else named_file(os.path.abspath(path))
         if path in seen:
             continue
         seen.add(path)
@@ -90,7 +90,7 @@ def resolve_unique(args, manifests=()):
     return out, duplicates
 
 
-def _named_file(path):
+def named_file(path):
     """The file an open descriptor's name (/dev/stdin, /dev/fd/N, /proc/self/fd/N) names in this
     process, by its own path, when it is one: a task (another process) would open another file
     by that name. Any other path as it is."""

@@ -2,7 +2,9 @@
 
 One streaming pass over both sorted files (profiler.toolkit.diff.join) collects what an archivist
 asks the morning after: the archive-wide totals, hosts that are new (and hosts that vanished),
-growth by TLD, by year and by MIME type, and how many keys appeared, changed or vanished.
+growth by TLD and by each criterion of the policy at each of its levels (``by_criterion``, from
+the criteria registry: a plugin's criterion too; ``by_year`` and ``by_mime`` are two of them, kept
+under their names), and how many keys appeared, changed or vanished.
 Written as JSON (for scripts) and Markdown (for people), beside the profile.
 """
 
@@ -42,7 +44,8 @@ def compare(old_path, new_path, top=TOP, note=None):
     report = {"old": _about(old_path), "new": _about(new_path), "totals": None,
               "keys": {"appeared": 0, "vanished": 0, "changed": 0, "same": 0},
               "new_hosts": {"count": 0, "top": []}, "vanished_hosts": {"count": 0, "top": []},
-              "by_tld": [], "by_year": [], "by_mime": [], "vanished_keys": []}
+              "by_tld": [], "by_year": [], "by_mime": [],
+              "by_criterion": {c.name: {l.name: [] for l in c.levels} for c in layout.criteria}, "vanished_keys": []}
     if note:
         report["note"] = note
     new_hosts, gone_hosts = [], []
@@ -66,16 +69,35 @@ def compare(old_path, new_path, top=TOP, note=None):
                 new_hosts.append(_row(surt, old, new))
             elif level == "host" and kind == "vanished":
                 gone_hosts.append(_row(surt, old, new))
-        elif level == "root" and criteria.others_any(k, "datetime") and len(k.datetime) == 4:
-            report["by_year"].append(_row(k.datetime, old, new))
-        elif level == "root" and criteria.others_any(k, "mime"):
-            report["by_mime"].append(_row(k.mime, old, new))
+        elif level == "root":
+            _by_criterion(report, layout, k, old, new)
     for name, hosts in (("new_hosts", new_hosts), ("vanished_hosts", gone_hosts)):
         hosts.sort(key=lambda r: (-abs(r["urim.total"][2]), r["key"]))
         report[name] = {"count": len(hosts), "top": hosts[:top]}
     for name in ("by_tld", "by_mime"):
         report[name].sort(key=lambda r: (-r["urim.total"][2], r["key"]))
+    for name, levels in report["by_criterion"].items():
+        for rows in levels.values():
+            rows.sort(key=(lambda r: r["key"]) if name == criteria.DATETIME.name else
+                      (lambda r: (-r["urim.total"][2], r["key"])))
     return report
+
+
+def _by_criterion(report, layout, k, old, new):
+    """A root key with one criterion's field given (the others '-'): a row of that criterion's
+    growth at the level its field is at (the criterion's first level it may be at)."""
+    given = [(c, field) for c, field in zip(layout.criteria, k[1:]) if field != "-"]
+    if len(given) != 1:
+        return
+    c, field = given[0]
+    levels = c.levels_of(field)
+    level = levels[0] if levels else "other"
+    row = _row(field, old, new)
+    report["by_criterion"][c.name].setdefault(level, []).append(row)
+    if c is criteria.DATETIME and len(field) == 4:
+        report["by_year"].append(row)
+    elif c is criteria.MIME:
+        report["by_mime"].append(row)
 
 
 def _about(path):
@@ -130,8 +152,11 @@ def markdown(report, top=TOP):
     table("New hosts (%s)" % _n(report["new_hosts"]["count"]), report["new_hosts"]["top"], "host")
     table("Vanished hosts (%s)" % _n(report["vanished_hosts"]["count"]), report["vanished_hosts"]["top"], "host")
     table("Growth by TLD", [r for r in report["by_tld"] if r["urim.total"][2] or r["urir"][2]], "TLD")
-    table("Growth by year", [r for r in report["by_year"] if r["urim.total"][2] or r["urir"][2]], "year")
-    table("Growth by MIME type", [r for r in report["by_mime"] if r["urim.total"][2] or r["urir"][2]], "MIME type")
+    for name, levels in report.get("by_criterion", {}).items():
+        for level, rows in levels.items():
+            if rows:
+                table("Growth by %s (%s)" % (name, level),
+                      [r for r in rows if r["urim.total"][2] or r["urir"][2]], name)
     out.extend(["## Vanished keys (%s)" % _n(k["vanished"]), ""])
     out.extend(["- `%s`" % key for key in report["vanished_keys"]] or ["(none)"])
     return "\n".join(out) + "\n"

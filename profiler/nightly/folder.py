@@ -252,22 +252,32 @@ class Folder:
         return fd, created
 
     def append(self, name, data, mode=FILE_MODE):
-        """Append bytes to name (a log) through an O_APPEND descriptor."""
-        fd, _ = self.open_in_place(name, os.O_WRONLY | os.O_APPEND, mode)
+        """Append a line (bytes ending in a newline) to name (a log) through an O_APPEND
+        descriptor; after a last line cut short (a full disk, a run killed as it wrote), on a
+        line of its own (it was glued to the cut one: both unreadable)."""
+        fd, _ = self.open_in_place(name, os.O_RDWR | os.O_APPEND, mode)
         try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
             write_all(fd, data)
         finally:
             os.close(fd)
 
     def create(self, name, data, mode=FILE_MODE):
-        """Make the new file name holding data, fsynced (FileExistsError when the name is taken)."""
+        """Make the new file name holding data, fsynced (FileExistsError when the name is taken);
+        removed when it cannot be written whole (a full disk)."""
         fd = self._new_file(name, mode)
         try:
-            os.fchmod(fd, mode)
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            try:
+                os.fchmod(fd, mode)
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except BaseException:
+            self.discard(name)
+            raise
 
     def _new_file(self, name, mode):
         """A descriptor of the new file name here, opened for writing without following a link

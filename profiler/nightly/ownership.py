@@ -23,6 +23,7 @@ import stat
 import orjson
 
 from profiler.errors import UserError
+from profiler.io import signalmask
 from profiler.nightly.folder import UnsafeFile
 
 WORK_PREFIX = ".work-"
@@ -174,15 +175,19 @@ def owner_marker(name):
 def claim_output(out, name, state_dir, create=True):
     """Check the owner marker in the output folder out (a Folder), and write it when missing and
     create: UserError when another config publishes NAME there, or when the marker is not one
-    this tool wrote."""
+    this tool wrote. An empty marker is one a run killed as it made it (or a full disk) left
+    unwritten: written again, not refused (every night after was refused)."""
     marker = owner_marker(name)
     me = os.path.realpath(state_dir)
     data = out.read(marker, MARKER_LIMIT)
-    if data is None:
+    if not data:                    # empty: a run killed (or a full disk) as it made it, never written
         if not create:
             return
         try:
-            out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
+            if data is None:
+                out.create(marker, orjson.dumps({"state_dir": me}) + b"\n")
+            else:
+                out.write(marker, orjson.dumps({"state_dir": me}) + b"\n")
         except FileExistsError:
             raise UnsafeFile("%s appeared while nightly was making it: move it away" % out.join(marker))
         return
@@ -215,22 +220,32 @@ class WorkFolders:
 
     def make(self):
         """A new work folder (a Folder, mode 0700), recorded before anything is written in it;
-        then the work folders earlier runs left are removed. Returns (folder, names removed)."""
-        for _ in range(100):
-            name = WORK_PREFIX + secrets.token_hex(4)
-            try:
-                os.mkdir(name, 0o700, dir_fd=self.state.fd)
-                break
-            except FileExistsError:
-                continue
-            except OSError as e:
-                raise UnsafeFile("cannot make a work folder in %s: %s" % (self.state.path, e.strerror or e))
-        else:
-            raise UnsafeFile("cannot make a work folder in %s" % self.state.path)
-        folder = self.state.sub(name, make=False)
-        self.ledger.scratch = folder
+        then the work folders earlier runs left are removed. Returns (folder, names removed).
+        SIGINT, SIGTERM and SIGHUP are held from before it is made until it is recorded: one
+        that came between the two left a folder no ledger names, never removed."""
         earlier = self.ledger.names()
-        self.ledger.record({name: self.state.lstat(name)})
+        with signalmask.held():
+            for _ in range(100):
+                name = WORK_PREFIX + secrets.token_hex(4)
+                try:
+                    os.mkdir(name, 0o700, dir_fd=self.state.fd)
+                    break
+                except FileExistsError:
+                    continue
+                except OSError as e:
+                    raise UnsafeFile("cannot make a work folder in %s: %s" % (self.state.path, e.strerror or e))
+            else:
+                raise UnsafeFile("cannot make a work folder in %s" % self.state.path)
+            try:
+                folder = self.state.sub(name, make=False)
+                self.ledger.scratch = folder
+                self.ledger.record({name: self.state.lstat(name)})
+            except BaseException:
+                try:
+                    os.rmdir(name, dir_fd=self.state.fd)
+                except OSError:
+                    pass
+                raise
         return folder, self.ledger.remove(earlier)
 
     def remove(self, folder):

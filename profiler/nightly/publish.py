@@ -20,6 +20,7 @@ import secrets
 import shutil
 
 from profiler.errors import RunError
+from profiler.io import signalmask
 from profiler.nightly.folder import UnsafeFile, kind
 
 SUFFIXES = (".cdxj", ".ukvs", ".changes.json", ".changes.md", ".changes.svg")
@@ -80,19 +81,29 @@ def version_stamp(name, entry):
 
 def staging_for(folder, ledger, work):
     """A folder on folder's filesystem to finish files in: the work folder when it is on the same
-    one, else a new staging folder inside folder (recorded in its ledger; remove_staging)."""
+    one, else a new staging folder inside folder (recorded in its ledger; remove_staging). SIGINT,
+    SIGTERM and SIGHUP are held from before it is made until it is recorded (one between left a
+    folder no ledger names, never removed)."""
     if folder.device() == work.device():
         return work
-    for _ in range(100):
-        name = STAGING_PREFIX + secrets.token_hex(4)
+    with signalmask.held():
+        for _ in range(100):
+            name = STAGING_PREFIX + secrets.token_hex(4)
+            try:
+                os.mkdir(name, 0o700, dir_fd=folder.fd)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise UnsafeFile("cannot make a staging folder in %s" % folder.path)
         try:
-            os.mkdir(name, 0o700, dir_fd=folder.fd)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise UnsafeFile("cannot make a staging folder in %s" % folder.path)
-    ledger.record({name: folder.lstat(name)})
+            ledger.record({name: folder.lstat(name)})
+        except BaseException:
+            try:
+                os.rmdir(name, dir_fd=folder.fd)
+            except OSError:
+                pass
+            raise
     return folder.sub(name, make=False)
 
 

@@ -157,10 +157,11 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
                        and i["size"] <= SAMPLE_ARCHIVE_BYTES), key=lambda i: i["size"])[:1]
     if not index and not archives:
         return None
-    folder = outfiles.work_folder("archive-profiler-dryrun-")
     samples = {"full": [], "dense": [], "spread": [], "archive": []}
     per_byte, sample_lines_n = {}, 0           # (format, compression) -> [index lines, file bytes]
+    made = []                                  # the work folder, once made
     try:
+        folder = outfiles.work_folder("archive-profiler-dryrun-", record=made.append)
         raw = 0
         for n, info in enumerate(index):
             if info["compression"]:
@@ -196,7 +197,8 @@ def estimate(infos, policy, resolve_revisits=True, warc_reader="warcio", limit=S
         if "full" not in runs:
             return None
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
     c2, l2, s2, t2 = runs["full"]
     if not c2 or not raw:
         return {"sample_captures": c2, "sample_bytes": raw, "captures": 0}

@@ -222,8 +222,9 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
     log.info("profiling %d file(s), %.1f MB, in %d split(s) with the %s runner, policy %s",
              len(used), sum(i["size"] for i in infos if i["format"]) / 1e6, len(splits), runner, pol.name)
 
-    work = outfiles.work_folder("archive-profiler-")     # (those of killed runs removed first)
+    made = []                                           # the work folder, once made
     try:
+        work = outfiles.work_folder("archive-profiler-", record=made.append)   # (killed runs' removed first)
         manifest_paths = write_manifest(splits, os.path.join(work, "manifest"))
         shipping = ship_package and runner != "inline" and not direct
         py_files = []
@@ -252,7 +253,8 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
                 "counters": counters, "skipped_files": skipped_files, "summary": summary}
     finally:
         _enter(phases, "cleanup")
-        _removed(work)
+        for work in made:
+            _removed(work)
 
 
 def _enter(phases, name):

@@ -456,8 +456,11 @@ def profile_headers(paths, headers, disjoint, archive_uri=None, created=None, sk
 
 
 def _shown_path(path):
-    """An input's absolute path as !meta names it (bytes that are not UTF-8 as \\xNN: JSON holds text)."""
-    return display_name(os.path.abspath(path))
+    """An input's absolute path as !meta names it (bytes that are not UTF-8 as \\xNN: JSON holds text);
+    a descriptor's name (/dev/stdin < FILE) by the file it names (it names another file in every
+    process), as profile names its inputs."""
+    from profiler.formats.inputs import named_file
+    return display_name(named_file(os.path.abspath(path)))
 
 
 def _run_meta(runs, paths):
@@ -721,7 +724,9 @@ def merge(paths, out_path, disjoint=(), archive_uri=None, created=None, bound_re
     if twice is not None:                                       # its captures would count twice
         raise MergeError("%s and %s are the same file: merged with itself, its captures would count twice; "
                          "give it once" % twice)
-    folder = None if out_path == "-" else os.path.dirname(os.path.abspath(out_path))
+    # the sort's temp files beside the file written: outfiles.target resolves 'LINK/..' and a
+    # link as the system does (abspath takes '..' lexically: another folder, maybe another disk)
+    folder = None if out_path == "-" else os.path.dirname(os.path.abspath(outfiles.target(out_path, paths)))
     if out_path != "-":
         outfiles.refuse_inputs(out_path, paths)                 # an input is never replaced
     with contextlib.ExitStack() as stack:

@@ -57,3 +57,36 @@ def test_written_report_has_its_chart(tmp_path):
     assert bars == ["2026: +2", "org,*: +3", "com,*: -1"]
     assert "Captures added by year" in texts and "+3" in texts
     assert "![growth by year and TLD](r.changes.svg)" in (tmp_path / "r.changes.md").read_text()
+
+
+def test_report_covers_every_criterion_of_the_profile_at_each_level(tmp_path):
+    """The report covered TLD, year and MIME type only: status, language, size (and any criterion
+    of the registry the profile's keys hold) have their growth too, per level."""
+    head = HEAD.replace(b'["surt","datetime","mime","status"]', b'["surt","datetime","mime","status","lang","size"]')
+
+    def write5(path, created, captures, lines):
+        path.write_bytes(head % (captures, created) + b"".join(sorted(lines, key=lambda x: x.split(b" {")[0])))
+        return str(path)
+    old = write5(tmp_path / "old.cdxj", 1, 10, [
+        line(b"* - - - - -", 10, 4, 1000), line(b"* - - 2xx - -", 10, 4, 1000), line(b"* - - 200 - -", 10, 4, 1000),
+        line(b"* - - - eng -", 10, 4, 1000), line(b"* 2013 - - - -", 10, 4, 1000)])
+    new = write5(tmp_path / "new.cdxj", 2, 16, [
+        line(b"* - - - - -", 16, 6, 1600), line(b"* - - 200 - -", 12, 4, 1200), line(b"* - - 2xx - -", 12, 4, 1200),
+        line(b"* - - 404 - -", 4, 2, 400), line(b"* - - 4xx - -", 4, 2, 400),
+        line(b"* - - - deu -", 6, 2, 600), line(b"* - - - eng -", 10, 4, 1000),
+        line(b"* - - - - 1k-10k", 16, 6, 1600), line(b"* 2013 - - - -", 10, 4, 1000),
+        line(b"* 2026 - - - -", 6, 2, 600)])
+    r = changes.compare(old, new)
+    by = r["by_criterion"]
+    assert list(by) == ["datetime", "mime", "status", "lang", "size"]
+    assert [(x["key"], x["urim.total"]) for x in by["status"]["class"]] == [("4xx", [0, 4, 4]), ("2xx", [10, 12, 2])]
+    assert [(x["key"], x["urim.total"][2]) for x in by["status"]["code"]] == [("404", 4), ("200", 2)]
+    assert [(x["key"], x["urim.total"][2]) for x in by["lang"]["code"]] == [("deu", 6), ("eng", 0)]
+    assert [(x["key"], x["urim.total"][2]) for x in by["size"]["class"]] == [("1k-10k", 16)]
+    assert [(x["key"], x["urim.total"][2]) for x in by["datetime"]["year"]] == [("2013", 0), ("2026", 6)]
+    assert [y["key"] for y in r["by_year"]] == ["2013", "2026"]
+    text = changes.markdown(r)
+    for title in ("## Growth by status (class)", "## Growth by status (code)", "## Growth by lang (code)",
+                  "## Growth by size (class)", "## Growth by datetime (year)"):
+        assert title in text
+    assert "| `404` | 4 | +4 |" in text

@@ -132,3 +132,28 @@ def test_state_files_are_replaced_by_a_rename_never_written_in_place(tmp_path, c
         f.close()
         assert os.stat(os.path.join(a.state_dir, n)).st_ino != inodes[n]
     assert not [e for e in os.listdir(a.state_dir) if e.endswith(".tmp")]
+
+
+def test_the_profile_link_names_a_version_whose_map_is_already_there(tmp_path, capsys, monkeypatch):
+    """The documented order readers rely on: NAME-latest.cdxj moves first, NAME-latest.ukvs after;
+    at every moment the version NAME-latest.cdxj names has its map NAME-STAMP.ukvs in place,
+    made from it (its !meta source.profile): a reader takes the pair through the profile link."""
+    from helpers.nightly_archive import Archive, captures_by_host
+    from profiler.files.ukvs import read_map
+    from profiler.nightly import publish
+    groups = captures_by_host(600, seed=3)
+    a = Archive(tmp_path, mementomap="surt")
+    seen = []
+    real = publish.point_latest
+
+    def checked(folder, ledger, staging, name, target, suffix=".cdxj"):
+        real(folder, ledger, staging, name, target, suffix)
+        version = os.readlink(a.latest)
+        pair = os.path.join(a.out, version[:-len(".cdxj")] + ".ukvs")
+        meta = [v for n, v in read_map(pair)[0] if n == "!meta"][0]
+        seen.append((suffix, meta["source"]["profile"] == version))
+    monkeypatch.setattr(publish, "point_latest", checked)
+    for night, part in enumerate((0, 1)):
+        a.add_cdx("n%d.cdx" % night, [c for g in groups[part::2] for c in g], tag="N%d" % night)
+        assert a.night(capsys)[0] == 0
+    assert seen == [(".cdxj", True), (".ukvs", True)] * 2

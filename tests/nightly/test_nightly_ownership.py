@@ -182,3 +182,91 @@ def test_a_ledger_of_any_shape_is_read_or_is_a_one_line_error(tmp_path, data):
             assert "\n" not in str(e)
             return
     assert all("/" not in name and name not in (".", "..") for name in entries)
+
+
+def test_a_signal_as_the_work_folder_is_made_leaves_none_behind(tmp_path, capsys, monkeypatch):
+    """A signal between making the night's work folder and recording it in the work ledger left
+    a .work-* folder no ledger names: never removed, one more each time."""
+    import signal as signals
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    real = os.mkdir
+
+    def made_then_signalled(path, *args, **kw):
+        real(path, *args, **kw)
+        if str(path).startswith(".work-"):
+            os.kill(os.getpid(), signals.SIGINT)
+    monkeypatch.setattr(os, "mkdir", made_then_signalled)
+    assert a.night(capsys)[0] == 130
+    monkeypatch.undo()
+    assert a.night(capsys)[0] == 0
+    assert [n for n in os.listdir(a.state_dir) if n.startswith(".work-")] == []
+
+
+def test_a_signal_as_a_staging_folder_is_made_leaves_none_behind(tmp_path, capsys, monkeypatch):
+    """The output folder on another filesystem than the work folder: the night finishes its files
+    in a staging folder there. A signal between making it and recording it left one no ledger
+    names, never removed."""
+    import signal as signals
+    from helpers.nightly_archive import Archive, captures_by_host
+    from profiler.nightly import publish
+    from profiler.nightly.folder import Folder
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    monkeypatch.setattr(Folder, "device", lambda self: (self.path, None))     # every folder apart
+    real = os.mkdir
+
+    def made_then_signalled(path, *args, **kw):
+        real(path, *args, **kw)
+        if str(path).startswith(publish.STAGING_PREFIX):
+            os.kill(os.getpid(), signals.SIGINT)
+    monkeypatch.setattr(os, "mkdir", made_then_signalled)
+    assert a.night(capsys)[0] == 130
+    monkeypatch.setattr(os, "mkdir", real)
+    assert a.night(capsys)[0] == 0
+    assert [n for n in os.listdir(a.out) if n.startswith(publish.STAGING_PREFIX)] == []
+
+
+def test_an_empty_owner_marker_is_written_again(tmp_path, capsys):
+    """A first night killed (or out of disk) just after making the output folder's owner marker
+    left it empty; every night after was refused ('not an owner marker this tool wrote')."""
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    os.makedirs(a.out)
+    marker = os.path.join(a.out, ".archive.owner")
+    open(marker, "wb").close()
+    status, line = a.night(capsys)
+    assert status == 0, line
+    with open(marker, "rb") as f:
+        assert orjson.loads(f.read())["state_dir"] == os.path.realpath(a.state_dir)
+
+
+def test_a_file_that_cannot_be_written_whole_is_not_left_made(tmp_path, monkeypatch):
+    from profiler.nightly import folder as folder_mod
+    from profiler.nightly.folder import Folder
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(folder_mod, "write_all", full)
+    (tmp_path / "f").mkdir()
+    with Folder.open(str(tmp_path / "f")) as f:
+        with pytest.raises(OSError):
+            f.create("x", b"data")
+    assert os.listdir(tmp_path / "f") == []
+
+
+def test_a_run_log_cut_mid_line_gets_the_next_record_on_a_line_of_its_own(tmp_path, capsys):
+    """runs.jsonl cut mid-record (a full disk): the next night's record was glued to the cut one."""
+    from helpers.nightly_archive import Archive, captures_by_host
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", [c for g in captures_by_host(200, seed=4) for c in g])
+    assert a.night(capsys)[0] == 0
+    log = os.path.join(a.state_dir, "runs.jsonl")
+    with open(log, "ab") as f:
+        f.write(b'{"started":"2026-')
+    assert a.night(capsys)[0] == 0
+    with open(log, "rb") as f:
+        lines = f.read().split(b"\n")
+    assert lines[-1] == b"" and orjson.loads(lines[-2])["status"] == "unchanged" and lines[-3] == b'{"started":"2026-'

@@ -170,3 +170,31 @@ def test_a_killed_merge_s_sorted_copies_are_removed_by_the_next_one(generated, t
     r = cli("merge", generated, "-o", str(tmp_path / "m.ukvs"))
     assert r.returncode == 0, r.stderr
     assert sorted(leftovers(str(tmp_path))) == sorted([live.name, elsewhere.name])
+
+
+def test_the_sort_s_temp_files_are_beside_an_output_given_as_link_dotdot(generated, tmp_path, monkeypatch):
+    """'LINK/../NAME' is NAME in the folder above the one LINK points to: the sort's temp files
+    went to the folder holding LINK (abspath took '..' lexically), maybe another disk."""
+    (tmp_path / "real" / "inner").mkdir(parents=True)
+    (tmp_path / "links").mkdir()
+    os.symlink(str(tmp_path / "real" / "inner"), str(tmp_path / "links" / "link"))
+    folders = []
+    made = insort.SortedCopy.__init__
+
+    def recording(self, source, folder=None, *args, **kw):
+        folders.append(folder)
+        made(self, source, folder, *args, **kw)
+    monkeypatch.setattr(insort.SortedCopy, "__init__", recording)
+    merge([generated], str(tmp_path / "links" / "link" / ".." / "m.ukvs"))
+    assert folders == [str(tmp_path / "real")]
+    assert validate(str(tmp_path / "real" / "m.ukvs")).ok and not os.path.exists(tmp_path / "links" / "m.ukvs")
+
+
+def test_dev_stdin_is_named_by_the_file_it_is_in_the_merged_meta(generated, tmp_path):
+    out = str(tmp_path / "m.ukvs")
+    with open(generated, "rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", "/dev/stdin", "-o", out], stdin=stdin,
+                              capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stderr
+    meta = [v for n, v in read_map(out)[0] if n == "!meta"][0]
+    assert meta["merge"]["parts"] == [generated] and list(meta["merge"]["sorted_inputs"]) == [generated]

@@ -179,8 +179,9 @@ def _run_on_stdin(args):
     from profiler.files import outfiles
     refuse_endless_stdin()
     _refuse_stdin_given_twice(args)
-    folder = outfiles.work_folder("archive-profiler-stdin-")
+    made = []                               # the work folder, once made
     try:
+        folder = outfiles.work_folder("archive-profiler-stdin-", record=made.append)
         path = os.path.join(folder, "stdin")
         with open(path, "wb") as f:
             shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
@@ -188,7 +189,8 @@ def _run_on_stdin(args):
         args.input_names = {path: "-"}
         return run(args)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _refuse_stdin_given_twice(args):
@@ -226,8 +228,9 @@ def _run_to_map(args):
     inputs = list(args.inputs)
     outfiles.refuse_inputs(args.output, inputs_mod.resolve(inputs, args.manifest))    # before the job
     keys = args.format.partition(":")[2] or "surt"
-    folder = outfiles.work_folder("archive-profiler-map-")
+    made = []                               # the work folder, once made
     try:
+        folder = outfiles.work_folder("archive-profiler-map-", record=made.append)
         profile = os.path.join(folder, "profile.cdxj")
         run_profile(inputs, profile, args.policy, args.runner, args.conf_path, args.archive_uri,
                     args.resolve_revisits, args.split_size, args.cores, args.manifest, args.extra,
@@ -235,5 +238,6 @@ def _run_to_map(args):
                     input_names=getattr(args, "input_names", None), collections=collection_options(args))
         profile_to_map(profile, args.output, KEY_CHOICES[keys], args.archive_uri)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
     return 0
