@@ -3,7 +3,8 @@
 ``state.json`` in the state folder is the commit point of a night: until it is renamed into
 place nothing a reader uses has changed, and a run killed at any moment leaves the previous
 state (and its profile) to the next run. It records the inputs (path, size, mtime, inode,
-change time, a SHA-256 of sampled blocks, optionally one of the whole file), the current version and its URI-R and digest sets, the kept versions and what
+change time, optionally a SHA-256 of the whole file), the current version and its URI-R and
+digest sets, the kept versions and what
 the config said the numbers depend on. It is read and replaced through its folder's descriptor
 (profiler.nightly.folder): never through a link, and a replaced state.json keeps its mode.
 """
@@ -23,23 +24,17 @@ STATE_FILE = "state.json"
 FORMAT = 1
 
 
-#: the blocks of an input the cheap fingerprint reads: SAMPLES of SAMPLE_BYTES spread evenly from
-#: the first to the last (a file no larger than their sum is read whole)
-SAMPLES = 16
-SAMPLE_BYTES = 1 << 14
-
-
 def fingerprint(path, checksum=False):
-    """{'size', 'mtime_ns', 'ino', 'ctime_ns', and 'sample' or with checksum 'sha256'} of a local file.
+    """{'size', 'mtime_ns', 'ino', 'ctime_ns', and with checksum 'sha256'} of a local file.
 
     An input rewritten in place to the same size with its mtime put back (``touch -r``) keeps
-    size and mtime: its inode change time (which no user can set), its inode (a copy renamed
-    over it) and a SHA-256 of sampled blocks (the first, the last and some between) tell it.
-    Only regular files are read: a FIFO or a device among the inputs is never opened for
-    reading its bytes (the profile job skips it)."""
+    size and mtime: its inode change time (which no user can set) and its inode (a copy renamed
+    over it) tell it, without reading the file (an archive's nightly run may list a hundred
+    thousand of them). Only regular files are read for a checksum: a FIFO or a device among
+    the inputs is never opened for reading its bytes (the profile job skips it)."""
     st = os.stat(path)
     out = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns}
-    if not stat.S_ISREG(st.st_mode):
+    if not checksum or not stat.S_ISREG(st.st_mode):
         return out
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -50,35 +45,16 @@ def fingerprint(path, checksum=False):
         if not stat.S_ISREG(fst.st_mode):
             return out
         out.update(size=fst.st_size, mtime_ns=fst.st_mtime_ns, ino=fst.st_ino, ctime_ns=fst.st_ctime_ns)
-        if not checksum:
-            out["sample"] = _sample(f, fst.st_size)
-        else:                           # the whole file's: no sample besides
-            h = hashlib.sha256()
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-            out["sha256"] = h.hexdigest()
+        h = hashlib.sha256()
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+        out["sha256"] = h.hexdigest()
     return out
-
-
-def _sample(f, size):
-    """SHA-256 of SAMPLES blocks of f spread from its start to its end (all of a small file)."""
-    h = hashlib.sha256()
-    if size <= SAMPLES * SAMPLE_BYTES:
-        offsets = [0]
-        length = size
-    else:
-        step = (size - SAMPLE_BYTES) / (SAMPLES - 1)
-        offsets = [int(i * step) for i in range(SAMPLES)]
-        length = SAMPLE_BYTES
-    for offset in offsets:
-        f.seek(offset)
-        h.update(f.read(length))
-    return h.hexdigest()
 
 
 #: fingerprint fields compared when both fingerprints have them (a state written before a field
 #: existed compares without it, and records it on the next commit)
-COMPARED = ("size", "mtime_ns", "ino", "ctime_ns", "sample")
+COMPARED = ("size", "mtime_ns", "ino", "ctime_ns")
 
 
 def changed(old, new):
@@ -106,7 +82,7 @@ class StateError(UserError):
 SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int}
 CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
                  "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
-FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "ino": int, "ctime_ns": int, "sample": str, "sha256": str}
+FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "ino": int, "ctime_ns": int, "sha256": str}
 #: the fingerprint fields every state has
 FINGERPRINT_REQUIRED = ("size", "mtime_ns")
 #: a file name the state may give (a version, a set file): no folder, no NUL

@@ -57,17 +57,6 @@ def test_a_rewrite_with_mtime_put_back_is_a_change(tmp_path, where, grow, inode)
     assert compare_inputs(known, {path: fingerprint(path)}) == ([], [path], [])
 
 
-def test_the_sampled_blocks_tell_a_rewrite_at_either_end_without_the_change_time(tmp_path):
-    path = str(tmp_path / "a.cdx")
-    with open(path, "wb") as f:
-        f.write(os.urandom(1 << 20))
-    for where in ("start", "end"):
-        known = fingerprint(path)
-        _rewrite(path, where, False)
-        now = dict(fingerprint(path), ctime_ns=known["ctime_ns"], ino=known["ino"])
-        assert compare_inputs({path: known}, {path: now}) == ([], [path], [])
-
-
 def test_a_state_without_the_new_fields_compares_on_size_and_mtime(tmp_path):
     path = str(tmp_path / "a.cdx")
     (tmp_path / "a.cdx").write_bytes(b"x")
