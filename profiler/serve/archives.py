@@ -14,6 +14,7 @@ import threading
 import time
 
 from profiler.errors import UserError
+from profiler.model import criteria
 from profiler.serve.versions import BadVersion, Changing, identity, open_version
 
 log = logging.getLogger("archive-profiler")
@@ -175,9 +176,21 @@ class Archive:
 
     # ------------------------------------------------------------ reports
 
+    def unknown_criteria(self):
+        """The criteria the version served breaks its lines down by (a map's !meta) that are not
+        registered here: a plugin's, its module not named in ARCHIVE_PROFILER_PLUGINS (asking
+        for one of their values is refused, naming it)."""
+        version = self.version
+        if version is None:
+            return []
+        return [n for n in version.lookup.breakdowns if n not in criteria.BY_NAME]
+
     def describe(self):
         version = self.version
         out = {"archive": self.name, "file": self.path, "problem": self.problem, "reloads": self.reloads}
+        unknown = self.unknown_criteria()
+        if unknown:
+            out["unknown_criteria"] = unknown
         if version is None:
             return dict(out, kind=None, keys=None, languages=None, headers=None, lines=None, served=None)
         lookup = version.lookup

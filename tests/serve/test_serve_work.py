@@ -1,0 +1,120 @@
+"""A real `archive-profiler serve` whose answer to one request is slow (its archive's lookup made
+to take seconds by a sitecustomize module in the server's import path): the other clients are
+answered meanwhile, and the slow request gets a 503 once --request-timeout has passed."""
+
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("uvicorn")
+
+from helpers.paths import ROOT  # noqa: E402
+from helpers.serving import Server, env, write_map  # noqa: E402
+
+SLOW = '''
+import os, time
+from profiler.toolkit import lookup
+
+_answer = lookup.Lookup.lookup_urlkey
+
+
+def _slow(self, urlkey, *args, **kwargs):
+    if "slow" in str(urlkey):
+        end = time.monotonic() + float(os.environ["SLOW_SECONDS"])
+        while time.monotonic() < end:       # the GIL held most of the time: work, not a wait
+            sum(range(1000))
+    return _answer(self, urlkey, *args, **kwargs)
+
+
+lookup.Lookup.lookup_urlkey = _slow
+'''
+
+
+def slow_server(tmp_path, seconds, args=()):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW)
+    environ = dict(env(), SLOW_SECONDS=str(seconds), PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), ROOT]))
+    return Server([write_map(tmp_path / "a.ukvs", 50, name="https://a.example.org/")], workers=1, args=args,
+                  environ=environ)
+
+
+def ask(port, target):
+    """(status line, seconds) of one GET on a connection of its own."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target.encode())
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n", 1)[0], time.monotonic() - started
+
+
+def test_a_slow_answer_leaves_the_other_clients_answered(tmp_path):
+    """The slow answer was computed on the event loop: every other request waited for it."""
+    s = slow_server(tmp_path, 4)
+    try:
+        slow = {}
+        t = threading.Thread(target=lambda: slow.update(answer=ask(s.port, "/lookup?url=http://slow.com/")))
+        t.start()
+        time.sleep(0.5)
+        for target in ("/health", "/lookup?url=http://h00001.com/", "/archives"):
+            line, seconds = ask(s.port, target)
+            assert line == b"HTTP/1.1 200 OK" and seconds < 2, (target, line, seconds)
+        t.join()
+        assert slow["answer"][0] == b"HTTP/1.1 200 OK"
+    finally:
+        s.stop()
+
+
+def test_a_request_past_its_time_limit_is_a_503(tmp_path):
+    """--request-timeout 1: the slow request answered 503 after about a second, the server still
+    answers the others, and the next request for it too (once a thread is free)."""
+    s = slow_server(tmp_path, 3, ["--request-timeout", "1"])
+    try:
+        line, seconds = ask(s.port, "/lookup?url=http://slow.com/")
+        assert line == b"HTTP/1.1 503 Service Unavailable" and seconds < 2.5, (line, seconds)
+        assert ask(s.port, "/health")[0] == b"HTTP/1.1 200 OK"
+        assert ask(s.port, "/route?url=http://h00002.com/")[0] == b"HTTP/1.1 200 OK"
+    finally:
+        s.stop()
+
+
+PLUGIN_MAP = """!context ["http://oduwsdl.github.io/contexts/ukvs"]
+!fields {"keys":["surt"],"values":["frequency"]}
+!id {"uri":"https://s.example.org/"}
+!meta {"type":"MementoMap","generator":"archive-profiler/0.1.0","source":{"captures":3,"policy":"scheme"},\
+"coverage":{"host_depth":3,"exact_urls":false},"breakdown":["scheme"]}
+* 3/3 {"scheme":{"ftp":"1/1","http":"1/1","https":"1/1"}}
+com,* 2/2 {"scheme":{"http":"1/1","https":"1/1"}}
+com,a)/* 2/2 {"scheme":{"http":"1/1","https":"1/1"}}
+org,* 1/1 {"scheme":{"ftp":"1/1"}}
+org,b)/* 1/1 {"scheme":{"ftp":"1/1"}}
+"""
+
+
+def test_a_value_of_a_plugin_s_criterion_not_loaded_names_the_archive_and_the_plugin(tmp_path):
+    """A map broken down by a plugin's criterion (scheme), served where the plugin is not loaded:
+    asking for a scheme was 'unknown parameter' listing the others, not saying that the archive's
+    map has it and the plugin is missing; /archives lists the criterion."""
+    path = tmp_path / "s.ukvs"
+    path.write_text(PLUGIN_MAP)
+    environ = {k: v for k, v in env().items() if k != "ARCHIVE_PROFILER_PLUGINS"}
+    s = Server([str(path)], workers=1, environ=environ)
+    try:
+        status, body = s.get("/lookup?url=http://a.com/x&scheme=https")
+        assert status == 400
+        assert "https://s.example.org/" in body["error"] and "scheme" in body["error"]
+        assert "ARCHIVE_PROFILER_PLUGINS" in body["error"], body
+        status, body = s.get("/route?url=http://a.com/x&schem=https")     # a misspelling: no plugin hint
+        assert status == 400 and "ARCHIVE_PROFILER_PLUGINS" not in body["error"]
+        status, body = s.get("/archives")
+        assert body["archives"][0]["unknown_criteria"] == ["scheme"]
+        assert s.get("/lookup?url=http://a.com/x")[1]["archives"][0]["answer"] == "held"
+    finally:
+        s.stop()
