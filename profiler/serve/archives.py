@@ -130,23 +130,26 @@ class Archive:
         now = time.monotonic()
         if now - self._checked < CHECK_EVERY or self._checking:
             return
-        self._checked = now
-        try:
-            seen = identity(os.stat(self.path))
-        except OSError as e:
-            if self.version is not None:
-                self._report("%s cannot be read (%s): serving the version checked at %s"
-                             % (self.path, e.strerror, _when(self.version.checked)))
-            return
-        if self.version is not None and seen == self.version.identity:
-            if self.problem is not None:
-                log.info("%s: the path names the version served again", self.path)
-                self.problem = None
-            return
-        if seen == self._rejected:
-            return
-        self._checking = True
-        threading.Thread(target=self._reload, name="check %s" % self.name, daemon=True).start()
+        with self._lock:                        # the answering threads ask at once: one of them looks
+            if now - self._checked < CHECK_EVERY or self._checking:
+                return
+            self._checked = now
+            try:
+                seen = identity(os.stat(self.path))
+            except OSError as e:
+                if self.version is not None:
+                    self._report("%s cannot be read (%s): serving the version checked at %s"
+                                 % (self.path, e.strerror, _when(self.version.checked)))
+                return
+            if self.version is not None and seen == self.version.identity:
+                if self.problem is not None:
+                    log.info("%s: the path names the version served again", self.path)
+                    self.problem = None
+                return
+            if seen == self._rejected:
+                return
+            self._checking = True
+            threading.Thread(target=self._reload, name="check %s" % self.name, daemon=True).start()
 
     def _reload(self):
         try:
