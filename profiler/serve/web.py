@@ -243,7 +243,8 @@ def asgi_app(service):
         try:
             await send({"type": "http.response.start", "status": status,
                         "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body)),
-                                    (b"cache-control", b"no-store")]})
+                                    (b"cache-control", b"no-store")] + ([(b"allow", b"GET, HEAD")] if status == 405
+                                                                         else [])})
             await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
         finally:
             if held is not None:
@@ -262,6 +263,7 @@ def wsgi_app(service):
         query = environ.get("QUERY_STRING", "").encode("latin-1")
         status, body = service.handle(environ.get("REQUEST_METHOD", "GET"), path, query)
         start_response(_REASONS[status], [("Content-Type", "application/json"),
-                                          ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
+                                          ("Content-Length", str(len(body))), ("Cache-Control", "no-store")]
+                       + ([("Allow", "GET, HEAD")] if status == 405 else []))
         return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
     return app

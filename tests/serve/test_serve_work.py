@@ -118,3 +118,23 @@ def test_a_value_of_a_plugin_s_criterion_not_loaded_names_the_archive_and_the_pl
         assert s.get("/lookup?url=http://a.com/x")[1]["archives"][0]["answer"] == "held"
     finally:
         s.stop()
+
+
+def test_other_methods_are_a_405_that_says_which_are_allowed(tmp_path):
+    """OPTIONS, POST, DELETE: 405 with the Allow header HTTP requires of it (it had none)."""
+    s = Server([write_map(tmp_path / "a.ukvs", 5)], workers=1)
+    try:
+        for method in (b"OPTIONS", b"POST", b"DELETE", b"PUT"):
+            for target in (b"/health", b"/lookup?url=http://a.com/", b"*"):
+                with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:
+                    sock.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (method, target))
+                    data = b""
+                    while True:
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                head = data.split(b"\r\n\r\n", 1)[0].lower()
+                assert head.startswith(b"http/1.1 405 ") and b"\r\nallow: get, head" in head, data
+    finally:
+        s.stop()
