@@ -635,3 +635,44 @@ def test_expect_100_continue_is_answered_without_asking_for_the_body(sample):
                                  b"Content-Length: 3000000\r\n\r\n" % method)
             assert out.startswith(b"HTTP/1.1 200 " if method == b"GET" else b"HTTP/1.1 405 "), out[:100]
             assert b"100 Continue" not in out and b"\r\nConnection: close\r\n" in out
+
+
+def test_half_closed_http_1_0_and_range_requests_get_the_whole_answer(served):
+    """A socket half closed after its request, HTTP/1.0, a Range header (ignored): the whole
+    answer, then closed."""
+    whole = get(served, "/api/profiles")[2]
+    for request, half in [(b"GET /api/profiles HTTP/1.1\r\nHost: x\r\n\r\n", True),
+                          (b"GET /api/profiles HTTP/1.0\r\n\r\n", False),
+                          (b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nConnection: close\r\n\r\n",
+                           False)]:
+        s = _connect(served)
+        s.settimeout(10)
+        s.sendall(request)
+        if half:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            piece = s.recv(65536)
+            if not piece:
+                break
+            out += piece
+        s.close()
+        assert out.startswith(b"HTTP/1.") and b" 200 " in out[:16] and out.endswith(b"\r\n\r\n" + whole), request
+
+
+def test_a_2_gb_sparse_file_moved_into_place_leaves_the_version_read_before(sample, tmp_path, monkeypatch):
+    """A 2 GB sparse file (no line end) moved into the profile's path: refused without reading it
+    whole, the version read before answering, /api/profiles saying why."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving(str(path)) as (url, _):
+        before = answer(url)["features"]
+        with open(tmp_path / "sparse", "wb") as f:
+            f.truncate(2 << 30)
+        os.replace(tmp_path / "sparse", path)
+        started = time.monotonic()
+        assert answer(url)["features"] == before
+        assert time.monotonic() - started < 5
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert "cannot be read now" in listed["problem"], listed

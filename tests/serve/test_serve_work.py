@@ -138,3 +138,68 @@ def test_other_methods_are_a_405_that_says_which_are_allowed(tmp_path):
                 assert head.startswith(b"http/1.1 405 ") and b"\r\nallow: get, head" in head, data
     finally:
         s.stop()
+
+
+def exchange(port, data, half_close=False, seconds=10):
+    """Everything the server sends back to data until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        out = b""
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except ConnectionResetError:
+            pass
+    return out
+
+
+def test_old_and_odd_requests_are_answered_or_refused_in_bounded_time(tmp_path):
+    """HTTP/1.0, a socket half closed after its request, a Range (ignored: the whole answer),
+    Expect: 100-continue (the answer at once, then closed), a non-UTF-8 path percent-encoded (404),
+    and HTTP/0.9, which the parser cannot read (408 once --head-timeout has passed)."""
+    s = Server([write_map(tmp_path / "a.ukvs", 5)], workers=1, args=["--head-timeout", "1"])
+    try:
+        whole = exchange(s.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        body = whole.split(b"\r\n\r\n", 1)[1]
+        for request, half in [(b"GET /health HTTP/1.0\r\n\r\n", False),
+                              (b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", True),
+                              (b"GET /health HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nConnection: close\r\n\r\n", False),
+                              (b"GET /health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n",
+                               False)]:
+            out = exchange(s.port, request, half)
+            assert out.startswith(b"HTTP/1.1 200 OK\r\n") and out.endswith(b"\r\n\r\n" + body), (request, out)
+            assert b"100 Continue" not in out
+        out = exchange(s.port, b"GET /%ff%fe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert out.startswith(b"HTTP/1.1 404 ") and b'{"error":' in out
+        started = time.monotonic()
+        out = exchange(s.port, b"GET /health\r\n")
+        assert out.startswith(b"HTTP/1.1 408 ") and time.monotonic() - started < 5, out
+    finally:
+        s.stop()
+
+
+def test_a_2_gb_sparse_file_moved_into_place_is_refused_and_the_others_served(tmp_path):
+    """A 2 GB sparse file (no line end) moved into an archive's path: checked in the background
+    and refused, that archive keeps serving its version, /health says why, and a good file after
+    it is served."""
+    good = write_map(tmp_path / "a.ukvs", 50, name="https://a.example.org/")
+    other = write_map(tmp_path / "b.ukvs", 50, name="https://b.example.org/", seed=3)
+    s = Server(["A=" + good, "B=" + other], workers=1)
+    try:
+        before = s.get("/lookup?url=http://h00003.com/")[1]
+        with open(tmp_path / "sparse", "wb") as f:
+            f.truncate(2 << 30)
+        os.replace(tmp_path / "sparse", good)
+        body = s.wait_for(lambda b: b["status"] == "degraded", seconds=60)
+        assert body["problems"][0]["archive"] == "A" and body["problems"][0]["serving"], body
+        assert s.get("/lookup?url=http://h00003.com/")[1] == before
+        write_map(tmp_path / "again.ukvs", 50, name="https://a.example.org/")
+        os.replace(tmp_path / "again.ukvs", good)
+        s.wait_for(lambda b: b["status"] == "ok", seconds=60)
+    finally:
+        s.stop()
