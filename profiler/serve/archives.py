@@ -96,6 +96,14 @@ class Archive:
             local.version, local.lookup = version, version.clone()
         return local.lookup
 
+    def looked_at(self):
+        """check(), and the file served looked at as a lookup looks at it (/health and /archives:
+        they said "ok" of a file written in place until a lookup came)."""
+        self.check()
+        version = self.version
+        if version is not None and version.changed():
+            self._lost(version)
+
     def failed(self, error):
         """A lookup of the version served raised ``error``: reported (and logged) once."""
         if not isinstance(error, Unavailable):

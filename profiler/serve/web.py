@@ -89,12 +89,12 @@ class Service:
 
     def describe(self, params, deadline=None):
         for a in self.archives:
-            a.check()
+            a.looked_at()
         return {"archives": [a.describe() for a in self.archives]}
 
     def health(self, params, deadline=None):
         for a in self.archives:
-            a.check()
+            a.looked_at()
         problems = [dict(archive=a.name, file=a.path, serving=a.version is not None, **a.problem)
                     for a in self.archives if a.problem is not None]
         if not problems:

@@ -203,3 +203,18 @@ def test_a_2_gb_sparse_file_moved_into_place_is_refused_and_the_others_served(tm
         s.wait_for(lambda b: b["status"] == "ok", seconds=60)
     finally:
         s.stop()
+
+
+def test_health_says_at_once_that_a_file_was_written_in_place(tmp_path):
+    """A served file grown in place (bytes appended): /health says so at once, as a lookup of
+    that archive does (it said "ok" until a lookup came)."""
+    path = write_map(tmp_path / "a.ukvs", 50, name="https://a.example.org/")
+    s = Server(["A=" + path], workers=1)
+    try:
+        assert s.get("/health")[1]["status"] == "ok"
+        with open(path, "ab") as f:
+            f.write(b"\0" * 100000)
+        body = s.get("/health")[1]
+        assert body["status"] == "degraded" and "changed in place" in body["problems"][0]["problem"], body
+    finally:
+        s.stop()
