@@ -48,8 +48,11 @@ MAX_SCAN = 40000
 MAX_ROWS, ROWS = 500, 25
 #: periods a datetime breakdown asks for at most
 MAX_PERIODS = 400
-#: answers kept for questions asked again (the browser's back button)
+#: answers kept for questions asked again (the browser's back button), at most, and their bytes
+#: (as JSON) at most in all: a client asking for the largest answers, each question new, held
+#: CACHED of them (hundreds of MB); an answer larger than a quarter of it is not kept
 CACHED = 256
+CACHE_BYTES = 16 << 20
 
 
 def features(flat):
@@ -93,6 +96,8 @@ class Explorer:
         self.index_seconds = time.monotonic() - started
         self.lock = threading.Lock()
         self._cache = OrderedDict()
+        self._sizes = {}            # bytes of each answer kept, as JSON
+        self.cache_bytes = 0
         self.levels = {}            # datetime levels of a key, by the policy: shared by every question
         self.seen = {}              # lines read, by key: shared by every question (bounded)
         if self.policy is not None:
@@ -144,10 +149,20 @@ class Explorer:
             out["milliseconds"] = round((time.monotonic() - started) * 1000, 1)
             out["cpu_milliseconds"] = round((time.thread_time() - cpu) * 1000, 1)
             out["kept"] = False
-            self._cache[cache_key] = out
-            if len(self._cache) > CACHED:
-                self._cache.popitem(last=False)
+            self._keep(cache_key, out)
             return out
+
+    def _keep(self, key, out):
+        """Keep an answer, the least recently asked let go past CACHED answers or CACHE_BYTES."""
+        size = len(jsonnum.dumps(out))
+        if size > CACHE_BYTES // 4:
+            return
+        self._cache[key] = out
+        self._sizes[key] = size
+        self.cache_bytes += size
+        while len(self._cache) > CACHED or self.cache_bytes > CACHE_BYTES:
+            gone, _ = self._cache.popitem(last=False)
+            self.cache_bytes -= self._sizes.pop(gone)
 
     # ------------------------------------------------------------ the question
 

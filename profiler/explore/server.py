@@ -9,8 +9,9 @@ A connection must send each request's head within HEAD_SECONDS of being accepted
 previous answer (idle and slow clients are cut off by a watchdog that shuts their socket); a
 stalled read or write times out after IO_SECONDS. Request lines and headers are bounded by
 http.server (64 KiB a line, 100 headers), a request's whole head by MAX_HEAD (431, closed),
-targets by MAX_TARGET (414). A body is never read: a
-request that announces one is answered and its connection closed. One answer is computed at
+targets by MAX_TARGET (414). A body is never read (nor asked
+for with a 100 Continue): a request that announces one is answered and its connection closed.
+SIGHUP looks at the profiles again (on_sighup), as serve does. One answer is computed at
 a time per profile (profiler.explore.answers: bounded work a question).
 """
 
@@ -19,6 +20,7 @@ import http.server
 import logging
 import os
 import resource
+import signal
 import socket
 import socketserver
 import sys
@@ -164,6 +166,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if ok and _has_body(self.headers):
             self.close_connection = True    # a body is never read: its bytes are no next request
         return ok
+
+    def handle_expect_100(self):
+        """No 100 Continue: a body is never read, so the client is never asked to send one (it
+        sent it to a server that answered and closed the connection); the final answer comes at
+        once, as HTTP/1.1 lets a server do."""
+        return True
 
     def _answer(self, head_only):
         try:
@@ -353,10 +361,20 @@ def make_server(specs, host="127.0.0.1", port=8080):
     return server, url
 
 
+def on_sighup(profiles):
+    """SIGHUP: every profile's path looked at again now, a new version read in the background
+    (as serve does; not the end of the process, which a daemon's SIGHUP is not)."""
+    def handler(signum, frame):
+        for p in profiles:
+            threading.Thread(target=p.check, daemon=True, name="explore: SIGHUP").start()
+    signal.signal(signal.SIGHUP, handler)
+
+
 def explore(specs, host="127.0.0.1", port=8080):
-    """Index the profiles, then serve until SIGINT or SIGTERM."""
+    """Index the profiles, then serve until SIGINT or SIGTERM; SIGHUP: on_sighup."""
     server, url = make_server(specs, host, port)
     profiles = server.service.profiles
+    on_sighup(profiles)
     lines = sum(p.explorer.index.lines for p in profiles)
     print("archive-profiler: exploring %d profile(s), %s lines indexed in %.1f s, on %s"
           % (len(profiles), "{:,}".format(lines), server.started_in, url), file=sys.stderr, flush=True)

@@ -24,6 +24,9 @@ log = logging.getLogger("archive-profiler")
 MAX_TARGET = 8192
 #: seconds between two checks of whether a profile's path names a changed file (0: every answer)
 CHECK_EVERY = 0.0
+#: seconds a request waits for a new version being read (then the version read before answers,
+#: or a 503 when that file was itself written)
+RELOAD_WAIT = 2.0
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
@@ -45,10 +48,13 @@ def _identity(path):
 
 class Profile:
     """One explored profile: the Explorer of the file its path names now. A changed file is
-    opened (and indexed) again before the next answer; while it cannot be, the version read
-    before keeps answering when it is another file still as it was (a damaged version moved into
-    place), said in ``problem``; else (the file read was itself written) answers are 503. It is
-    read again only once it changes again (a damaged file is not read whole at every request)."""
+    opened (and indexed) again in a thread of its own, one at a time; a request waits for it at
+    most RELOAD_WAIT seconds (an index of a large file takes minutes: the request, and every other
+    of that profile, waited for it whole). Meanwhile, and while it cannot be opened, the version
+    read before keeps answering when it is another file still as it was (a new version moved
+    into place), said in ``problem`` when the new one is refused; else (the file read was itself
+    written) answers are 503. A refused file is read again only once it changes again (a
+    damaged file is not read whole at every request)."""
 
     def __init__(self, path, name=None):
         self.path, self.given_name = path, name
@@ -58,30 +64,43 @@ class Profile:
         self._checked = time.monotonic()
         self._lock = threading.Lock()
         self._rejected = None           # (identity, why broken, problem) of the file last found unreadable
+        self._reading = None            # the thread reading a new version, while it does
         self.broken = None              # why the path's file cannot be explored (answers 503)
         self.problem = None             # why the path cannot be read while the open version answers
 
+    def check(self):
+        """Look at the path: a file other than the one explored (and the one last refused) is
+        read in the background (one at a time). The thread reading, if any."""
+        with self._lock:
+            self._checked = time.monotonic()
+            try:
+                identity = _identity(self.path)
+            except OSError as e:
+                identity = None             # gone (for a moment: a link being moved): keep what is open
+                self._unreadable(e)
+            else:
+                self.problem = None
+            if identity == self.identity:
+                self.broken = None          # the path names the file explored again
+            elif identity is not None and self._rejected is not None and identity == self._rejected[0]:
+                self.broken, self.problem = self._rejected[1], self._rejected[2] or self.problem
+            elif identity is not None and self._reading is None:
+                self._reading = threading.Thread(target=self._open, args=(identity,), daemon=True,
+                                                 name="explore: read %s" % self.name)
+                self._reading.start()
+            return self._reading
+
     def current(self):
-        now = time.monotonic()
-        if now - self._checked >= CHECK_EVERY or self.broken:
-            with self._lock:
-                self._checked = now
-                try:
-                    identity = _identity(self.path)
-                except OSError as e:
-                    identity = None             # gone (for a moment: a link being moved): keep what is open
-                    self._unreadable(e)
-                else:
-                    self.problem = None
-                if identity == self.identity:
-                    self.broken = None          # the path names the file explored again
-                elif identity is not None and self._rejected is not None and identity == self._rejected[0]:
-                    self.broken, self.problem = self._rejected[1], self._rejected[2] or self.problem
-                elif identity is not None:
-                    self._open(identity)
+        if time.monotonic() - self._checked >= CHECK_EVERY or self.broken:
+            reading = self.check()
+            if reading is not None:
+                reading.join(RELOAD_WAIT)
         if self.broken:
             raise _Unavailable(self.broken)
-        return self.explorer
+        explorer = self.explorer
+        if self._reading is not None and not explorer.unchanged():
+            raise _Unavailable("%s changed: it is being read again" % self.path)
+        return explorer
 
     def _unreadable(self, error):
         """The path names no file now: the version open keeps answering, reported (the refusal
@@ -96,22 +115,31 @@ class Profile:
             log.warning("%s", self.problem)
 
     def _open(self, identity):
+        """Read the version of ``identity`` (a thread of its own) and explore it once read."""
         try:
             fresh = Explorer(self.path, self.given_name or self.name)
-        except (OSError, UserError) as e:
+        except Exception as e:              # whatever it is, the reading thread reports it
+            if not isinstance(e, (OSError, UserError)):
+                log.exception("reading %s", self.path)
             why = "%s changed and cannot be read now: %s" % (self.path, e)
-            if identity[:2] != self.identity[:2] and self.explorer.unchanged():
-                # another file moved into place: the one read before is whole and open, it answers
-                self.broken, self.problem = None, why + READ_BEFORE
-                log.warning("%s", self.problem)
-            else:
-                self.broken = why
-                log.warning("%s", self.broken)
-            self._rejected = identity, self.broken, self.problem
+            with self._lock:
+                if identity[:2] != self.identity[:2] and self.explorer.unchanged():
+                    # another file moved into place: the one read before is whole and open, it answers
+                    self.broken, self.problem = None, why + READ_BEFORE
+                    log.warning("%s", self.problem)
+                else:
+                    self.broken = why
+                    log.warning("%s", self.broken)
+                self._rejected = identity, self.broken, self.problem
+                self._reading = None
         else:
-            old, self.explorer, self.identity, self.broken, self._rejected = self.explorer, fresh, identity, None, None
+            with self._lock:
+                old, self.explorer, self.identity, self.broken, self._rejected = (
+                    self.explorer, fresh, identity, None, None)
+                self._reading = None
             log.info("exploring the new version of %s", self.path)
-            old.close()
+            with old.lock:                  # after the answer it may be giving
+                old.close()
 
 
 class _Unavailable(Exception):

@@ -27,10 +27,13 @@ the reason, and only it: the others answer as ever; /route leaves it out and lis
 A query's work is bounded: a lookup probes the file once per candidate key (the exact key, one
 per path directory, the host, one per host label, '*'), so a URI or SURT of more than
 MAX_SEGMENTS directories or MAX_LABELS host labels, or a urlkey longer than MAX_URLKEY, is
-refused (QueryTooLarge) rather than costing hundreds of lookups.
+refused (QueryTooLarge) rather than costing hundreds of lookups. A request's time is bounded
+too: past its deadline (profiler.serve.limits.Limits.request_timeout) no more archive is asked
+(TooSlow).
 """
 
 import math
+import time
 
 from profiler.errors import UserError
 from profiler.files.coverage import listed
@@ -52,6 +55,16 @@ MAX_URLKEY = 8192
 
 class QueryTooLarge(UserError):
     """A query past MAX_SEGMENTS, MAX_LABELS or MAX_URLKEY."""
+
+
+class TooSlow(UserError):
+    """A request past its deadline: its answer is not computed further."""
+
+
+def in_time(deadline):
+    """TooSlow when the time.monotonic() deadline (None: none) has passed."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise TooSlow("the answer took longer than the time a request may take: ask again later")
 
 
 def query_key(url):
@@ -126,14 +139,18 @@ def one_archive(archive, urlkey, dt=None, asked=None):
         return error_answer(archive, e)
 
 
-def lookup_all(archives, url, dt=None, asked=None):
+def lookup_all(archives, url, dt=None, asked=None, deadline=None):
     """{"url", "urlkey", "archives": [...]} or None when url is not a URI or SURT. ``asked``:
     (criterion name, key field) of a value asked (("lang", "ara")), answered by each archive whose
-    file has that criterion's values. QueryTooLarge past the bounds (query_key)."""
+    file has that criterion's values. QueryTooLarge past the bounds (query_key); TooSlow once
+    the time.monotonic() ``deadline`` has passed, before the next archive is asked."""
     urlkey = query_key(url)
     if urlkey is None:
         return None
-    answers = [one_archive(a, urlkey, dt, asked) for a in archives]
+    answers = []
+    for a in archives:
+        in_time(deadline)
+        answers.append(one_archive(a, urlkey, dt, asked))
     out = {"url": url, "urlkey": urlkey, "datetime": dt, "archives": answers}
     if asked is not None:
         out[asked[0]] = asked[1]
@@ -151,10 +168,10 @@ def score(answer, by=None):
             - (MOSTLY_5XX_PENALTY if (answer.get("share_5xx") or 0) > 0.5 else 0))
 
 
-def route(archives, url, dt=None, limit=None, asked=None):
-    """The archives that may hold url (at dt, with the value asked: lookup_all), best first, with
-    their scores."""
-    found = lookup_all(archives, url, dt, asked)
+def route(archives, url, dt=None, limit=None, asked=None, deadline=None):
+    """The archives that may hold url (at dt, with the value asked, before the deadline:
+    lookup_all), best first, with their scores."""
+    found = lookup_all(archives, url, dt, asked, deadline)
     if found is None:
         return None
     by = asked[0] if asked is not None else None
@@ -172,5 +189,5 @@ def route(archives, url, dt=None, limit=None, asked=None):
     return out
 
 
-__all__ = ["archive_answer", "lookup_all", "route", "score", "query_key", "QueryTooLarge", "HELD", "NOT_HELD",
+__all__ = ["archive_answer", "lookup_all", "route", "score", "query_key", "QueryTooLarge", "TooSlow", "HELD", "NOT_HELD",
            "NO_MATCH", "INVALID", "ERROR"]

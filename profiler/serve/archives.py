@@ -14,6 +14,7 @@ import threading
 import time
 
 from profiler.errors import UserError
+from profiler.model import criteria
 from profiler.serve.versions import BadVersion, Changing, identity, open_version
 
 log = logging.getLogger("archive-profiler")
@@ -95,6 +96,14 @@ class Archive:
             local.version, local.lookup = version, version.clone()
         return local.lookup
 
+    def looked_at(self):
+        """check(), and the file served looked at as a lookup looks at it (/health and /archives:
+        they said "ok" of a file written in place until a lookup came)."""
+        self.check()
+        version = self.version
+        if version is not None and version.changed():
+            self._lost(version)
+
     def failed(self, error):
         """A lookup of the version served raised ``error``: reported (and logged) once."""
         if not isinstance(error, Unavailable):
@@ -129,23 +138,26 @@ class Archive:
         now = time.monotonic()
         if now - self._checked < CHECK_EVERY or self._checking:
             return
-        self._checked = now
-        try:
-            seen = identity(os.stat(self.path))
-        except OSError as e:
-            if self.version is not None:
-                self._report("%s cannot be read (%s): serving the version checked at %s"
-                             % (self.path, e.strerror, _when(self.version.checked)))
-            return
-        if self.version is not None and seen == self.version.identity:
-            if self.problem is not None:
-                log.info("%s: the path names the version served again", self.path)
-                self.problem = None
-            return
-        if seen == self._rejected:
-            return
-        self._checking = True
-        threading.Thread(target=self._reload, name="check %s" % self.name, daemon=True).start()
+        with self._lock:                        # the answering threads ask at once: one of them looks
+            if now - self._checked < CHECK_EVERY or self._checking:
+                return
+            self._checked = now
+            try:
+                seen = identity(os.stat(self.path))
+            except OSError as e:
+                if self.version is not None:
+                    self._report("%s cannot be read (%s): serving the version checked at %s"
+                                 % (self.path, e.strerror, _when(self.version.checked)))
+                return
+            if self.version is not None and seen == self.version.identity:
+                if self.problem is not None:
+                    log.info("%s: the path names the version served again", self.path)
+                    self.problem = None
+                return
+            if seen == self._rejected:
+                return
+            self._checking = True
+            threading.Thread(target=self._reload, name="check %s" % self.name, daemon=True).start()
 
     def _reload(self):
         try:
@@ -175,9 +187,21 @@ class Archive:
 
     # ------------------------------------------------------------ reports
 
+    def unknown_criteria(self):
+        """The criteria the version served breaks its lines down by (a map's !meta) that are not
+        registered here: a plugin's, its module not named in ARCHIVE_PROFILER_PLUGINS (asking
+        for one of their values is refused, naming it)."""
+        version = self.version
+        if version is None:
+            return []
+        return [n for n in version.lookup.breakdowns if n not in criteria.BY_NAME]
+
     def describe(self):
         version = self.version
         out = {"archive": self.name, "file": self.path, "problem": self.problem, "reloads": self.reloads}
+        unknown = self.unknown_criteria()
+        if unknown:
+            out["unknown_criteria"] = unknown
         if version is None:
             return dict(out, kind=None, keys=None, languages=None, headers=None, lines=None, served=None)
         lookup = version.lookup

@@ -21,6 +21,12 @@ class Limits:
     #: bytes of answers a worker holds for clients that leave them unread (writing paused), in
     #: all; past it the connection that has left its answer unread longest is dropped
     max_unread = 64 << 20
+    #: seconds a request's answer may take, waiting for a thread included; past it 503, and its
+    #: work stops before the next archive it would ask
+    request_timeout = 10.0
+    #: threads of a worker computing answers (its event loop only reads requests and writes
+    #: answers: a slow answer never stalls the other clients)
+    answer_threads = 4
 
     @classmethod
     def configure(cls, **values):
@@ -34,4 +40,5 @@ class Limits:
     def as_dict(cls):
         return {name: getattr(cls, name) for name in ("idle_timeout", "head_timeout", "write_timeout",
                                                       "max_connections", "max_client_connections",
-                                                      "max_pipeline", "max_unread")}
+                                                      "max_pipeline", "max_unread", "request_timeout",
+                                                      "answer_threads")}

@@ -20,6 +20,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from profiler.io.listening import client_key
 from profiler.serve.limits import Limits
+from profiler.serve.web import WRITABLE
 
 #: bytes of a request's head read at most (give or take SLICE); more: 431, and the connection closed
 MAX_HEAD = 64 * 1024
@@ -237,6 +238,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().on_headers_complete()
         self._cycles = [c for c in self._cycles if not c.response_complete] + [self.cycle]
         self.cycle.send = _sized(self, self.cycle.send)
+        self.cycle.scope.setdefault("extensions", {})[WRITABLE] = self.writable
         if any(name == b"transfer-encoding" or name == b"content-length" and value.strip() != b"0"
                for name, value in self.headers):
             self.cycle.keep_alive = False   # a body is never read: the connection closes after the answer
@@ -257,6 +259,12 @@ class BoundedHttpTools(HttpToolsProtocol):
                 self.transport.close()
         elif not self.busy() and not self._in_head:
             self.since = time.monotonic()
+
+    async def writable(self):
+        """Return once the client has read the answers before (as far as the transport holds
+        them; at once when the connection is lost): the next answer is computed only then."""
+        if self.flow.write_paused and not self.transport.is_closing():
+            await self.flow.drain()
 
     def unread_bytes(self):
         """What this connection holds of answers not yet read: the transport's buffer, at least

@@ -63,6 +63,14 @@ class FileReader:
         """Another reader of the same open file, with a position of its own (another thread's)."""
         return FileReader(os.dup(self.fd), self.path, self.size)
 
+    def view(self):
+        """Another reader of the same descriptor, with a position of its own (another thread's:
+        every read is a pread): no descriptor more per thread; it keeps this reader, and so the
+        descriptor, open while it lives, and its close() leaves the descriptor to this one."""
+        view = FileReader(self.fd, self.path, self.size)
+        view._owner = self
+        return view
+
     def fileno(self):
         return self.fd
 
@@ -70,10 +78,13 @@ class FileReader:
     def closed(self):
         return self.fd < 0
 
+    _owner = None                               # the reader this one is a view of (view())
+
     def close(self):
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
-            os.close(fd)
+            if self._owner is None:
+                os.close(fd)
 
     def __del__(self):
         self.close()

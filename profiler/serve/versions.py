@@ -83,7 +83,7 @@ class Version:
 
     def clone(self):
         """A lookup of the same version for another thread (a lookup keeps its place in the
-        file): the same open files, read with positions of its own."""
+        file): the same open descriptors, read with positions of its own."""
         clone = copy.copy(self.lookup)
         clone.lines = copy.copy(self.lookup.lines)
         if isinstance(clone.lines, SortedLines):
@@ -94,7 +94,7 @@ class Version:
 
 
 def _reopened(part):
-    return SortedLines(part.path, part.start, part.block_size, part.forward_block, part.key, reader=part.f.dup())
+    return SortedLines(part.path, part.start, part.block_size, part.forward_block, part.key, reader=part.f.view())
 
 
 def _parts(lookup):

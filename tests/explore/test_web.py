@@ -6,6 +6,7 @@ damaged profile at start is a one-line error (exit 2)."""
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -544,3 +545,134 @@ def test_a_target_the_url_parser_refuses_is_a_400(served, target):
     assert out.startswith(b"HTTP/1.1 400 "), out[:200]
     head, _, body = out.partition(b"\r\n\r\n")
     assert b"Content-Security-Policy: " in head and "error" in orjson.loads(body)
+
+
+def test_answers_kept_are_bounded_by_their_bytes(sample, monkeypatch):
+    """Questions asked again are answered from the answers kept: at most CACHE_BYTES of them (as
+    JSON) in all, the least recently asked let go; they were bounded by their count alone (256
+    answers of a breakdown of 500 rows each held hundreds of MB)."""
+    monkeypatch.setattr(explore_answers, "CACHE_BYTES", 100_000)
+    with serving(sample) as (url, server):
+        explorer = server.service.profiles[0].explorer
+        asked = [{"limit": str(n)} for n in range(470, 500)]
+        sizes = []
+        for params in asked:
+            status, _, body = get(url, "/api/answer", params)
+            assert status == 200 and not orjson.loads(body)["kept"]
+            sizes.append(len(body))
+        assert sum(sizes) > 3 * explore_answers.CACHE_BYTES
+        assert explorer.cache_bytes <= explore_answers.CACHE_BYTES
+        assert orjson.loads(get(url, "/api/answer", asked[-1])[2])["kept"]
+        assert not orjson.loads(get(url, "/api/answer", asked[0])[2])["kept"]
+
+
+def test_a_new_version_is_read_in_the_background(sample, tmp_path, monkeypatch):
+    """A new version that takes long to index (made slow here): a request waits for it at most
+    RELOAD_WAIT, the version read before answering meanwhile (the request that saw the change
+    read and indexed it whole, and every other request of that profile waited for it too); the
+    new version answers once read."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    monkeypatch.setattr("profiler.explore.web.RELOAD_WAIT", 0.5)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    smaller = tmp_path / "smaller.cdxj"
+    smaller.write_bytes(b"".join(l for l in lines if not l.startswith(b"com,")))
+    with serving(str(path)) as (url, _):
+        before = answer(url, surt="com,*")
+        assert before["status"] == "answered"
+
+        class Slow(explore_answers.Index):
+            def __init__(self, *args, **kwargs):
+                time.sleep(4)
+                super().__init__(*args, **kwargs)
+        monkeypatch.setattr(explore_answers, "Index", Slow)
+        os.replace(smaller, path)
+        for _ in range(3):
+            started = time.monotonic()
+            assert answer(url, surt="com,*")["features"] == before["features"]
+            assert time.monotonic() - started < 2
+        deadline = time.monotonic() + 20
+        while answer(url, surt="com,*")["status"] == "answered":
+            assert time.monotonic() < deadline, "the new version never answered"
+            time.sleep(0.2)
+
+
+def test_sighup_looks_at_the_profiles_again_and_never_ends_the_explorer(sample, tmp_path):
+    """SIGHUP, as to serve: the profiles' paths looked at again (a new version read), and the
+    explorer goes on answering (it ended)."""
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "profiler.cli", "explore", str(path), "--port", "0", "-v"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stderr.readline()
+        url = line.strip().rsplit(" ", 1)[-1]
+        assert answer(url)["status"] == "answered"
+        shutil.copy(sample, tmp_path / "next.cdxj")
+        os.replace(tmp_path / "next.cdxj", path)
+        for _ in range(3):
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(0.3)
+        assert proc.poll() is None
+        assert answer(url)["status"] == "answered"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        log = proc.stderr.read()
+        proc.stderr.close()
+    assert "exploring the new version of %s" % path in log, log
+
+
+def test_expect_100_continue_is_answered_without_asking_for_the_body(sample):
+    """A request with `Expect: 100-continue` and a body: the final answer at once, never a
+    100 Continue (the body it asked for was never read: the client's send of it broke on the
+    closed connection)."""
+    with serving(sample) as (url, _):
+        for method in (b"GET", b"POST"):
+            out = _exchange(url, b"%s /api/profiles HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                 b"Content-Length: 3000000\r\n\r\n" % method)
+            assert out.startswith(b"HTTP/1.1 200 " if method == b"GET" else b"HTTP/1.1 405 "), out[:100]
+            assert b"100 Continue" not in out and b"\r\nConnection: close\r\n" in out
+
+
+def test_half_closed_http_1_0_and_range_requests_get_the_whole_answer(served):
+    """A socket half closed after its request, HTTP/1.0, a Range header (ignored): the whole
+    answer, then closed."""
+    whole = get(served, "/api/profiles")[2]
+    for request, half in [(b"GET /api/profiles HTTP/1.1\r\nHost: x\r\n\r\n", True),
+                          (b"GET /api/profiles HTTP/1.0\r\n\r\n", False),
+                          (b"GET /api/profiles HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nConnection: close\r\n\r\n",
+                           False)]:
+        s = _connect(served)
+        s.settimeout(10)
+        s.sendall(request)
+        if half:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            piece = s.recv(65536)
+            if not piece:
+                break
+            out += piece
+        s.close()
+        assert out.startswith(b"HTTP/1.") and b" 200 " in out[:16] and out.endswith(b"\r\n\r\n" + whole), request
+
+
+def test_a_2_gb_sparse_file_moved_into_place_leaves_the_version_read_before(sample, tmp_path, monkeypatch):
+    """A 2 GB sparse file (no line end) moved into the profile's path: refused without reading it
+    whole, the version read before answering, /api/profiles saying why."""
+    monkeypatch.setattr("profiler.explore.web.CHECK_EVERY", 0.0)
+    path = tmp_path / "live.cdxj"
+    shutil.copy(sample, path)
+    with serving(str(path)) as (url, _):
+        before = answer(url)["features"]
+        with open(tmp_path / "sparse", "wb") as f:
+            f.truncate(2 << 30)
+        os.replace(tmp_path / "sparse", path)
+        started = time.monotonic()
+        assert answer(url)["features"] == before
+        assert time.monotonic() - started < 5
+        listed = orjson.loads(get(url, "/api/profiles")[2])["profiles"][0]
+        assert "cannot be read now" in listed["problem"], listed

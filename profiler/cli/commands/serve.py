@@ -36,6 +36,9 @@ def add_arguments(p):
                         "(default %(default)s)")
     p.add_argument("--write-timeout", type=seconds, default=Limits.write_timeout, metavar="SECONDS",
                    help="drop a connection that leaves an answer unread this long (default %(default)s)")
+    p.add_argument("--request-timeout", type=seconds, default=Limits.request_timeout, metavar="SECONDS",
+                   help="answer 503 to a request whose answer is not ready this long after it came, and ask no "
+                        "more archive for it (default %(default)s)")
     # files are read, never mapped: nothing to let go (an option of earlier command lines, ignored)
     p.add_argument("--max-mapped", type=positive_int, default=None, help=argparse.SUPPRESS)
 
@@ -55,11 +58,11 @@ def run(args):
     for name in ("max_connections", "max_client_connections"):
         if getattr(args, name) < 1:
             raise UserError("--%s must be at least 1" % name.replace("_", "-"))
-    for name in ("idle_timeout", "head_timeout", "write_timeout"):
+    for name in ("idle_timeout", "head_timeout", "write_timeout", "request_timeout"):
         if not 0 < getattr(args, name) <= 86400:
             raise UserError("--%s must be more than 0 and at most 86400 seconds" % name.replace("_", "-"))
     from profiler.serve.server import serve
     limits = {name: getattr(args, name) for name in ("max_connections", "max_client_connections", "idle_timeout",
-                                                     "head_timeout", "write_timeout")}
+                                                     "head_timeout", "write_timeout", "request_timeout")}
     serve(args.files, args.host, args.port, args.workers, "info" if args.verbose else "warning", limits)
     return 0
