@@ -148,7 +148,10 @@ def validate(path, kind=None, max_problems=100):
             if not first_data_line:
                 first_data_line = lineno
                 if not declared:
-                    report.add(lineno, "no %s header line before the data" % ("!keys" if kind == "cdxj" else "!fields"))
+                    report.add(lineno, "no !keys header line before the data" if kind == "cdxj" else
+                               "no !fields header line before the data (the spec's map declares its key fields, "
+                               "e.g. !fields {\"keys\":[\"surt\"],\"values\":[\"frequency\"]}; readers take "
+                               "the first line's: one is surt, two are surt and datetime)")
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)

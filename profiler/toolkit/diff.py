@@ -128,10 +128,12 @@ def _require_one_policy(verb, path_a, path_b, files):
                             "vanished or appeared" if verb == "diff" else "held by one file only"))
 
 
-def _past_cut(found, key, value):
+def _past_cut(found, key, value, skipped=None):
     """A key's value in a file (a DataFile being read), DAMAGED when the file has no line for
-    it because it was cut short before it (found.cut_at)."""
-    if value is None and found.cut_at is not None and key > found.cut_at:
+    it because it was cut short before it (found.cut_at), or because a damaged line whose key
+    could not be read may have been its line (``skipped``: the Skipped of the file's check)."""
+    if value is None and (found.cut_at is not None and key > found.cut_at or
+                          skipped is not None and skipped.may_hold(key + b" {", cut=False)):
         return DAMAGED
     return value
 
@@ -160,12 +162,13 @@ def diff(old_path, new_path, features=None, only=None, skipped=None):
     counts by change, filled in as the iterator is consumed). ``skipped``: [Skipped of OLD,
     Skipped of NEW] to skip damaged lines (counted there), else they are refused."""
     kind, files, (old, new) = _open_pair(old_path, new_path, "diff", skipped)
+    skipped = skipped or [None, None]
     features = list(features or FEATURES)
     summary = dict.fromkeys(CHANGES + ("same",), 0)
 
     def it():
         for key, o, n in join(old, new):
-            o, n = (_past_cut(found, key, v) for found, v in zip(files, (o, n)))
+            o, n = (_past_cut(found, key, v, s) for found, v, s in zip(files, (o, n), skipped))
             change = classify(o, n, features)
             summary[change or "same"] += 1
             if change and (not only or change in only):
@@ -202,6 +205,7 @@ def overlap(path_a, path_b, where=None, skipped=None):
     skipped is counted as ``damaged``, in neither file nor both.
     """
     kind, files, (recs_a, recs_b) = _open_pair(path_a, path_b, "compare", skipped)
+    skipped = skipped or [None, None]
     fields = key_fields(files[0]) or (["surt", "datetime"] if files[0].nkeys == 2 else ["surt"])
     where = {k: v for k, v in (where or {}).items() if v is not None}
     unknown = set(where) - set(fields[1:])
@@ -225,7 +229,7 @@ def overlap(path_a, path_b, where=None, skipped=None):
 
     def generator():
         for key, a, b in join(keep(recs_a), keep(recs_b)):
-            a, b = (_past_cut(found, key, v) for found, v in zip(files, (a, b)))
+            a, b = (_past_cut(found, key, v, s) for found, v, s in zip(files, (a, b), skipped))
             damaged = a is DAMAGED or b is DAMAGED
             surt = key.split(b" ", 1)[0].decode("utf-8", "replace")
             s = levels.setdefault(surt_level(surt), {"only_a": 0, "only_b": 0, "both": 0, "captures_a": 0,
