@@ -128,9 +128,15 @@ _OPAQUE = re.compile(rb"((dns|urn|mailto|filedesc|warcinfo|whois|ftp|about|data|
                      re.I)
 
 
+#: a URI whose path or query holds a literal space, as WARC-Target-URIs and CDX lines may (keyed %20)
+_URI_WITH_SPACES = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]+[/?#][^\t\r\n]*\Z")
+
+
 def is_query(raw):
-    """A URI (scheme://host...), a SURT (com,example)/a, com,*, *) or a bare host[/path]; not
-    free text (what lookup answers 'invalid')."""
+    """A URI (scheme://host..., its path or query may hold spaces), a SURT (com,example)/a,
+    com,*, *) or a bare host[/path]; not free text (what lookup answers 'invalid')."""
+    if raw and b" " in raw and _URI_WITH_SPACES.match(raw):
+        return True
     if not raw or any(c in raw for c in b" \t\r\n"):
         return False
     return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw) or _OPAQUE.match(raw))

@@ -424,6 +424,9 @@ def _query(profile, fixed, group, under, level, top, by):
             note = Caveat(LISTED_UNKNOWN)
         elif profile.absent_keys() and resolved_asked:
             note = Caveat(LISTED_ABSENT)
+    mixed = mixed_levels(found, fields_of, [f for f in fields_of[1:] if values[f] is None])
+    if mixed:
+        note = Caveat(mixed + ("; " + note if note else "")) if found else note
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -457,6 +460,26 @@ def _query(profile, fixed, group, under, level, top, by):
                         "no line: a merge of inputs whose revisits were resolved each on its own, so this "
                         "key may hold revisits resolved in another input (its bounds; !meta absent_keys)")
     return found, with_left_out(note, damaged, found), profile.seeks
+
+
+def mixed_levels(found, fields_of, grouped):
+    """The note of a grouping whose lines are of several levels of a grouped field (a mime's
+    category text/* and type text/html, a year and its months): each level's lines count the
+    same captures again, so they add up only within a level; or None."""
+    for f in grouped:
+        criterion, at = criteria.BY_NAME.get(f), fields_of.index(f)
+        if criterion is None or len(criterion.levels) < 2:
+            continue
+        seen = {}
+        for key, _ in found:
+            levels = criterion.field_levels(key.split(" ")[at])
+            if len(levels) == 1:
+                seen.setdefault(levels[0], key.split(" ")[at])
+        if len(seen) > 1:
+            return ("the %s lines listed are of %d levels (%s): each level counts the same captures again, so "
+                    "add them up only within one level" % (f, len(seen), ", ".join(
+                        "%s %s" % (level, value) for level, value in seen.items())))
+    return None
 
 
 def damaged_keys(profile, prefix, selected=None):
