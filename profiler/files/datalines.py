@@ -509,8 +509,15 @@ _DATETIME_FIELD = rb"(?:[:-]|[0-9]{4,14})"
 
 def frequency_problem(text):
     """Why a frequency the plain pattern takes (``_FREQUENCY``: digits and marks) is one no
-    archive has (more URI-Rs than URI-Ms, mementos of no URI-R), or None. Only a frequency with
+    archive has (more URI-Rs than URI-Ms, mementos of no URI-R) or no reader can hold (a count
+    past 4,300 digits), or None. Only a frequency with
     both counts can be: it is parsed, the others are not."""
+    if len(text) > 4300:        # a count may pass the digits Python reads an int of: the parser says
+        try:
+            parse_frequency(text)
+        except MapFormatError as e:
+            return str(e)
+        return None
     urim, slash, urir = text.partition(b"/")
     if not (slash and urim and urir and urim[:1] != b"0"):
         return None
@@ -853,7 +860,7 @@ class WithoutDamaged:
 
 
 #: the version of the checks: a file found clean by other checks is checked again
-CHECK_VERSION = "checks-3"
+CHECK_VERSION = "checks-4"
 
 
 def _map_names(headers, path):
