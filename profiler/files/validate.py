@@ -152,7 +152,7 @@ def validate(path, kind=None, max_problems=100):
                     report.add(lineno, "no !keys header line before the data" if kind == "cdxj" else
                                "no !fields header line before the data (the spec's map declares its key fields, "
                                "e.g. !fields {\"keys\":[\"surt\"],\"values\":[\"frequency\"]}; readers take "
-                               "the first line's: one is surt, two are surt and datetime)")
+                               "the first line's: one field is the SURT, two the SURT and a date)")
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)
