@@ -500,7 +500,8 @@ class Lookup:
         for n, probe in enumerate(probes):
             pick = self._pick(probe, found.get(probe.prefix))
             if pick is not None:
-                exact = probe.value is None and (self.kind == "cdxj" or probe.dt is None)
+                # the line of the key itself (a profile's, or one of the value asked): no other line is it
+                exact = self.kind == "cdxj" and not pick.none or probe.value is None and probe.dt is None
                 if self._lost([p.prefix for p in probes[:n if exact else n + 1]]):
                     return Answer(urlkey, UNKNOWN, None, None)
                 return self._answer_pick(urlkey, probe, pick)
@@ -687,6 +688,8 @@ class Lookup:
                 lines = found[probe.prefix] = found.get(probe.prefix) or self.lines.group(probe.prefix)
                 if self._pick(probe, lines) is not None:
                     return self.answer(urlkey, probes, found)
+            if self._lost([p.prefix for p in probes]):        # a skipped line may have told the value
+                return Answer(urlkey, UNKNOWN, None, None, value=value)
             return self.lookup_urlkey(urlkey, dt)._replace(value=ANY_FIELD)
         probes = self.probes(urlkey, dt)
         found = {}
@@ -734,6 +737,8 @@ class Lookup:
         rest = []
         for n, ps in probes.items():
             answers[n] = self.answer(urlkeys[n], ps, found, partial=True)
+            if answers[n] is None and self._lost([p.prefix for p in ps]):
+                answers[n] = Answer(urlkeys[n], UNKNOWN, None, None, value=value)
             if answers[n] is None:
                 rest.append(n)
         for n, a in zip(rest, self._batch_keys([urlkeys[n] for n in rest], dt)):
