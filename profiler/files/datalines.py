@@ -100,13 +100,36 @@ class Bad(Exception):
 
 
 class Skipped:
-    """The damaged lines a tolerant read of one file skipped: counted by reason, the first named."""
+    """The damaged lines a tolerant read of one file skipped: counted by reason, the first named,
+    and the spans of keys their lines may have held (``gaps``: see lost_between)."""
+
+    #: gaps kept; past them, the last one is widened to hold each new one
+    MAX_GAPS = 1000
+    #: the reasons of a damaged line whose key was read whole (only its value is bad)
+    KEY_READ = ("value", "frequency")
 
     def __init__(self, path):
         self.path = path
         self.count = 0
         self.reasons = {}
         self.first = None
+        self.gaps = []
+
+    def lost_between(self, low, high, cut=False):
+        """Lines whose keys cannot be read were skipped between the whole lines of keys low and
+        high (bytes; None: the file's start or end): a key between them may have had one of
+        them. ``cut``: the file was cut short there."""
+        gap = (None if low is None else low + b" ", None if high is None else high + b" ", cut)
+        if len(self.gaps) >= self.MAX_GAPS:
+            gap = (self.gaps.pop()[0],) + gap[1:]
+        self.gaps.append(gap)
+
+    def may_hold(self, prefix, cut=True):
+        """Whether a line starting with prefix (bytes: a key's start, or a key and ' ' or ' {')
+        may have been among the lines skipped whose keys could not be read (with ``cut``, also
+        those lost past a cut)."""
+        return any((low is None or prefix + b"\xff" > low) and (high is None or prefix < high)
+                   for low, high, at_cut in self.gaps if cut or not at_cut)
 
     def add(self, lineno, bad):
         self.count += 1
@@ -486,8 +509,15 @@ _DATETIME_FIELD = rb"(?:[:-]|[0-9]{4,14})"
 
 def frequency_problem(text):
     """Why a frequency the plain pattern takes (``_FREQUENCY``: digits and marks) is one no
-    archive has (more URI-Rs than URI-Ms, mementos of no URI-R), or None. Only a frequency with
+    archive has (more URI-Rs than URI-Ms, mementos of no URI-R) or no reader can hold (a count
+    past 4,300 digits), or None. Only a frequency with
     both counts can be: it is parsed, the others are not."""
+    if len(text) > 4300:        # a count may pass the digits Python reads an int of: the parser says
+        try:
+            parse_frequency(text)
+        except MapFormatError as e:
+            return str(e)
+        return None
     urim, slash, urir = text.partition(b"/")
     if not (slash and urim and urir and urim[:1] != b"0"):
         return None
@@ -680,6 +710,8 @@ class DataFile:
             f.seek(self.data_offset)
             lineno = len(self.raw_headers)
             before_key = before = None
+            read_key, gap = None, False     # the last key read whole; lines of unread keys since it
+            good = 0
             self.end, self.data_lines = self.data_offset, 0
             self.cut_at = None
             stop_long = searched and not damaged        # a line too long is refused: not read to its end
@@ -690,6 +722,9 @@ class DataFile:
                     _bad(skipped, path, lineno, Bad("cut", "the file was cut short: its last line (%d bytes) "
                                                             "has no newline" % (after - offset)))
                     self.cut_at = before_key if before_key is not None else b""
+                    if skipped is not None:
+                        skipped.lost_between(read_key, None, cut=True)
+                        gap = False
                     if damaged and b" {" in body:        # cut in its block: its key is whole
                         key = key_of(body[:body.index(b" {")])
                         if before_key is None or before_key < key:
@@ -713,6 +748,7 @@ class DataFile:
                             "a line of %d bytes, longer than %d MiB" % (after - offset - 1, MAX_LINE >> 20))
                     _bad(None if searched else skipped, path, lineno,
                          Bad("too_long", text + (": a search would read it whole" if searched else "")))
+                    gap = gap or (read_key,)
                     if damaged:
                         yield Record(lineno, key, None, DAMAGED, body)
                     continue
@@ -720,10 +756,26 @@ class DataFile:
                     key, raw, value = check(body, parse)
                 except Bad as e:
                     _bad(skipped, path, lineno, e)
+                    if e.reason not in Skipped.KEY_READ:
+                        gap = gap or (read_key,)
+                    elif gap:
+                        skipped.lost_between(gap[0], key)
+                        gap, read_key = False, key
+                    else:
+                        read_key = key
                     if damaged:
                         yield Record(lineno, key, None, DAMAGED, body)
                     continue
+                if gap:
+                    skipped.lost_between(gap[0], key)
+                    gap = False
+                read_key = key
+                good += 1
                 yield Record(lineno, key, raw, value, body)
+            if gap:
+                skipped.lost_between(gap[0], None)
+            if skipped is not None and skipped.count and not good:
+                skipped.lost_between(None, None)    # every line damaged: nothing the file says stands
             if infiles.identity(os.fstat(f.fileno())) != self.identity:
                 raise DamagedFile("%s changed while it was read: read it again when it is written" % path)
 
@@ -808,7 +860,7 @@ class WithoutDamaged:
 
 
 #: the version of the checks: a file found clean by other checks is checked again
-CHECK_VERSION = "checks-3"
+CHECK_VERSION = "checks-4"
 
 
 def _map_names(headers, path):

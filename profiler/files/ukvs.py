@@ -66,7 +66,11 @@ def _count(text, whole):
         raise MapFormatError("not a frequency: %r" % whole)
     if m.group(1) is None:
         return None, ""
-    return int(m.group(1)), m.group(2)
+    try:
+        return int(m.group(1)), m.group(2)
+    except ValueError:          # past Python's digits of an int (4,300), as a profile's count is
+        raise MapFormatError("a count of %d digits, more than a count is read with: %r"
+                             % (len(m.group(1)), whole[:40] + "..."))
 
 
 def parse_frequency(text):

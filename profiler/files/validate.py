@@ -88,6 +88,7 @@ def validate(path, kind=None, max_problems=100):
     map_names = None            # a map's key field names (its !fields)
     previous_key = None
     previous_key_line = 0
+    spans = (None, {})           # a map's SURT and the datetime spans of its lines: one period, one key
     first_data_line = 0
     header_bytes = header_lines = 0
     whole = True
@@ -148,7 +149,10 @@ def validate(path, kind=None, max_problems=100):
             if not first_data_line:
                 first_data_line = lineno
                 if not declared:
-                    report.add(lineno, "no %s header line before the data" % ("!keys" if kind == "cdxj" else "!fields"))
+                    report.add(lineno, "no !keys header line before the data" if kind == "cdxj" else
+                               "no !fields header line before the data (the spec's map declares its key fields, "
+                               "e.g. !fields {\"keys\":[\"surt\"],\"values\":[\"frequency\"]}; readers take "
+                               "the first line's: one field is the SURT, two the SURT and a date)")
                     if kind == "cdxj":
                         layout = criteria.CORE_LAYOUT       # a file without !keys: the core criteria
                         nkeys = len(layout.fields)
@@ -162,6 +166,8 @@ def validate(path, kind=None, max_problems=100):
                     report.add(lineno, "not in byte order: key sorts before line %d's key: %s"
                                % (previous_key_line, _show(key)))
             previous_key, previous_key_line = key, lineno
+            if kind == "ukvs" and nkeys == 2 and (map_names is None or list(map_names) == ["surt", "datetime"]):
+                spans = _one_key_a_period(report, lineno, key, spans)
         if infiles.identity(os.fstat(f.fileno())) != read:
             report.add(report.lines, CHANGED)
             return report
@@ -263,6 +269,22 @@ def _declared_keys(report, lineno, name, value, kind):
         return len(value["keys"]), None
     report.add(lineno, "!fields must be a JSON object with a \"keys\" list")
     return None
+
+
+def _one_key_a_period(report, lineno, key, spans):
+    """A surt,datetime map's line whose datetime writes a period another line of its SURT wrote
+    otherwise ('2013' and '2013:2013', '-' and ':') is a problem: a lookup answers from one of
+    them. Returns the (SURT, {span: (field, line)}) state after the line."""
+    surt, _, field = key.rpartition(b" ")
+    if surt != spans[0]:
+        spans = (surt, {})
+    span = datetime_span(field.decode("ascii", "replace"))
+    if span is not None:
+        other = spans[1].setdefault(span, (field, lineno))
+        if other[0] != field:
+            report.add(lineno, "the period of %s is also line %d's (%s): one period, two keys"
+                       % (_show(field), other[1], _show(other[0])))
+    return spans
 
 
 def _check_fields(report, lineno, text, what, aligned=False):

@@ -7,6 +7,7 @@ registry order; a new format is a module and one entry here (``register`` adds o
 profiler.plugins).
 """
 
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -268,6 +269,8 @@ def format_of(sample):
     if not isinstance(sample, Sample):
         sample = Sample(list(sample))
     ours = _written_here(sample.lines)
+    if ours is None and _headerless_map(sample.data) == "sure":
+        ours = HEADERLESS_MAP
     if ours is not None:
         return {"format": None, "reason": ours}
     for fmt in FORMATS.values():
@@ -278,7 +281,29 @@ def format_of(sample):
         return {"format": None, "reason": "unreadable: %s" % sample.error}
     if not sample.data:
         return {"format": None, "reason": "no index lines"}
+    if _headerless_map(sample.data) is not None:
+        return {"format": None, "reason": HEADERLESS_MAP}
     return {"format": None, "reason": "not %s (unrecognised layout)" % listing()}
+
+
+HEADERLESS_MAP = ("a MementoMap (UKVS) without header lines (its lines are KEY FREQUENCY), not an index or crawl "
+                  "file: read it with 'archive-profiler lookup', or combine maps with 'archive-profiler merge'")
+
+
+def _headerless_map(data):
+    """Whether data lines are a UKVS map's without its header lines (as the MementoMap paper
+    prints one): None if not; 'sure' when a frequency has its '/' (no index line has one there),
+    else 'maybe' (a line 'KEY 20130101000000 {...}' is also a CDXJ index's)."""
+    found = [_MAP_LINE.match(line.rstrip(b"\r")) for line in data]
+    if not found or not all(found):
+        return None
+    return "sure" if any(m.group(1) or m.group(2) for m in found) else "maybe"
+
+
+#: a UKVS/MementoMap data line (spec section 5): a SURT, maybe a datetime, a frequency, maybe a block
+_MAP_COUNT = rb"(?:0|[1-9][0-9]*)[+~-]?"
+_MAP_LINE = re.compile(rb"\A[^ \t{]+(?:[ \t]+[0-9:]+)?[ \t]+(?:%s(/(?:%s)?)?|(/)(?:%s)?)(?:[ \t]+\{.*\})?\Z"
+                       % (_MAP_COUNT, _MAP_COUNT, _MAP_COUNT))
 
 
 #: the !context of the files archive-profiler writes, and what to call them when given to profile

@@ -18,7 +18,9 @@ the removed line's. A wildcard that is an explicit zero ("not held") is never a 
 Estimated false-positive rate (a model, stated in docs/toolkit.md): absent URIs are looked up
 near what the archive holds: for each held URI-R, one in its directory, one elsewhere on its
 host, one on a neighbouring host (same parent domain). The estimate is the share of those that
-the map answers as held, i.e. that a held wildcard line other than ``*`` covers. An exact-URL map
+the map answers as held for a router, i.e. that a held wildcard line other than ``*`` covers and
+lists (profiler.files.coverage: in a complete map, a TLD line above its host lines lists no
+absent host; a rolled-up line lists what is under it). An exact-URL map
 has 0; a map with host lines has at least 2/3. The greedy compaction rolls up, at each step, the wildcard with the
 fewest newly covered URI-Rs per line (or byte) saved (ties: the fewest URI-R answers made coarser
 per line saved, then the most lines saved), until the file fits the quota.
@@ -31,7 +33,7 @@ import os
 from profiler import GENERATOR, jsonnum
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
-from profiler.files import pages
+from profiler.files import coverage, pages
 from profiler.files.datalines import DataFile, skipped_meta
 from profiler.model.keys import host_part
 from profiler.toolkit.lookup import surt_candidates
@@ -140,7 +142,7 @@ def _held(freq):
 
 
 def read_groups(path, skipped=None):
-    """(kind, nkeys, header lines, groups): groups are [surt str, lines, all-time Frequency or None,
+    """(kind, nkeys, header lines, groups, headers as read): groups are [surt str, lines, all-time Frequency or None,
     all-time line or None]. Every line is checked (profiler.files.datalines); ``skipped``: damaged
     lines are counted there and left out, else they are refused."""
     found = DataFile(path)
@@ -169,7 +171,7 @@ def read_groups(path, skipped=None):
         raw_headers = [header_line(n, v) for n, v in found.headers]
     else:
         raw_headers = list(found.raw_headers)
-    return kind, nkeys, raw_headers, groups
+    return kind, nkeys, raw_headers, groups, found.headers
 
 
 def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
@@ -177,7 +179,7 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
     headers included. Returns a CompactReport; a quota that cannot be met is a UserError.
     ``skipped`` (a profiler.files.datalines.Skipped): damaged lines are left out and counted,
     in the !meta too; otherwise they are refused. The file is read whole before anything is written."""
-    kind, nkeys, raw_headers, groups = read_groups(path, skipped)
+    kind, nkeys, raw_headers, groups, read_headers = read_groups(path, skipped)
     by_bytes = max_bytes is not None
     quota = max_bytes if by_bytes else max_lines
     lines_in = len(raw_headers) + sum(len(g[1]) for g in groups)
@@ -220,7 +222,9 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
     # URI-Rs answered by each live line (nested lines count again)
     answers = _Fenwick(n, [weight(i) if alive[i] else 0 for i in range(n)])
     total = (sum(len(h) + 1 for h in raw_headers) if by_bytes else len(raw_headers)) + live.prefix(n)
-    probes, uncovered = _probes(keys, index, freq_of, alive, weight)
+    lists = _lister(coverage.of_headers(read_headers, kind),
+                    [bool(lines_of[i]) and any(b'"rollup":true' in x for x in lines_of[i]) for i in range(n)])
+    probes, uncovered = _probes(keys, index, freq_of, alive, weight, lists)
     probes_total = max(probes, 1)
     unc_in = uncovered.prefix(n)
     bytes_in = os.path.getsize(path)
@@ -366,15 +370,33 @@ def _marked(line):
     return line[:i] + b" " + jsonnum.dumps(block)
 
 
-def _probes(keys, index, freq_of, alive, weight):
+def _lister(cover, rolled_up):
+    """lists(i, key): whether a held wildcard line answers the URIs under it as held for a router
+    (profiler.files.coverage.listed): in a complete file (``cover``), only a line at or below the
+    level it lists held URIs at, or one rolled up; in any other file, every wildcard but '*'."""
+    def lists(i, k):
+        if cover is None or rolled_up[i] or ")" in k and not cover.get("exact_urls"):
+            return True
+        if cover.get("exact_urls") or k == "*":
+            return False
+        return len(k.split(",")) - 1 >= cover["host_depth"]
+    return lists
+
+
+def _probes(keys, index, freq_of, alive, weight, lists=None):
     """The absent-URI probes of the false-positive model, placed at slots, and which are
-    uncovered. For each held URI-R (a line not inside a held wildcard counts its URI-Rs): one
+    uncovered. For each held URI-R (a line not inside a held wildcard that lists it counts its
+    URI-Rs; a wildcard above the level a complete file lists at, a TLD line, lists none): one
     absent URI in its directory (placed at the line), one elsewhere on its host (at 'HOST)/*')
     and one on a neighbouring host (at the parent label wildcard 'com,cnn,*'; none for a
-    one-label host). A probe is positive when a held wildcard other than '*' holds it. Returns (number of probes, Fenwick of uncovered probe weight by slot)."""
+    one-label host). A probe is positive when a held wildcard other than '*' that lists
+    (``lists(slot, key)``, _lister) holds it. Returns (number of probes, Fenwick of uncovered
+    probe weight by slot)."""
     cells = [0] * len(keys)
     held = [alive[i] and _held(freq_of[i]) for i in range(len(keys))]
-    held_wild = {k for i, k in enumerate(keys) if held[i] and k.endswith("*") and k != "*"}
+    lists = lists or (lambda i, k: True)
+    held_wild = {k for i, k in enumerate(keys) if held[i] and k.endswith("*") and k != "*" and lists(i, k)}
+    unlisting = {k for i, k in enumerate(keys) if held[i] and k.endswith("*") and k != "*" and k not in held_wild}
 
     def covered(k):
         return k in held_wild or any(p in held_wild for p in parents(k))
@@ -382,7 +404,7 @@ def _probes(keys, index, freq_of, alive, weight):
     total = 0
     hosts = {}
     for i, k in enumerate(keys):
-        if not held[i] or k == "*" or any(p in held_wild for p in parents(k)):
+        if not held[i] or k == "*" or k in unlisting or any(p in held_wild for p in parents(k)):
             continue        # a line inside a held wildcard: its URI-Rs are counted there
         w = weight(i)
         total += w

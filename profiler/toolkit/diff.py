@@ -88,6 +88,8 @@ def _open_pair(path_a, path_b, verb="compare", skipped=None):
     if kind_a == "cdxj":
         layouts.require_same(verb, [path_a, path_b], [f.layout for f in files])
         _require_one_policy(verb, path_a, path_b, files)
+    else:
+        _require_one_map_policy(verb, path_a, path_b, files)
     for path, found in zip((path_a, path_b), files):
         if any(n == "!meta" and isinstance(v, dict) and "compacted" in v for n, v in found.headers):
             raise DiffError("cannot %s: %s is compacted: the keys it rolled up into coarser lines would read "
@@ -128,10 +130,38 @@ def _require_one_policy(verb, path_a, path_b, files):
                             "vanished or appeared" if verb == "diff" else "held by one file only"))
 
 
-def _past_cut(found, key, value):
+def _map_source(found):
+    """(the policy a map's !meta says its profile was made with: a name or dict, its coverage),
+    each None when it does not say."""
+    for name, value in found.headers:
+        if name == "!meta" and isinstance(value, dict) and isinstance(value.get("source"), dict):
+            policy = value["source"].get("policy")
+            return (policy if isinstance(policy, (str, dict)) else None,
+                    value.get("coverage") if isinstance(value.get("coverage"), dict) else None)
+    return None, None
+
+
+def _require_one_map_policy(verb, path_a, path_b, files):
+    """A DiffError for maps made from profiles of different policies (their !meta source
+    policy, or the coverage their lines have): as for profiles, a key one policy never writes
+    would read as vanished or appeared, or as held by one file only."""
+    (policy_a, cover_a), (policy_b, cover_b) = (_map_source(f) for f in files)
+    names = [p.get("name") if isinstance(p, dict) else p for p in (policy_a, policy_b)]
+    unlike = (cover_a is not None and cover_b is not None and cover_a != cover_b) or \
+        (None not in names and names[0] != names[1])
+    if unlike:
+        raise DiffError("cannot %s: %s and %s are maps made from profiles of different policies (%s, %s): a key "
+                        "one of them never writes would read as %s; compare maps of one policy" % (
+                            verb, path_a, path_b, str(names[0])[:40], str(names[1])[:40],
+                            "vanished or appeared" if verb == "diff" else "held by one file only"))
+
+
+def _past_cut(found, key, value, skipped=None):
     """A key's value in a file (a DataFile being read), DAMAGED when the file has no line for
-    it because it was cut short before it (found.cut_at)."""
-    if value is None and found.cut_at is not None and key > found.cut_at:
+    it because it was cut short before it (found.cut_at), or because a damaged line whose key
+    could not be read may have been its line (``skipped``: the Skipped of the file's check)."""
+    if value is None and (found.cut_at is not None and key > found.cut_at or
+                          skipped is not None and skipped.may_hold(key + b" {", cut=False)):
         return DAMAGED
     return value
 
@@ -160,12 +190,13 @@ def diff(old_path, new_path, features=None, only=None, skipped=None):
     counts by change, filled in as the iterator is consumed). ``skipped``: [Skipped of OLD,
     Skipped of NEW] to skip damaged lines (counted there), else they are refused."""
     kind, files, (old, new) = _open_pair(old_path, new_path, "diff", skipped)
+    skipped = skipped or [None, None]
     features = list(features or FEATURES)
     summary = dict.fromkeys(CHANGES + ("same",), 0)
 
     def it():
         for key, o, n in join(old, new):
-            o, n = (_past_cut(found, key, v) for found, v in zip(files, (o, n)))
+            o, n = (_past_cut(found, key, v, s) for found, v, s in zip(files, (o, n), skipped))
             change = classify(o, n, features)
             summary[change or "same"] += 1
             if change and (not only or change in only):
@@ -202,6 +233,7 @@ def overlap(path_a, path_b, where=None, skipped=None):
     skipped is counted as ``damaged``, in neither file nor both.
     """
     kind, files, (recs_a, recs_b) = _open_pair(path_a, path_b, "compare", skipped)
+    skipped = skipped or [None, None]
     fields = key_fields(files[0]) or (["surt", "datetime"] if files[0].nkeys == 2 else ["surt"])
     where = {k: v for k, v in (where or {}).items() if v is not None}
     unknown = set(where) - set(fields[1:])
@@ -225,7 +257,7 @@ def overlap(path_a, path_b, where=None, skipped=None):
 
     def generator():
         for key, a, b in join(keep(recs_a), keep(recs_b)):
-            a, b = (_past_cut(found, key, v) for found, v in zip(files, (a, b)))
+            a, b = (_past_cut(found, key, v, s) for found, v, s in zip(files, (a, b), skipped))
             damaged = a is DAMAGED or b is DAMAGED
             surt = key.split(b" ", 1)[0].decode("utf-8", "replace")
             s = levels.setdefault(surt_level(surt), {"only_a": 0, "only_b": 0, "both": 0, "captures_a": 0,

@@ -43,6 +43,8 @@ from profiler.model.keys import directories, exact_key, host_part, wildcard_leve
 from profiler.files.ukvs import ALL_TIME, Frequency, breakdowns, datetime_span, format_frequency, parse_frequency
 
 HELD, NOT_HELD, NO_MATCH, INVALID = "held", "not-held", "no-match", "invalid"
+#: with --skip-bad-lines: a line the answer needs (of its key or a more specific one) may be a skipped one
+UNKNOWN = "unknown"
 
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _DATETIME = re.compile(r"[0-9]+")
@@ -126,9 +128,15 @@ _OPAQUE = re.compile(rb"((dns|urn|mailto|filedesc|warcinfo|whois|ftp|about|data|
                      re.I)
 
 
+#: a URI whose path or query holds a literal space, as WARC-Target-URIs and CDX lines may (keyed %20)
+_URI_WITH_SPACES = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#]+[/?#][^\t\r\n]*\Z")
+
+
 def is_query(raw):
-    """A URI (scheme://host...), a SURT (com,example)/a, com,*, *) or a bare host[/path]; not
-    free text (what lookup answers 'invalid')."""
+    """A URI (scheme://host..., its path or query may hold spaces), a SURT (com,example)/a,
+    com,*, *) or a bare host[/path]; not free text (what lookup answers 'invalid')."""
+    if raw and b" " in raw and _URI_WITH_SPACES.match(raw):
+        return True
     if not raw or any(c in raw for c in b" \t\r\n"):
         return False
     return bool(_SCHEME.match(raw) or _SURT.match(raw) or _BARE_HOST.match(raw) or _OPAQUE.match(raw))
@@ -290,6 +298,10 @@ class Lookup:
             ends = [f.end for f in files]
             if pages:
                 _check_pages(files, [p[3] for p in pages])
+                for skipped, after in zip(self.skipped, files[1:]):
+                    if skipped is not None and after.first_key is not None:
+                        skipped.gaps = [(low, after.first_key + b" " if high is None else high, cut)
+                                        for low, high, cut in skipped.gaps]
         else:
             for f in files:
                 _require_whole(f)
@@ -485,11 +497,32 @@ class Lookup:
     def answer(self, urlkey, probes, found, partial=False):
         """Answer from the probes of one query and a mapping prefix -> lines (with partial: None
         when none of these probes answers)."""
-        for probe in probes:
+        for n, probe in enumerate(probes):
             pick = self._pick(probe, found.get(probe.prefix))
             if pick is not None:
+                # the line of the key itself (a profile's, or one of the value asked): no other line is it
+                exact = self.kind == "cdxj" and not pick.none or probe.value is None and probe.dt is None
+                if self._lost([p.prefix for p in probes[:n if exact else n + 1]]):
+                    return Answer(urlkey, UNKNOWN, None, None)
                 return self._answer_pick(urlkey, probe, pick)
-        return None if partial else Answer(urlkey, NO_MATCH, None, None)
+        if partial:
+            return None
+        return Answer(urlkey, UNKNOWN if self._lost([p.prefix for p in probes]) else NO_MATCH, None, None)
+
+    def _lost(self, prefixes):
+        """Whether a line starting with one of the prefixes (bytes) may be one --skip-bad-lines
+        left out: a damaged line the searches met, or one whose key could not be read (or lost
+        in a cut) between keys around the prefix. An answer from a coarser line, or none,
+        would then stand for the finer line that was lost."""
+        if not any(s is not None and s.count for s in self.skipped):
+            return False
+        met = getattr(self.lines, "met_damaged", None)
+        for prefix in prefixes:
+            if any(s is not None and s.may_hold(prefix) for s in self.skipped):
+                return True
+            if met is not None and met(prefix) != []:
+                return True
+        return False
 
     def _answer_pick(self, urlkey, probe, pick):
         key, freq = self.parse(pick.line)
@@ -655,6 +688,8 @@ class Lookup:
                 lines = found[probe.prefix] = found.get(probe.prefix) or self.lines.group(probe.prefix)
                 if self._pick(probe, lines) is not None:
                     return self.answer(urlkey, probes, found)
+            if self._lost([p.prefix for p in probes]):        # a skipped line may have told the value
+                return Answer(urlkey, UNKNOWN, None, None, value=value)
             return self.lookup_urlkey(urlkey, dt)._replace(value=ANY_FIELD)
         probes = self.probes(urlkey, dt)
         found = {}
@@ -702,6 +737,8 @@ class Lookup:
         rest = []
         for n, ps in probes.items():
             answers[n] = self.answer(urlkeys[n], ps, found, partial=True)
+            if answers[n] is None and self._lost([p.prefix for p in ps]):
+                answers[n] = Answer(urlkeys[n], UNKNOWN, None, None, value=value)
             if answers[n] is None:
                 rest.append(n)
         for n, a in zip(rest, self._batch_keys([urlkeys[n] for n in rest], dt)):
@@ -760,13 +797,15 @@ class Lookup:
             lists[n] = [c.encode("utf-8", "surrogateescape") + suffix for c in surt_candidates(urlkeys[n])[1:]]
         found = self._walk({p for n in rest for p in lists[n]})
         for n in rest:
-            for probe in lists[n]:
+            for i, probe in enumerate(lists[n]):
                 lines = found.get(probe)
                 if lines is not None:
-                    answers[n] = self._answer_line(urlkeys[n], lines[0])
+                    answers[n] = self._answer_line(urlkeys[n], lines[0]) \
+                        if not self._lost([probes[n]] + lists[n][:i]) else Answer(urlkeys[n], UNKNOWN, None, None)
                     break
             else:
-                answers[n] = Answer(urlkeys[n], NO_MATCH, None, None)
+                answers[n] = Answer(urlkeys[n], UNKNOWN if self._lost([probes[n]] + lists[n]) else NO_MATCH,
+                                    None, None)
         return answers
 
     def _answer_line(self, urlkey, line):

@@ -874,8 +874,12 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
                               [f.nkeys for f in files], sorted_inputs)
         streams = [_stream(i, f.records(s)) for i, (f, s) in enumerate(zip(files, skipped))]
 
+        spans = _SpansOfOneSurt(paths) if files[0].nkeys == 2 else None
+
         def data():
             for key, found in _grouped(streams):
+                if spans is not None:
+                    spans.add(key, found)
                 records = list(found.values())
                 counter["lines"] += 1
                 counter["merged"] += len(records) > 1
@@ -888,6 +892,29 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     return {"output": out_path, "kind": kind, "inputs": len(paths), "lines": written,
             "merged_keys": counter["merged"], "extras_dropped": counter.get("extras_dropped", 0),
             "skipped": [s for s in checked if s is not None and s.count]}
+
+
+class _SpansOfOneSurt:
+    """The datetime spans of the merged lines of one SURT of surt,datetime maps: a span written
+    two ways ('2013' and '2013:2013', '-' and ':') would be two lines, each some inputs' count,
+    and a lookup would answer from one of them; such maps are refused (a UserError)."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.surt, self.seen = None, {}
+
+    def add(self, key, found):
+        surt, _, field = key.rpartition(b" ")
+        if surt != self.surt:
+            self.surt, self.seen = surt, {}
+        span = ukvs.datetime_span(field.decode("ascii", "replace"))
+        other = self.seen.setdefault(span, (field, found))
+        if other[0] != field:
+            names = sorted({self.paths[i] for i in list(other[1]) + list(found)})
+            raise UserError("cannot merge %s: they write the period %r of %s also as %r (one period, two keys: the "
+                            "merged map would hold two lines for it, each some inputs' count); write it alike"
+                            % (" and ".join(names), field.decode("utf-8", "replace")[:40],
+                               surt.decode("utf-8", "replace")[:80], other[0].decode("utf-8", "replace")[:40]))
 
 
 # ---------------------------------------------------------------- inputs of different key fields

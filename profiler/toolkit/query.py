@@ -219,6 +219,7 @@ class SortedProfile:
         self.check = found.checker
         self.sorted = SortedLines(path, found.data_offset, key=profile_key, end=found.end, identity=found.identity)
         self.cut_at = found.cut_at      # a file cut short: the keys past this one are unknown, not none
+        self.skipped = skipped
         if skipped is not None and skipped.count:
             self.sorted = WithoutDamaged(self.sorted, self.check)
 
@@ -423,6 +424,9 @@ def _query(profile, fixed, group, under, level, top, by):
             note = Caveat(LISTED_UNKNOWN)
         elif profile.absent_keys() and resolved_asked:
             note = Caveat(LISTED_ABSENT)
+    mixed = mixed_levels(found, fields_of, [f for f in fields_of[1:] if values[f] is None])
+    if mixed:
+        note = Caveat(mixed + ("; " + note if note else "")) if found else note
     if not found and None not in values.values():
         policy = profile.policy()
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
@@ -458,6 +462,26 @@ def _query(profile, fixed, group, under, level, top, by):
     return found, with_left_out(note, damaged, found), profile.seeks
 
 
+def mixed_levels(found, fields_of, grouped):
+    """The note of a grouping whose lines are of several levels of a grouped field (a mime's
+    category text/* and type text/html, a year and its months): each level's lines count the
+    same captures again, so they add up only within a level; or None."""
+    for f in grouped:
+        criterion, at = criteria.BY_NAME.get(f), fields_of.index(f)
+        if criterion is None or len(criterion.levels) < 2:
+            continue
+        seen = {}
+        for key, _ in found:
+            levels = criterion.field_levels(key.split(" ")[at])
+            if len(levels) == 1:
+                seen.setdefault(levels[0], key.split(" ")[at])
+        if len(seen) > 1:
+            return ("the %s lines listed are of %d levels (%s): each level counts the same captures again, so "
+                    "add them up only within one level" % (f, len(seen), ", ".join(
+                        "%s %s" % (level, value) for level, value in seen.items())))
+    return None
+
+
 def damaged_keys(profile, prefix, selected=None):
     """The keys (text) of the damaged lines a search of prefix (bytes) met in an open
     SortedProfile and left out (--skip-bad-lines), those selected(key fields) takes; a
@@ -474,9 +498,28 @@ def damaged_keys(profile, prefix, selected=None):
         fields = line.split(b" {", 1)[0].decode("utf-8", "replace").split(" ")
         if selected is None or selected(fields):
             keys.append(" ".join(fields))
+    skipped = getattr(profile, "skipped", None)
+    if skipped is not None:
+        keys += [Unreadable(low, high) for low, high, cut in skipped.gaps
+                 if not cut and skipped.may_hold(prefix) and (low is None or prefix + b"\xff" > low)
+                 and (high is None or prefix < high)]
     if past_cut(profile, prefix):
         keys.append(PastCut(profile.cut_at.decode("utf-8", "replace")))
     return keys
+
+
+class Unreadable(str):
+    """Keys between two whole lines where a damaged line whose key could not be read was left
+    out (profiler.files.datalines.Skipped.lost_between): any of them may have been its key."""
+
+    def __new__(cls, low, high):
+        def shown(key, none):
+            return none if key is None else repr(key[:-1].decode("utf-8", "replace"))
+        return str.__new__(cls, "a key between %s and %s (a damaged line there may have had it)"
+                           % (shown(low, "the file's start"), shown(high, "its end")))
+
+    def __repr__(self):
+        return str(self)
 
 
 class PastCut(str):
@@ -514,7 +557,7 @@ def left_out(keys):
     shown = ", ".join(repr(k) for k in keys[:3]) + (" and %d more" % (len(keys) - 3) if len(keys) > 3 else "")
     lines = sum(1 for k in keys if not isinstance(k, PastCut))
     what = "%d line(s) this question reads are damaged" % lines if lines else ""
-    if lines < len(keys):
+    if any(isinstance(k, PastCut) for k in keys):
         what += (" and " if what else "") + "lines this question reads were lost in a cut"
     return ("%s and were left out (--skip-bad-lines): %s; the answer is the file's without them, their "
             "captures unknown, not none" % (what, shown))

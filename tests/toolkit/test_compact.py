@@ -150,3 +150,25 @@ def test_compact_command_reports(files, tmp_path, capsys):
     assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "200"]) == 0
     err = capsys.readouterr().err
     assert "estimated false-positive rate 0.00% ->" in err and "rollups" in err
+
+
+def test_fp_estimate_of_a_host_level_map_under_tld_lines(tmp_path):
+    """A map of a default profile (host lines under TLD lines, its !meta coverage host_depth 3):
+    the estimate was 100 % whatever the quota, because the TLD line 'com,*' was taken to answer
+    every absent host; a router asks an archive only for URIs its complete map lists
+    (profiler.files.coverage.listed), so a neighbouring host's probe is a negative: 2/3, as
+    docs/toolkit.md states for a host-level map, and as routing those probes measures."""
+    from profiler.files.coverage import listed, of_headers
+    src = tmp_path / "m.ukvs"
+    src.write_bytes(b'!context ["http://oduwsdl.github.io/contexts/ukvs"]\n'
+                    b'!fields {"keys":["surt"],"values":["frequency"]}\n'
+                    b'!meta {"type":"MementoMap","coverage":{"host_depth":3,"exact_urls":false}}\n'
+                    b"* 30/10\ncom,* 30/10\ncom,a)/* 10/5\ncom,b)/* 20/5\n")
+    report = compact_file(str(src), str(tmp_path / "c.ukvs"), max_lines=100)
+    assert abs(report.fp_in - 2 / 3) < 1e-9, report.fp_in
+    probes = ["http://a.com/absent", "http://a.com/x/absent", "http://zz-a.com/",
+              "http://b.com/absent", "http://b.com/x/absent", "http://zz-b.com/"]
+    with Lookup(str(src)) as index:
+        cover = of_headers(index.headers, "ukvs")
+        positive = [a.status == HELD and listed(cover, a.urlkey, a.key, a.rollup) for _, a in index.batch(probes)]
+    assert sum(positive) / len(positive) == report.fp_in

@@ -189,3 +189,28 @@ def test_profiles_of_other_policies_or_compacted_are_refused(tmp_path, verb, oth
     run_profile([cdx], d, str(renamed), created="2026-01-03T00:00:00Z")
     changes, summary = diff(a, d)
     assert list(changes) == [] and summary["same"] > 0
+
+
+@pytest.mark.parametrize("verb", ["diff", "overlap"])
+def test_maps_of_profiles_of_other_policies_are_refused(tmp_path, verb):
+    """Maps of the same captures made from a default and a urls profile: diff said every URL key
+    appeared and the host keys vanished, exit 0. Refused in one line, exit 2, nothing printed;
+    maps of one policy, and a map that says nothing of its policy, are compared as before."""
+    cdx = os.path.join(ROOT, "tests", "data", "cdx10-archive-it.cdx")
+    maps = {}
+    for policy in ("default", "urls"):
+        profile = str(tmp_path / ("%s.cdxj" % policy))
+        run_profile([cdx], profile, policy, created="2026-01-01T00:00:00Z")
+        maps[policy] = str(tmp_path / ("%s.ukvs" % policy))
+        profile_to_map(profile, maps[policy])
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", verb, maps["default"], maps["urls"]],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, (r.stdout[-300:], r.stderr)
+    assert "maps made from profiles of different policies (default, urls)" in r.stderr
+    changes, summary = diff(maps["urls"], maps["urls"])
+    assert list(changes) == [] and summary["same"] > 0
+    bare = tmp_path / "bare.ukvs"
+    with open(maps["urls"], "rb") as f:
+        bare.write_bytes(b"".join(x for x in f if not x.startswith(b"!")))
+    changes, summary = diff(maps["urls"], str(bare))
+    assert list(changes) == [] and summary["same"] > 0

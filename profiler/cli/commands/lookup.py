@@ -9,13 +9,14 @@ HELP = "look URIs up in a CDXJ profile or UKVS map (binary search)"
 DESCRIPTION = ("Look a URI (or SURT) up in a sorted CDXJ profile or UKVS/MementoMap: the most "
                "specific key wins (exact URL, deepest path wildcard, host, deepest host-label "
                "wildcard, '*'); a zero count is an explicit 'not held'. Without URI, reads one URI "
-               "a line from stdin (batch mode). Prints QUERY, held|not-held|no-match|invalid, the "
+               "a line from stdin (batch mode). Prints QUERY, held|not-held|no-match|invalid|unknown, the "
                "matched key and its frequency, its level and how the datetime was answered, "
                "tab-separated, one line per query in input order; with --lang (or the option of another "
                "optional criterion), the most specific key that tells languages (its values) answers, "
                "and a last column names the value answered for ('-': no key tells them, the answer is "
                "for any). The file is checked whole when it is first used (cut, malformed or unsorted, it is "
-               "refused), remembered for that version of it.")
+               "refused), remembered for that version of it; with --skip-bad-lines, 'unknown' when the line "
+               "that would answer may be one of the damaged lines skipped.")
 
 
 def _takes(c):
@@ -41,7 +42,7 @@ def add_arguments(p):
 def run(args):
     from profiler.errors import UserError
     from profiler.model import criteria
-    from profiler.toolkit.lookup import MAX_QUERY, Lookup, datetime_query, format_answer, query_lines, value_query
+    from profiler.toolkit.lookup import MAX_QUERY, UNKNOWN, Lookup, datetime_query, format_answer, query_lines, value_query
     dt = datetime_query(args.datetime)
     asked = [(c.name, value_query(c, getattr(args, c.name, None))) for c in criteria.CRITERIA
              if c.optional and _takes(c)]
@@ -54,9 +55,16 @@ def run(args):
         report_skipped(index.skipped)
         if value is not None:
             index.check(by)
+        unknown = [0]
+
+        def counted(answer):
+            unknown[0] += answer.status == UNKNOWN
+            return answer
+
         if args.uri is not None and args.uri != "-":
-            out.write(format_answer(args.uri, index.lookup(args.uri, dt, value, by), value is not None,
+            out.write(format_answer(args.uri, counted(index.lookup(args.uri, dt, value, by)), value is not None,
                                     args.breakdowns) + "\n")
+            _note_unknown(unknown[0], args.file)
             return 0
         from profiler.cli.stdio import refuse_endless_stdin
         refuse_endless_stdin()
@@ -67,7 +75,8 @@ def run(args):
         buf = []
         for query, answer in index.batch(query_lines(sys.stdin.buffer, too_long), dt, value=value, by=by):
             shown = query if len(query) <= MAX_QUERY else query[:64] + b"..."
-            buf.append(format_answer(shown.decode("utf-8", "replace"), answer, value is not None, args.breakdowns))
+            buf.append(format_answer(shown.decode("utf-8", "replace"), counted(answer), value is not None,
+                                     args.breakdowns))
             if len(buf) >= 10000:
                 out.write("\n".join(buf) + "\n")
                 buf = []
@@ -77,4 +86,14 @@ def run(args):
             out.flush()
             print("archive-profiler: note: %d query line(s) longer than %d KiB answered invalid (their first bytes "
                   "shown)" % (len(too_long), MAX_QUERY >> 10), file=sys.stderr)
+        _note_unknown(unknown[0], args.file)
     return 0
+
+
+def _note_unknown(count, path):
+    """The note on answers the skipped lines left unknown (stderr, also under -q)."""
+    if count:
+        sys.stdout.flush()
+        print("archive-profiler: note: %s: %d answer(s) unknown: the line that would answer (of the key or a more "
+              "specific one) may be one of the damaged lines skipped; a coarser line or no match would be wrong"
+              % (path, count), file=sys.stderr)
