@@ -148,3 +148,42 @@ def test_executor_killed_mid_job_profile_equals_inline_runner(cluster, spark_env
     assert out.read_bytes() == inline.read_bytes()
     assert counters[0]["profile"]["captures"] == 150000         # a task run again is counted once
     assert os.listdir(shared) == []                                 # the job's folder there is gone
+
+
+#: a profile command line in a process of its own
+CLI = "import sys; from profiler.cli.main import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _start_cli(args):
+    return subprocess.Popen([sys.executable, "-c", CLI] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def test_a_job_no_worker_can_serve_gives_up_when_asked(cluster, spark_env, tmp_path):
+    """Executors asking more memory than any worker has: Spark waits for ever ("Initial job has not
+    accepted any resources"); with spark.archiveProfiler.executorTimeout the run ends in one line
+    naming what it asked, exit status 1, with its temp folders, spark-submit and driver gone."""
+    out = tmp_path / "never.cdxj"
+    started = time.monotonic()
+    proc = _start_cli(["profile", SAMPLE, "-o", str(out), "-r", "spark", "--",
+                       "--spark-master", cluster.url, "--python-bin", spark_env,
+                       "--jobconf", "spark.executor.memory=4g",
+                       "--jobconf", "spark.archiveProfiler.executorTimeout=15"])
+    code, log, _ = _finish(proc, started + RUN_TIMEOUT)
+    assert code == 1, log[-3000:]
+    last = log.strip().splitlines()[-1]
+    assert "gave up: no executor for 15 s (spark.archiveProfiler.executorTimeout)" in last, log[-3000:]
+    assert "spark.executor.memory=4g" in last
+    assert not out.exists()
+    assert os.listdir(os.environ["TMPDIR"]) == []
+    assert not [pid for pid in descendants([proc.pid]) if pid != proc.pid]
+
+
+def test_a_bad_executor_timeout_is_one_line(cluster, spark_env, tmp_path):
+    proc = _start_cli(["profile", SAMPLE, "-o", str(tmp_path / "p.cdxj"), "-r", "spark", "--",
+                       "--spark-master", cluster.url, "--python-bin", spark_env,
+                       "--jobconf", "spark.archiveProfiler.executorTimeout=soon"])
+    code, log, _ = _finish(proc, time.monotonic() + 60)
+    assert code == 2 and log.strip().splitlines() == [
+        "archive-profiler: error: spark.archiveProfiler.executorTimeout must be a number of seconds (0: wait), "
+        "not 'soon'"], log
