@@ -179,9 +179,10 @@ def test_a_job_no_worker_can_serve_gives_up_when_asked(cluster, spark_env, tmp_p
     assert not [pid for pid in descendants([proc.pid]) if pid != proc.pid]
 
 
-def test_a_bad_executor_timeout_is_one_line(cluster, spark_env, tmp_path):
+def test_a_bad_executor_timeout_is_one_line(spark_env, tmp_path):
+    """Refused before any JVM starts (no master needed)."""
     proc = _start_cli(["profile", SAMPLE, "-o", str(tmp_path / "p.cdxj"), "-r", "spark", "--",
-                       "--spark-master", cluster.url, "--python-bin", spark_env,
+                       "--spark-master", "spark://127.0.0.1:1", "--python-bin", spark_env,
                        "--jobconf", "spark.archiveProfiler.executorTimeout=soon"])
     code, log, _ = _finish(proc, time.monotonic() + 60)
     assert code == 2 and log.strip().splitlines() == [
