@@ -129,6 +129,11 @@ def check_spark(job):
         from profiler import extras
         raise extras.missing("the spark runner", "spark", "pyspark")
     _check_shipped_paths()
+    from profiler.runtime import sparkwatch
+    try:
+        sparkwatch.timeout_of(runner._opts.get("jobconf") or {})
+    except ValueError as e:
+        raise UserError(str(e))
     master = runner._spark_master()
     if not SPARK_MASTER.match(master):
         raise UserError("Spark refuses master %r: give local[N], spark://HOST:PORT, yarn, k8s://URL or mesos://URL "

@@ -77,6 +77,9 @@ class ProfileJob(MRJob):
         if self.options.runner == "spark":      # the job's own Spark program, any master (profiler.runtime.sparkrunner)
             from profiler.runtime.sparkrunner import SparkRunner
             return SparkRunner
+        if self.options.runner in ("emr", "dataproc"):     # the source archive of this version (profiler.runtime.cloudrunners)
+            from profiler.runtime import cloudrunners
+            return {"emr": cloudrunners.EMRRunner, "dataproc": cloudrunners.DataprocRunner}[self.options.runner]
         return super()._runner_class()
 
     @property

@@ -20,6 +20,7 @@ rather than adding to it.
 """
 
 import argparse
+import contextlib
 import functools
 import glob
 import gzip
@@ -37,7 +38,7 @@ from pyspark.accumulators import AccumulatorParam
 
 from profiler.accel import fast
 from profiler import contract
-from profiler.runtime import digestfilter, sparksteps
+from profiler.runtime import digestfilter, sparksteps, sparkwatch
 
 log = logging.getLogger(__name__)
 
@@ -386,6 +387,14 @@ def write_counters(sc, counters, folder):
         f.write(text)
 
 
+def _watched(sc):
+    """The executors of a cluster's master watched while the job runs (profiler.runtime.sparkwatch);
+    None for a local master, whose driver runs the tasks."""
+    if sparksteps.is_local_master(sc.master):
+        return contextlib.nullcontext()
+    return sparkwatch.ExecutorWatch(sc, sparkwatch.timeout_of(sc.getConf()))
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     opts, _ = contract.parse_options(shlex.split(args.job_args))
@@ -396,8 +405,15 @@ def main(argv=None):
     counters = [{}, {}, {}]
     try:
         lines = manifest_lines(args.input_path, sc)
-        counters = run(sc, lines, job, partitions(sc, lines, args.num_reducers), args.output_path,
-                       args.compression_codec, opts["hot_digest_records"])
+        with _watched(sc) as watch:
+            try:
+                counters = run(sc, lines, job, partitions(sc, lines, args.num_reducers), args.output_path,
+                               args.compression_codec, opts["hot_digest_records"])
+            except Exception:
+                if watch is None or watch.gave_up is None:
+                    raise
+                print(sparkwatch.GAVE_UP + watch.gave_up, file=sys.stderr, flush=True)
+                return 1
     finally:
         if args.counter_output_dir:
             write_counters(sc, counters, args.counter_output_dir)

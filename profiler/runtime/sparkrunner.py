@@ -37,7 +37,8 @@ import time
 from tempfile import gettempdir
 
 from profiler import contract
-from profiler.runtime import shipping
+from profiler.errors import RunError
+from profiler.runtime import shipping, sparkwatch
 from profiler.runtime.sparklaunch import ClassArchive, DriverCommand
 from profiler.runtime.sparksteps import is_local_master
 from profiler.runtime.startup import import_mrjob_bin
@@ -223,11 +224,19 @@ class SparkRunner(SparkMRJobRunner):
                 log.debug("the driver without spark-submit's launcher: %s", words[0])
                 spark_submit_args, env = words, dict(env, **launch.env)
         before = child_processes()
+        gave_up = []
+
+        def watched(record):
+            gave_up.extend(line[len(sparkwatch.GAVE_UP):] for line in record.get("message", "").splitlines()
+                           if line.startswith(sparkwatch.GAVE_UP))
+            record_callback(record)
         try:
-            found = super()._run_spark_submit(spark_submit_args, env, record_callback)
+            found = super()._run_spark_submit(spark_submit_args, env, watched)
         except BaseException:
             stop_submitted(child_processes() - before)
             raise
+        if found[0] != 0 and gave_up:
+            raise RunError("the job gave up: " + gave_up[-1])
         if self._class_archive:
             self._class_archive.finish(found[0] == 0)
         return found

@@ -36,6 +36,7 @@ import functools
 import heapq
 import os
 import re
+import struct
 import tempfile
 import zlib
 
@@ -52,6 +53,9 @@ from profiler.runtime import digestfilter, task
 RUN_BYTES = 128 << 20
 #: bytes of the buffers a merge of runs hands reduce_task
 CHUNK = 4 << 20
+#: bytes of its output lines a map or reduce task holds; past it they are bucketed into a file
+#: (``Spilled``)
+HOLD_BYTES = 64 << 20
 #: a byte below TAB in a key: key order and line order may differ there
 _BELOW_TAB = re.compile(rb"[\x00-\x08]")
 #: map records a map task samples for hot digests, at most, and keys of them it reports
@@ -108,6 +112,66 @@ def bucketed(chunks, parts, points=None):
         tab = line.find(b"\t")
         adds[route(line if tab < 0 else line[:tab])](line)
     return [(i, b"\n".join(b) + b"\n") for i, b in enumerate(buckets) if b]
+
+
+class Spilled:
+    """The next step's (part, blob) pairs of a task's output lines, taken as they are written:
+    held up to hold bytes, each hold's worth then bucketed (``bucketed``) into an unnamed file in
+    the task's scratch folder, so that a task holds about hold bytes of its output whatever its
+    input (a map task over one whole compressed index held all its records, three times over).
+    hook(data) sees (and may change) each hold's worth of whole lines before it is bucketed.
+    ``pairs()``: the pairs, a list when nothing was spilled, else read back one at a time; a
+    partition may then get several blobs of the task (its reducer sorts them all)."""
+
+    _HEAD = struct.Struct("<IQ")
+
+    def __init__(self, parts, points=None, hold=None, hook=None):
+        self.parts, self.points, self.hook = parts, points, hook
+        self.hold = HOLD_BYTES if hold is None else hold
+        self.held, self.n, self.file = [], 0, None
+
+    def write(self, data):
+        self.held.append(data)
+        self.n += len(data)
+        if self.n >= self.hold:
+            self._spill()
+
+    def _take(self, whole=False):
+        """The held lines' pairs; without whole, a last line without its newline stays held."""
+        data = b"".join(self.held)
+        cut = len(data) if whole else data.rfind(b"\n") + 1
+        self.held, self.n = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
+        data = data[:cut]
+        if self.hook is not None:
+            data = self.hook(data)
+        return bucketed([data], self.parts, self.points)
+
+    def _spill(self):
+        pairs = self._take()
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(dir=scratch())
+        for part, blob in pairs:
+            self.file.write(self._HEAD.pack(part, len(blob)))
+            self.file.write(blob)
+
+    def pairs(self):
+        last = self._take(whole=True) if self.held or self.file is None else []
+        if self.file is None:
+            return last
+        return self._read_back(last)
+
+    def _read_back(self, last):
+        try:
+            self.file.seek(0)
+            while True:
+                head = self.file.read(self._HEAD.size)
+                if not head:
+                    break
+                part, n = self._HEAD.unpack(head)
+                yield part, self.file.read(n)
+            yield from last
+        finally:
+            self.file.close()
 
 
 def _router(parts, points=None):
@@ -226,23 +290,27 @@ def _map_partition(index, manifest_lines, job, parts, report, environ, filter_by
     environ = dict(os.environ if environ is None else environ)
     environ.pop(digestfilter.FILTER_ENV, None)
     out, counts, path = [], Counts(), None
+    sampler = _Sampler()
+    sink = Spilled(parts, hook=sampler.add) if keep is None else None
     if filter_bytes:
         fd, path = tempfile.mkstemp(prefix="digest-filter-", dir=scratch())
         os.close(fd)
         environ[digestfilter.FILTER_ENV] = "%d %s" % (filter_bytes, path)
     try:
-        task.run_mapper(manifest_lines, policy_of(job), job.resolve_revisits, out.append, counts, environ)
+        task.run_mapper(manifest_lines, policy_of(job), job.resolve_revisits,
+                        out.append if sink is None else sink.write, counts, environ)
         filter_ = _read_filter(path, filter_bytes) if path else None
     finally:
         if path:
             os.unlink(path)
-    data = b"".join(out)
     if keep is not None:
+        data = b"".join(out)
         _keep(data, keep)
         report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data), span=record_span(data, keep)))
         return []
-    report(("map", 0, index), MapReport(counts, filter_, *sample_digests(data)))
-    return bucketed([data], parts)
+    pairs = sink.pairs()
+    report(("map", 0, index), MapReport(counts, filter_, *sampler.result()))
+    return pairs
 
 
 # --- map records kept where the next job's task of the same split finds them (a local master)
@@ -345,13 +413,40 @@ def _read_filter(path, size):
     return zlib.compress(body[:size], 1), zlib.compress(body[size:], 1)
 
 
+class _Sampler:
+    """sample_digests over a map task's output taken a part at a time (``add``): each part's
+    records at even byte steps (samples of each), the counts added up; one part gives
+    sample_digests' answer."""
+
+    def __init__(self):
+        self.found, self.lines, self.sampled, self.some = collections.Counter(), 0, 0, []
+
+    def add(self, data):
+        found, lines, sampled, some = _samples(data)
+        self.found.update(found)
+        self.lines += lines
+        self.sampled += sampled
+        self.some += some
+        return data
+
+    def result(self):
+        return ({d.encode("utf-8"): n for d, n in self.found.items() if n > 1}, self.lines, self.sampled,
+                self.some)
+
+
 def sample_digests(data, samples=SAMPLES, keys=KEY_SAMPLES):
     """({digest: sampled records holding it, for digests sampled twice or more}, records,
     records sampled, [keys of about keys sampled records]) of a map task's output: its records
     at even byte steps."""
+    found, lines, sampled, some = _samples(data, samples, keys)
+    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled, some
+
+
+def _samples(data, samples=SAMPLES, keys=KEY_SAMPLES):
+    """(Counter of the digests of the sampled records, records, records sampled, some keys)."""
     lines = data.count(b"\n")
     if not lines:
-        return {}, 0, 0, []
+        return collections.Counter(), 0, 0, []
     step = max(1, len(data) // samples)
     found = collections.Counter()
     sampled = pos = 0
@@ -375,7 +470,7 @@ def sample_digests(data, samples=SAMPLES, keys=KEY_SAMPLES):
             if nl < 0:
                 break
             pos = nl + 1
-    return {d.encode("utf-8"): n for d, n in found.items() if n > 1}, lines, sampled, some
+    return found, lines, sampled, some
 
 
 def _task_env(environ, shared):
@@ -407,17 +502,17 @@ def reduce_partition(step_num, index, pairs, job, parts, report, environ=None, s
 
 def _reduce_partition(step_num, index, pairs, job, parts, report, environ, shared, hot, points, presorted=False):
     environ, path = _task_env(environ, shared if step_num == 0 else None)
-    out, counts = [], Counts()
+    counts = Counts()
+    hook = (lambda data: b"".join(salted([data], hot, parts))) if step_num == 0 and hot else None
+    sink = Spilled(parts, points, hook=hook)
     chunks = (blob for _, blob in pairs) if presorted else sorted_chunks(blob for _, blob in pairs)
     try:
-        task.run_reducer(step_num, chunks, policy_of(job), job.table_limit, out.append, counts, environ)
-        if step_num == 0 and hot:
-            out = salted(out, hot, parts)
+        task.run_reducer(step_num, chunks, policy_of(job), job.table_limit, sink.write, counts, environ)
     finally:
         if path:
             os.unlink(path)
     report(("reduce", step_num, index), counts)
-    return bucketed(out, parts, points)
+    return sink.pairs()
 
 
 def final_partition(index, pairs, job, report, environ=None):

@@ -14,6 +14,7 @@ import types
 import pytest
 from mrjob.conf import load_opts_from_mrjob_conf
 
+import profiler
 from profiler.accel import fast
 from profiler.run.profile import job_args, run_profile, write_manifest
 from profiler.model.policy import load as load_policy
@@ -216,8 +217,14 @@ def test_missing_remote_input_is_a_user_error(fake_cluster):
 
 # -- EMR and Dataproc, built offline ---------------------------------------------------------------
 
-def _runner(tmp_path, runner, conf, scheme):
+def _runner(tmp_path, runner, conf, scheme, monkeypatch, archive=True):
+    """The runner of conf, in tmp_path, where dist/ holds this version's source archive (if archive)."""
     from profiler.runtime.profile_job import ProfileJob
+    monkeypatch.chdir(tmp_path)
+    if archive:
+        os.makedirs("dist", exist_ok=True)
+        with open("dist/archive_profiler-%s.tar.gz" % profiler.__version__, "wb"):
+            pass
     split = {"path": scheme + "://archive-bucket/cdx/a.cdx.gz", "compression": "gzip", "format": "cdx",
              "fields": "NbamskrMSVg", "start": 0, "end": None}
     manifests = write_manifest([split, split], str(tmp_path / "manifest"))
@@ -247,9 +254,9 @@ def _assert_steps(step_args, bucket_prefix, conf):
             assert opts["output"].startswith(bucket_prefix) and opts["output"].endswith("/output/")
 
 
-def test_emr_steps_and_cluster(tmp_path):
+def test_emr_steps_and_cluster(tmp_path, monkeypatch):
     conf = conf_opts("emr", "mrjob-emr.conf")
-    r = _runner(tmp_path, "emr", "mrjob-emr.conf", "s3")
+    r = _runner(tmp_path, "emr", "mrjob-emr.conf", "s3", monkeypatch)
     cluster = r._cluster_kwargs()
     # steps need the cluster's image version, which mrjob asks EMR for: answer offline
     r._cluster_id = "j-OFFLINE"
@@ -271,7 +278,7 @@ def test_emr_steps_and_cluster(tmp_path):
     assert "aws s3 cp s3://my-bucket/tmp/" in script
     # the package built on the node, for its architecture (Graviton: arm64), with the compiled kernels
     assert "sudo dnf install -y python3.11 python3.11-pip python3.11-devel gcc" in script
-    assert "sudo python3.11 -m pip install $__mrjob_PWD/archive_profiler-0.1.0.tar.gz" in script
+    assert "sudo python3.11 -m pip install $__mrjob_PWD/archive_profiler-%s.tar.gz" % profiler.__version__ in script
 
 
 def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
@@ -280,7 +287,7 @@ def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
     monkeypatch.setattr(mrjob.dataproc, "google", types.SimpleNamespace(
         auth=types.SimpleNamespace(default=lambda scopes: (None, "offline-project"))))
     conf = conf_opts("dataproc", "mrjob-dataproc.conf")
-    r = _runner(tmp_path, "dataproc", "mrjob-dataproc.conf", "gs")
+    r = _runner(tmp_path, "dataproc", "mrjob-dataproc.conf", "gs", monkeypatch)
     for path in r._py_files():
         r._upload_mgr.add(path)
     cluster = r._cluster_create_kwargs()
@@ -299,7 +306,46 @@ def test_dataproc_jobs_and_cluster(tmp_path, monkeypatch):
     with open(r._master_bootstrap_script_path) as f:
         script = f.read()
     assert "apt-get" not in script
-    assert "sudo /opt/conda/default/bin/python -m pip install $__mrjob_PWD/archive_profiler-0.1.0.tar.gz" in script
+    assert ("sudo /opt/conda/default/bin/python -m pip install $__mrjob_PWD/archive_profiler-%s.tar.gz"
+            % profiler.__version__) in script
+
+
+def _dataproc_offline(monkeypatch):
+    import mrjob.dataproc
+    monkeypatch.setattr(mrjob.dataproc, "google", types.SimpleNamespace(
+        auth=types.SimpleNamespace(default=lambda scopes: (None, "offline-project"))))
+
+
+@pytest.mark.parametrize("runner,name,scheme", [("emr", "mrjob-emr.conf", "s3"),
+                                                ("dataproc", "mrjob-dataproc.conf", "gs")])
+def test_the_bootstrap_installs_the_source_archive_of_this_version(tmp_path, monkeypatch, runner, name, scheme):
+    """The confs name the source archive by the package's version: after a version bump the
+    bootstrap uploads the new archive, and without it the run stops in one line before any
+    cluster starts (the confs named 0.1.0 whatever the version)."""
+    from profiler.errors import UserError
+    _dataproc_offline(monkeypatch)
+    monkeypatch.setattr(profiler, "__version__", "9.8.7")
+    r = _runner(tmp_path, runner, name, scheme, monkeypatch)
+    uploaded = [os.path.basename(p) for p in r._upload_mgr.path_to_uri()]
+    assert "archive_profiler-9.8.7.tar.gz" in uploaded
+    assert not [p for p in uploaded if "0.1.0" in p]
+    os.unlink("dist/archive_profiler-9.8.7.tar.gz")
+    with pytest.raises(UserError, match=r"installs dist/archive_profiler-9\.8\.7\.tar\.gz, which is not there: "
+                                        r"make it with python setup\.py -q sdist"):
+        _runner(tmp_path, runner, name, scheme, monkeypatch, archive=False)
+
+
+def test_a_bootstrap_archive_of_another_version_is_refused(tmp_path, monkeypatch):
+    """A conf copied before a version bump, naming the old archive: one line, not the old package
+    installed on every node."""
+    from profiler.errors import UserError
+    from profiler.runtime import cloudrunners
+    (tmp_path / "archive_profiler-0.0.9.tar.gz").write_bytes(b"")
+    old = "sudo python3.11 -m pip install %s/archive_profiler-0.0.9.tar.gz#" % tmp_path
+    with pytest.raises(UserError, match="of version 0.0.9, and this is version 9.8.7"):
+        cloudrunners.bootstrap_commands([old], "9.8.7")
+    assert cloudrunners.bootstrap_commands(["pip install x-{version}.tar.gz"], "9.8.7") == ["pip install x-9.8.7.tar.gz"]
+    assert cloudrunners.bootstrap_commands(["pip install s3://b/archive_profiler-9.8.7.tar.gz#"], "9.8.7")
 
 
 def test_local_runner_sort_has_a_bounded_buffer():

@@ -4,6 +4,7 @@ Python worker takes off its path, and the output parts its tasks write themselve
 import gzip
 import os
 import sys
+import types
 
 import pytest
 
@@ -88,3 +89,58 @@ def test_file_uris_with_encoded_names_are_their_paths(tmp_path):
     assert to_uri(str(manifest)) != "file://" + str(manifest)
     assert spark.manifest_lines(to_uri(str(manifest))) == [b'{"path": "x"}']       # read here, without Spark
     assert spark.local_folder(to_uri(str(folder / "output"))) == str(folder / "output")
+
+
+class _Executors:
+    """A SparkContext whose executor count follows counts (one a look), then stays at the last."""
+
+    master = "spark://127.0.0.1:7077"
+
+    def __init__(self, counts):
+        self.counts, self.cancelled = list(counts), 0
+        outer = self
+
+        class Status:
+            def size(self):
+                return 1 + (outer.counts.pop(0) if len(outer.counts) > 1 else outer.counts[0])
+        self._jsc = types.SimpleNamespace(sc=lambda: types.SimpleNamespace(getExecutorMemoryStatus=Status))
+
+    def getConf(self):
+        return {"spark.executor.memory": "4g"}
+
+    def cancelAllJobs(self):
+        self.cancelled += 1
+
+
+def test_the_executor_watch_gives_up_after_every_executor_is_gone(caplog):
+    """Executors at first, then none (every worker lost): one warning with what to change, then the
+    jobs cancelled once the timeout has passed without one; executors meanwhile start the count
+    again."""
+    import threading
+    from profiler.runtime import sparkwatch
+    ticks = iter(range(10 ** 6))
+    sc = _Executors([2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0])
+    clock = lambda: next(ticks)     # noqa: E731  one second a look
+    with sparkwatch.ExecutorWatch(sc, timeout=5, warn=3, poll=0.001, clock=clock) as watch:
+        deadline = threading.Event()
+        while watch.gave_up is None and not deadline.wait(0.01):
+            pass
+    assert sc.cancelled == 1
+    assert watch.gave_up.startswith("no executor for 5 s (spark.archiveProfiler.executorTimeout) on spark://")
+    assert "spark.executor.memory=4g" in watch.gave_up
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "ask for less" in warnings[0]
+
+
+@pytest.mark.parametrize("value,seconds", [(None, 0), ("0", 0), ("600", 600), ("2.5", 2.5)])
+def test_the_executor_timeout_setting(value, seconds):
+    from profiler.runtime import sparkwatch
+    conf = {} if value is None else {sparkwatch.TIMEOUT_SETTING: value}
+    assert sparkwatch.timeout_of(conf) == seconds
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_executor_timeout_setting(value):
+    from profiler.runtime import sparkwatch
+    with pytest.raises(ValueError, match="must be a number of seconds"):
+        sparkwatch.timeout_of({sparkwatch.TIMEOUT_SETTING: value})

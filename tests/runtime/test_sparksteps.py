@@ -237,3 +237,59 @@ def test_every_digest_hot_one_partition_each():
     assert hot == digests and counters[1]["hot digests"]["share records written"] > 0
     assert "hot digests" not in counters[0]          # chosen by the driver, not by the tasks
     assert _profile_of(parts) == expected
+
+
+def _peak_of(call):
+    """(call()'s result, the most memory Python allocated meanwhile, bytes)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_map_task_over_a_large_split_holds_a_bounded_part_of_its_records(tmp_path, monkeypatch):
+    """One whole compressed index is one map task: it held every record of it three times over
+    (its output, joined, bucketed), so a Python worker grew with the index. Its records now go to
+    a file past HOLD_BYTES; the pairs it hands Spark are read back one at a time."""
+    import gzip as gzip_
+    from profiler.testing import synthetic
+    plain = tmp_path / "big.cdx"
+    synthetic.write_cdx(str(plain), 60000, seed=4)
+    with open(plain, "rb") as f, gzip_.open(str(plain) + ".gz", "wb", 1) as g:
+        g.write(f.read())
+    [line] = manifest_lines([str(plain) + ".gz"], 1 << 20)            # compressed: one split
+    policy = load_policy("default")
+    job = sparksteps.JobOptions(orjson.dumps(policy.to_dict()).decode(), True, 0)
+    reports = {}
+    from profiler.runtime import task
+    _, mapper = _peak_of(lambda: task.run_mapper([line], policy, True, len, sparksteps.Counts(), {}))
+    whole, before = _peak_of(lambda: list(sparksteps.map_partition(0, [line], job, 4, reports.__setitem__)))
+    records = sum(len(blob) for _, blob in whole)
+    assert records > 5 << 20
+    monkeypatch.setattr(sparksteps, "HOLD_BYTES", 256 << 10)
+
+    def spilled():
+        held = 0
+        for _, blob in sparksteps.map_partition(0, [line], job, 4, reports.__setitem__):
+            held = max(held, len(blob))
+        return held
+    largest, peak = _peak_of(spilled)
+    # every blob a hold's worth at most (they were a quarter of the records each), and the
+    # records held whole no more
+    assert largest <= 256 << 10 and peak < mapper + records // 2, (peak, before, mapper, records)
+    # the same records, and the same profile through the steps, with every task's output spilled
+    again = [(p, blob) for p, blob in sparksteps.map_partition(0, [line], job, 4, reports.__setitem__)]
+    assert len(again) > len(whole)
+
+    def lines_of(pairs):
+        return sorted((p, l) for p, b in pairs for l in b.split(b"\n") if l)
+    assert lines_of(again) == lines_of(whole)
+    report = reports[("map", 0, 0)]
+    assert report.lines > 0 and report.samples > sparksteps.SAMPLES      # each hold's worth sampled
+    parts, counters, hot = sparksteps.run_in_process([line], job, parts=3, hot_threshold=50)
+    expected = oracle_profile(resolve_revisits(read_captures([str(plain)])), policy)
+    assert _profile_of(parts) == expected
+    assert counters[0]["profile"]["captures"] == 60000
