@@ -134,7 +134,7 @@ def test_change_report_names_new_hosts_and_growth(tmp_path, capsys):
     assert sum(r["urim.total"][2] for r in report["by_year"]) == len(hosts(1))
     assert sum(r["urim.total"][2] for r in report["by_tld"]) == len(hosts(1))
     text = open(stem + ".changes.md").read()
-    assert "## New hosts (%d)" % report["new_hosts"]["count"] in text and "Growth by MIME type" in text
+    assert "## New hosts (%d)" % report["new_hosts"]["count"] in text and "## Growth by mime (type)" in text
 
 
 @pytest.mark.parametrize("stage", ["profiled", "placed", "committed"])
