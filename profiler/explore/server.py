@@ -105,8 +105,16 @@ class _HeadReader:
 
     def new_head(self):
         self.left = MAX_HEAD + 1        # a request line of 64 KiB + 1 is http.server's 414
+        self.ended = False
+
+    def end_head(self):
+        """The head ends here (an HTTP/0.9 request is its request line alone): the next line read
+        is the blank one, not waited for."""
+        self.ended = True
 
     def readline(self, limit=-1):
+        if self.ended:
+            return b"\r\n"
         line = self.rfile.readline(self.left + 1 if limit is None or limit < 0 else min(limit, self.left + 1))
         self.left -= len(line)
         if self.left < 0:
@@ -161,6 +169,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         super().finish()
 
     def parse_request(self):
+        if len(str(self.raw_requestline, "iso-8859-1").split()) == 2:     # HTTP/0.9: no version, no headers
+            self.rfile.end_head()
         ok = super().parse_request()
         self.server.watchdog.busy(self.connection)
         if ok and _has_body(self.headers):

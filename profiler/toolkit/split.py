@@ -82,13 +82,11 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
     records = found.records(again, parse=False)
     # the work folder is removed through its folder's descriptor: a folder renamed while it is
     # split keeps no work folder of ours (by path it was left there, with the pages written)
+    # (recorded with SIGINT, SIGTERM and SIGHUP held: a signal as it is made leaves none behind)
     folder_fd = os.open(folder, outfiles.FOLDER_HANDLE)
+    made = []
     try:
-        work = outfiles.work_folder(WORK_PREFIX, folder)     # (a killed split's pages removed first)
-    except BaseException:
-        os.close(folder_fd)
-        raise
-    try:
+        work = outfiles.work_folder(WORK_PREFIX, folder, record=made.append)  # (a killed split's removed first)
         for i, name in enumerate(names):
             lines = min(max_lines, total - i * max_lines)
             page = {"number": i + 1, "of": count, "lines": lines,
@@ -122,5 +120,6 @@ def split(path, max_lines, prefix=None, base_uri=None, skipped=None):
             out_paths.append(os.path.join(folder, name))
         return out_paths
     finally:
-        shutil.rmtree(os.path.basename(work), ignore_errors=True, dir_fd=folder_fd)
+        for work in made:
+            shutil.rmtree(os.path.basename(work), ignore_errors=True, dir_fd=folder_fd)
         os.close(folder_fd)

@@ -523,6 +523,17 @@ def test_every_answer_has_a_status_line_and_the_page_s_headers(served, request_l
     assert "content-security-policy: " + CSP.lower() in head and "x-content-type-options: nosniff" in head
 
 
+@pytest.mark.parametrize("request_line", [b"GET /", b"GET /api/profiles"])
+def test_an_http_0_9_request_is_answered_at_its_request_line(served, request_line):
+    """An HTTP/0.9 request is its request line alone: it is answered (as HTTP/1.0) and the
+    connection closed at once; http.server waited for header lines and a blank line that never
+    come, and the watchdog closed the connection after HEAD_SECONDS with nothing sent."""
+    started = time.monotonic()
+    out = _exchange(served, request_line + b"\r\n", seconds=5)
+    assert out.startswith(b"HTTP/1.") and b" 200 " in out.split(b"\r\n", 1)[0], out[:200]
+    assert time.monotonic() - started < 3
+
+
 def test_a_request_head_is_bounded_as_a_whole(served):
     """Header lines each under http.server's 64 KiB a line but more than MAX_HEAD together are
     a 431 and the connection closed as soon as the head passes MAX_HEAD (100 lines of 64 KiB

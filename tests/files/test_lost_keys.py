@@ -102,3 +102,27 @@ def test_a_map_without_header_lines_given_to_profile_is_named(tmp_path, with_blo
     status, out, err = run(["profile", str(path), "-o", str(tmp_path / "p.cdxj")])
     assert one_line_error(status, err, "a MementoMap (UKVS) without header lines", "lookup"), err
     assert not (tmp_path / "p.cdxj").exists()
+
+
+def test_lookup_of_a_language_a_lost_line_may_have_told_is_unknown_for_it(tmp_path, monkeypatch):
+    """lookup --skip-bad-lines --lang: no line left tells the language's count (the profile cut
+    inside the root's first language line, every line after it lost). It answered as for any
+    language (its value '-'); the lines of the language asked may be the lost ones: unknown of it."""
+    import os
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "cc-sample-5k.cdxj.gz")
+    path = str(tmp_path / "lang.cdxj")
+    run_profile([sample], path, policy="lang", created=CREATED)
+    with open(path, "rb") as f:
+        headers, lines = split_file(f.read())
+    n = next(i for i, x in enumerate(lines) if x.startswith(b"* - - - ") and not x.startswith(b"* - - - - "))
+    cut = str(tmp_path / "cut.cdxj")
+    with open(cut, "wb") as f:           # a copy interrupted inside the root's first language line
+        f.write(b"".join(headers + lines[:n]) + lines[n][:len(lines[n]) // 2])
+    url = "http://nowhere.example/"
+    status, out, err = run(["lookup", cut, url, "--lang", "eng", "--skip-bad-lines"])
+    assert status == 0 and out.rstrip(b"\n").split(b"\t")[1::5] == [b"unknown", b"eng"], out
+    assert "1 answer(s) unknown" in err, err
+    import io
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((url + "\n").encode() * 2)))
+    status, out, err = run(["lookup", cut, "--lang", "eng", "--skip-bad-lines"])
+    assert status == 0 and [x.split(b"\t")[1::5] for x in out.splitlines()] == [[b"unknown", b"eng"]] * 2, out

@@ -549,8 +549,8 @@ def test_a_folder_renamed_while_it_is_split_keeps_no_work_folder(tmp_path, profi
     from profiler.toolkit import split
     made = outfiles_module.work_folder
 
-    def work_folder_then_rename(prefix, folder=None):
-        work = made(prefix, folder)
+    def work_folder_then_rename(prefix, folder=None, record=None):
+        work = made(prefix, folder, record=record)
         os.rename(str(tmp_path / "out"), str(tmp_path / "moved"))
         return work
     (tmp_path / "out").mkdir()

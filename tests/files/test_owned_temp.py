@@ -47,3 +47,14 @@ def test_a_signal_as_a_run_s_work_folder_is_made_leaves_none(tmp_path, monkeypat
         run_profile([str(cdx)], str(tmp_path / "out.cdxj"), runner="inline")
     monkeypatch.undo()
     assert os.listdir(work) == [] and not os.path.exists(tmp_path / "out.cdxj")
+
+
+def test_a_signal_as_split_s_work_folder_is_made_leaves_none(tmp_path, monkeypatch):
+    from profiler.toolkit import split
+    source = tmp_path / "in.ukvs"
+    source.write_bytes(b"!meta {}\n" + b"".join(b"k%05d 1\n" % i for i in range(20)))
+    _signal_after(monkeypatch, "mkdir", tmp_path, split.WORK_PREFIX)
+    with pytest.raises(KeyboardInterrupt):
+        split.split(str(source), 5, str(tmp_path / "page"))
+    monkeypatch.undo()
+    assert [n for n in os.listdir(tmp_path) if n.startswith((split.WORK_PREFIX, "page"))] == []

@@ -71,3 +71,17 @@ def test_maps_writing_one_period_two_ways_are_not_merged_into_two_lines(tmp_path
     c.write_bytes(a.read_bytes().replace(b"5/2", b"1/1"))
     status, out, err = run(["merge", str(a), str(c), "-o", "-"])
     assert status == 0 and b"com,a)/* %s 6/3" % one in out, err
+
+
+@pytest.mark.parametrize("one, other", [(b"2013", b"2013:2013"), (b"-", b":")])
+def test_lookup_of_a_map_writing_one_period_two_ways_is_refused(tmp_path, one, other):
+    """A single surt,datetime map holding one period written two ways: lookup --datetime 2013
+    answered the first line's 5/2 (exit 0, the other line's 3/1 unseen). Now the check of the
+    whole file refuses it in one line, --skip-bad-lines or not."""
+    from helpers.damage import one_line_error
+    both = tmp_path / "both.ukvs"
+    both.write_bytes(UKVS_HEADERS + b"* : 8/3\n" + b"".join(sorted(
+        [b"com,a)/* %s 5/2\n" % one, b"com,a)/* %s 3/1\n" % other])))
+    for extra in ([], ["--skip-bad-lines"]):
+        status, out, err = run(["lookup", str(both), "http://a.com/", "--datetime", "2013"] + extra)
+        assert one_line_error(status, err, "one period, two keys") and out == b"", (out, err)
