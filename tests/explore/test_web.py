@@ -22,6 +22,7 @@ from profiler.explore.web import CSP
 from helpers.explore import answer, get, serving
 from helpers.paths import ROOT
 from helpers.reports import make_profile
+from helpers.serving import received
 
 
 @pytest.fixture(scope="module")
@@ -661,12 +662,7 @@ def test_half_closed_http_1_0_and_range_requests_get_the_whole_answer(served):
         s.sendall(request)
         if half:
             s.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            piece = s.recv(65536)
-            if not piece:
-                break
-            out += piece
+        out = received(s)
         s.close()
         assert out.startswith(b"HTTP/1.") and b" 200 " in out[:16] and out.endswith(b"\r\n\r\n" + whole), request
 

@@ -99,3 +99,14 @@ class Server:
         else:
             self.proc.wait()
         self.proc.stderr.close()
+
+
+def received(sock):
+    """Everything a server sends on sock until it closes the connection (each wait bounded by the
+    socket's timeout)."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk

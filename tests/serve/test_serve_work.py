@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("uvicorn")
 
 from helpers.paths import ROOT  # noqa: E402
-from helpers.serving import Server, env, write_map  # noqa: E402
+from helpers.serving import Server, env, received, write_map  # noqa: E402
 
 SLOW = '''
 import os, time
@@ -46,12 +46,7 @@ def ask(port, target):
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target.encode())
-        data = b""
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = received(sock)
     return data.split(b"\r\n", 1)[0], time.monotonic() - started
 
 
@@ -128,12 +123,7 @@ def test_other_methods_are_a_405_that_says_which_are_allowed(tmp_path):
             for target in (b"/health", b"/lookup?url=http://a.com/", b"*"):
                 with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:
                     sock.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (method, target))
-                    data = b""
-                    while True:
-                        chunk = sock.recv(65536)
-                        if not chunk:
-                            break
-                        data += chunk
+                    data = received(sock)
                 head = data.split(b"\r\n\r\n", 1)[0].lower()
                 assert head.startswith(b"http/1.1 405 ") and b"\r\nallow: get, head" in head, data
     finally:
