@@ -111,29 +111,13 @@ def test_a_warc_file_is_named_by_its_own_file_name(tmp_path):
 
 
 def test_a_cdxj_filename_field_is_read(tmp_path):
-    lines = ['com,example)/%d 2013010100000%d {"url": "http://example.com/%d", "mime": "image/png", "status": "200", '
-             '"digest": "D%d", "length": "10", "filename": "%s"}' % (i, i, i, i, name)
-             for i, name in enumerate(["SITEA-1.warc.gz", "SITEB-2.warc.gz", "SITEA-3.warc.gz"])]
-    index = tmp_path / "i.cdxj"
-    index.write_text("\n".join(lines) + "\n")
-    policy = write_policy(tmp_path / "p.yaml", POLICY)
-    for pure in (False, True):
-        out = str(tmp_path / ("c%s.cdxj" % pure))
-        if pure:
-            with pure_python():
-                run_profile([str(index)], out, policy=policy, collections={"pattern": PATTERN})
-        else:
-            run_profile([str(index)], out, policy=policy, collections={"pattern": PATTERN})
-        got = read_profile(out)
+    for _, got in _profiles_of_file_names(tmp_path, ["SITEA-1.warc.gz", "SITEB-2.warc.gz", "SITEA-3.warc.gz"], PATTERN):
         assert got["* - - - SITEA"][0] == 2 and got["* - - - SITEB"][0] == 1
 
 
-def test_names_that_differ_by_a_percent_escape_are_two_collections(tmp_path):
-    """'a b' and 'a%20b' (WARC file names are written percent-encoded by some tools, as they are)
-    are two collections, 'a%20b' and 'a%2520b', and '100%' is '100%25': one was taken for the
-    other, their captures counted as one collection's. query takes a field as the profile
-    writes it, or a name."""
-    names = ["a b-1.warc.gz", "a%20b-2.warc.gz", "100%-3.warc.gz"]
+def _profiles_of_file_names(tmp_path, names, pattern):
+    """(path, lines) of the profiles, compiled and pure Python, of a CDXJ index of one capture in each WARC file
+    named, its collection by pattern."""
     lines = ['com,example)/%d 2013010100000%d {"url": "http://example.com/%d", "mime": "image/png", "status": "200", '
              '"digest": "D%d", "length": "10", "filename": "%s"}' % (i, i, i, i, name) for i, name in enumerate(names)]
     index = tmp_path / "i.cdxj"
@@ -143,10 +127,19 @@ def test_names_that_differ_by_a_percent_escape_are_two_collections(tmp_path):
         out = str(tmp_path / ("c%s.cdxj" % pure))
         if pure:
             with pure_python():
-                run_profile([str(index)], out, policy=policy, collections={"pattern": r"^(.*)-\d"})
+                run_profile([str(index)], out, policy=policy, collections={"pattern": pattern})
         else:
-            run_profile([str(index)], out, policy=policy, collections={"pattern": r"^(.*)-\d"})
-        got = read_profile(out)
+            run_profile([str(index)], out, policy=policy, collections={"pattern": pattern})
+        yield out, read_profile(out)
+
+
+def test_names_that_differ_by_a_percent_escape_are_two_collections(tmp_path):
+    """'a b' and 'a%20b' (WARC file names are written percent-encoded by some tools, as they are)
+    are two collections, 'a%20b' and 'a%2520b', and '100%' is '100%25': one was taken for the
+    other, their captures counted as one collection's. query takes a field as the profile
+    writes it, or a name."""
+    names = ["a b-1.warc.gz", "a%20b-2.warc.gz", "100%-3.warc.gz"]
+    for out, got in _profiles_of_file_names(tmp_path, names, r"^(.*)-\d"):
         assert {k.split()[4] for k in got if k.startswith("* - - - ")} == {"-", "a%20b", "a%2520b", "100%25"}
         assert all(got["* - - - " + c][0] == 1 for c in ("a%20b", "a%2520b", "100%25"))
     for asked, field in (("a b", "a%20b"), ("a%20b", "a%20b"), ("a%2520b", "a%2520b"), ("100%", "100%25"),
