@@ -5,7 +5,8 @@ format) for every process of a run.
 imports each once per process and calls its ``register()``, which adds what it brings with
 profiler.model.capture.add_field, profiler.model.criteria.register,
 profiler.formats.registry.register, profiler.formats.registry.warc_header (a field a WARC
-header gives) and profiler.formats.registry.http_header (one an HTTP response header gives). The console script loads them before it builds its options
+header gives), profiler.formats.registry.http_header (one an HTTP response header gives) and
+profiler.formats.registry.index_field (one a CDXJ line's JSON field gives). The console script loads them before it builds its options
 (profiler.cli.main), a task before it reads the job's policy (profiler.runtime.task, the job
 script, the Spark program), so the client and every task see the same criteria and formats: the
 client passes the variable on to its tasks (profiler.run.profile). A plugin module must be

@@ -45,6 +45,12 @@ def zipnum_index(lines):
     return True
 
 
+#: capture fields a plugin reads from an index entry's JSON fields (a CDXJ line's block, a CDX
+#: server's answer), {field: (JSON name, value_of)}: value_of(the value as text, or None when the
+#: entry has none) gives the field (profiler.formats.registry.index_field adds them)
+PLUGIN_FIELDS = {}
+
+
 def _field(record, names):
     for name in names:
         value = record.get(name)
@@ -110,7 +116,14 @@ def capture_of_record(key_raw, ts_raw, record, collection=None):
                         length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
     if collection is not None:
         found = found._replace(collection=collection(_field(record, ("filename",))))
+    if PLUGIN_FIELDS:
+        found = found._replace(**{field: value_of(_text(_field(record, (name,))))
+                                  for field, (name, value_of) in PLUGIN_FIELDS.items()})
     return found
+
+
+def _text(raw):
+    return raw.decode("utf-8", "surrogateescape") if raw is not None else None
 
 
 def captures_of_lines(lines, split=None):

@@ -245,13 +245,21 @@ def http_header(field, header, value_of):
     HTTP_HEADERS[field] = _header_read(field, header, value_of, "HTTP")
 
 
+def index_field(field, name, value_of):
+    """As warc_header, from the JSON field ``name`` of a CDXJ index line (a CDX server's answer
+    too): Common Crawl's ``charset`` say; value_of gets its value as text (a number's or other
+    JSON's as written), or None when the entry has none."""
+    cdxj.PLUGIN_FIELDS[field] = _header_read(field, name, value_of, "JSON")
+
+
 def _header_read(field, header, value_of, kind):
     if field not in capture_model.Capture._fields or field in capture_model.REQUIRED or \
-            field in capture_model.DEFAULTS or field in WARC_HEADERS or field in HTTP_HEADERS:
+            field in capture_model.DEFAULTS or field in WARC_HEADERS or field in HTTP_HEADERS or \
+            field in cdxj.PLUGIN_FIELDS:
         raise ValueError("capture field %r: not one a plugin added (profiler.model.capture.add_field), "
-                         "or already read from a header" % (field,))
+                         "or already read from a header or index field" % (field,))
     if not isinstance(header, str) or not header.strip() or not callable(value_of):
-        raise ValueError("capture field %r: a %s header name and a function of its value are needed" % (field, kind))
+        raise ValueError("capture field %r: a %s name and a function of its value are needed" % (field, kind))
     return header, value_of
 
 

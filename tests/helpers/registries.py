@@ -1,8 +1,8 @@
 """The registries as a test finds them, restored after it: what a plugin adds (a capture field,
-a criterion, a format, a WARC or HTTP header read, the plugins loaded) stays inside the test that adds it."""
+a criterion, a format, a WARC or HTTP header or index field read, the plugins loaded) stays inside the test that adds it."""
 
 from profiler import plugins
-from profiler.formats import registry
+from profiler.formats import cdxj, registry
 from profiler.model import capture, criteria
 
 
@@ -14,4 +14,5 @@ def keep(monkeypatch):
     monkeypatch.setattr(registry, "FORMATS", registry.FORMATS)
     monkeypatch.setattr(registry, "WARC_HEADERS", dict(registry.WARC_HEADERS))
     monkeypatch.setattr(registry, "HTTP_HEADERS", dict(registry.HTTP_HEADERS))
+    monkeypatch.setattr(cdxj, "PLUGIN_FIELDS", dict(cdxj.PLUGIN_FIELDS))
     monkeypatch.setattr(plugins, "_loaded", [])

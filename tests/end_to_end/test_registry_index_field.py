@@ -1,0 +1,73 @@
+"""A criterion a plugin reads from an index's JSON field (tests/helpers/charsets.py: Common
+Crawl's ``charset``, read with profiler.formats.registry.index_field) reaches a profile: a CDXJ
+line's field gives the capture's value, a line without it and a CDX give ``unk``, its two
+levels are written, and the compiled and pure-Python runs write the same lines."""
+
+import json
+import os
+
+import pytest
+import yaml
+
+from profiler import contract, plugins
+from profiler.formats import cdxj, registry
+from profiler.model import capture
+
+from helpers.cliruns import run
+from helpers.registries import keep
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+POLICY = {"name": "charset", "host_depth": 1, "path_depth": 0, "exact_urls": False,
+          "levels": {"datetime": ["year"], "charset": ["family", "name"]},
+          "emit": {"root": {"datetime": ["any", "year"], "charset": ["any", "family", "name"]},
+                   "tld": {"datetime": ["any", "year"], "charset": ["any", "family"]},
+                   "suffix": "none", "domain": "none", "subdomain": "none", "host": "none", "path": "none"}}
+
+
+def _line(surt, ts, **fields):
+    return "%s %s %s\n" % (surt, ts, json.dumps(dict({"url": "http://x/", "mime": "text/html", "status": "200",
+                                                      "digest": "A" * 32, "length": "100"}, **fields)))
+
+
+@pytest.fixture
+def loaded(monkeypatch):
+    keep(monkeypatch)
+    monkeypatch.setenv(contract.PLUGINS_ENV, "helpers.charsets")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    assert plugins.load() == ["helpers.charsets"]
+
+
+def test_a_cdxj_json_field_gives_a_plugin_field(loaded):
+    got = cdxj.parse(_line("com,a)/", "20200101000000", charset="UTF-8").encode())
+    assert got.charset == "unicode/utf-8"
+    assert cdxj.parse(_line("com,a)/", "20200101000000", charset="Windows-1252").encode()).charset == "other/windows-1252"
+    assert cdxj.parse(_line("com,a)/", "20200101000000").encode()).charset == "unk"
+    assert capture.new(urlkey="com,a)/", timestamp="20200101000000").charset == "unk"
+
+
+def test_an_index_field_is_read_once(loaded):
+    with pytest.raises(ValueError):
+        registry.index_field("charset", "charset", str)          # already read
+    with pytest.raises(ValueError):
+        registry.index_field("mime", "mime", str)                # not a plugin's field
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_a_profile_counts_by_the_json_field(loaded, tmp_path, monkeypatch, pure):
+    monkeypatch.setenv("ARCHIVE_PROFILER_PURE_PYTHON", pure) if pure else None
+    src = tmp_path / "cc.cdxj"
+    src.write_text(_line("com,a)/", "20200101000000", charset="UTF-8")
+                   + _line("com,a)/b", "20210101000000", charset="ISO-8859-1")
+                   + _line("org,c)/", "20210101000000"))
+    policy = tmp_path / "charset.yaml"
+    policy.write_text(yaml.safe_dump(POLICY))
+    out = tmp_path / "p.cdxj"
+    assert run("profile", src, "-o", out, "--policy", policy, "-r", "inline", "-q") == 0
+    lines = {line.split(" {")[0]: json.loads(line[line.index("{"):])
+             for line in out.read_text().splitlines() if not line.startswith("!")}
+    assert lines["* - - - unicode/utf-8"]["urim"]["total"] == 1
+    assert lines["* 2021 - - other/iso-8859-1"]["urim"]["total"] == 1
+    assert lines["* - - - unk"]["urim"]["total"] == 1
+    assert lines["com,* - - - unicode/*"]["urim"]["total"] == 1
+    assert lines["org,* - - - unk"]["urim"]["total"] == 1
