@@ -116,6 +116,12 @@ def capture_of_record(key_raw, ts_raw, record, collection=None):
                         length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
     if collection is not None:
         found = found._replace(collection=collection(_field(record, ("filename",))))
+    return with_plugin_fields(found, record)
+
+
+def with_plugin_fields(found, record):
+    """The capture with the fields plugins read from its index entry's JSON object (PLUGIN_FIELDS):
+    a CDXJ's, a CDX server's and an OpenWayback CDXJ's alike."""
     if PLUGIN_FIELDS:
         found = found._replace(**{field: value_of(_text(_field(record, (name,))))
                                   for field, (name, value_of) in PLUGIN_FIELDS.items()})

@@ -13,7 +13,7 @@ import re
 
 from profiler import jsonnum
 from profiler.formats.cdx import urlkey
-from profiler.formats.cdxj import json_object
+from profiler.formats.cdxj import json_object, with_plugin_fields
 from profiler.formats.w3c_dates import DIGITS_14, W3C_DATE, timestamp
 from profiler.model import capture, collection as collections, normalise
 
@@ -140,7 +140,7 @@ def parse(line, collection=None):
                         length=length, revisit=rec_type == "revisit")
     if collection is not None:
         found = found._replace(collection=collection(warc_file(_text(record, "ref"))))
-    return found
+    return with_plugin_fields(found, record)
 
 
 def captures_of_lines(lines, split=None):

@@ -246,8 +246,8 @@ def http_header(field, header, value_of):
 
 
 def index_field(field, name, value_of):
-    """As warc_header, from the JSON field ``name`` of a CDXJ index line (a CDX server's answer
-    too): Common Crawl's ``charset`` say; value_of gets its value as text (a number's or other
+    """As warc_header, from the JSON field ``name`` of an index line's object (a CDXJ's, an
+    OpenWayback CDXJ's, a CDX server's answer): Common Crawl's ``charset`` say; value_of gets its value as text (a number's or other
     JSON's as written), or None when the entry has none."""
     cdxj.PLUGIN_FIELDS[field] = _header_read(field, name, value_of, "JSON")
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from profiler import contract, plugins
-from profiler.formats import cdxj, registry
+from profiler.formats import cdxj, cdxserver, owbcdxj, registry
 from profiler.model import capture
 
 from helpers.cliruns import run
@@ -44,6 +44,15 @@ def test_a_cdxj_json_field_gives_a_plugin_field(loaded):
     assert cdxj.parse(_line("com,a)/", "20200101000000", charset="Windows-1252").encode()).charset == "other/windows-1252"
     assert cdxj.parse(_line("com,a)/", "20200101000000").encode()).charset == "unk"
     assert capture.new(urlkey="com,a)/", timestamp="20200101000000").charset == "unk"
+
+
+def test_every_index_of_json_fields_gives_it(loaded):
+    """A CDX server's JSON lines and an OpenWayback CDXJ's block read the same field."""
+    answer = b'{"urlkey": "com,a)/", "timestamp": "20200101000000", "url": "http://a.com/", "charset": "utf-8"}'
+    assert [c.charset for c in cdxserver.captures_of_lines([answer])] == ["unicode/utf-8"]
+    owb = (b'(com,a,)/ 2020-01-01T00:00:00Z response {"uri": "http://a.com/", "hsc": "200", "mct": "text/html", '
+           b'"rle": "10", "charset": "iso-8859-1"}')
+    assert owbcdxj.parse(owb).charset == "other/iso-8859-1"
 
 
 def test_an_index_field_is_read_once(loaded):
