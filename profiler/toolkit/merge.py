@@ -34,7 +34,7 @@ import heapq
 import itertools
 import os
 
-from profiler import GENERATOR, jsonnum
+from profiler import GENERATOR, contract, jsonnum
 from profiler.errors import UserError
 from profiler.files import coverage, headerpolicy, infiles, insort, layout as layouts, oduprofile, outfiles, ukvs
 from profiler.files.infiles import odu_document
@@ -501,7 +501,8 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
                 sorted_inputs=None):
     """The '!' lines of a merged UKVS map, in byte order. Maps whose lines break down by other
     criteria (one by lang, one not) are not merged: a line without the breakdown would hide
-    the other's languages. ``skipped``: {file: counts} of the damaged lines left out; ``nkeys``:
+    the other's languages; nor are maps broken down by a criterion not registered here (a
+    plugin's, its module not named), whose breakdowns would be dropped from the lines in both. ``skipped``: {file: counts} of the damaged lines left out; ``nkeys``:
     the inputs' numbers of key fields (a map without !fields, as ``mementomap generate`` writes
     it, has the usual ones); ``sorted_inputs``: {file: lines} sorted on the way in."""
     hs = [header_dict(h) for h in headers]
@@ -514,6 +515,10 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
         if other != by[0]:
             raise MergeError("cannot merge: %s breaks its lines down by %s, %s by %s" % (
                 paths[0], " ".join(by[0]) or "nothing", p, " ".join(other) or "nothing"))
+    unknown = [n for n in by[0] if n not in criteria.BY_NAME]
+    if unknown:       # a plugin's criterion not loaded: its breakdowns could not add up, only be dropped
+        raise MergeError("cannot merge: %s breaks its lines down by %s, a criterion not loaded here (a plugin's: "
+                         "name its module in %s)" % (paths[0], " ".join(unknown), contract.PLUGINS_ENV))
     exact_urir = "urir" in disjoint or len(paths) == 1
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
             "merge": {"parts": [_shown_path(p) for p in paths], "disjoint": sorted(disjoint),

@@ -1,7 +1,8 @@
 """A criterion a plugin reads from an index's JSON field (tests/helpers/charsets.py: Common
 Crawl's ``charset``, read with profiler.formats.registry.index_field) reaches a profile: a CDXJ
 line's field gives the capture's value, a line without it and a CDX give ``unk``, its two
-levels are written, and the compiled and pure-Python runs write the same lines."""
+levels are written, and the compiled and pure-Python runs write the same lines; maps broken
+down by it merge where the plugin is named, and are refused in one line where it is not."""
 
 import json
 import os
@@ -80,3 +81,30 @@ def test_a_profile_counts_by_the_json_field(loaded, tmp_path, monkeypatch, pure)
     assert lines["* - - - unk"]["urim"]["total"] == 1
     assert lines["com,* - - - unicode/*"]["urim"]["total"] == 1
     assert lines["org,* - - - unk"]["urim"]["total"] == 1
+
+
+def _charset_map(path, total, other):
+    path.write_text('!context ["http://oduwsdl.github.io/contexts/ukvs"]\n'
+                    '!fields {"keys":["surt"],"values":["frequency"]}\n!id {"uri":null}\n'
+                    '!meta {"type":"MementoMap","breakdown":["charset"]}\n'
+                    '* %d/%d {"charset":{"other/*":"%d/%d","unk":"%d/%d"}}\n'
+                    % (total, total, other, other, total - other, total - other))
+    return path
+
+
+def test_maps_of_a_criterion_not_loaded_are_not_merged(tmp_path, capsys):
+    """Where the plugin is not named, merging two maps broken down by its criterion is refused in
+    one line naming it: their breakdowns could not add up, and were dropped from the lines in both."""
+    a, b = _charset_map(tmp_path / "a.ukvs", 10, 4), _charset_map(tmp_path / "b.ukvs", 6, 1)
+    out = tmp_path / "m.ukvs"
+    assert run("merge", a, b, "-o", out) == 2
+    err = capsys.readouterr().err
+    assert "charset" in err and contract.PLUGINS_ENV in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_maps_of_a_loaded_criterion_merge_their_breakdowns(loaded, tmp_path):
+    a, b = _charset_map(tmp_path / "a.ukvs", 10, 4), _charset_map(tmp_path / "b.ukvs", 6, 1)
+    out = tmp_path / "m.ukvs"
+    assert run("merge", a, b, "-o", out, "-q") == 0
+    assert '"other/*":"5/5' in out.read_text()
