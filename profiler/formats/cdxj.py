@@ -116,7 +116,7 @@ def capture_of_record(key_raw, ts_raw, record, collection=None):
                         length=length, revisit=mime == normalise.REVISIT_MIME, lang=lang)
     if collection is not None:
         found = found._replace(collection=collection(_field(record, ("filename",))))
-    return with_plugin_fields(found, record)
+    return with_plugin_fields(found, record) if PLUGIN_FIELDS else found
 
 
 def with_plugin_fields(found, record):
