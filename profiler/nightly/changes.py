@@ -85,15 +85,15 @@ def compare(old_path, new_path, top=TOP, note=None):
 
 def _by_criterion(report, layout, k, old, new):
     """A root key with one criterion's field given (the others '-'): a row of that criterion's
-    growth at the level its field is at (the criterion's first level it may be at)."""
+    growth at each level its field is a line of (status ``unk``: class and code; a plugin's
+    ``unk`` of two levels), so each level's table covers every capture, as its lines do."""
     given = [(c, field) for c, field in zip(layout.criteria, k[1:]) if field != "-"]
     if len(given) != 1:
         return
     c, field = given[0]
-    levels = c.levels_of(field)
-    level = levels[0] if levels else "other"
     row = _row(field, old, new)
-    report["by_criterion"][c.name].setdefault(level, []).append(row)
+    for level in c.levels_of(field) or ("other",):
+        report["by_criterion"][c.name].setdefault(level, []).append(row)
     if c is criteria.DATETIME and len(field) == 4:
         report["by_year"].append(row)
     elif c is criteria.MIME:

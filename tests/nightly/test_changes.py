@@ -90,3 +90,15 @@ def test_report_covers_every_criterion_of_the_profile_at_each_level(tmp_path):
                   "## Growth by size (class)", "## Growth by datetime (year)"):
         assert title in text
     assert "| `404` | 4 | +4 |" in text
+
+
+def test_a_field_of_two_levels_is_a_row_of_each(tmp_path):
+    """Status 'unk' is a line of the class and of the code: each level's table lists its growth,
+    so each adds up to the whole (the code's table left it out)."""
+    old = write(tmp_path / "old.cdxj", 1, 10, [line(b"* - - -", 10, 4, 1000), line(b"* - - 200", 10, 4, 1000),
+                                               line(b"* - - 2xx", 10, 4, 1000)])
+    new = write(tmp_path / "new.cdxj", 2, 15, [line(b"* - - -", 15, 6, 1500), line(b"* - - 200", 10, 4, 1000),
+                                               line(b"* - - 2xx", 10, 4, 1000), line(b"* - - unk", 5, 2, 500)])
+    by = changes.compare(old, new)["by_criterion"]["status"]
+    assert [(x["key"], x["urim.total"][2]) for x in by["class"]] == [("unk", 5), ("2xx", 0)]
+    assert [(x["key"], x["urim.total"][2]) for x in by["code"]] == [("unk", 5), ("200", 0)]
