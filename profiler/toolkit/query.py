@@ -433,7 +433,9 @@ def _query(profile, fixed, group, under, level, top, by):
         unlike = asked_unlike_written(policy, values, profile.layout)
         if reason and not unlike:
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
-                             "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
+                             "combination (%s); to ask it, profile again with a policy file whose emit "
+                             "writes it (docs/policies.md)" % (" ".join(values[f] for f in fields_of),
+                                                               policy.name, reason))
         note = unlike or ("no captures: the policy emits this key, so no line means none are held" if policy
                           else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]

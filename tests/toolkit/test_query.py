@@ -91,7 +91,8 @@ def test_path_and_url_levels(profiles):
 
 
 def test_not_emitted_and_not_held(profiles):
-    with pytest.raises(QueryError, match=r"policy \(default\) does not emit.*host keys come as: any"):
+    with pytest.raises(QueryError, match=r"policy \(default\) does not emit.*host keys come as: any\); "
+                                         r"to ask it, profile again with a policy file whose emit writes it"):
         query(profiles["default"], {"surt": "com,cnn)/*", "datetime": "2013"})
     found, note, _ = query(profiles["default"], {"surt": "com,nosuchsite)/*"})
     assert found == [] and "none are held" in note
