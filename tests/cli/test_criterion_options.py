@@ -55,3 +55,22 @@ def test_other_usage_mistakes_get_no_plugin_hint(argv, capsys):
     with pytest.raises(SystemExit):
         cli.parse(cli.build_parser(argv), argv)
     assert "plugin" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["query", "p.cdxj", "--year", "2013"], "a year or month is --datetime (--datetime 2013"),
+    (["lookup", "p.cdxj", "http://a.example/", "--year", "2013"], "a year or month is --datetime"),
+    (["query", "p.cdxj", "--host", "www.cnn.com"], "a host, domain or URL is query's --surt in its SURT form"),
+    (["query", "p.cdxj", "--url", "http://a.example/"], "lookup takes the URL after the file"),
+    (["query", "p.cdxj", "--group", "host"], "by host: --group surt --level host"),
+    (["query", "p.cdxj", "--group", "year"], "by year: --group datetime"),
+    (["query", "p.cdxj", "--language", "fra"], "the language is --lang"),
+])
+def test_a_guessed_option_names_the_one_to_use(argv, hint, capsys):
+    """A newcomer's guess (--year, --host, --group host) says which option asks it, not that a
+    plugin may be missing."""
+    with pytest.raises(SystemExit) as e:
+        cli.parse(cli.build_parser(argv), argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and len(err.splitlines()) == 1
+    assert hint in err and "plugin" not in err
