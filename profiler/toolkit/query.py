@@ -434,8 +434,8 @@ def _query(profile, fixed, group, under, level, top, by):
         if reason and not unlike:
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
                              "combination (%s); to ask it, profile again with a policy file whose emit "
-                             "writes it (docs/policies.md)" % (" ".join(values[f] for f in fields_of),
-                                                               policy.name, reason))
+                             "writes it (docs/policies.md, A policy of your own)"
+                             % (" ".join(values[f] for f in fields_of), policy.name, reason))
         note = unlike or ("no captures: the policy emits this key, so no line means none are held" if policy
                           else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]
