@@ -74,3 +74,18 @@ def test_a_guessed_option_names_the_one_to_use(argv, hint, capsys):
     err = capsys.readouterr().err
     assert e.value.code == 2 and len(err.splitlines()) == 1
     assert hint in err and "plugin" not in err
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("2013-2014", "; a range is query's --from 2013 --to 2014"),
+    ("2013:2014", "; a range is query's --from 2013 --to 2014"),
+    ("201305..201402", "; a range is query's --from 201305 --to 201402"),
+    ("abc", None),
+])
+def test_a_range_given_to_datetime_names_from_and_to(text, hint):
+    from profiler.cli import arguments
+    from profiler.errors import UserError
+    with pytest.raises(UserError) as e:
+        arguments.asked(criteria.DATETIME, text)
+    assert str(e.value).startswith("--datetime: not a datetime value")
+    assert (hint in str(e.value)) if hint else "range" not in str(e.value)
