@@ -835,7 +835,12 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
     files = [DataFile(r) for r in read]
-    kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
+    for f, p in zip(files[1:], paths[1:]):
+        if f.kind != files[0].kind:
+            names = {"cdxj": "a CDXJ profile", "ukvs": "a UKVS map"}
+            raise MergeError("cannot merge: %s is %s, %s %s: merge profiles, or maps, or make the maps again "
+                             "from the merged profile" % (paths[0], names[files[0].kind], p, names[f.kind]))
+    kind = files[0].kind
     if kind == "cdxj":
         refuse_pages_of_two_splits(paths, [f.headers for f in files])
     if kind == "ukvs":

@@ -226,7 +226,7 @@ def test_ukvs_maps_merge(corpus, tmp_path):
             assert f.urir >= e.urir if mark == "-" else f.urir == e.urir
         held_by_several = [f for k, f in merged.items() if k in (b"*", b"com,*")]
         assert all(f.urir_mark == mark for f in held_by_several)
-    with pytest.raises(MergeError, match="formats"):
+    with pytest.raises(MergeError, match=r"u0\.ukvs is a UKVS map, \S+ a CDXJ profile: merge profiles, or maps"):
         merge([maps[0], corpus["whole"]], str(tmp_path / "x"))
 
 
