@@ -1,7 +1,7 @@
 """Merging profiles (or maps) of different captures into one: a k-way merge of sorted files.
 
 For a key, the merged captures are the union of the inputs' captures under it (a key missing
-from an input means no capture there: the inputs must share one policy). The rules (README,
+from an input means no capture there: the inputs must share one policy). The rules (docs/toolkit.md,
 "Split and merge rules"):
 
 - urim.total and bytes add up; first is the smallest, last the largest: exact, unless an input's
@@ -580,7 +580,7 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
     first/last within that line's first and last. A from-scratch key the inputs lack (all its
     captures revisits resolved elsewhere) gets no line: the merged !meta's "absent_keys" note
     (ABSENT_KEYS) carries that possibility once, and query answers such a key with the same
-    bounds (README, "Split and merge rules")."""
+    bounds (docs/toolkit.md, "Split and merge rules")."""
     state = {"root": None, "all_time": None}
     surt, section = None, []
     for line in lines:

@@ -236,8 +236,14 @@ def test_cli(corpus, tmp_path):
                        + ["-o", out, "--disjoint", "urir", "--disjoint", "digests"],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 0, r.stderr
-    assert "lines from 2 inputs" in r.stderr
+    assert "lines from 2 inputs" in r.stderr and "bounds where" not in r.stderr
     assert data(out) == data(corpus["whole"])
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + corpus["by_component"]
+                       + ["-o", out, "--disjoint", "urir"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and re.search(r"lines from 2 inputs \(\d+ keys in more than one: bounds where the "
+                                           r"inputs may share digests; --disjoint digests if they share none\)",
+                                           r.stderr), r.stderr
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", "nope.cdxj", "-o", out],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr and "Traceback" not in r.stderr
