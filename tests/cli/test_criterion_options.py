@@ -66,7 +66,7 @@ def test_other_usage_mistakes_get_no_plugin_hint(argv, capsys):
     (["query", "p.cdxj", "--group", "year"], "by year: --group datetime"),
     (["query", "p.cdxj", "--language", "fra"], "the language is --lang"),
 ])
-def test_a_guessed_option_names_the_one_to_use(argv, hint, capsys):
+def test_a_guessed_criterion_option_names_the_one_to_use(argv, hint, capsys):
     """A newcomer's guess (--year, --host, --group host) says which option asks it, not that a
     plugin may be missing."""
     with pytest.raises(SystemExit) as e:
@@ -89,3 +89,16 @@ def test_a_range_given_to_datetime_names_from_and_to(text, hint):
         arguments.asked(criteria.DATETIME, text)
     assert str(e.value).startswith("--datetime: not a datetime value")
     assert (hint in str(e.value)) if hint else "range" not in str(e.value)
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["profile", "x.cdx", "-o", "p.cdxj", "--lang"], "languages: --policy lang"),
+    (["profile", "x.cdx", "-o", "p.cdxj", "--jobs", "2"], "processes: -r local --cores N"),
+    (["serve", "m.ukvs", "--bind=0.0.0.0"], "the address to listen on: --host"),
+    (["explore", "p.cdxj", "--listen", "::"], "the address to listen on: --host"),
+])
+def test_a_guessed_option_of_another_command_names_the_one_to_use(argv, hint, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.parse(cli.build_parser(argv), argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and len(err.splitlines()) == 1 and hint in err, err
