@@ -117,7 +117,17 @@ def asked(c, text):
     try:
         return c.query(text)
     except ValueError as e:
-        raise UserError("--%s: %s" % (c.name, e))
+        raise UserError("--%s: %s%s" % (c.name, e, _range_hint(c, text)))
+
+
+#: '2013-2014', '2013:2014', '2013..2014', '2013 to 2014': a range given to --datetime
+_RANGE = re.compile(r"\s*([0-9]{4}(?:-?[0-9]{2})*)\s*(?:-|:|\.\.|/|to)\s*([0-9]{4}(?:-?[0-9]{2})*)\s*")
+
+
+def _range_hint(c, text):
+    """'; a range is query's --from A --to B' when a datetime value reads as a range of two periods."""
+    m = _RANGE.fullmatch(text) if c is criteria.DATETIME else None
+    return "; a range is query's --from %s --to %s" % m.groups() if m else ""
 
 
 def add_skip_bad_lines(parser):

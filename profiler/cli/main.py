@@ -27,8 +27,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         message = " ".join(message.split())
-        self.exit(2, "%s: error: %s%s (try '%s --help')\n" % (self.prog, printable(message), self._plugin_hint(message),
-                                                              self.prog))
+        hint = self._option_hint(message) or self._plugin_hint(message)
+        self.exit(2, "%s: error: %s%s (try '%s --help')\n" % (self.prog, printable(message), hint, self.prog))
+
+    def _option_hint(self, message):
+        """'; languages: --policy lang ...' for an option a newcomer guesses for another command's
+        or another name (COMMAND_GUESSES)."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        guesses = COMMAND_GUESSES.get(self.prog.rsplit(" ", 1)[-1], {})
+        for w in message.split()[2:]:
+            if w.split("=", 1)[0] in guesses:
+                return "; " + guesses[w.split("=", 1)[0]]
+        return ""
 
     def _plugin_hint(self, message):
         """'; a plugin's criterion? ...' for an option or --group value that could name a criterion
@@ -42,9 +53,38 @@ class _Parser(argparse.ArgumentParser):
             names = [w[2:].split("=", 1)[0].replace("-", "_") for w in message.split()[2:] if w.startswith("--")]
         elif message.startswith("argument --group: invalid choice:"):
             names = [message.split("'")[1]] if message.count("'") >= 2 else []
+        for n in names:
+            if n in GUESSES:
+                return "; %s" % GUESSES[n][message.startswith("argument --group")]
         if any(criteria.NAME.match(n) and n not in criteria.NAMES and n not in criteria.RESERVED for n in names):
             return "; a plugin's criterion? name its module in %s" % contract.PLUGINS_ENV
         return ""
+
+
+_PERIOD = ("a year or month is --datetime (--datetime 2013, --datetime 2013-05)",
+           "by year: --group datetime (or --series year)")
+_SURT = ("a host, domain or URL is query's --surt in its SURT form (--surt 'com,cnn)/*' is the host "
+         "cnn.com, 'com,cnn,*' its subdomains); lookup takes the URL after the file",
+         "by host: --group surt --level host (or domain, tld)")
+
+_LANG = "languages: --policy lang (with --detect-language for HTML that declares none)"
+_CORES = "processes: -r local --cores N"
+_HOST = "the address to listen on: --host (e.g. --host 0.0.0.0)"
+#: per command, an option a newcomer guesses and what to give instead
+COMMAND_GUESSES = {
+    "profile": {"--lang": _LANG, "--language": _LANG, "--languages": _LANG, "--jobs": _CORES, "-j": _CORES,
+                "--workers": _CORES, "--processes": _CORES, "--threads": _CORES},
+    "serve": {"--bind": _HOST, "--listen": _HOST, "--address": _HOST},
+    "explore": {"--bind": _HOST, "--listen": _HOST, "--address": _HOST},
+}
+
+#: what a newcomer's guessed option (or --group value) names: (its option's hint, its --group hint)
+GUESSES = dict(
+    [(n, _PERIOD) for n in ("year", "month", "day", "period", "time", "timestamp")]
+    + [(n, _SURT) for n in ("host", "domain", "site", "tld", "url", "uri", "urlkey", "prefix")]
+    + [(n, ("the MIME type is --mime", "--group mime")) for n in ("mimetype", "type", "content_type")]
+    + [(n, ("the HTTP status is --status", "--group status")) for n in ("statuscode", "code")]
+    + [(n, ("the language is --lang (an ISO 639-3 code)", "--group lang")) for n in ("language", "languages")])
 
 
 def _commands(names=SUBCOMMANDS):

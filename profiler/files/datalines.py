@@ -616,6 +616,11 @@ def _damaged_header(parsed, kind, path):
     return None
 
 
+#: what to give instead of a file of the other kind
+NEXT = {"cdxj": ": give the profile the map was made from (lookup, compact and serve read maps)",
+        "ukvs": ": make one with 'archive-profiler ukvs PROFILE -o MAP.ukvs'"}
+
+
 class DataFile:
     """A profile or map opened for checked reads: what it is, its header lines, its key fields.
 
@@ -627,7 +632,7 @@ class DataFile:
         found = infiles.recognise(path)
         if kind is not None and found != kind:
             names = {"cdxj": "CDXJ profile", "ukvs": "UKVS map"}
-            raise DamagedFile("%s is a %s, not a %s" % (path, names[found], names[kind]))
+            raise DamagedFile("%s is a %s, not a %s%s" % (path, names[found], names[kind], NEXT[kind]))
         self.kind = found
         with infiles.open_regular(path) as f:
             self.identity = infiles.identity(os.fstat(f.fileno()))

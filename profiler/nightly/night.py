@@ -366,7 +366,7 @@ class Night:
                                resolve_revisits=c.resolve_revisits, split_size=c.split_size,
                                cores=c.cores if own else None, extra_args=c.mrjob_args if own else (),
                                progress=self.progress, detect_language=c.detect_language,
-                               collections=c.collections())
+                               collections=c.collections(), refuse_indexed=True)
 
     def _collections(self):
         """The collection options of the night's scans: the config's, when the policy has collection."""

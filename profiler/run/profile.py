@@ -107,13 +107,16 @@ def job_args(manifests, policy, runner="inline", conf_paths=(), resolve_revisits
 def run_profile(input_args, out_path, policy="default", runner="inline", conf_paths=(),
                 archive_uri=None, resolve_revisits=True, split_size=inputs_mod.DEFAULT_SPLIT_SIZE,
                 cores=None, manifests=(), extra_args=(), created=None, ship_package=True,
-                warc_reader="warcio", progress=False, detect_language=False, input_names=None, collections=None):
+                warc_reader="warcio", progress=False, detect_language=False, input_names=None, collections=None,
+                refuse_indexed=False):
     """Profile the inputs into out_path. Returns a dict: what was run, and its "summary" (the
     figures of what was written: lines, bytes, the run's !meta, the '*' line's values; see
     _run_job). detect_language: HTML in WARC/ARC inputs that declares no language gets the
     detected one (the detect extra). input_names: {path: the name !meta gives it} ('-' for
     the copy of standard input). collections: where the collection field comes from, {'pattern':
     regex, 'label': the run's label, 'input_labels': [(label, path)]} (profiler.model.collection).
+    refuse_indexed: an index given with a WARC or ARC file it indexes is an InputError, not a
+    warning (nightly: with nobody to read the warning, the doubled counts would be published).
 
     For the local runner the server its tasks are forked from starts first, while the inputs are
     read (profiler.runtime.forkserver.prestart), so the first task starts sooner; a
@@ -128,7 +131,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
     try:
         return _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits,
                             split_size, cores, manifests, extra_args, created, ship_package, warc_reader,
-                            progress, detect_language, input_names, collections, phases)
+                            progress, detect_language, input_names, collections, phases, refuse_indexed)
     finally:
         forkserver.close_prestarted()
         phases.close()
@@ -137,7 +140,7 @@ def run_profile(input_args, out_path, policy="default", runner="inline", conf_pa
 
 def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, resolve_revisits, split_size,
                  cores, manifests, extra_args, created, ship_package, warc_reader, progress=False,
-                 detect_language=False, input_names=None, collections=None, phases=None):
+                 detect_language=False, input_names=None, collections=None, phases=None, refuse_indexed=False):
     if runner not in RUNNERS:
         raise inputs_mod.InputError("unknown runner %r (choose from %s)" % (runner, ", ".join(RUNNERS)))
     out_remote = remote.is_remote(out_path)     # written locally, then put through the runner's fs
@@ -184,6 +187,12 @@ def _run_profile(input_args, out_path, policy, runner, conf_paths, archive_uri, 
         log.warning("skipping %s: %s", display_name((input_names or {}).get(item["path"], item["path"])),
                     item["reason"])
     twice = inputs_mod.indexed_archives(infos)
+    if twice and refuse_indexed:
+        raise inputs_mod.InputError(
+            "%s indexes %s, which is an input too%s: their captures would be counted twice (list the indexes "
+            "or the WARC/ARC files in inputs, not both)" % (display_name(twice[0][0]), display_name(twice[0][1]),
+                                                           " (and %d more such index(es))" % (len(twice) - 1)
+                                                           if len(twice) > 1 else ""))
     if twice:
         log.warning("%s indexes %s, which is an input too%s: their captures are counted twice (give the indexes "
                     "or the WARC/ARC files, not both)", display_name(twice[0][0]), display_name(twice[0][1]),

@@ -1,7 +1,7 @@
 """Merging profiles (or maps) of different captures into one: a k-way merge of sorted files.
 
 For a key, the merged captures are the union of the inputs' captures under it (a key missing
-from an input means no capture there: the inputs must share one policy). The rules (README,
+from an input means no capture there: the inputs must share one policy). The rules (docs/toolkit.md,
 "Split and merge rules"):
 
 - urim.total and bytes add up; first is the smallest, last the largest: exact, unless an input's
@@ -585,7 +585,7 @@ def bound_revisit_keys(lines, counter, layout=criteria.CORE_LAYOUT):
     first/last within that line's first and last. A from-scratch key the inputs lack (all its
     captures revisits resolved elsewhere) gets no line: the merged !meta's "absent_keys" note
     (ABSENT_KEYS) carries that possibility once, and query answers such a key with the same
-    bounds (README, "Split and merge rules")."""
+    bounds (docs/toolkit.md, "Split and merge rules")."""
     state = {"root": None, "all_time": None}
     surt, section = None, []
     for line in lines:
@@ -840,7 +840,12 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     if bad:
         raise MergeError("--disjoint takes %s, not %s" % (" or ".join(DISJOINT_CHOICES), sorted(bad)[0]))
     files = [DataFile(r) for r in read]
-    kind = _common([f.kind for f in files], "formats (CDXJ profile and UKVS map)", paths)
+    for f, p in zip(files[1:], paths[1:]):
+        if f.kind != files[0].kind:
+            names = {"cdxj": "a CDXJ profile", "ukvs": "a UKVS map"}
+            raise MergeError("cannot merge: %s is %s, %s %s: merge profiles, or maps, or make the maps again "
+                             "from the merged profile" % (paths[0], names[files[0].kind], p, names[f.kind]))
+    kind = files[0].kind
     if kind == "cdxj":
         refuse_pages_of_two_splits(paths, [f.headers for f in files])
     if kind == "ukvs":

@@ -432,8 +432,13 @@ def _query(profile, fixed, group, under, level, top, by):
         reason = not_emitted(policy, [values[f] for f in fields_of], profile.layout) if policy else None
         unlike = asked_unlike_written(policy, values, profile.layout)
         if reason and not unlike:
+            surt = values["surt"]
+            host = ("; the host is %r, and lookup answers for one URL" % (surt.split(")", 1)[0] + ")/*")
+                    if ")" in surt and key_level(surt) == "url" else "")
             raise QueryError("this profile cannot answer %r: its policy (%s) does not emit that "
-                             "combination (%s)" % (" ".join(values[f] for f in fields_of), policy.name, reason))
+                             "combination (%s)%s; to ask it, profile again with a policy file whose emit "
+                             "writes it (docs/policies.md, A policy of your own)"
+                             % (" ".join(values[f] for f in fields_of), policy.name, reason, host))
         note = unlike or ("no captures: the policy emits this key, so no line means none are held" if policy
                           else "no line for this key")
         resolved = [i for i, c in enumerate(profile.layout.criteria, 1) if c.resolved]

@@ -309,7 +309,7 @@ def test_ukvs_command_errors(tmp_path, capsys):
     not_profile.write_bytes(SEED_MAP)
     assert main(["ukvs", str(not_profile), "-o", str(tmp_path / "o.ukvs")]) == 2
     err = capsys.readouterr().err
-    assert "no such file" in err and "not a CDXJ profile" in err
+    assert "no such file" in err and "not a CDXJ profile: give the profile the map was made from" in err
     assert not (tmp_path / "o.ukvs").exists()
 
 

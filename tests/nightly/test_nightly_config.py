@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_example_config_loads_with_its_documented_values():
     c = load(os.path.join(ROOT, "conf", "nightly.yaml"))
-    assert c.inputs == ["/data/archive/cdx/", "/data/archive/warcs/**/*.warc.gz"]
+    assert c.inputs == ["/data/archive/cdx/"]
     assert c.state_dir == "/data/archive/profiles/.nightly" and c.on_overlap == "rebuild"
     assert (c.keep, c.settle_seconds, c.runner, c.report) == (7, 0, "local", True)
     assert (c.file_mode, c.trust_folders) == (0o644, False)

@@ -18,12 +18,12 @@ EXAMPLE = os.path.join(ROOT, "conf", "nightly.yaml")
 SAMPLE = os.path.join(ROOT, "samples", "sample-5k.cdx.gz")
 
 
-def copied_example(folder):
+def copied_example(folder, inputs=("cdx/",)):
     """The example's text with only its paths edited, as its comments tell a user to."""
     text = open(EXAMPLE, encoding="utf-8").read()
-    edited = re.sub(r"(?m)^inputs:\n(  - .*\n)+", "inputs:\n  - cdx/\n", text)
+    edited = re.sub(r"(?m)^inputs:\n(  - .*\n)+", "inputs:\n" + "".join("  - %s\n" % i for i in inputs), text)
     edited = re.sub(r"(?m)^output_dir: .*$", "output_dir: profiles", edited)
-    assert edited.count("\n") < text.count("\n") and "/data/archive" not in edited.replace("# state_dir", "")
+    assert edited != text and "/data/archive" not in edited.replace("# state_dir", "")
     path = os.path.join(folder, "nightly.yaml")
     with open(path, "w", encoding="utf-8") as f:
         f.write(edited)
@@ -68,3 +68,28 @@ def test_a_first_night_with_every_input_still_settling_waits_with_exit_0(tmp_pat
     os.utime(os.path.join(a.inputs, "a.cdx"), (old, old))
     status, line = a.night(capsys)
     assert status == 0 and "published" in line, line
+
+
+def test_an_index_and_the_warc_it_indexes_are_refused_not_counted_twice(tmp_path, capsys):
+    """An archive's index folder and its WARC files both listed (as the example once did) would
+    publish every capture twice, 'exact', with the warning lost under -q: the night is refused."""
+    from io import BytesIO
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    os.makedirs(tmp_path / "warcs")
+    os.makedirs(tmp_path / "cdx")
+    with open(tmp_path / "warcs" / "a.warc.gz", "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        head = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://example.com/", "response", payload=BytesIO(b"<p>hi</p>"),
+                                            http_headers=head))
+    (tmp_path / "cdx" / "a.cdxj").write_text(
+        'com,example)/ 20130101000000 {"url": "http://example.com/", "mime": "text/html", "status": "200", '
+        '"length": "300", "offset": "0", "filename": "a.warc.gz"}\n')
+    config = copied_example(str(tmp_path), inputs=("cdx/", "warcs/**/*.warc.gz"))
+    status = cli.main(["nightly", "--config", config, "-q"])
+    line = capsys.readouterr().out.strip()
+    assert status == 2, line
+    assert "a.cdxj indexes" in line and "a.warc.gz, which is an input too" in line, line
+    assert "list the indexes or the WARC/ARC files in inputs, not both" in line, line
+    assert not os.path.exists(tmp_path / "profiles" / "archive-latest.cdxj")

@@ -217,6 +217,18 @@ def test_lookup_command_single_and_batch(files, capsys, monkeypatch):
     assert statuses.count(HELD) == len(expected)     # the absent one is held by '*' in this map
 
 
+def test_an_invalid_uri_of_one_lookup_says_what_is_looked_up(files, capsys):
+    """A host pattern given as the URI ('*.cnn.com') is answered invalid, with a note saying what a
+    lookup takes and where a domain is asked (it was the answer alone)."""
+    assert main(["lookup", files["map"], "*.example.com"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.split("\t")[:2] == ["*.example.com", INVALID]
+    assert "'*.example.com' is not a URI or SURT to look up" in captured.err
+    assert "query's --surt 'com,cnn,*'" in captured.err and len(captured.err.splitlines()) == 1
+    assert main(["lookup", files["map"], "*.example.com", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_lookup_command_errors(files, tmp_path, capsys):
     assert main(["lookup", str(tmp_path / "missing"), "x"]) == 2
     assert main(["lookup", files["map"], "x", "--datetime", "20x"]) == 2

@@ -226,7 +226,7 @@ def test_ukvs_maps_merge(corpus, tmp_path):
             assert f.urir >= e.urir if mark == "-" else f.urir == e.urir
         held_by_several = [f for k, f in merged.items() if k in (b"*", b"com,*")]
         assert all(f.urir_mark == mark for f in held_by_several)
-    with pytest.raises(MergeError, match="formats"):
+    with pytest.raises(MergeError, match=r"u0\.ukvs is a UKVS map, \S+ a CDXJ profile: merge profiles, or maps"):
         merge([maps[0], corpus["whole"]], str(tmp_path / "x"))
 
 
@@ -236,8 +236,14 @@ def test_cli(corpus, tmp_path):
                        + ["-o", out, "--disjoint", "urir", "--disjoint", "digests"],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 0, r.stderr
-    assert "lines from 2 inputs" in r.stderr
+    assert "lines from 2 inputs" in r.stderr and "bounds where" not in r.stderr
     assert data(out) == data(corpus["whole"])
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + corpus["by_component"]
+                       + ["-o", out, "--disjoint", "urir"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and re.search(r"lines from 2 inputs \(\d+ keys in more than one: bounds where the "
+                                           r"inputs may share digests; --disjoint digests if they share none\)",
+                                           r.stderr), r.stderr
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge", "nope.cdxj", "-o", out],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "no such file: nope.cdxj" in r.stderr and "Traceback" not in r.stderr

@@ -91,8 +91,11 @@ def test_path_and_url_levels(profiles):
 
 
 def test_not_emitted_and_not_held(profiles):
-    with pytest.raises(QueryError, match=r"policy \(default\) does not emit.*host keys come as: any"):
+    with pytest.raises(QueryError, match=r"policy \(default\) does not emit.*host keys come as: any\); "
+                                         r"to ask it, profile again with a policy file whose emit writes it"):
         query(profiles["default"], {"surt": "com,cnn)/*", "datetime": "2013"})
+    with pytest.raises(QueryError, match=r"writes no url keys\); the host is 'com,cnn\)/\*', and lookup answers"):
+        query(profiles["default"], {"surt": "com,cnn)/"})       # a host's SURT without its '*'
     found, note, _ = query(profiles["default"], {"surt": "com,nosuchsite)/*"})
     assert found == [] and "none are held" in note
     policy = load_policy("default")

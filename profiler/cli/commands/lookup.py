@@ -3,6 +3,7 @@
 import sys
 
 from profiler.cli.arguments import add_skip_bad_lines, report_skipped
+from profiler.errors import printable
 
 NAME = "lookup"
 HELP = "look URIs up in a CDXJ profile or UKVS map (binary search)"
@@ -42,7 +43,8 @@ def add_arguments(p):
 def run(args):
     from profiler.errors import UserError
     from profiler.model import criteria
-    from profiler.toolkit.lookup import MAX_QUERY, UNKNOWN, Lookup, datetime_query, format_answer, query_lines, value_query
+    from profiler.toolkit.lookup import (INVALID, MAX_QUERY, UNKNOWN, Lookup, datetime_query, format_answer,
+                                         query_lines, value_query)
     dt = datetime_query(args.datetime)
     asked = [(c.name, value_query(c, getattr(args, c.name, None))) for c in criteria.CRITERIA
              if c.optional and _takes(c)]
@@ -62,9 +64,14 @@ def run(args):
             return answer
 
         if args.uri is not None and args.uri != "-":
-            out.write(format_answer(args.uri, counted(index.lookup(args.uri, dt, value, by)), value is not None,
-                                    args.breakdowns) + "\n")
+            answer = counted(index.lookup(args.uri, dt, value, by))
+            out.write(format_answer(args.uri, answer, value is not None, args.breakdowns) + "\n")
             _note_unknown(unknown[0], args.file)
+            if answer.status == INVALID and not args.quiet:
+                out.flush()
+                print("archive-profiler: note: %s is not a URI or SURT to look up (http://www.cnn.com/world/, "
+                      "www.cnn.com or com,cnn)/world/); all of a domain is query's --surt 'com,cnn,*'"
+                      % printable(repr(args.uri[:80])), file=sys.stderr)
             return 0
         from profiler.cli.stdio import refuse_endless_stdin
         refuse_endless_stdin()

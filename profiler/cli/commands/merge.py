@@ -10,7 +10,7 @@ HELP = "merge sorted profiles or UKVS maps of different captures into one"
 DESCRIPTION = ("Merge CDXJ profiles made with the same policy (or UKVS maps) into one sorted file, "
                "streaming (k-way merge). urim and bytes add up; urir, urim.min/max, digests and "
                "dedup_bytes are exact only for inputs declared disjoint with --disjoint, otherwise "
-               "they get bounds (see README, 'Split and merge rules'). Every input is checked whole "
+               "they get bounds (docs/toolkit.md, 'Split and merge rules'). Every input is checked whole "
                "first: a damaged or unsorted one is refused before anything is written; an unsorted file "
                "another tool wrote (mementomap generate) is sorted on the way in, with a note; an archive "
                "profile of oduwsdl's archive_profiler (JSON) is converted on the way in: the keys that mean "
@@ -52,8 +52,13 @@ def run(args):
                      % (path, " ".join(dropped), n) for path, dropped, n in projected["inputs"]),
                  projected["unknown"]))
     if not args.quiet:
-        _say("%s: %d lines from %d inputs (%d keys in more than one)" % (
-            summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"]))
+        undeclared = [d for d in ("urir", "digests") if d not in args.disjoint]
+        _say("%s: %d lines from %d inputs (%d keys in more than one%s)" % (
+            summary["output"], summary["lines"], summary["inputs"], summary["merged_keys"],
+            ": bounds where the inputs may share %s; %s if they share none" % (
+                " or ".join({"urir": "URI-Rs", "digests": "digests"}[d] for d in undeclared),
+                " ".join("--disjoint " + d for d in undeclared))
+            if summary["merged_keys"] and undeclared else ""))
     for first, copy in summary["copies"]:
         _say("archive-profiler: warning: %s and %s have the same header lines (one run's file, copied?): if "
              "they are copies, their captures are counted twice" % (first, copy))
