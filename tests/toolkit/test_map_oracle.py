@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from profiler.files.output import header_lines, write_atomic
-from profiler.files.ukvs import ALL_TIME, MapFormatError, datetime_span, profile_to_map, read_map
+from profiler.files.ukvs import MapFormatError, datetime_span, profile_to_map, read_map
 from profiler.model import stats
 from profiler.toolkit.compact import compact_file
 from profiler.toolkit.lookup import HELD, NO_MATCH, NOT_HELD, UNKNOWN, Lookup
