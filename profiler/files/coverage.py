@@ -23,12 +23,17 @@ def from_policy(policy):
         return None
     emit = policy.get("emit") or {}
     exact = bool(policy.get("exact_urls"))
-    for level in ("url",) if exact else ("host", "domain"):
+    registered = bool(policy.get("registered_domains"))
+    # by registered domains, a host without one (an IP address) past host_depth labels has only its TLD line
+    for level in ("url",) if exact else ("host", "domain") + (("tld",) if registered else ()):
         # the all-time line: every criterion of the policy (lang too, when it has it) at any
         if not any(isinstance(combo, dict) and combo and all(v == "any" for v in combo.values())
                    for combo in emit.get(level) or []):
             return None
-    return {"host_depth": policy["host_depth"], "exact_urls": exact}
+    out = {"host_depth": policy["host_depth"], "exact_urls": exact}
+    if registered and not exact:
+        out["registered_domains"] = True
+    return out
 
 
 def compacted(headers):
@@ -69,4 +74,8 @@ def listed(coverage, urlkey, key, rolled_up=False):
     if surt == "*":
         return False
     depth = len(surt.split(",")) - 1                    # labels before the trailing '*'
+    if len(labels) > coverage["host_depth"] and coverage.get("registered_domains"):
+        from profiler.model.domains import registered_domain_labels
+        if registered_domain_labels(host) is None:      # listed by its TLD line alone (profiler.model.keys)
+            return True
     return len(labels) > coverage["host_depth"] and depth >= coverage["host_depth"]
