@@ -24,8 +24,12 @@ def from_policy(policy):
     emit = policy.get("emit") or {}
     exact = bool(policy.get("exact_urls"))
     registered = bool(policy.get("registered_domains"))
-    # by registered domains, a host without one (an IP address) past host_depth labels has only its TLD line
-    for level in ("url",) if exact else ("host", "domain") + (("tld",) if registered else ()):
+    if not exact and policy["host_depth"] < 1:
+        return None                     # no host lists its captures below the root line
+    # a host past host_depth labels is listed by its TLD line when host_depth is 1, and by
+    # registered domains, when it has none (an IP address)
+    tld = ("tld",) if registered or policy["host_depth"] == 1 else ()
+    for level in ("url",) if exact else ("host", "domain") + tld:
         # the all-time line: every criterion of the policy (lang too, when it has it) at any
         if not any(isinstance(combo, dict) and combo and all(v == "any" for v in combo.values())
                    for combo in emit.get(level) or []):

@@ -18,7 +18,7 @@ from profiler.toolkit.lookup import HELD, NO_MATCH, NOT_HELD, UNKNOWN, Lookup
 from profiler.toolkit.merge import merge
 from profiler.toolkit.split import split
 
-from helpers.oracle import profile as oracle_profile, resolve_revisits, surt_keys
+from helpers.oracle import content_class, profile as oracle_profile, resolve_revisits, surt_keys
 from helpers.random_archives import (HOSTS, PATHS, oracle_captures, random_captures, random_languages,
                                      random_policy)
 
@@ -116,10 +116,10 @@ def _check_answers(answers, rows, policy, what):
 
 
 def _fields(name, c):
-    """The key fields of a capture's status or mime, at every level."""
+    """The key fields of a capture's status or mime, at every level (a breakdown keeps one)."""
     if name == "status":
         return {c[3], c[3][0] + "xx" if c[3] != "unk" and c[3][0] in "12345" else "unk"}
-    return {c[2], c[2].split("/")[0] + "/*" if "/" in c[2] else c[2]}
+    return {c[2], c[2].split("/")[0] + "/*" if "/" in c[2] else c[2], content_class(c[2])}
 
 
 def _map_of(tmp, rows, policy, keys, rng):
@@ -237,6 +237,7 @@ def test_property_pages_answer_as_the_oracle(tmp_path_factory, seed, dated, size
 @pytest.mark.parametrize("seed, dated", [
     (0, False),         # '* 85/59-' of a merge: its status 2xx entry '31/28-' of bounds [0, 85] held 32
     (129, False),       # by registered domains, '1,0,0,127)/' (no registered domain) answered by '1,*': not listed
+    (1360, False),      # host_depth 1 and no TLD line: a map said complete answered '1,0,0,127)/d/' by '*'
 ])
 def test_map_lines_and_lookups_equal_the_oracle(tmp_path, seed, dated):
     """The examples test_property_map_lines_and_lookups_equal_the_oracle found."""
