@@ -23,12 +23,21 @@ def from_policy(policy):
         return None
     emit = policy.get("emit") or {}
     exact = bool(policy.get("exact_urls"))
-    for level in ("url",) if exact else ("host", "domain"):
+    registered = bool(policy.get("registered_domains"))
+    if not exact and policy["host_depth"] < 1:
+        return None                     # no host lists its captures below the root line
+    # a host past host_depth labels is listed by its TLD line when host_depth is 1, and by
+    # registered domains, when it has none (an IP address)
+    tld = ("tld",) if registered or policy["host_depth"] == 1 else ()
+    for level in ("url",) if exact else ("host", "domain") + tld:
         # the all-time line: every criterion of the policy (lang too, when it has it) at any
         if not any(isinstance(combo, dict) and combo and all(v == "any" for v in combo.values())
                    for combo in emit.get(level) or []):
             return None
-    return {"host_depth": policy["host_depth"], "exact_urls": exact}
+    out = {"host_depth": policy["host_depth"], "exact_urls": exact}
+    if registered and not exact:
+        out["registered_domains"] = True
+    return out
 
 
 def compacted(headers):
@@ -69,4 +78,8 @@ def listed(coverage, urlkey, key, rolled_up=False):
     if surt == "*":
         return False
     depth = len(surt.split(",")) - 1                    # labels before the trailing '*'
+    if len(labels) > coverage["host_depth"] and coverage.get("registered_domains"):
+        from profiler.model.domains import registered_domain_labels
+        if registered_domain_labels(host) is None:      # listed by its TLD line alone (profiler.model.keys)
+            return True
     return len(labels) > coverage["host_depth"] and depth >= coverage["host_depth"]

@@ -310,8 +310,7 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
             surt, held = fields[0], {}
         entry = held.setdefault(fields[dt_at] if two else None, [None, {c.name: {} for c in optional}])
         v = line.value
-        # a merged profile's "bounds": its urir is then the sum over the inputs, an upper bound
-        freq = Frequency(v["urim"]["total"], "", v["urir"], "-" if "urir" in (v.get("bounds") or {}) else "")
+        freq = line_frequency(v)
         if main:
             out_key = fields[0] if not two else fields[0] + b" " + (
                 ALL_TIME.encode() if fields[dt_at] == b"-" else fields[dt_at])
@@ -320,6 +319,22 @@ def profile_records(path, keys=("surt",), layout=None, skipped=None):
             field = fields[layouts.index(layout, by)].decode("utf-8", "replace")
             entry[1][by][field] = format_frequency(freq)
     yield from flush(held)
+
+
+def line_frequency(value):
+    """The Frequency of a profile line's JSON block: its urim.total and urir, each marked by the
+    line's "bounds" of it (a merged profile's): '+' when the written number is the low, '-' when
+    it is the high, '~' when it lies inside them (a revisit resolved in another input may move a
+    capture from one status or MIME line to another, [0, N])."""
+    bounds = value.get("bounds") or {}
+
+    def mark(name, written):
+        if name not in bounds:
+            return ""
+        low, high = bounds[name]
+        return "" if low == high else "+" if written == low else "-" if written == high else "~"
+    return Frequency(value["urim"]["total"], mark("urim.total", value["urim"]["total"]),
+                     value["urir"], mark("urir", value["urir"]))
 
 
 #: the level of a criterion a map line's breakdown keeps, in the order tried (see profile_records);

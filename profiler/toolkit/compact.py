@@ -133,6 +133,14 @@ def _sum(freqs):
     return Frequency(urim, um, urir, rm)
 
 
+def _created(freqs, complete):
+    """The frequency of a created wildcard line: the sum of the removed groups' frequencies, exact
+    only when the file is complete (profiler.files.coverage: every held URI-R has a line under the
+    wildcard); otherwise URI-Rs the file lists at no line under it are uncounted, and the sum is
+    a lower bound."""
+    return _sum(freqs if complete else freqs + [Frequency(None, "", None, "")])
+
+
 def _held(freq):
     if freq is None:
         return False
@@ -222,7 +230,8 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
     # URI-Rs answered by each live line (nested lines count again)
     answers = _Fenwick(n, [weight(i) if alive[i] else 0 for i in range(n)])
     total = (sum(len(h) + 1 for h in raw_headers) if by_bytes else len(raw_headers)) + live.prefix(n)
-    lists = _lister(coverage.of_headers(read_headers, kind),
+    cover = coverage.of_headers(read_headers, kind)
+    lists = _lister(cover,
                     [bool(lines_of[i]) and any(b'"rollup":true' in x for x in lines_of[i]) for i in range(n)])
     probes, uncovered = _probes(keys, index, freq_of, alive, weight, lists)
     probes_total = max(probes, 1)
@@ -306,7 +315,7 @@ def compact_file(path, out_path, max_lines=None, max_bytes=None, skipped=None):
             if w:
                 uncovered.add(j, -w)
         if not alive[i]:
-            f = _sum(removed_freqs)
+            f = _created(removed_freqs, kind == "cdxj" or cover is not None)
             key = bkeys[i] + (b" " + ALL_TIME.encode() if nkeys == 2 else b"")
             lines_of[i] = [key + b" " + format_frequency(f).encode()]
             all_time[i] = lines_of[i][0]

@@ -130,7 +130,8 @@ def test_zero_wildcard_is_never_a_target(tmp_path):
     with Lookup(out) as index:
         assert index.lookup("com,cnn)/a/3").status == HELD
         assert index.lookup("com,cnn)/c").status == NOT_HELD
-    assert b"com,cnn)/a/* 30/30" in open(out, "rb").read()
+    # a map without a !meta coverage may list not every URL: a created line's sum is a lower bound
+    assert b"com,cnn)/a/* 30+/30+" in open(out, "rb").read()
 
 
 def test_quota_out_of_reach(files, tmp_path, capsys):
