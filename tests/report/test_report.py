@@ -210,6 +210,8 @@ def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, cap
         ([sample_profile, "-o", "/no/such/folder/r.html"], "output folder does not exist"),
         (["not-a-profile.txt", "-o", "r.html"], "not a profile or map"),
         ([sample_profile, "-o", "r.html", "--png", "r.html"], "--png: not a folder"),
+        ([sample_profile, "-o", "r.pdf"], "-o r.pdf names a PDF; give a name ending .html"),
+        ([sample_profile, "-o", "Charts.PNG"], "names a PNG image"),
     ]:
         assert cli.main(["report"] + args) == 2, args
         err = [x for x in capsys.readouterr().err.strip().splitlines() if "skipped" not in x]
@@ -217,6 +219,7 @@ def test_cli_report_and_user_mistakes(sample_profile, tmp_path, monkeypatch, cap
     with pytest.raises(SystemExit) as e:
         cli.main(["report", sample_profile, "-o", "r.html", "--top", "0"])
     assert e.value.code == 2 and "positive" in capsys.readouterr().err
+    assert not (tmp_path / "r.pdf").exists() and not (tmp_path / "Charts.PNG").exists()
 
 
 def test_profile_without_the_whole_archive_line(tmp_path):

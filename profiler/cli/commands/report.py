@@ -24,8 +24,26 @@ def add_arguments(p):
     add_skip_bad_lines(p)
 
 
+#: names whose suffix says another format than the HTML the report is: refused, not written as HTML
+OTHER_FORMATS = {".pdf": "a PDF", ".png": "a PNG image", ".svg": "an SVG image", ".jpg": "a JPEG image",
+                 ".jpeg": "a JPEG image", ".json": "JSON", ".csv": "CSV", ".txt": "text", ".md": "Markdown",
+                 ".cdxj": "a CDXJ profile", ".ukvs": "a UKVS map"}
+
+
+def refuse_other_format(output):
+    """A UserError when the output's name says a format other than HTML (``-o r.pdf``: the page
+    would be HTML under a PDF's name)."""
+    import os
+    from profiler.errors import UserError
+    kind = OTHER_FORMATS.get(os.path.splitext(output)[1].lower())
+    if kind:
+        raise UserError("report writes an HTML page: -o %s names %s; give a name ending .html "
+                        "(each chart as a PNG file: --png DIR)" % (output, kind))
+
+
 def run(args):
     from profiler.files import outfiles
+    refuse_other_format(args.output)
     outfiles.refuse_inputs(args.output, [args.profile])
     from profiler.files.datalines import Skipped
     from profiler.report.holdings import write_report
