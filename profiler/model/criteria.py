@@ -271,13 +271,15 @@ _DASHED_PERIOD = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2})(?:T([0-9]{2}))
 
 def period(text):
     """A datetime period a person gives, in the key's digits or in its ISO 8601 form ('2013-05',
-    '2013-05-12', '2013-05-12T08') -> the key's digits ('201305'); other text as it is, for the
-    caller's check; a ValueError for digits of no date of the calendar ('201613'), which no key
-    can have and which would otherwise be answered as not held."""
+    '2013-05-12', '2013-05-12T08') -> the key's digits ('201305'); a ValueError for other text,
+    and for digits of no date of the calendar ('201613'), which no key can have and which would
+    otherwise be answered as not held."""
     dashed = _DASHED_PERIOD.fullmatch(text.strip())
     digits = "".join(part for part in dashed.groups() if part) if dashed else text
-    if digits.isascii() and digits.isdigit() and len(digits) in (4, 6, 8, 10) \
-            and normalise.timestamp(digits.encode("ascii")) is None:
+    if not (digits.isascii() and digits.isdigit() and len(digits) in (4, 6, 8, 10)):
+        raise ValueError("not a datetime value (YYYY, YYYYMM, YYYYMMDD or YYYYMMDDHH, or 2013-05, "
+                         "2013-05-12, 2013-05-12T08): %r" % text[:40])
+    if normalise.timestamp(digits.encode("ascii")) is None:
         raise ValueError("not a date of the calendar (a month, day or hour out of range): %r" % text[:40])
     return digits
 
