@@ -162,6 +162,12 @@ def test_damaged_files_are_refused_or_skipped_counted(files, tmp_path_factory, s
     if got[0] == 2 and not tolerant_answers:
         assert one_line_error(got[0], got[3]), got[3]
         return
+    if name == "lookup" and got[0] == 0 and b"\tunknown\t" in got[1]:
+        # the line that would answer may be the one lost: unknown, not another line's answer
+        # (tests/files/test_lost_keys.py)
+        pairs = list(zip(got[1].splitlines(), expected[1].splitlines()))
+        assert pairs and all(g == e or b"\tunknown\t" in g for g, e in pairs), got[1]
+        return
     if name in ("diff", "overlap") and how != "crlf":
         got = (got[0], _as_if_missing(name, got[1]), got[2], got[3])
         expected = (expected[0], _as_if_missing(name, expected[1]), expected[2], expected[3])
