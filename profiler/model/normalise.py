@@ -111,17 +111,28 @@ def mime(raw):
 
     >>> mime(b"Text/HTML; charset=UTF-8"), mime(b" text/html charset=UTF-8")
     ('text/html', 'text/html')
-    >>> mime(b"-")
-    'unk'
+    >>> mime(b"-"), mime(b"/"), mime(b"text/*")
+    ('unk', 'unk', 'unk')
     """
     value = _mime_cache.get(raw)
     if value is None:
         words = raw.split(b";", 1)[0].split(None, 1)
         text = key_field(words[0].lower() if words else b"")
-        value = UNKNOWN if text in _UNKNOWN_MIMES else text
+        value = UNKNOWN if text in _UNKNOWN_MIMES or not_a_media_type(text) else text
         if len(_mime_cache) < 10000:
             _mime_cache[raw] = value
     return value
+
+
+def not_a_media_type(text):
+    """True for a type no level could tell from another level's key: no top-level type ('/',
+    '/html': its category would be itself, a type's spelling) or a wildcard subtype ('text/*',
+    '*/*': a category's spelling, whose line counts every text type).
+
+    >>> not_a_media_type("/html"), not_a_media_type("text/*"), not_a_media_type("text/html")
+    (True, True, False)
+    """
+    return text.startswith("/") or text.endswith("/*")
 
 
 def status(raw):

@@ -134,3 +134,26 @@ def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path,
         run_profile([str(index)], str(out), policy=policy)
     got = read_profile(str(out))
     assert got["* - code -"][0] == 1 and got["* - unk -"][0] == 2 and "* - document -" not in got
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_mime_field_spelt_as_a_category_or_without_a_type_never_shares_another_level_s_key(tmp_path, pure):
+    """A mime field 'text/*' wrote the type line '* 2013 text/*' that the category's line of every
+    text type is (2 captures for the type's 1); '/' was a category that validate read as a type.
+    Both are 'unk', whatever the kernels."""
+    index = tmp_path / "c.cdx"
+    index.write_text("com,example)/a 20130101000000 http://example.com/a text/* 200 AAA - - 10 0 f.warc.gz\n"
+                     "com,example)/b 20130101000000 http://example.com/b text/html 200 BBB - - 20 0 f.warc.gz\n"
+                     "com,example)/c 20130101000000 http://example.com/c / 200 CCC - - 40 0 f.warc.gz\n")
+    policy = write_policy(tmp_path / "p.yaml", {"name": "pt", "levels": {"datetime": ["year"],
+                                                                          "mime": ["type", "category"],
+                                                                          "status": ["class"]}})
+    out = tmp_path / "o.cdxj"
+    if pure:
+        with pure_python():
+            run_profile([str(index)], str(out), policy=policy)
+    else:
+        run_profile([str(index)], str(out), policy=policy)
+    got = read_profile(str(out))
+    assert got["* - text/* -"][0] == 1 and got["* - text/html -"][0] == 1 and got["* - unk -"][0] == 2
+    assert "* - / -" not in got

@@ -116,6 +116,11 @@ def test_a_cdxj_timestamp_drops_a_fraction_of_a_second(raw, expected):
     (b"\ttext/html\tx", "text/html"),
     (b"text/ html", "text/"),
     (b"Text /HTML", "text"),
+    (b"/", "unk"),                  # no top-level type: its category would be its own spelling
+    (b"/html", "unk"),
+    (b"text/*", "unk"),             # a category's spelling: its line would count every text type
+    (b"*/*; q=0.8", "unk"),
+    (b"text/*x", "text/*x"),
 ])
 def test_mime(raw, expected):
     assert mime(raw) == expected

@@ -43,8 +43,8 @@ def refuse_other_format(output):
 
 def run(args):
     from profiler.files import outfiles
-    refuse_other_format(args.output)
     outfiles.refuse_inputs(args.output, [args.profile])
+    refuse_other_format(args.output)
     from profiler.files.datalines import Skipped
     from profiler.report.holdings import write_report
     skipped = Skipped(args.profile) if args.skip_bad_lines else None
