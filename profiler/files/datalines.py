@@ -662,6 +662,11 @@ class DataFile:
         if damaged is not None:
             raise damaged
         self.headers = [(name, value) for name, value, _ in parsed]
+        for once in ("!context", "!id"):
+            given = [i + 1 for i, (n, _) in enumerate(self.headers) if n == once]
+            if len(given) > 1:
+                raise DamagedFile("%s gives %s twice (lines %d and %d): a file cut and another joined to it, "
+                                  "or two files' headers: which one holds is unknown" % (path, once, given[0], given[1]))
         declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
         if len(declared) > 1:
             raise DamagedFile("%s declares its key fields twice (%s on line %d, %s on line %d): one is wrong"

@@ -15,7 +15,7 @@ the values other producers write (profiler.files.datalines.foreign_value).
 
 import functools
 
-from profiler import jsonnum
+from profiler import contract, jsonnum
 from profiler.errors import UserError
 from profiler.model import criteria
 from profiler.model.criteria import ANY_FIELD, CORE_LAYOUT, KeyLayout
@@ -110,11 +110,36 @@ def _partial(names):
 
 
 def of_headers(headers, path):
-    """The layout a file's header lines [(name, value)] declare: its !keys, else the core one."""
+    """The layout a file's header lines [(name, value)] declare: its !keys, else the core one;
+    a LayoutError when its !meta policy writes a field at a level its criterion here lacks."""
+    layout = CORE_LAYOUT
     for name, value in headers:
         if name in KEYS_HEADERS:
-            return parse(value, path)
-    return CORE_LAYOUT
+            layout = parse(value, path)
+            break
+    refuse_unknown_levels(headers, layout, path)
+    return layout
+
+
+def refuse_unknown_levels(headers, layout, path):
+    """A LayoutError when the !meta policy writes a key field at a level that field's criterion
+    does not have here (a plugin's criterion loaded in another version, with fewer levels): its
+    lines of that level would be read as another level's, answered and counted as such."""
+    for name, value in headers:
+        policy = value.get("policy") if name[1:] == "meta" and isinstance(value, dict) else None
+        levels = policy.get("levels") if isinstance(policy, dict) else None
+        if not isinstance(levels, dict):
+            continue
+        for c in layout.criteria:
+            written = levels.get(c.name)
+            unknown = [lv for lv in written if isinstance(lv, str) and lv != criteria.ANY
+                       and lv not in c.level_names] if isinstance(written, list) else []
+            if unknown:
+                raise LayoutError("%s: its !meta policy writes %s at level %s, which the %s criterion here "
+                                  "does not have (its levels: %s): read it where the criterion that wrote "
+                                  "it is loaded (a plugin's: the same version of its module in %s)" % (
+                                      path, c.name, ", ".join(repr(lv) for lv in unknown[:3])[:80], c.name,
+                                      ", ".join(c.level_names), contract.PLUGINS_ENV))
 
 
 def of_file(path):

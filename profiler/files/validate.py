@@ -90,6 +90,8 @@ def validate(path, kind=None, max_problems=100):
     previous_key_line = 0
     spans = (None, {})           # a map's SURT and the datetime spans of its lines: one period, one key
     first_data_line = 0
+    metas = []                  # (line number, value) of the !meta lines
+    once = {}                   # the line of each header a file gives once (!context, !id)
     header_bytes = header_lines = 0
     whole = True
     with infiles.open_regular(path) as f:
@@ -123,7 +125,13 @@ def validate(path, kind=None, max_problems=100):
                 name, value = _check_header(report, lineno, body, kind)
                 if name == b"meta":
                     _note_meta(report, lineno, value)
+                    metas.append((lineno, value))
                     lacking = lacking or unknown_keys([("!meta", value)])
+                elif name in (b"context", b"id"):
+                    if name in once:
+                        report.add(lineno, "a second !%s line (line %d has one): a file cut and another joined "
+                                   "to it, or two files' headers" % (name.decode(), once[name]))
+                    once.setdefault(name, lineno)
                 if kind == "cdxj" and previous_header is not None and body < previous_header:
                     report.add(lineno, "header lines not in byte order (sorts before line %d)" % (lineno - 1))
                 previous_header = body
@@ -148,6 +156,8 @@ def validate(path, kind=None, max_problems=100):
             report.data_lines += 1
             if not first_data_line:
                 first_data_line = lineno
+                if kind == "cdxj":
+                    _levels_known(report, metas, layout or criteria.CORE_LAYOUT)
                 if not declared:
                     report.add(lineno, "no !keys header line before the data" if kind == "cdxj" else
                                "no !fields header line before the data (the spec's map declares its key fields, "
@@ -203,6 +213,16 @@ def _check_policy(report, path, read):
         if now != read:                         # written while the check read it
             report.add(report.lines, CHANGED)
         # else what the reader refuses that this check passed is the reader's to say
+
+
+def _levels_known(report, metas, layout):
+    """A problem for a !meta whose policy writes a key field at a level its criterion here lacks
+    (profiler.files.layout.refuse_unknown_levels: every reader refuses the file)."""
+    for lineno, value in metas:
+        try:
+            layouts.refuse_unknown_levels([("!meta", value)], layout, "")
+        except layouts.LayoutError as e:
+            report.add(lineno, str(e)[2:])
 
 
 def _show(key):

@@ -108,3 +108,47 @@ def test_maps_of_a_loaded_criterion_merge_their_breakdowns(loaded, tmp_path):
     out = tmp_path / "m.ukvs"
     assert run("merge", a, b, "-o", out, "-q") == 0
     assert '"other/*":"5/5' in out.read_text()
+
+
+_FEWER_LEVELS = '''
+from helpers import charsets
+from profiler.formats import registry
+from profiler.model import capture, criteria, normalise
+
+CHARSET = criteria.Criterion(
+    "charset", "charset", (criteria.Level("name", criteria.IDENTITY),), ("name",), charsets._levels,
+    ("unicode/utf-8",), r"-|unk|(unicode|other)/(\\*|[a-z0-9._-]{1,40})", "unk or a charset", optional=True)
+
+
+def register():
+    capture.add_field("charset", normalise.UNKNOWN)
+    criteria.register(CHARSET)
+    registry.index_field("charset", "charset", charsets.charset_of)
+'''
+
+
+def test_a_profile_of_levels_the_loaded_criterion_lacks_is_refused(loaded, tmp_path):
+    """A profile written with the plugin's two levels, read where another version of the plugin
+    registers the criterion with its name level only: its family lines ('unicode/*', every UTF
+    charset's captures) were read as names, and validate said valid. Every reader refuses it in
+    one line naming the level; validate lists it."""
+    import subprocess
+    import sys
+    src = tmp_path / "cc.cdxj"
+    src.write_text(_line("com,a)/", "20200101000000", charset="UTF-8")
+                   + _line("com,a)/b", "20210101000000", charset="UTF-16"))
+    policy = tmp_path / "charset.yaml"
+    policy.write_text(yaml.safe_dump(POLICY))
+    out = tmp_path / "p.cdxj"
+    assert run("profile", src, "-o", out, "--policy", policy, "-r", "inline", "-q") == 0
+    (tmp_path / "charsets_v1.py").write_text(_FEWER_LEVELS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), TESTS]), **{contract.PLUGINS_ENV: "charsets_v1"})
+    for argv in (["query", out, "--charset", "unicode/*"], ["ukvs", out, "-o", tmp_path / "m.ukvs"],
+                 ["lookup", out, "http://a.com/"], ["merge", out, src, "-o", tmp_path / "m.cdxj"]):
+        r = subprocess.run([sys.executable, "-m", "profiler.cli"] + [str(a) for a in argv], env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "'family'" in r.stderr and len(r.stderr.strip().splitlines()) == 1, (argv, r.stderr)
+    assert not (tmp_path / "m.ukvs").exists() and not (tmp_path / "m.cdxj").exists()
+    r = subprocess.run([sys.executable, "-m", "profiler.cli", "validate", str(out)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "'family'" in r.stdout, r.stdout + r.stderr

@@ -196,6 +196,27 @@ def test_a_cut_file_followed_by_another_is_refused(files, tmp_path_factory, data
     assert stdout == b"" and _written(out) == []
 
 
+@pytest.mark.parametrize("second", ["other", "map"])
+@pytest.mark.parametrize("name", ["lookup", "query", "merge", "ukvs", "compact", "split", "export", "diff",
+                                  "overlap"])
+def test_a_file_cut_after_its_first_header_line_and_another_joined_is_refused(files, tmp_path, second, name):
+    """Cut at the end of its !context line, then another file: that file whole under a second
+    !context, which every reader took for it (lookup answered from the other file). A header a
+    file gives once, given twice, is damage; validate lists it."""
+    with open(files["profile"], "rb") as f:
+        first = f.read()
+    with open(files[second], "rb") as f:
+        rest = f.read()
+    path = str(tmp_path / "joined.cdxj")
+    with open(path, "wb") as f:
+        f.write(first[:first.index(b"\n") + 1] + rest)
+    out = str(tmp_path / "out")
+    status, stdout, err = run(readers(path, files["other"], out)[name])
+    assert one_line_error(status, err, "twice"), err
+    assert stdout == b"" and _written(out) == []
+    assert any("a second !context line" in p.message for p in validate(path).problems)
+
+
 def test_a_feature_s_bounds_given_twice_is_damaged(files, tmp_path):
     """A merged line's bounds with a feature twice (the line is otherwise as merge writes it)."""
     merged = str(tmp_path / "merged.cdxj")
