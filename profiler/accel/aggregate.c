@@ -362,8 +362,8 @@ static int norm_mime(const char *mr, Py_ssize_t mrn, char *mime, Py_ssize_t *mn)
         || (n == 4 && (!memcmp(mime, "html", 4) || !memcmp(mime, "code", 4)))
         || (n == 5 && (!memcmp(mime, "image", 5) || !memcmp(mime, "media", 5) || !memcmp(mime, "other", 5)))
         || (n == 8 && !memcmp(mime, "document", 8))
-        /* normalise.not_a_media_type: no top-level type ('/x'), or a category's spelling ('text/*') */
-        || mime[0] == '/' || (n >= 2 && mime[n - 2] == '/' && mime[n - 1] == '*')) {
+        /* normalise.not_a_media_type: no top-level type ('/x'), or a category's spelling ('text/' then '*') */
+        || (n > 0 && mime[0] == '/') || (n >= 2 && mime[n - 2] == '/' && mime[n - 1] == '*')) {
         memcpy(mime, "unk", 3); n = 3;
     }
     *mn = n;

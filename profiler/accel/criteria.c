@@ -107,7 +107,13 @@ static int crit_parse(Crit *c, PyObject *spec) {
 static int put_field(Buf *b, const char *v, Py_ssize_t n, Proj p) {
     switch (p.kind) {
     case PJ_ANY: return buf_putc(b, '-');
-    case PJ_PREFIX: return buf_put(b, v, n < p.n ? n : p.n);
+    case PJ_PREFIX: {        /* the first n characters, as Python's str slice: UTF-8 characters, not bytes (a
+                              * plugin's value 'éab' is 'éa' at a prefix of 2, never a cut character) */
+        Py_ssize_t k = 0;
+        for (int chars = 0; k < n; k++)
+            if (((unsigned char)v[k] & 0xC0) != 0x80 && chars++ == p.n) break;
+        return buf_put(b, v, k);
+    }
     case PJ_CATEGORY: {      /* 'text/html' -> 'text/' + '*'; without '/' (or at 0) unchanged */
         const char *slash = n ? memchr(v, '/', n) : NULL;
         if (slash && slash > v) return (buf_put(b, v, slash - v) < 0 || buf_put(b, "/*", 2) < 0) ? -1 : 0;

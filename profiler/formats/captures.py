@@ -79,7 +79,7 @@ _NORMAL = {
     "mime": lambda v: normalise.mime(v.encode("utf-8", "surrogateescape")),
     "status": lambda v: normalise.status(v.encode("ascii", "replace")),
     "digest": lambda v: normalise.digest(v.encode("utf-8", "surrogateescape")),
-    "collection": lambda v: normalise.collection(normalise.collection_name(v)),
+    "collection": lambda v: v if v == normalise.UNKNOWN else normalise.collection(normalise.collection_name(v)),
     "depth": lambda v: v if v in normalise.DEPTH_CLASSES else None,
 }
 

@@ -43,7 +43,8 @@ class CellKeys:
 
     def bad_value(self, ck):
         """The skip reason of a cell key holding a value of a plugin's criterion that is no key
-        field of it (criteria.is_field: blank, '-', too long, not its pattern): 'bad_NAME'; else
+        field of it (criteria.is_field: blank, '-', too long, not its pattern, a field another of its
+        levels writes for other values): 'bad_NAME'; else
         None. A revisit's '' waits for its original's value, checked with the original."""
         for i, c in self.checked:
             value = ck[i]

@@ -4,7 +4,7 @@ First that applies: the first group of the run's pattern (``--collection-pattern
 capture's WARC file name (a CDX line's ``g`` field, a CDXJ line's ``filename``, the archive file's
 own name for WARC, ARC and ACHE input); the label given for its input (``LABEL=PATH``); the label
 given for the run (``--collection``); else ``unk``. The value is a key field
-(profiler.model.normalise.collection: percent-encoded, '-' as '%2D').
+(profiler.model.normalise.collection: percent-encoded, '-' as '%2D', a name 'unk' as '%75nk').
 
 The pattern runs in time linear in the name whatever it is (profiler.model.linear_regex), over the
 name's first NAME_BYTES bytes. A split carries what its reader needs as ``split["collection"]``
@@ -37,7 +37,10 @@ def check_pattern(text):
 
 
 def label_field(text, where="--collection"):
-    """A label as its key field; a CollectionError when it is empty."""
+    """A label as its key field ('unk' is no collection, as without a label: the field of the
+    name 'unk' a pattern finds is '%75nk'); a CollectionError when it is empty."""
+    if text == UNKNOWN:
+        return UNKNOWN
     field = normalise.collection(text.encode("utf-8", "surrogateescape")) if text else None
     if field is None:
         raise CollectionError("%s: an empty collection label" % where)

@@ -15,6 +15,7 @@ Each level's projection is one of a few kinds (``PROJECTIONS``), so the compiled
 expand any criterion made of them without knowing it by name.
 """
 
+import functools
 import re
 from collections import namedtuple
 from dataclasses import dataclass
@@ -334,10 +335,11 @@ def _depth(text):
 
 
 def _collection(text):
-    """A collection a person gives: its key field as profiles write it (``crawl%202013``) is
-    taken as it is, any other text is a name, percent-encoded (normalise.collection: ``crawl
-    2013``, ``100%``); a ValueError for an empty one."""
-    if text and normalise.collection(normalise.collection_name(text)) == text:
+    """A collection a person gives: 'unk' (no collection, as profiles write it) and its key field as
+    profiles write it (``crawl%202013``, ``%75nk`` for a collection named unk) are taken as they
+    are, any other text is a name, percent-encoded (normalise.collection: ``crawl 2013``,
+    ``100%``); a ValueError for an empty one."""
+    if text == UNKNOWN or (text and normalise.collection(normalise.collection_name(text)) == text):
         return text
     field = normalise.collection(text.encode("utf-8", "surrogateescape"))
     if field is None:
@@ -470,8 +472,9 @@ def plain_field(value):
 
 def is_field(c, value):
     """Whether a value of a plugin's criterion can be written as its key field: a plain_field
-    whose field at each of its levels matches its pattern. The map side counts a capture of another value as a skip
-    (profiler.job.cells.CellKeys.bad_value)."""
+    whose field at each of its levels matches its pattern, and no field of which is one another
+    level writes for other captures (shares_a_key). The map side counts a capture of another
+    value as a skip (profiler.job.cells.CellKeys.bad_value)."""
     if not plain_field(value):
         return False
     pattern = _field_pattern(c)
@@ -479,7 +482,62 @@ def is_field(c, value):
         field = level.field(value)
         if not field or not pattern.match(field.encode("utf-8", "surrogateescape")):
             return False
-    return True
+    return len(c.levels) < 2 or not shares_a_key(c.levels, value)
+
+
+#: what the values a level writes one field for are (preimage): that one value; the values that
+#: start with a text; those whose first character is not 1-5 (CLASS's 'unk'); a mime class's types
+_ONE, _STARTING, _NOT_1_TO_5, _OF_CLASS = 0, 1, 2, 3
+
+
+def _preimage(level, field):
+    """The values whose field at a level is this field, as (what, text) (None: no value has it)."""
+    kind = level.kind
+    if kind == IDENTITY:
+        return _ONE, field
+    if kind == PREFIX:
+        return (_ONE, field) if len(field) < level.n else (_STARTING, field) if len(field) == level.n else None
+    if kind == CATEGORY:
+        i = field.find("/")
+        if i <= 0:
+            return _ONE, field
+        return (_STARTING, field[:i + 1]) if field == field[:i] + "/*" else None
+    if kind == CLASS:
+        if field == UNKNOWN:
+            return _NOT_1_TO_5, ""
+        return (_STARTING, field[0]) if len(field) == 3 and field[0] in "12345" and field[1:] == "xx" else None
+    if field == UNKNOWN:                                # MIME_CLASS
+        return _ONE, field
+    return (_OF_CLASS, field) if field in MIME_CLASSES else None
+
+
+def _breadth(found):
+    """An order of preimages by how many values they may hold: one value, then a longer start, ..."""
+    what, text = found
+    return (what, -len(text)) if what == _STARTING else (what, 0)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def shares_a_key(levels, value):
+    """Whether a value's field at one level is also a field another level writes for other values,
+    so that one key would count two sets of captures (criterion levels as a tuple): 'text/*' of
+    an IDENTITY level beside a CATEGORY ('text/*' counts every text/...), '2xx' beside a CLASS,
+    'ab' beside a PREFIX of 2 ('ab' counts 'abc' too), 'html' beside a MIME_CLASS. Of the two, the
+    value whose field counts fewer values is refused, so the other keeps the key. 'unk' may be
+    both a value and CLASS's class of what is not 1xx-5xx, as a status's is (docs/policies.md:
+    one key text, two levels)."""
+    for a in levels:
+        field = a.field(value)
+        mine = _preimage(a, field)
+        for b in levels:
+            if b is a:
+                continue
+            theirs = _preimage(b, field)
+            if theirs is None or theirs == mine or (mine == (_ONE, UNKNOWN) and theirs[0] == _NOT_1_TO_5):
+                continue
+            if _breadth(mine) <= _breadth(theirs):
+                return True
+    return False
 
 
 def not_registered(names):

@@ -227,18 +227,25 @@ def depth_class(hops):
     return str(hops) if hops < DEEP else "%d+" % DEEP
 
 
+#: the key fields of the names that are spelt as a reserved field: '-' (any) and 'unk' (a capture
+#: of no collection), their first character percent-encoded
+_RESERVED_COLLECTIONS = {"-": "%2D", UNKNOWN: "%75nk"}
+
+
 def collection(raw):
     """A collection's name (bytes) as a key field: '%' as '%25' (so that 'a b' and 'a%20b' stay two
     collections), white space, control bytes and invalid UTF-8 percent-encoded (key_field), '-'
-    (any) as '%2D'; None when it is empty.
+    (any) as '%2D' and 'unk' (what a capture of no collection has) as '%75nk'; None when it is empty.
 
     >>> collection(b"crawl 2013"), collection(b"-"), collection(b""), collection(b"crawl%202013")
     ('crawl%202013', '%2D', None, 'crawl%25202013')
+    >>> collection(b"unk"), collection(b"UNK")
+    ('%75nk', 'UNK')
     """
     if not raw:
         return None
     text = key_field(raw.replace(b"%", b"%25"))
-    return "%2D" if text == "-" else text
+    return _RESERVED_COLLECTIONS.get(text, text)
 
 
 def collection_name(field):

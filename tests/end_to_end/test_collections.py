@@ -42,7 +42,7 @@ def oracle_collection(name, label):
     found = m.group(1) if m else None
     if not found:
         return label
-    return "%2D" if found == "-" else found
+    return {"-": "%2D", "unk": "%75nk"}.get(found, found)
 
 
 @pytest.fixture(scope="module")

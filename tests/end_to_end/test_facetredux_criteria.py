@@ -10,6 +10,7 @@ from profiler.model import criteria
 from profiler.model.policy import load as load_policy
 from profiler.run.profile import run_profile
 
+from helpers.cliruns import run
 from helpers.exactness import assert_same_profile, pure_python, varied_lines, write_files
 from helpers.oracle import content_class, profile as oracle_profile, read_captures, read_profile, \
     resolve_revisits, size_class
@@ -157,3 +158,32 @@ def test_a_mime_field_spelt_as_a_category_or_without_a_type_never_shares_another
     got = read_profile(str(out))
     assert got["* - text/* -"][0] == 1 and got["* - text/html -"][0] == 1 and got["* - unk -"][0] == 2
     assert "* - / -" not in got
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_collection_named_unk_never_shares_the_key_of_captures_of_no_collection(tmp_path, capsys, pure):
+    """A WARC file name whose collection is 'unk' (CDX g 'unk-1.warc.gz') wrote the field 'unk' of the
+    captures no pattern names (a 2 for the collection's 1); it is '%75nk', as '-' is '%2D', whatever
+    the kernels, and query tells the two apart."""
+    index = tmp_path / "c.cdx"
+    index.write_text(" CDX N b a m s k r M S V g\n"
+                     "com,example)/a 20130101000000 http://example.com/a text/html 200 AAA - - 10 0 unk-1.warc.gz\n"
+                     "com,example)/b 20130101000000 http://example.com/b text/html 200 BBB - - 20 0 -\n"
+                     "com,example)/c 20130101000000 http://example.com/c text/html 200 CCC - - 40 0 --1.warc.gz\n"
+                     "com,example)/d 20130101000000 http://example.com/d text/html 200 DDD - - 80 0 web-1.warc.gz\n")
+    policy = write_policy(tmp_path / "p.yaml", {"name": "pc", "levels": {"datetime": ["year"], "mime": ["type"],
+                                                                          "status": ["class"], "collection": ["id"]}})
+    out = tmp_path / "o.cdxj"
+    collections = {"pattern": r"^([^.]+)-1\.", "label": None, "input_labels": []}
+    if pure:
+        with pure_python():
+            run_profile([str(index)], str(out), policy=policy, collections=collections)
+    else:
+        run_profile([str(index)], str(out), policy=policy, collections=collections)
+    got = read_profile(str(out))
+    assert {k: v[0] for k, v in got.items() if k.startswith("* - - - ")} == {
+        "* - - - -": 4, "* - - - unk": 1, "* - - - %75nk": 1, "* - - - %2D": 1, "* - - - web": 1}
+    for asked, total in (("unk", 1), ("%75nk", 1), ("-", 4)):
+        capsys.readouterr()
+        assert run("query", out, "--collection", asked, "--feature", "urim") == 0
+        assert capsys.readouterr().out.endswith(' {"urim.total":%d}\n' % total), asked

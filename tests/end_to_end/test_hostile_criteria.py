@@ -146,3 +146,35 @@ def test_hostile_values_are_counted_skips_and_the_others_exact(hostile, capfd, m
                      "-r", "local", "--cores", "2"]) == 0
     assert [l for l in local.read_bytes().splitlines() if not l.startswith(b"!")] == \
         [l for l in out.read_bytes().splitlines() if not l.startswith(b"!")]
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_a_value_spelt_as_another_level_s_field_is_a_skip_and_a_prefix_keeps_characters(tmp_path, monkeypatch, pure):
+    """A plugin's value 'a/*' beside a CATEGORY level wrote the line the family of 'a/b' writes (2 for
+    its 1), '2xx' beside a CLASS, 'html' beside a MIME_CLASS and 'ab' beside a PREFIX of 2 the same:
+    each is a counted skip ('bad_sp'), and the other level keeps the key. The compiled reduce side
+    cut a prefix in bytes ('éab' and 'ébc' were one key 'é', '日本語' a key of a character cut in
+    two, no UTF-8); it keeps characters, as Python does."""
+    from helpers import spelt_values
+    keep(monkeypatch)
+    monkeypatch.setenv(contract.PLUGINS_ENV, "helpers.spelt_values")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS, ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    assert plugins.load() == ["helpers.spelt_values"]
+    if pure:
+        monkeypatch.setenv(fast.PURE_ENV, pure)
+    paths = ["a/b", "a/*", "200", "2xx", "text/html", "html", "abc", "ab", "\u00e9ab", "\u00e9bc", "\u65e5\u672c\u8a9e"]
+    index = tmp_path / "c.cdx"
+    index.write_text(" CDX N b a m s k r M S V g\n" + "".join(
+        "com,example)/%s 20130101000000 http://example.com/ text/html 200 D%d - - 10 0 f.warc.gz\n" % (p, i)
+        for i, p in enumerate(paths)), "utf-8")
+    policy = tmp_path / "sp.yaml"
+    policy.write_text(yaml.safe_dump(spelt_values.POLICY))
+    out = tmp_path / "sp.cdxj"
+    assert cli.main(["profile", str(index), "-o", str(out), "--policy", str(policy), "-q"]) == 0
+    text = out.read_bytes().decode("utf-8")              # every key field is UTF-8
+    assert '"skipped":{"bad_sp":4}' in text
+    got = {k: v[0] for k, v in read_profile(str(out)).items()}
+    assert got["* - - - a/*"] == 1 and got["* - - - 2xx"] == 1 and got["* - - - html"] == 1 and got["* - - - ab"] == 1
+    assert got["* - - - \u00e9a"] == 1 and got["* - - - \u00e9b"] == 1 and got["* - - - \u65e5\u672c"] == 1
+    assert got["* - - - a/b"] == 1
+    assert validate(str(out)).ok

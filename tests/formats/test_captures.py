@@ -70,6 +70,7 @@ GOOD = {"urlkey": "com,example)/", "timestamp": "20130101000000", "mime": "text/
     ({"revisit": 1}, "bad_field"),
     ({"lang": "ARA"}, "bad_field"),                  # not a field the lang criterion writes
     ({"lang": "fr"}, "bad_field"),
+    ({"collection": "-"}, "bad_field"),              # any: a name '-' is '%2D'
 ])
 def test_a_value_no_reader_gives_is_a_skip(change, reason):
     import json
@@ -129,3 +130,12 @@ def test_a_captures_file_of_a_field_this_build_does_not_know_is_still_read(tmp_p
     path = tmp_path / "caps.jsonl"
     path.write_bytes(b'{"urlkey":"com,x)/","timestamp":"20130101000000","scheme":"https"}\n')
     assert inputs.sniff(str(path))["format"] == "captures"
+
+
+@pytest.mark.parametrize("field", ["unk", "%75nk", "%2D", "crawl%202013"])
+def test_a_collection_field_a_reader_gives_is_read(field):
+    """'unk' (no collection) and the fields of the names 'unk' and '-' are a reader's: a captures
+    file of a night before keeps its captures."""
+    import json
+    record = dict(GOOD, collection=field)
+    assert captures.parse(json.dumps(record).encode()) == Capture(**record)

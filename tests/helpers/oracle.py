@@ -295,7 +295,8 @@ def collection_of(name, pattern, label="unk"):
 
 def collection_field(text):
     """A collection's name as a key field: '%', white space, control characters and bytes that are
-    not UTF-8 percent-encoded, a leading '{' as %7B, '-' alone as %2D."""
+    not UTF-8 percent-encoded, a leading '{' as %7B, '-' alone as %2D, 'unk' alone (a capture of no
+    collection) as %75nk."""
     out = []
     for ch in text:
         code = ord(ch)
@@ -308,7 +309,7 @@ def collection_field(text):
     field = "".join(out)
     if field.startswith("{"):
         field = "%7B" + field[1:]
-    return "%2D" if field == "-" else field
+    return {"-": "%2D", "unk": "%75nk"}.get(field, field)
 
 
 def hop_depth(hops):

@@ -192,3 +192,30 @@ def test_length(raw, expected):
 ])
 def test_mime_category(value, expected):
     assert mime_category(value) == expected
+
+
+# collection
+
+@pytest.mark.parametrize("raw, expected", [
+    (b"crawl-2013", "crawl-2013"),
+    (b"-", "%2D"),                  # '-' is any
+    (b"unk", "%75nk"),              # 'unk' is a capture of no collection: a name so spelt is another
+    (b"%75nk", "%2575nk"),
+    (b"UNK", "UNK"),
+    (b"unknown", "unknown"),
+    (b"unk ", "unk%20"),
+])
+def test_a_collection_spelt_as_a_reserved_field_is_not_that_field(raw, expected):
+    assert normalise.collection(raw) == expected
+    assert normalise.collection_name(expected) == raw
+
+
+def test_a_collection_label_or_question_of_unk_is_no_collection():
+    """A label or a question 'unk' is the field of captures of no collection, as without one; a
+    question '%75nk' names the collection the name 'unk' is."""
+    from profiler.model import collection as collections, criteria
+    assert collections.label_field("unk") == "unk"
+    assert collections.options(None, collections.label_field("unk")) == {"pattern": None, "label": None}
+    assert criteria.COLLECTION.query("unk") == "unk"
+    assert criteria.COLLECTION.query("%75nk") == "%75nk"
+    assert criteria.COLLECTION.query("-") == "-"
