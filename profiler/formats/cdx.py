@@ -1,4 +1,5 @@
-"""CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g)."""
+"""CDX lines -> captures. Field letters follow the IA CDX legend (N b a m s k r M S V g); a letter
+not read here (c, d, v, ...) holds its field's place, and a letter given twice is read at its first."""
 
 import re
 
@@ -198,7 +199,9 @@ def make_parser(letters, collection=None):
     policy has no collection criterion)."""
     fields = letters.split()
     count = len(fields)
-    pos = {f: i for i, f in enumerate(fields)}
+    pos = {}
+    for i, f in enumerate(fields):      # a letter's first position wins (a legend may repeat one: wget's
+        pos.setdefault(f, i)            # 'a b a ...'); letters the reader does not know hold their place
     i_key, i_url, i_ts = pos.get("N"), pos.get("a"), pos["b"]
     i_mime, i_status, i_digest = pos.get("m"), pos.get("s"), pos.get("k")
     i_len = pos.get("S", pos.get("n"))

@@ -437,11 +437,12 @@ HOST = os.uname().nodename
 def _damaged_archive_start(path):
     """The first lines of a gzip WARC/ARC whose first chunk does not inflate whole (a damaged
     gzip stream: its records before the damage are read, profiler.formats.warc), as a sample,
-    up to the first one the damage cut; [] when the inflated start is not a WARC or ARC file's."""
+    up to the first one the damage cut, past the blank lines and byte order mark the readers pass
+    over (members.record_start); [] when the inflated start is not a WARC or ARC file's."""
     from profiler.formats import members
     try:
         with open(path, "rb") as f:
-            start = members.inflated_start(f.read(1 << 16))
+            start = members.record_start(members.inflated_start(f.read(1 << 16)))
     except OSError:
         return []
     if not (members.starts_warc_record(start) or start.startswith(b"filedesc:")):

@@ -10,6 +10,8 @@ up to where it is damaged or ends early, and says which.
 
 import zlib
 
+from profiler.io.readers import BOM
+
 #: the first bytes of a gzip member (magic and the deflate method)
 MEMBER_START = b"\x1f\x8b\x08"
 #: raw bytes searched at a time for the next member
@@ -27,10 +29,19 @@ def starts_warc_record(data):
     return data[:5].upper() == b"WARC/"
 
 
+def record_start(data):
+    """Bytes (a file's or a member's inflated start) past the UTF-8 byte order mark and the blank
+    lines before its first record, which the readers pass over (profiler.formats.warc_records)."""
+    data = data[len(BOM):] if data.startswith(BOM) else data
+    stripped = data.lstrip(_BLANK)
+    return data[data.rfind(b"\n", 0, len(data) - len(stripped)) + 1:]
+
+
 def starts_record(data):
-    """Whether bytes (a member's inflated start) begin a WARC or ARC record, as warcio reads one
-    (it takes blank lines before a member's record for a record of their own)."""
+    """Whether bytes (a member's inflated start) begin a WARC or ARC record, as warcio reads one,
+    after the byte order mark and blank lines the readers pass over (record_start)."""
     from profiler.formats.warc import looks_like_arc_record
+    data = record_start(data)
     if starts_warc_record(data) or data.startswith(b"filedesc:"):
         return True
     line, newline, _ = data.partition(b"\n")

@@ -12,6 +12,7 @@ import os
 import zlib
 
 from profiler.formats import hops, members, warc, warc_records
+from profiler.io.readers import BOM
 
 #: the record types whose block warcio parses as HTTP (it fails on them without a target URI)
 _HTTP_RECORDS = ("response", "request", "revisit")
@@ -193,9 +194,9 @@ def _next_member_follows(raw, start, pos, content_length):
     """Whether the gzip member at pos (where fastwarc found the next record) starts a WARC
     record and the member of the record at start, whose block holds content_length bytes, ends
     there: no member that holds no record (empty, or only blank lines: fastwarc passes over
-    them, warcio does not) lies between. The trailer's ISIZE (the inflated size mod 2^32) must
-    hold the record's block, and no whole member may end at pos after a member start in the
-    bytes just before it."""
+    them; warcio's reader gives the next record's offset after them) lies between. The
+    trailer's ISIZE (the inflated size mod 2^32) must hold the record's block, and no whole
+    member may end at pos after a member start in the bytes just before it."""
     first = max(start + 1, pos - _EXTRA_WINDOW)
     raw.seek(first)
     data = raw.read(pos - first + 512)
@@ -230,6 +231,19 @@ def _is_warc(path, opener):
         except zlib.error:
             return False
     return head.lstrip().startswith(b"WARC/")
+
+
+def _first_record_at(raw):
+    """The offset where warcio reads a plain WARC's first record: past a UTF-8 byte order mark
+    and the blank lines at its start (profiler.formats.warc_records)."""
+    raw.seek(0)
+    data = raw.read(1 << 16)
+    pos = len(BOM) if data.startswith(BOM) else 0
+    while True:
+        end = data.find(b"\n", pos)
+        if end < 0 or data[pos:end].strip():
+            return pos
+        pos = end + 1
 
 
 #: results after which fastwarc and warcio may part ways: warcio reads the rest
@@ -275,8 +289,13 @@ def _iter_captures(path, opener, detect_language, languages, depths):
             size = None
         raw = opener(path, "rb")
         try:
+            first = 0 if gz else _first_record_at(raw)
             for record in ArchiveIterator(f, parse_http=False) if size is not None else ():
                 pos = record.stream_pos
+                if first is not None:
+                    if pos != first:
+                        break             # fastwarc passed over what warcio reads (a member of blank lines...)
+                    first = None
                 if pending is not None:
                     if pending[2] != pos if not gz else (pos <= pending[1] or
                                                          not _next_member_follows(raw, pending[1], pos, pending[3])):

@@ -21,6 +21,7 @@ from warcio.timeutils import timestamp_to_iso_date
 from warcio.utils import BUFF_SIZE
 
 from profiler.formats import members
+from profiler.io.readers import BOM
 
 
 #: the note (counted with the skip reasons, no record lost) of a record followed straight by the
@@ -237,7 +238,7 @@ class _QuietIterator(ArchiveIterator):
         self.known_format = kind
 
     def _next_record(self, next_line):
-        if next_line is None and self.known_format == "arc":
+        if next_line is None:
             next_line = self._past_blank_lines()
         record = super()._next_record(next_line)
         if self.known_format is None or self.known_format == "arc":
@@ -247,13 +248,32 @@ class _QuietIterator(ArchiveIterator):
         return record
 
     def _past_blank_lines(self):
-        """The first line of an ARC record that a gzip member starts with blank lines (the ARC
-        format's grammar puts a newline before each record, ``doc == <nl><URL-record>``, and a
-        writer may compress it with the record it precedes), or None when it starts with none
-        (warcio reads its first line itself)."""
-        line = self.reader.readline()
-        while line and not line.strip() and line.endswith(b"\n"):
-            line = self.reader.readline()
+        """The first line of the record at the start of a file or gzip member, past the blank
+        lines and UTF-8 byte order mark before it, or None when there is none (warcio then reads
+        its first line itself, and ends the member). warcio took them for a record of their own,
+        which in a gzip member or an ARC file swallowed the record after them (the ARC format's
+        grammar puts a newline before each record, ``doc == <nl><URL-record>``, and a writer may
+        compress it with the record it precedes; an editor may write a BOM). The record's offset
+        starts after them in a plain file, and after a gzip member that holds nothing else, as
+        if they were not there."""
+        reader = self.reader
+        line = reader.readline()
+        if line.startswith(BOM):
+            line = line[len(BOM):]
+            skipped = len(BOM)
+        else:
+            skipped = 0
+        while True:
+            while line and not line.strip() and line.endswith(b"\n"):
+                skipped += len(line)
+                line = reader.readline()
+            if line or reader.decompressor is None or not reader.decompressor.unused_data:
+                break
+            self.offset = self.fh.tell() - reader.rem_length()      # the next member's start
+            reader.read_next_member()
+            line = reader.readline()
+        if reader.decompressor is None:
+            self.offset += skipped
         return line or None
 
     #: records followed straight by the next record's header line (no separator between)

@@ -243,7 +243,9 @@ class Night:
     # ------------------------------------------------------------ planning
 
     def _inputs(self, started):
-        """{path: fingerprint} of this night's settled local inputs, and the files still settling."""
+        """{path: fingerprint} of this night's settled local inputs, and the files still settling.
+        A listed file that cannot be stat'ed (a link to nothing, or gone since it was listed) is
+        kept out, in ``self.unreadable`` with its reason (``_check_readable``)."""
         c = self.config
         files, own = ownership.not_own_files(inputs_mod.resolve(c.inputs), c.output_dir, c.name, c.state_dir)
         if own:
@@ -254,8 +256,13 @@ class Night:
             raise UserError("nightly takes local inputs only (it fingerprints them): %s" % remote[0])
         current, settling, future = {}, [], []
         limit = started.timestamp() - c.settle_seconds
+        self.unreadable = {}
         for path in files:
-            fp = fingerprint(path, c.detect_changes == "checksum")
+            try:
+                fp = fingerprint(path, c.detect_changes == "checksum")
+            except OSError as e:
+                self.unreadable[path] = e.strerror or str(e)
+                continue
             if fp["mtime_ns"] / 1e9 > time.time() + FUTURE_SLACK:
                 future.append(path)             # its time says nothing of a writer: taken as it is
                 current[path] = fp
@@ -285,6 +292,7 @@ class Night:
             log.info("%d input(s) modified in the last %d s are left for the next run", len(settling),
                      c.settle_seconds)
         new, changed, removed = compare_inputs(state.inputs, current)
+        removed = [p for p in removed if p not in self.unreadable]     # there, but not read: _check_readable
         self.record.update(inputs=len(current), new_inputs=len(new), changed_inputs=len(changed),
                            removed_inputs=len(removed), settling_inputs=len(settling))
         prev = state.current
@@ -298,7 +306,8 @@ class Night:
             if changed:
                 reasons.append("%d input(s) changed" % len(changed))
             if removed:
-                reasons.append("%d input(s) removed" % len(removed))
+                reasons.append("%d input(s) removed%s" % (len(removed), _first(removed)))
+                self.record["removed"] = removed[:LISTED]
             if prev.get("approximate_nights", 0) >= c.max_approximate_nights and \
                     len(prev.get("exact", ())) < len(fold_mod.FEATURES):
                 reasons.append("the profile has carried bounds for %d night(s) (max_approximate_nights)"
@@ -321,6 +330,7 @@ class Night:
                 log.info("nothing settled yet: %d input(s) wait for the next run", len(settling))
                 return
             raise UserError("no input files")
+        self._check_readable(current)
         out = os.path.join(self.work.path, "profile.cdxj")
         if reasons:
             built = self._rebuild(current, out, reasons)
@@ -328,6 +338,24 @@ class Night:
             built = self._delta(new, current, old_profile, out)
         self._check(out, built)
         self._publish(out, built, old_profile, current, identity)
+
+    def _check_readable(self, current):
+        """An InputError naming the first input this night would read that cannot be read (a link to
+        nothing, permission denied, a FIFO or device in a file's place), before anything is built:
+        the profile would lose its captures, with nobody to read the warning (``profile`` skips it
+        and says so). ``runs.jsonl`` lists them (``unreadable_inputs``). An input deleted from a
+        listed folder is no such input: the night rebuilds without it (the summary names it)."""
+        found = dict(self.unreadable)
+        for path in current:
+            why = _unreadable(path)
+            if why:
+                found[path] = why
+        if found:
+            paths = sorted(found)
+            self.record["unreadable_inputs"] = [{"path": p, "reason": found[p]} for p in paths[:LISTED]]
+            more = " (and %d more: runs.jsonl lists them)" % (len(paths) - 1) if len(paths) > 1 else ""
+            raise inputs_mod.InputError("input cannot be read: %s (%s)%s; nothing is built without it"
+                                        % (paths[0], found[paths[0]], more))
 
     def _published_damage(self, name):
         """Why the published profile (name) cannot be folded into, or None: missing, not a regular
@@ -587,6 +615,28 @@ class Night:
                            pruned=len(pruned))
         if "bounded_keys" in built:
             self.record["bounded_keys"] = built["bounded_keys"]
+
+
+#: paths of removed or unreadable inputs a run's record lists (runs.jsonl); the counts are whole
+LISTED = 100
+
+
+def _first(paths):
+    """': PATH' for one path, ', first PATH' for more: the summary line names what was removed."""
+    return (": %s" if len(paths) == 1 else ", first %s") % paths[0] if paths else ""
+
+
+def _unreadable(path):
+    """Why an input file cannot be read (not a regular file, or not opened), or None. Opened
+    without blocking (a FIFO is never waited on) and closed at once."""
+    why = inputs_mod.not_regular(path)
+    if why:
+        return why
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as e:
+        return "unreadable: %s" % (e.strerror or e)
+    return None
 
 
 def summary_line(record):

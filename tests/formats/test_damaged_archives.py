@@ -321,13 +321,13 @@ def test_a_corrupt_member_is_skipped_and_the_rest_read(tmp_path, arc):
 
 
 def test_a_member_of_blank_lines_is_no_part_of_the_record_before(tmp_path, twelve):
-    """fastwarc passes over it; warcio reads it as a record of its own: fastwarc hands over."""
+    """Both readers pass over it, as if it were not there (warcio read it as a record of its own:
+    a phantom other_record)."""
     data, spans = build(twelve, "records", False)
     path = tmp_path / "b.warc.gz"
     path.write_bytes(data[:spans[5][1]] + gzip.compress(b"\r\n\r\n") + data[spans[5][1]:])
     got = read(path)
-    assert got == read(path, "fastwarc") and got[6] == "other_record"
-    assert _captures(got) == _captures(read(_write(tmp_path, data)))
+    assert got == read(path, "fastwarc") == read(_write(tmp_path, data))
 
 
 def _write(tmp_path, data):
