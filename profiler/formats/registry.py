@@ -146,10 +146,11 @@ def _arc_field_line(lines):
 
 def _index_line(fields):
     """Whether a line starting 'filedesc:' is an index's entry of an ARC file's filedesc record
-    (a CDXJ line: its third token a JSON object; a CDX line: seven fields or more), not the
-    record's own header ('filedesc://NAME IP DATE MIME LENGTH'): an index of an ARC file whose
-    entries sort after 'filedesc:' starts with it."""
-    return len(fields) >= 7 or (len(fields) >= 3 and fields[2].lstrip().startswith(b"{"))
+    (a CDXJ line: its third token a JSON object; a CDX line: seven fields or more, its second a
+    timestamp), not the record's own header ('filedesc://NAME IP DATE MIME LENGTH', its second
+    field an IP address, which a damaged gzip member may inflate into more fields): an index of
+    an ARC file whose entries sort after 'filedesc:' starts with it."""
+    return (len(fields) >= 7 and fields[1].isdigit()) or (len(fields) >= 3 and fields[2].lstrip().startswith(b"{"))
 
 
 def _sniff_cdxj(sample):
