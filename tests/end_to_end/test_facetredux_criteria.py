@@ -116,16 +116,13 @@ def test_the_facetredux_policy_runs_compiled_and_equals_the_oracle(tmp_path):
     assert_same_profile(read_profile(out), oracle_profile(resolve_revisits(caps), policy))
 
 
-@pytest.mark.parametrize("pure", [False, True])
-def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path, pure):
-    """A mime field 'code' (no media type) is 'unk': the class 'code' of text/css keeps its own
-    captures, whatever the kernels."""
+def _profile_of_mimes(tmp_path, mimes, mime_levels, pure):
+    """The profile lines (read_profile) of a CDX of one capture per MIME field (10, 20, 40, ...
+    bytes), under a policy of years, these mime levels and status classes."""
     index = tmp_path / "c.cdx"
-    index.write_text("com,example)/a 20130101000000 http://example.com/a code 200 AAA - - 10 0 f.warc.gz\n"
-                     "com,example)/b 20130101000000 http://example.com/b text/css 200 BBB - - 20 0 f.warc.gz\n"
-                     "com,example)/c 20130101000000 http://example.com/c Document 200 CCC - - 40 0 f.warc.gz\n")
-    policy = write_policy(tmp_path / "p.yaml", {"name": "pc", "levels": {"datetime": ["year"],
-                                                                          "mime": ["type", "class"],
+    index.write_text("".join("com,example)/%d 20130101000000 http://example.com/%d %s 200 D%d - - %d 0 f.warc.gz\n"
+                             % (i, i, mime, i, 10 << i) for i, mime in enumerate(mimes)))
+    policy = write_policy(tmp_path / "p.yaml", {"name": "pm", "levels": {"datetime": ["year"], "mime": mime_levels,
                                                                           "status": ["class"]}})
     out = tmp_path / "o.cdxj"
     if pure:
@@ -133,7 +130,14 @@ def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path,
             run_profile([str(index)], str(out), policy=policy)
     else:
         run_profile([str(index)], str(out), policy=policy)
-    got = read_profile(str(out))
+    return read_profile(str(out))
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_bare_class_name_as_a_mime_type_never_shares_the_class_s_key(tmp_path, pure):
+    """A mime field 'code' (no media type) is 'unk': the class 'code' of text/css keeps its own
+    captures, whatever the kernels."""
+    got = _profile_of_mimes(tmp_path, ["code", "text/css", "Document"], ["type", "class"], pure)
     assert got["* - code -"][0] == 1 and got["* - unk -"][0] == 2 and "* - document -" not in got
 
 
@@ -142,20 +146,7 @@ def test_a_mime_field_spelt_as_a_category_or_without_a_type_never_shares_another
     """A mime field 'text/*' wrote the type line '* 2013 text/*' that the category's line of every
     text type is (2 captures for the type's 1); '/' was a category that validate read as a type.
     Both are 'unk', whatever the kernels."""
-    index = tmp_path / "c.cdx"
-    index.write_text("com,example)/a 20130101000000 http://example.com/a text/* 200 AAA - - 10 0 f.warc.gz\n"
-                     "com,example)/b 20130101000000 http://example.com/b text/html 200 BBB - - 20 0 f.warc.gz\n"
-                     "com,example)/c 20130101000000 http://example.com/c / 200 CCC - - 40 0 f.warc.gz\n")
-    policy = write_policy(tmp_path / "p.yaml", {"name": "pt", "levels": {"datetime": ["year"],
-                                                                          "mime": ["type", "category"],
-                                                                          "status": ["class"]}})
-    out = tmp_path / "o.cdxj"
-    if pure:
-        with pure_python():
-            run_profile([str(index)], str(out), policy=policy)
-    else:
-        run_profile([str(index)], str(out), policy=policy)
-    got = read_profile(str(out))
+    got = _profile_of_mimes(tmp_path, ["text/*", "text/html", "/"], ["type", "category"], pure)
     assert got["* - text/* -"][0] == 1 and got["* - text/html -"][0] == 1 and got["* - unk -"][0] == 2
     assert "* - / -" not in got
 
