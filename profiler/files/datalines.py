@@ -663,11 +663,12 @@ class DataFile:
             raise damaged
         self.headers = [(name, value) for name, value, _ in parsed]
         for once in ("!context", "!id"):
-            given = [i + 1 for i, (n, _) in enumerate(self.headers) if n == once]
+            given = _lines_of(self.headers, (once,))
             if len(given) > 1:
                 raise DamagedFile("%s gives %s twice (lines %d and %d): a file cut and another joined to it, "
-                                  "or two files' headers: which one holds is unknown" % (path, once, given[0], given[1]))
-        declared = [(i + 1, n) for i, (n, _) in enumerate(self.headers) if n in ("!keys", "!fields")]
+                                  "or two files' headers: which one holds is unknown" % (path, once, given[0][0],
+                                                                                          given[1][0]))
+        declared = _lines_of(self.headers, ("!keys", "!fields"))
         if len(declared) > 1:
             raise DamagedFile("%s declares its key fields twice (%s on line %d, %s on line %d): one is wrong"
                               % (path, declared[0][1], declared[0][0], declared[1][1], declared[1][0]))
@@ -893,6 +894,11 @@ def _one_key_a_period(path, records):
                                   "validate %s')" % (path, record.lineno, _show(field.decode("ascii", "replace")),
                                                      other[1], _show(other[0].decode("ascii", "replace")), path))
         yield record
+
+
+def _lines_of(headers, names):
+    """[(line number, name)] of the header lines of these names."""
+    return [(i + 1, n) for i, (n, _) in enumerate(headers) if n in names]
 
 
 def _map_names(headers, path):

@@ -123,8 +123,16 @@ def of_headers(headers, path):
 
 def refuse_unknown_levels(headers, layout, path):
     """A LayoutError when the !meta policy writes a key field at a level that field's criterion
-    does not have here (a plugin's criterion loaded in another version, with fewer levels): its
-    lines of that level would be read as another level's, answered and counted as such."""
+    does not have here (unknown_levels)."""
+    found = unknown_levels(headers, layout)
+    if found:
+        raise LayoutError("%s: %s" % (path, found))
+
+
+def unknown_levels(headers, layout):
+    """What a !meta policy among these header lines writes at a level its criterion does not have
+    here (a plugin's criterion loaded in another version, with fewer levels: its lines of that
+    level would be read as another level's, answered and counted as such), or None."""
     for name, value in headers:
         policy = value.get("policy") if name[1:] == "meta" and isinstance(value, dict) else None
         levels = policy.get("levels") if isinstance(policy, dict) else None
@@ -135,11 +143,12 @@ def refuse_unknown_levels(headers, layout, path):
             unknown = [lv for lv in written if isinstance(lv, str) and lv != criteria.ANY
                        and lv not in c.level_names] if isinstance(written, list) else []
             if unknown:
-                raise LayoutError("%s: its !meta policy writes %s at level %s, which the %s criterion here "
-                                  "does not have (its levels: %s): read it where the criterion that wrote "
-                                  "it is loaded (a plugin's: the same version of its module in %s)" % (
-                                      path, c.name, ", ".join(repr(lv) for lv in unknown[:3])[:80], c.name,
-                                      ", ".join(c.level_names), contract.PLUGINS_ENV))
+                return ("its !meta policy writes %s at level %s, which the %s criterion here does not have "
+                        "(its levels: %s): read it where the criterion that wrote it is loaded (a plugin's: "
+                        "the same version of its module in %s)" % (
+                            c.name, ", ".join(repr(lv) for lv in unknown[:3])[:80], c.name,
+                            ", ".join(c.level_names), contract.PLUGINS_ENV))
+    return None
 
 
 def of_file(path):

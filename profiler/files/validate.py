@@ -217,12 +217,11 @@ def _check_policy(report, path, read):
 
 def _levels_known(report, metas, layout):
     """A problem for a !meta whose policy writes a key field at a level its criterion here lacks
-    (profiler.files.layout.refuse_unknown_levels: every reader refuses the file)."""
+    (profiler.files.layout.unknown_levels: every reader refuses the file)."""
     for lineno, value in metas:
-        try:
-            layouts.refuse_unknown_levels([("!meta", value)], layout, "")
-        except layouts.LayoutError as e:
-            report.add(lineno, str(e)[2:])
+        found = layouts.unknown_levels([("!meta", value)], layout)
+        if found:
+            report.add(lineno, found)
 
 
 def _show(key):
