@@ -343,6 +343,23 @@ static int group_level_keys(Expander *x, Levels *L, const char *host, Py_ssize_t
     return 0;
 }
 
+/* keys.exact_key(urlkey), appended to L: a trailing '*' is written '%2A', and a urlkey ending in
+ * '%2A' (or '%252A', ...) gets one more '25' after that '%', so that no two urlkeys share a key */
+static int exact_level_key(Expander *x, Levels *L, const char *u, Py_ssize_t un) {
+    if (un > 0 && u[un - 1] == '*') return levels_add(L, x->set_of[LV_URL], 0, u, un - 1, "%2A", 3);
+    if (un >= 3 && u[un - 1] == 'A' && u[un - 2] == '2') {
+        Py_ssize_t i = un - 2;          /* u[i:] is "2A", then "252A", ... while it is preceded by "25" */
+        while (i >= 3 && u[i - 1] == '5' && u[i - 2] == '2') i -= 2;
+        if (i >= 1 && u[i - 1] == '%') {
+            if (levels_add(L, x->set_of[LV_URL], 0, u, i, "25", 2) < 0 || buf_put(&L->keys, u + i, un - i) < 0)
+                return -1;
+            L->len[L->n - 1] += un - i;
+            return 0;
+        }
+    }
+    return levels_add(L, x->set_of[LV_URL], 0, u, un, "", 0);
+}
+
 /* keys.own_levels(urlkey), appended to L: path directories (under a host with a full-host key) and
  * the exact URL; hn: length of the host part, none: no ')' */
 static int own_level_keys(Expander *x, Levels *L, const char *u, Py_ssize_t un, Py_ssize_t hn, int none) {
@@ -369,8 +386,7 @@ static int own_level_keys(Expander *x, Levels *L, const char *u, Py_ssize_t un, 
         }
     }
     if (!x->exact_urls) return 0;
-    if (un > 0 && u[un - 1] == '*') return levels_add(L, x->set_of[LV_URL], 0, u, un - 1, "%2A", 3);
-    return levels_add(L, x->set_of[LV_URL], 0, u, un, "", 0);
+    return exact_level_key(x, L, u, un);
 }
 
 /* the levels of urlkey u, all of them (keys.surt_levels) or only its own, in L */

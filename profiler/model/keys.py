@@ -1,5 +1,7 @@
 """Profile keys (spec section 2): SURT levels and the criteria's key suffixes."""
 
+import re
+
 from profiler.model import criteria
 
 ROOT = "*"
@@ -124,8 +126,19 @@ def surt_levels(urlkey, policy):
 
 
 def exact_key(urlkey):
-    """An exact urlkey never ends in '*' (that would read as a wildcard): '*' -> '%2A'."""
-    return urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey
+    """An exact urlkey never ends in '*' (that would read as a wildcard): a trailing '*' is written
+    '%2A'; so that no two urlkeys share a key, one that itself ends in '%2A' (or '%252A', ...)
+    gets one more '25' after that '%'."""
+    if urlkey.endswith("*"):
+        return urlkey[:-1] + "%2A"
+    if urlkey.endswith("2A"):
+        escaped = _ESCAPED_STAR.search(urlkey)
+        if escaped:
+            return urlkey[:escaped.start() + 1] + "25" + urlkey[escaped.start() + 1:]
+    return urlkey
+
+
+_ESCAPED_STAR = re.compile(r"%(?:25)*2A\Z")
 
 
 class SuffixTable:

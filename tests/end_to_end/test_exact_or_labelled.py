@@ -19,7 +19,7 @@ from profiler.model.policy import load as load_policy
 from profiler.run.profile import run_profile
 
 from helpers.exactness import assert_same_profile, pure_python
-from helpers.oracle import collection_of, profile as oracle_profile, read_profile, resolve_revisits
+from helpers.oracle import collection_of, exact_url_key, profile as oracle_profile, read_profile, resolve_revisits
 from helpers.random_archives import normalised_language, random_policy
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "12"))
@@ -28,7 +28,7 @@ TOOL_EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "4"))
 
 HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2)", "uk,co,y,news,a)",
          "1,0,0,127)", "com,example:8080)", "com,blogspot,x)", "fr,z,www)"]
-PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/d/e/", "/p/q/r/s.png"]
+PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/d/e/", "/p/q/r/s.png", "/h*", "/h%2A"]
 MIMES = ["text/html", "image/png", "unk", "text/css", "video/mp4", "application/pdf",
          "application/vnd.ms-excel", "font/woff2", "application/octet-stream", "text/html; charset=utf-8"]
 LENGTHS = [0, 999, 1000, 9999, 10 ** 4, 10 ** 5 - 1, 10 ** 6, 10 ** 7 + 1, 10 ** 9, 3 * 10 ** 9]
@@ -250,7 +250,7 @@ def data_lines(path):
 
 def candidates(urlkey):
     """The SURT keys a lookup of urlkey may answer from, most specific first (spec section 6)."""
-    out = [urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey]
+    out = [exact_url_key(urlkey)]
     if ")" in urlkey:
         host, path = urlkey.split(")", 1)
         dirs = path.split("?")[0].split("#")[0].split("/")[1:-1]

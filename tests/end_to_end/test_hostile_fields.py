@@ -126,3 +126,32 @@ def test_non_capture_media_types_in_any_case_are_not_captures(tmp_path, monkeypa
         summary = run_profile([str(path)], str(out), runner=runner)["summary"]
         check(out, 1, 10)
         assert summary["run"]["skipped"] == {"not_a_capture": lines}
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_urlkeys_ending_in_a_star_or_its_escape_never_share_an_exact_key(tmp_path, monkeypatch, pure):
+    """'a*' is written 'a%2A': an index's urlkey 'a%2A' (not canonicalised) shared that exact key,
+    which counted 2 URI-Rs for one URL, and lookup answered it with both URLs' captures. Each
+    urlkey has its own key, on both kernels, and lookup finds it."""
+    from helpers.policies import write_policy
+    from profiler.toolkit.lookup import Lookup
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    tails = [b"a*", b"a%2A", b"a%252A", b"a%25%2A"]
+    data = tmp_path / "in.cdx"
+    data.write_bytes(LEGEND + b"".join(cdx_line(t, 2013, b"text/html", b"200", b"D%d" % i, 10 << i)
+                                       for i, t in enumerate(tails)))
+    policy = write_policy(tmp_path / "p.yaml", {"name": "urls", "exact_urls": True,
+                                                 "emit": {"url": {"datetime": ["any"]}}})
+    out = tmp_path / "out.cdxj"
+    run_profile([str(data)], str(out), policy=policy)
+    check(out, 4, sum(10 << i for i in range(4)))
+    lines = dict(iter_data(str(out)))
+    exact = {k.split(b" ")[0]: v for k, v in lines.items() if k.startswith(b"com,example)/a")}
+    assert sorted(exact) == [b"com,example)/a%25%252A", b"com,example)/a%25252A", b"com,example)/a%252A",
+                             b"com,example)/a%2A"]
+    assert all(v["urir"] == 1 and v["urim"]["total"] == 1 for v in exact.values())
+    with Lookup(str(out)) as index:
+        for i, tail in enumerate(tails):
+            answer = index.lookup("com,example)/" + tail.decode())
+            assert answer.frequency.urim == 1 and answer.frequency.urir == 1, (tail, answer)
+            assert exact[answer.key.split(b" ")[0]]["bytes"] == 10 << i

@@ -94,10 +94,21 @@ def host_and_path_keys(host, path, policy):
     return out
 
 
+def exact_url_key(urlkey):
+    """The exact URL's key: a trailing '*' as '%2A'; a urlkey ending in '%' + '25' * n + '2A' gets
+    n + 1 of them (no two urlkeys share a key)."""
+    if urlkey.endswith("*"):
+        return urlkey[:-1] + "%2A"
+    head, sep, tail = urlkey.rpartition("%")
+    if sep and tail.endswith("2A") and tail[:-2] == "25" * (len(tail[:-2]) // 2):
+        return head + "%25" + tail
+    return urlkey
+
+
 def url_keys(urlkey, policy):
     """The exact URL's line, when the policy has them."""
     if policy.exact_urls:
-        return [("url", urlkey[:-1] + "%2A" if urlkey.endswith("*") else urlkey)]
+        return [("url", exact_url_key(urlkey))]
     return []
 
 

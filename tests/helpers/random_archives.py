@@ -11,7 +11,7 @@ HOSTS = ["com,a)", "com,a,b)", "com,a,b,c)", "org,x)", "uk,co,y)", "uk,co,y,www2
          "uk,co)", "1,0,0,127)", "com,example:8080)", "com,blogspot,x)", "html,index)"]
 
 
-PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/"]
+PATHS = ["/", "/d/", "/d/e/f.html", "/d/g?x=1/2", "/h*", "/d/e/", "/h%2A"]
 
 
 #: languages of random captures (Common Crawl's codes, a tag to normalise, none)

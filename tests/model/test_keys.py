@@ -3,6 +3,7 @@
 import itertools
 
 import pytest
+from hypothesis import given, strategies as st
 
 from profiler.model import criteria
 from profiler.model.keys import SuffixTable, exact_key, group_levels, host_part, key_level, own_levels, surt_levels
@@ -125,10 +126,25 @@ def test_no_key_contains_white_space():
     ("com,example)/a*", "com,example)/a%2A"),
     ("com,example)/*", "com,example)/%2A"),
     ("com,example)/a*b", "com,example)/a*b"),
+    ("com,example)/a%2A", "com,example)/a%252A"),
+    ("com,example)/a%252A", "com,example)/a%25252A"),
+    ("com,example)/a%25%2A", "com,example)/a%25%252A"),
+    ("com,example)/a%2a", "com,example)/a%2a"),
+    ("com,example)/a2A", "com,example)/a2A"),
+    ("com,example)/a%22A", "com,example)/a%22A"),
     (CNN, CNN),
 ])
 def test_exact_key(urlkey, expected):
     assert exact_key(urlkey) == expected
+
+
+@given(st.lists(st.text(alphabet="%25Aa*/", max_size=8), min_size=2, max_size=6, unique=True))
+def test_no_two_urlkeys_share_an_exact_key(tails):
+    """'a*' is written 'a%2A', and a urlkey ending in '%2A' (or '%252A', ...) is escaped once more:
+    the key of one URL never counts another's captures."""
+    urlkeys = ["com,example)/" + t for t in tails]
+    keys_ = [exact_key(u) for u in urlkeys]
+    assert len(set(keys_)) == len(urlkeys) and not any(k.endswith("*") for k in keys_)
 
 
 def test_exact_key_never_reads_as_wildcard():
