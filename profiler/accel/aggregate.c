@@ -544,8 +544,8 @@ static int agg_cdxj_line(Aggregator *a, const char *line, Py_ssize_t n) {
     RawFields r = {line, ts, NULL, NULL, NULL, NULL, "unk", NULL, sp - line, sp2 - ts, 0, 0, 0, 0, 3, 0};
     int found = agg_collection(a, f.s[CJ_FILENAME], f.n[CJ_FILENAME], &r.coll, &r.cn);
     if (found) return found;
-    r.mime = cj_first(&f, CJ_MIME, CJ_MIME_TYPE, &r.mn);
-    r.status = cj_first(&f, CJ_STATUS, CJ_STATUS_CODE, &r.sn);
+    r.mime = cj_first3(&f, CJ_MIME, CJ_MIME_TYPE, CJ_MIMETYPE, &r.mn);      /* profiler.formats.cdxj's order */
+    r.status = cj_first3(&f, CJ_STATUS, CJ_STATUS_CODE, CJ_STATUSCODE, &r.sn);
     r.digest = cj_first(&f, CJ_DIGEST, CJ_PAYLOAD_DIGEST, &r.dn);
     r.length = f.s[CJ_LENGTH]; r.ln = f.n[CJ_LENGTH];
     Py_ssize_t vn;

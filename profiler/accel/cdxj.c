@@ -10,11 +10,11 @@
 #define CJ_DEPTH 64
 
 /* the keys profiler.formats.cdxj reads besides the URL ones (the compiled parser takes only SURT urlkeys) */
-enum { CJ_MIME, CJ_MIME_TYPE, CJ_STATUS, CJ_STATUS_CODE, CJ_DIGEST, CJ_PAYLOAD_DIGEST, CJ_LENGTH,
-       CJ_LANGUAGES, CJ_LANG, CJ_FILENAME, NCJ };
-static const char *const CJ_KEYS[NCJ] = {"mime", "mime_type", "status", "status_code", "digest",
-                                         "payload_digest", "length", "languages", "lang", "filename"};
-static const uint8_t CJ_KEY_LEN[NCJ] = {4, 9, 6, 11, 6, 14, 6, 9, 4, 8};
+enum { CJ_MIME, CJ_MIME_TYPE, CJ_MIMETYPE, CJ_STATUS, CJ_STATUS_CODE, CJ_STATUSCODE, CJ_DIGEST, CJ_PAYLOAD_DIGEST,
+       CJ_LENGTH, CJ_LANGUAGES, CJ_LANG, CJ_FILENAME, NCJ };
+static const char *const CJ_KEYS[NCJ] = {"mime", "mime_type", "mimetype", "status", "status_code", "statuscode",
+                                         "digest", "payload_digest", "length", "languages", "lang", "filename"};
+static const uint8_t CJ_KEY_LEN[NCJ] = {4, 9, 8, 6, 11, 10, 6, 14, 6, 9, 4, 8};
 
 /* the needed values of one block: s[i] NULL when key i is absent or null */
 typedef struct { const char *s[NCJ]; Py_ssize_t n[NCJ]; } CJFields;
@@ -217,4 +217,9 @@ static inline const char *cj_first(const CJFields *f, int i, int j, Py_ssize_t *
     int k = f->s[i] ? i : j;
     *n = f->n[k];
     return f->s[k];
+}
+
+/* the value of the first of keys i, j and k that is present and not null (NULL: none) */
+static inline const char *cj_first3(const CJFields *f, int i, int j, int k, Py_ssize_t *n) {
+    return f->s[i] || f->s[j] ? cj_first(f, i, j, n) : cj_first(f, k, k, n);
 }

@@ -57,8 +57,9 @@ OTHER_VALUES = ["http://example.com/x", "https://\xe9xample.com/\u00fc", "crawl-
                 Raw('"\\ud800"'), Raw('"\\ud83d\\ude00"'), Raw("NaN"), Raw("[" * 70 + "]" * 70),
                 Raw("[" * 1100 + "]" * 1100), Raw('"\\x"'), Raw('{"a":1,}'), Raw("tru"), Raw('"a\\/b\\n\\t"'),
                 Raw("1."), Raw(".5"), Raw("-"), Raw('"\\u00e9"')]
-NEEDED = {"mime": MIMES, "mime_type": MIMES, "status": STATUSES, "status_code": STATUSES, "digest": DIGESTS,
-          "payload_digest": DIGESTS, "length": LENGTHS, "languages": LANGUAGES, "lang": LANGUAGES}
+NEEDED = {"mime": MIMES, "mime_type": MIMES, "mimetype": MIMES, "status": STATUSES, "status_code": STATUSES,
+          "statuscode": STATUSES, "digest": DIGESTS, "payload_digest": DIGESTS, "length": LENGTHS,
+          "languages": LANGUAGES, "lang": LANGUAGES}
 ESCAPED_KEYS = [Raw('"m\\u0069me"'), Raw('"languag\\u0065s"'), Raw('"st\\u0061tus"'), Raw('"o\\u0066fset"')]
 MUTATIONS = [b"\\", b'"', b"\t", b"\x00", b"\xff", b"\xc3\xa9", b"\r", b"{", b"}", b",", b" ", b"\xed\xa0\x80", b"9" * 19]
 
@@ -247,6 +248,24 @@ def _python_lines(data, policy):
     finally:
         mp.undo()
     return calls
+
+
+def test_the_cdx_server_s_field_names_are_read_by_the_compiled_map_side():
+    """A CDXJ line whose media type and status are named as the Wayback CDX server names them
+    (``mimetype``, ``statuscode``) gives them to the compiled map side as to profiler.formats.cdxj,
+    after ``mime`` and ``mime_type`` (``status``, ``status_code``) when a line has several."""
+    data = b"".join(b"com,example)/%d 20140101000000 %s\n" % (i, json.dumps(fields).encode()) for i, fields in enumerate([
+        {"url": "http://example.com/0", "mimetype": "text/html", "statuscode": "404", "length": "10"},
+        {"mimetype": "image/png", "mime_type": "text/css", "statuscode": "200", "status_code": "301"},
+        {"mimetype": "image/png", "mime": "text/css", "statuscode": "200", "status": "301"},
+        {"mimetype": "image/png", "mime": None, "statuscode": "200", "status_code": None},
+    ]))
+    policy = load_policy("full")
+    expected = _records(data, policy, [], pure=True)
+    assert _records(data, policy, [], pure=False) == expected
+    cells = {key: cells for key, cells in expected[0]}
+    assert [cells[b"com,example)/%d" % i][0][1:3] for i in range(4)] == [
+        ["text/html", "404"], ["text/css", "301"], ["text/css", "301"], ["image/png", "200"]]
 
 
 def test_common_crawl_lines_stay_compiled():
