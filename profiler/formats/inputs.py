@@ -16,7 +16,7 @@ from profiler.errors import UserError
 from profiler.formats import cdx, registry
 from profiler.io import datafiles, pseudofs
 from profiler.io.names import display_name
-from profiler.io.readers import compression_of, iter_lines, unread_compression
+from profiler.io.readers import BOM, compression_of, iter_lines, unread_compression
 
 DEFAULT_SPLIT_SIZE = 64 << 20
 #: the smallest --split-size (and nightly split_size) a user may ask for: smaller splits only
@@ -238,6 +238,8 @@ def is_manifest(path):
         return False
     if compression_of(head) or b"\0" in head:
         return False
+    if head.startswith(BOM):              # saved by an editor as UTF-8 with a byte order mark
+        head = head[len(BOM):]
     for line in head.splitlines():
         line = line.strip()
         if line and not line.startswith(b"#"):
@@ -247,11 +249,12 @@ def is_manifest(path):
 
 
 def read_manifest(path):
-    """Paths or URIs listed one per line ('#' comments allowed), relative to the manifest's folder."""
+    """Paths or URIs listed one per line ('#' comments allowed), relative to the manifest's folder; a
+    byte order mark before the first is no part of its name."""
     base = os.path.dirname(os.path.abspath(path))
     out = []
     with datafiles.open_data(path, "manifest", InputError) as raw, \
-            io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape") as f:
+            io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith("#"):

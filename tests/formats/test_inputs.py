@@ -120,6 +120,18 @@ def test_resolve_manifests_option(tmp_path, monkeypatch):
     assert resolve([a], manifests=[manifest]) == [a, c]
 
 
+def test_a_manifest_saved_with_a_byte_order_mark_lists_its_first_input(tmp_path):
+    """A manifest an editor saved as UTF-8 with a byte order mark (Windows Notepad): its first line
+    names its file, given as INPUT or as --manifest (the mark was read as the name's first
+    character: ``input not found: a.cdx``, or not a manifest but an unrecognised index)."""
+    a = make(tmp_path, "data/a.cdx")
+    b = make(tmp_path, "data/b.cdx")
+    for text in (b"\xef\xbb\xbfa.cdx\r\nb.cdx\r\n", b"\xef\xbb\xbf# the inputs\na.cdx\nb.cdx\n"):
+        manifest = make(tmp_path, "data/inputs.txt", text)
+        assert resolve([manifest]) == [a, b]
+        assert resolve([], manifests=[manifest]) == [a, b]
+
+
 def test_manifest_missing_entry_names_file_and_line(tmp_path):
     make(tmp_path, "a.cdx")
     manifest = make(tmp_path, "m.txt", b"# comment\na.cdx\n\nnope.cdx\n")
