@@ -157,6 +157,35 @@ def mime_with_parameters(fields, count, i_mime, i_status):
     return fields[:i_mime] + [b" ".join([fields[i_mime]] + params)] + fields[i_mime + 1 + extra:]
 
 
+#: how the name of a WARC or ARC file ends (an index's ``g`` field)
+_ARCHIVE_NAME_END = re.compile(rb"\.w?arc(?:\.gz)?(?:\.open)?\Z", re.IGNORECASE)
+
+
+def _number_or_dash(field):
+    return field == b"-" or field.isdigit()
+
+
+def file_name_with_spaces(line, fields, count, pos):
+    """The fields of a CDX line with more fields than its layout because its last field, the WARC or
+    ARC file name (``g``), holds spaces (cdxj-indexer writes ``my crawl.warc.gz`` as it is), or None.
+    The surplus fields are the name's only when it ends as a WARC or ARC file's name does, its first
+    word is no number (a field shifted into its place), and the fields before it are what their
+    letters hold: a timestamp, a media type, a status, lengths and offsets (``S``, ``V``, ``n``)."""
+    if len(fields) <= count or pos.get("g") != count - 1 or fields[count - 1].isdigit():
+        return None
+    spans = [m.span() for m in _FIELD.finditer(line)]
+    name = line[spans[count - 1][0]:spans[-1][1]]
+    if not _ARCHIVE_NAME_END.search(name) or not fields[pos["b"]].isdigit():
+        return None
+    if "m" in pos and not (b"/" in fields[pos["m"]] or fields[pos["m"]] == b"-"):
+        return None
+    if "s" in pos and not (fields[pos["s"]] == b"-" or (len(fields[pos["s"]]) == 3 and fields[pos["s"]].isdigit())):
+        return None
+    if not all(_number_or_dash(fields[pos[letter]]) for letter in "SVn" if letter in pos):
+        return None
+    return fields[:count - 1] + [name]
+
+
 def _cut_at_single_spaces(line):
     """A space-separated CDX line's fields with its empty ones (two spaces in a row) kept as b"",
     or None for a tab-separated line or one with a blank at either end (no field is there: a line
@@ -217,7 +246,8 @@ def make_parser(letters, collection=None):
             return f
         if len(f) < count:
             return empty_fields(line, count)
-        return url_with_spaces(line, f, count, i_key, i_url) or mime_with_parameters(f, count, i_mime, i_status)
+        return url_with_spaces(line, f, count, i_key, i_url) or mime_with_parameters(f, count, i_mime, i_status) \
+            or file_name_with_spaces(line, f, count, pos)
 
     if collection is not None:
         plain = make_parser(letters)

@@ -309,6 +309,39 @@ def test_a_url_with_spaces_is_read_alike_by_the_compiled_map_side(tmp_path):
     assert b'\n* - - - {"urim":{"total":2,' in out["compiled"]
 
 
+# cdxj-indexer's -11 index of a WARC file whose name holds spaces: the name is written as it is
+SPACED_NAME = PYWB_200.replace(b" example.warc.gz", b" my  crawl 2014.warc.gz")
+
+
+@pytest.mark.parametrize("letters, line, plain", [
+    (L11, SPACED_NAME, PYWB_200),
+    (L9, SPACED_NAME.replace(b" - - 1043 ", b" - "), PYWB_200.replace(b" - - 1043 ", b" - ")),
+    (L11, SPACED_NAME.replace(b".warc.gz", b".ARC"), PYWB_200)])
+def test_a_file_name_with_spaces_is_one_field(letters, line, plain):
+    from profiler.model import collection
+    assert parse(letters, line) == parse(letters, plain)
+    found = cdx.make_parser(letters, collection.Collections({"pattern": r"(.*)"}))(line)
+    assert found.collection == "my%20%20crawl%202014." + ("ARC" if b".ARC" in line else "warc.gz")
+
+
+@pytest.mark.parametrize("line", [
+    SPACED_NAME.replace(b".warc.gz", b".txt"),                                     # no WARC or ARC file's name
+    PYWB_200.replace(b" - - 1043 ", b" http://example.com/a b - 1043 "),           # a redirect with a space:
+    PYWB_200.replace(b" - - 1043 ", b" - - 1043 7 "),                              # every field after it shifted
+    PYWB_200.replace(b"text/html 200", b"text/html charset utf-8 200")])
+def test_surplus_fields_that_are_no_file_name_stay_bad_field_count(line):
+    assert parse(L11, line) == "bad_field_count"
+
+
+def test_a_file_name_with_spaces_is_read_alike_by_the_compiled_map_side(tmp_path):
+    path = tmp_path / "s.cdx"
+    path.write_bytes(PYWB_LEGEND + b"\n" + SPACED_NAME + b"\n" + PYWB_REVISIT + b"\n")
+    out = _compiled_and_python(path, tmp_path, "inline")
+    assert out["compiled"] == out["python"]
+    assert b"bad_field_count" not in out["compiled"]
+    assert b'\n* - - - {"urim":{"total":2,' in out["compiled"]
+
+
 # wget's --warc-cdx index of a crawl with --no-warc-digests: its digest field is empty (two spaces)
 WGET_LEGEND = b" CDX a b a m s k r M V g u"
 WGET_NO_DIGEST = (b"http://127.0.0.1:18765/robots.txt 20261128180939 http://127.0.0.1:18765/robots.txt "
