@@ -367,7 +367,7 @@ def indexed_archives(infos):
             continue
         try:
             for line in itertools.islice(iter_lines(i["path"], compression=i["compression"]), INDEXED_LINES):
-                name = _filename_of(line, at)
+                name = _filename_of(line, at, last=at == len(fields) - 1)
                 if name and os.path.basename(name) in archives:
                     found.append((i["path"], archives[os.path.basename(name)]))
                     break
@@ -376,8 +376,10 @@ def indexed_archives(infos):
     return found
 
 
-def _filename_of(line, at):
-    """The archive file name a CDX line's field ``at`` or a CDXJ line's "filename" gives, or None."""
+def _filename_of(line, at, last=False):
+    """The archive file name a CDX line's field ``at`` or a CDXJ line's "filename" gives, or None;
+    last: the field is the line's last, and holds the rest of the line (a name with spaces,
+    profiler.formats.cdx.file_name_with_spaces)."""
     parts = line.rstrip(b"\r\n").split(b" ", 2 if at is None else -1)
     if at is None:
         if len(parts) < 3 or not parts[2].startswith(b"{"):
@@ -387,7 +389,9 @@ def _filename_of(line, at):
         except (orjson.JSONDecodeError, AttributeError):
             return None
         return name if isinstance(name, str) else None
-    return os.fsdecode(parts[at]) if len(parts) > at else None
+    if len(parts) <= at:
+        return None
+    return os.fsdecode(b" ".join(parts[at:]) if last else parts[at])
 
 
 def last_line_unended(info):

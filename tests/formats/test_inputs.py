@@ -524,6 +524,19 @@ def test_the_kernel_s_filesystems_are_told_from_data(tmp_path):
     assert inputs.resolve(["/proc"]) == ["/proc"]          # not walked: one input, refused by sniff
 
 
+def test_an_index_naming_its_archive_with_spaces_is_found_with_it(tmp_path):
+    """A CDX whose last field is a WARC file name with spaces (cdxj-indexer's index of
+    ``my  crawl.warc.gz``) given with that file: named as indexing it (the name was cut at its
+    first space, so the captures were counted twice without the warning)."""
+    warc = make(tmp_path, "my  crawl.warc.gz", open(shared_data("pywb", "warcs", "example.warc.gz"), "rb").read())
+    line = (b"com,example)/ 20140103030321 http://example.com/ text/html 200 "
+            b"B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1043 333 my  crawl.warc.gz\n")
+    cdx = make(tmp_path, "i.cdx", LEGEND + line)
+    assert inputs.indexed_archives([sniff(cdx), sniff(warc)]) == [(cdx, warc)]
+    nine = make(tmp_path, "i9.cdx", b" CDX N b a m s k r V g u\n" + line.replace(b" - - 1043 ", b" - ").rstrip() + b" x\n")
+    assert inputs.indexed_archives([sniff(nine), sniff(warc)]) == []     # g not last: its first word only
+
+
 def test_an_index_and_the_archive_it_indexes_given_together_are_named(tmp_path):
     """An archive's WARC files beside their CDX or CDXJ, profiled as one folder, counted every
     capture twice without a word (342 captures of iana.warc.gz's 171): one warning naming them."""
