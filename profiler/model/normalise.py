@@ -165,15 +165,24 @@ def digest(raw):
     return key_field(raw.upper())
 
 
+#: the digits of MAX_LENGTH: a length of more is invalid
+_LENGTH_DIGITS = len(str(MAX_LENGTH))
+
+
 def length(raw):
     """Stored record length; '-', missing or invalid -> 0 (second item False when invalid).
 
-    A length of 2**64 or more (no record is that long: a broken field) is invalid.
+    A length of 2**64 or more (no record is that long: a broken field) is invalid, however many
+    digits it has (past 20 without leading zeros, never read as an int).
 
     >>> length(b"1043"), length(b"-"), length(b"x"), length(b"18446744073709551616")
     ((1043, True), (0, True), (0, False), (0, False))
     """
     if raw.isdigit():
+        if len(raw) > _LENGTH_DIGITS:
+            raw = raw.lstrip(b"0") or b"0"
+            if len(raw) > _LENGTH_DIGITS:
+                return 0, False
         value = int(raw)
         return (value, True) if value < MAX_LENGTH else (0, False)
     if not raw or raw == b"-":

@@ -104,6 +104,33 @@ def test_lengths_of_2_to_the_64_or_more_are_bad_length(tmp_path, monkeypatch, pu
     assert nightly_fold.run_meta(str(out))[0]["skipped"] == {"bad_length": 2}
 
 
+@pytest.mark.parametrize("pure", ["", "1"])
+def test_a_length_of_thousands_of_digits_is_bad_length_and_the_lines_after_it_are_read(tmp_path, monkeypatch, pure):
+    """A length of 5,000 digits (more than Python reads an int of) in a CDX, a CDXJ's string or a
+    crawl log's size: that line is bad_length, the lines after it counted (the split ended there,
+    every capture after it lost as one unreadable_file); leading zeros are no digits of a length."""
+    monkeypatch.setenv(fast.PURE_ENV, pure)
+    huge = b"9" * 5000
+    cdx = tmp_path / "huge.cdx"
+    cdx.write_bytes(LEGEND + cdx_line(b"a", 2013, b"text/html", b"200", b"A", 100)
+                    + cdx_line(b"b", 2013, b"text/html", b"200", b"B", 7).replace(b" 7 0 ", b" %s 0 " % huge)
+                    + cdx_line(b"c", 2013, b"text/html", b"200", b"C", 7).replace(b" 7 0 ", b" %s12 0 " % (b"0" * 5000))
+                    + cdx_line(b"d", 2013, b"text/html", b"200", b"D", 3))
+    cdxj = tmp_path / "huge.cdxj"
+    cdxj.write_bytes(b"".join(b'com,example)/%s 20130615120000 {"mime":"text/html","length":"%s"}\n' % (k, n)
+                              for k, n in ((b"a", b"100"), (b"b", huge), (b"c", b"0" * 5000 + b"12"), (b"d", b"3"))))
+    log = tmp_path / "crawl.log"
+    log.write_bytes(b"".join(b"2013-06-15T12:00:00.000Z   200 %s http://example.com/%s - - text/html #042 "
+                             b"20130615120000000+5 sha1:%s - -\n" % (n, k, k.upper())
+                             for k, n in ((b"a", b"100"), (b"b", huge), (b"c", b"0" * 5000 + b"12"), (b"d", b"3"))))
+    from profiler.nightly import fold as nightly_fold
+    for path in (cdx, cdxj, log):
+        out = tmp_path / (path.name + ".out.cdxj")
+        run_profile([str(path)], str(out))
+        check(out, 3, 115)
+        assert nightly_fold.run_meta(str(out))[0]["skipped"] == {"bad_length": 1}, path.name
+
+
 NOT_CAPTURES_ANY_CASE = [b"WARC/REQUEST", b"Warc/Metadata;x=1", b"ARC/FILEDESC", b"warc/WarcInfo", b"WARC/request"]
 
 

@@ -175,6 +175,9 @@ def test_digest(raw, expected):
     (b"-1", (0, False)),
     (b"12a", (0, False)),
     (b"1.5", (0, False)),
+    (b"9" * 5000, (0, False)),                 # more digits than Python reads an int of
+    (b"0" * 5000 + b"12", (12, True)),
+    (b"0" * 5000, (0, True)),
 ])
 def test_length(raw, expected):
     assert length(raw) == expected
