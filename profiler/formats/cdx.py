@@ -14,6 +14,9 @@ LAYOUTS_BY_FIELD_COUNT = {
 }
 #: NetarchiveSuite's own 8-field CDX: url ip date mime length file offset md5.
 NETARCHIVESUITE_LAYOUT = "a e b m S g V k"
+#: nine fields whose seventh is a number where the redirect (``-`` or a URL) goes: the length, as
+#: a CDX server answers fl=urlkey,timestamp,original,mimetype,statuscode,digest,length,offset,filename
+NINE_WITH_LENGTH = "N b a m s k S V g"
 
 NON_CAPTURE_PREFIXES = (b"filedesc:", b"warcinfo:")
 #: media types (normalised: lower case, stripped) of index entries of WARC records that are no mementos
@@ -301,6 +304,10 @@ def infer_letters(lines):
         return None
     n = max(counts, key=lambda k: (counts[k], k))
     letters = NETARCHIVESUITE_LAYOUT if n == 8 else LAYOUTS_BY_FIELD_COUNT.get(n)
+    if n == 9:
+        seventh = [f[6].isdigit() for f in (line.split() for line in lines) if len(f) == 9]
+        if sum(seventh) * 2 > len(seventh):
+            letters = NINE_WITH_LENGTH
     if letters is None:
         return None
     parse = make_parser(letters)

@@ -434,6 +434,21 @@ def test_infer_letters_by_field_count():
     assert cdx.infer_letters([FYENS]) == cdx.NETARCHIVESUITE_LAYOUT
 
 
+# the Wayback CDX server's answer with fl=urlkey,timestamp,original,mimetype,statuscode,digest,length,offset,filename
+CDX_SERVER_9 = (b"com,example)/ 20020120142510 http://example.com:80/ text/html 200 "
+                b"HSTOKG6KXHMBLE6JC2TGUD2CIFNHKYDC 466 12345 crawl-1.arc.gz")
+
+
+def test_nine_fields_with_a_length_where_the_redirect_goes_are_read_with_it():
+    """Nine fields without a legend whose seventh is a number in most lines (a CDX server's answer
+    with fl=...,length,offset,filename) are ``N b a m s k S V g``: a redirect is ``-`` or a URL, never
+    a number (the length was read as the redirect: every capture 0 bytes, without a word)."""
+    revisit = CDX_SERVER_9.replace(b"text/html 200", b"warc/revisit -").replace(b" 466 ", b" 512 ")
+    assert cdx.infer_letters([CDX_SERVER_9, revisit, NAS_302]) == "N b a m s k S V g"
+    assert parse("N b a m s k S V g", CDX_SERVER_9).length == 466
+    assert cdx.infer_letters([NAS_DNS, NAS_302, CDX_SERVER_9]) == L9         # most lines: a redirect's place
+
+
 def test_infer_letters_uses_the_most_common_count():
     assert cdx.infer_letters([NAS_302, NAS_302, EDGI]) == L9
 
