@@ -408,14 +408,21 @@ def _check_block(report, lineno, raw, freq=None):
         if not isinstance(breakdown, dict):
             report.add(lineno, "the datetime breakdown must be an object {datetime: frequency}")
             return
-        for dt, freq in breakdown.items():
+        for dt, value in breakdown.items():
             if datetime_span(dt) is None:
                 report.add(lineno, "datetime breakdown key %r is not a datetime or range" % dt[:40])
-            text = str(freq) if isinstance(freq, int) and not isinstance(freq, bool) else freq
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
             try:
-                parse_frequency(text.encode() if isinstance(text, str) else b"?")
+                entry = parse_frequency(text.encode() if isinstance(text, str) else b"?")
             except MapFormatError:
-                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(freq)[:40])
+                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(value)[:40])
+                continue
+            if (entry.urim is not None and not entry.urim_mark and freq is not None and freq.urim is not None
+                    and not freq.urim_mark and entry.urim > freq.urim):
+                report.add(lineno, "the datetime breakdown's %s holds %d captures, more than the line's %d"
+                           % (dt[:40], entry.urim, freq.urim))
+    if "rollup" in block and not isinstance(block["rollup"], bool):
+        report.add(lineno, "rollup is %s, not true or false" % str(block["rollup"])[:40])
 
 
 def _check_breakdown(report, lineno, name, criterion, breakdown, freq):
