@@ -29,7 +29,7 @@ from profiler.files.datalines import (DataFile, HEADER_NAME, MAX_HEADER, MAX_HEA
                                       repeated_name, unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
-from profiler.model import criteria
+from profiler.model import criteria, normalise
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
@@ -475,6 +475,9 @@ def _check_key_fields(report, lineno, fields, layout):
     for c, field in zip(layout.criteria, fields[1:]):
         if not layout.patterns[c.name].match(field):
             report.add(lineno, "%s field %r is not %s" % (c.name, _show(field), c.describe))
+        elif c.name == criteria.DATETIME.name and field != b"-" and normalise.timestamp(field) is None:
+            report.add(lineno, "datetime field %r is no date of the calendar (a month, day or hour out of range)"
+                       % _show(field))
     if surt[:1] in (b"!", b"@"):
         report.add(lineno, "a key starting with '!' or '@' reads as a header line")
 
