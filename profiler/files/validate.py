@@ -356,8 +356,8 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False, m
     if "datetime" in names and names.index("datetime") < len(fields) - 1:
         field = fields[names.index("datetime")]
         if datetime_span(field) is None:
-            report.add(lineno, "datetime field %r is not a datetime or range (a range's start after its end?)"
-                       % field[:40].decode("utf-8", "replace"))
+            report.add(lineno, "datetime field %r is not a datetime or range (no date of the calendar, or a "
+                       "range's start after its end?)" % field[:40].decode("utf-8", "replace"))
     freq = None
     try:
         freq = parse_frequency(fields[-1])

@@ -305,3 +305,25 @@ def test_a_file_written_while_it_is_validated_is_not_called_valid(written, tmp_p
     monkeypatch.undo()
     path.write_bytes(open(written["default"], "rb").read())
     assert validate(str(path)).ok
+
+
+@pytest.mark.parametrize("field", ["201399", "20130230", "2012:201313"])
+def test_a_map_datetime_of_no_calendar_fails(tmp_path, field):
+    """A map's datetime key field, or datetime breakdown key, of digits no calendar has (month
+    99, 30 February): validate passed it and every reader took it for a span of no date. It is
+    now listed by validate and a damaged line to the readers, as a range running backwards is."""
+    from profiler.files.datalines import DamagedFile
+    from profiler.toolkit.lookup import Lookup
+    head = '!context ["http://oduwsdl.github.io/contexts/ukvs"]\n'
+    keyed = tmp_path / "k.ukvs"
+    keyed.write_text(head + '!fields {"keys":["surt","datetime"],"values":["frequency"]}\n'
+                     "* : 10/5\ncom,x)/* %s 5/1\n" % field)
+    broken = tmp_path / "b.ukvs"
+    broken.write_text(head + '!fields {"keys":["surt"],"values":["frequency"]}\n'
+                      '* 10/5\ncom,x)/* 5/1 {"datetime":{"%s":"5/1"}}\n' % field)
+    for path in (keyed, broken):
+        report = validate(str(path))
+        assert not report.ok and any(p.lineno == 4 and field in p.message for p in report.problems), report.problems
+        with pytest.raises(DamagedFile):
+            with Lookup(str(path)) as index:
+                index.lookup("http://x.com/")
