@@ -10,6 +10,7 @@ into (``{"rollup":true}``): those stand for URIs no longer listed. A router asks
 for URIs its file lists (or a rolled-up line may hold).
 """
 
+from profiler import jsonnum
 from profiler.model.keys import host_part
 
 #: the JSON attribute of a line that stands for URIs rolled up into it (profiler.toolkit.compact)
@@ -44,6 +45,39 @@ def compacted(headers):
     """Whether a file's headers say compaction rolled lines up into coarser ones (its !meta
     "compacted"): a key without a line may then hold captures a coarser line counts."""
     return any(n[1:] == "meta" and isinstance(v, dict) and "compacted" in v for n, v in headers)
+
+
+def map_source(headers):
+    """(the policy a map's !meta says its profile was made with: a name or dict, its coverage),
+    each None when it does not say; a merged map's, its parts' when they give one (its
+    ``merge.part_meta``)."""
+    metas = [v for n, v in headers if n[1:] == "meta" and isinstance(v, dict)]
+    for value in metas:
+        if isinstance(value.get("source"), dict):
+            policy = value["source"].get("policy")
+            return (policy if isinstance(policy, (str, dict)) else None,
+                    value.get("coverage") if isinstance(value.get("coverage"), dict) else None)
+    for value in metas:
+        parts = value.get("merge", {}).get("part_meta") if isinstance(value.get("merge"), dict) else None
+        if isinstance(parts, list):
+            found = [map_source([("!meta", m) for m in part]) if isinstance(part, list) else (None, None)
+                     for part in parts]
+            policies = [p for p, _ in found if p is not None]
+            covers = [c for _, c in found if c is not None]
+            return (policies[0] if len({jsonnum.dumps(p) for p in policies}) == 1 else None,
+                    covers[0] if len({jsonnum.dumps(c) for c in covers}) == 1 else None)
+    return None, None
+
+
+def same_map_policy(headers_a, headers_b):
+    """(whether two maps may be of one policy, the policy names their !meta give): False when
+    their !meta name different policies or give different coverages; maps that say nothing of
+    their policy (another tool's) may be of one."""
+    (policy_a, cover_a), (policy_b, cover_b) = map_source(headers_a), map_source(headers_b)
+    names = [p.get("name") if isinstance(p, dict) else p for p in (policy_a, policy_b)]
+    unlike = (cover_a is not None and cover_b is not None and cover_a != cover_b) or \
+        (None not in names and names[0] != names[1])
+    return not unlike, names
 
 
 def of_headers(headers, kind):

@@ -36,7 +36,7 @@ from profiler.files import checkcache, infiles, layout as layouts
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.sortedfile import UnsortedFile, profile_key
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
-from profiler.model import criteria
+from profiler.model import criteria, normalise
 
 #: the longest data line read (a longer one is damaged), and the most bytes of header lines, one
 #: or all together (they are held)
@@ -394,6 +394,8 @@ class ProfileCheck:
         key = rb"[^\x00-\x20\x7f!@][^\x00-\x20\x7f]*" + b"".join(
             b" " + field % c.pattern.encode("ascii") for c in layout.criteria)
         self.key = re.compile(rb"\A" + key + rb"\Z")
+        names = [c.name for c in layout.criteria]
+        self.datetime = names.index(criteria.DATETIME.name) + 1 if criteria.DATETIME.name in names else None
 
     def key_of(self, body):
         return profile_key(body)
@@ -407,6 +409,11 @@ class ProfileCheck:
         key = body[:i]
         if not self.key.match(key):
             raise Bad("key", self._key_problem(key))
+        if self.datetime is not None:
+            field = key.split(b" ", self.datetime + 1)[self.datetime]
+            if field != b"-" and normalise.timestamp(field) is None:
+                raise Bad("key", "datetime field %r is no date of the calendar (a month, day or hour out of range)"
+                          % field[:40].decode("ascii", "replace"))
         raw = body[i + 1:]
         m = _CANONICAL.match(raw)
         canonical = m is not None

@@ -43,6 +43,7 @@ from profiler import jsonnum
 from profiler.io.names import display_name
 from profiler.errors import UserError
 from profiler.files.output import write_atomic
+from profiler.model import normalise
 
 CONTEXT = ["http://oduwsdl.github.io/contexts/ukvs"]
 MARKS = ("", "+", "-", "~")
@@ -171,6 +172,8 @@ def datetime_span(field):
         if end:
             return None
         end = start
+    if any(part and normalise.timestamp(part.encode("ascii")) is None for part in (start, end)):
+        return None                     # digits of no date of the calendar ('201399')
     low = (start or "").ljust(14, "0") if start else LOW
     high = end.ljust(14, "9") if end else HIGH
     return (low, high) if low <= high else None

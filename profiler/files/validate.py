@@ -29,7 +29,7 @@ from profiler.files.datalines import (DataFile, HEADER_NAME, MAX_HEADER, MAX_HEA
                                       repeated_name, unknown_keys)
 from profiler.files.profilefile import FEATURES, flatten, inconsistencies
 from profiler.files.ukvs import MapFormatError, datetime_span, parse_frequency, relaxed_json_loads
-from profiler.model import criteria
+from profiler.model import criteria, normalise
 
 Problem = collections.namedtuple("Problem", "lineno message")
 
@@ -356,8 +356,8 @@ def _check_data(report, lineno, body, kind, nkeys, layout=None, lacking=False, m
     if "datetime" in names and names.index("datetime") < len(fields) - 1:
         field = fields[names.index("datetime")]
         if datetime_span(field) is None:
-            report.add(lineno, "datetime field %r is not a datetime or range (a range's start after its end?)"
-                       % field[:40].decode("utf-8", "replace"))
+            report.add(lineno, "datetime field %r is not a datetime or range (no date of the calendar, or a "
+                       "range's start after its end?)" % field[:40].decode("utf-8", "replace"))
     freq = None
     try:
         freq = parse_frequency(fields[-1])
@@ -408,14 +408,21 @@ def _check_block(report, lineno, raw, freq=None):
         if not isinstance(breakdown, dict):
             report.add(lineno, "the datetime breakdown must be an object {datetime: frequency}")
             return
-        for dt, freq in breakdown.items():
+        for dt, value in breakdown.items():
             if datetime_span(dt) is None:
                 report.add(lineno, "datetime breakdown key %r is not a datetime or range" % dt[:40])
-            text = str(freq) if isinstance(freq, int) and not isinstance(freq, bool) else freq
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
             try:
-                parse_frequency(text.encode() if isinstance(text, str) else b"?")
+                entry = parse_frequency(text.encode() if isinstance(text, str) else b"?")
             except MapFormatError:
-                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(freq)[:40])
+                report.add(lineno, "datetime breakdown value %r is not a frequency" % str(value)[:40])
+                continue
+            if (entry.urim is not None and not entry.urim_mark and freq is not None and freq.urim is not None
+                    and not freq.urim_mark and entry.urim > freq.urim):
+                report.add(lineno, "the datetime breakdown's %s holds %d captures, more than the line's %d"
+                           % (dt[:40], entry.urim, freq.urim))
+    if "rollup" in block and not isinstance(block["rollup"], bool):
+        report.add(lineno, "rollup is %s, not true or false" % str(block["rollup"])[:40])
 
 
 def _check_breakdown(report, lineno, name, criterion, breakdown, freq):
@@ -468,6 +475,9 @@ def _check_key_fields(report, lineno, fields, layout):
     for c, field in zip(layout.criteria, fields[1:]):
         if not layout.patterns[c.name].match(field):
             report.add(lineno, "%s field %r is not %s" % (c.name, _show(field), c.describe))
+        elif c.name == criteria.DATETIME.name and field != b"-" and normalise.timestamp(field) is None:
+            report.add(lineno, "datetime field %r is no date of the calendar (a month, day or hour out of range)"
+                       % _show(field))
     if surt[:1] in (b"!", b"@"):
         report.add(lineno, "a key starting with '!' or '@' reads as a header line")
 

@@ -36,7 +36,7 @@ from profiler.files.output import write_atomic
 from profiler.files import coverage, pages
 from profiler.files.datalines import DataFile, skipped_meta
 from profiler.model.keys import host_part
-from profiler.toolkit.lookup import surt_candidates
+from profiler.toolkit.lookup import is_held, surt_candidates
 from profiler.files.ukvs import ALL_TIME, Frequency, format_frequency, header_line
 
 
@@ -142,11 +142,7 @@ def _created(freqs, complete):
 
 
 def _held(freq):
-    if freq is None:
-        return False
-    if freq.urim is None:
-        return freq.urir is None or freq.urir > 0
-    return freq.urim > 0
+    return freq is not None and is_held(freq)
 
 
 def read_groups(path, skipped=None):

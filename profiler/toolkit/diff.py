@@ -9,7 +9,7 @@ import math
 
 from profiler import jsonnum
 from profiler.errors import UserError
-from profiler.files import layout as layouts, pages, ukvs
+from profiler.files import coverage, layout as layouts, pages, ukvs
 from profiler.files.datalines import DAMAGED, DataFile, Skipped
 from profiler.files.profilefile import FEATURES, flatten
 from profiler.toolkit.query import LEVELS, surt_level
@@ -130,26 +130,12 @@ def _require_one_policy(verb, path_a, path_b, files):
                             "vanished or appeared" if verb == "diff" else "held by one file only"))
 
 
-def _map_source(found):
-    """(the policy a map's !meta says its profile was made with: a name or dict, its coverage),
-    each None when it does not say."""
-    for name, value in found.headers:
-        if name == "!meta" and isinstance(value, dict) and isinstance(value.get("source"), dict):
-            policy = value["source"].get("policy")
-            return (policy if isinstance(policy, (str, dict)) else None,
-                    value.get("coverage") if isinstance(value.get("coverage"), dict) else None)
-    return None, None
-
-
 def _require_one_map_policy(verb, path_a, path_b, files):
     """A DiffError for maps made from profiles of different policies (their !meta source
     policy, or the coverage their lines have): as for profiles, a key one policy never writes
     would read as vanished or appeared, or as held by one file only."""
-    (policy_a, cover_a), (policy_b, cover_b) = (_map_source(f) for f in files)
-    names = [p.get("name") if isinstance(p, dict) else p for p in (policy_a, policy_b)]
-    unlike = (cover_a is not None and cover_b is not None and cover_a != cover_b) or \
-        (None not in names and names[0] != names[1])
-    if unlike:
+    same, names = coverage.same_map_policy(files[0].headers, files[1].headers)
+    if not same:
         raise DiffError("cannot %s: %s and %s are maps made from profiles of different policies (%s, %s): a key "
                         "one of them never writes would read as %s; compare maps of one policy" % (
                             verb, path_a, path_b, str(names[0])[:40], str(names[1])[:40],

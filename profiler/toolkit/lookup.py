@@ -876,10 +876,12 @@ def _breakdown(line, name="datetime"):
 
 
 def is_held(freq):
-    """A positive answer: a URI-M count that is not zero (an unknown one counts when URI-Rs are)."""
-    if freq.urim is None:
-        return freq.urir is None or freq.urir > 0
-    return freq.urim > 0
+    """A positive answer: a URI-M count that is not zero (an unknown one counts when URI-Rs are).
+    Only a zero that is exact or an upper bound (``0``, ``0-``) is none: ``0+`` (at least none)
+    and ``0~`` are counts not known, as a merge writes when a map knows no URI-M count there."""
+    if freq.urim is not None and (freq.urim > 0 or freq.urim_mark in ("", "-")):
+        return freq.urim > 0
+    return freq.urir is None or freq.urir > 0 or freq.urir_mark not in ("", "-")
 
 
 #: the key fields of a map lookup reads, by their number

@@ -519,6 +519,7 @@ def map_headers(paths, headers, disjoint, archive_uri=None, created=None, skippe
     if unknown:       # a plugin's criterion not loaded: its breakdowns could not add up, only be dropped
         raise MergeError("cannot merge: %s breaks its lines down by %s, a criterion not loaded here (a plugin's: "
                          "name its module in %s)" % (paths[0], " ".join(unknown), contract.PLUGINS_ENV))
+    refuse_maps_of_other_policies(paths, headers)
     exact_urir = "urir" in disjoint or len(paths) == 1
     meta = {"type": "MementoMap", "generator": GENERATOR, "created": created or _now(),
             "merge": {"parts": [_shown_path(p) for p in paths], "disjoint": sorted(disjoint),
@@ -860,7 +861,7 @@ def _merge(paths, read, out_path, disjoint, archive_uri, created, bound_revisits
     skipped = [Skipped(p) if skip_bad_lines else None for p in paths]
     counter = {"lines": 0, "merged": 0}
     common = common_layout(paths, [f.layout for f in files]) if kind == "cdxj" else None
-    if kind == "cdxj" and len(files) > 1:
+    if len(files) > 1:
         refuse_compacted(paths, files)
     if common is None:
         refuse_some_pages(paths, [f.headers for f in files])
@@ -949,15 +950,29 @@ COARSE_LIMIT = 100000
 
 
 def refuse_compacted(paths, files):
-    """A MergeError for a compacted input among other profiles: its keys without a line may hold
+    """A MergeError for a compacted input among other profiles or maps: its keys without a line may hold
     captures that compaction rolled up into coarser lines, which merging would count as none (the
     merged line written exact, the sum of the others), or, merged on fewer key fields, as an
     unknown share that leaves lines without bytes, which the toolkit then refuses."""
     for path, found in zip(paths, files):
         if coverage.compacted(found.headers):
-            raise MergeError("cannot merge %s: a compacted profile (!meta compacted), whose keys without a line "
+            what = "profile" if found.kind == "cdxj" else "map"
+            raise MergeError("cannot merge %s: a compacted %s (!meta compacted), whose keys without a line "
                              "may hold captures rolled up into coarser lines, which a merge would count as none; "
-                             "merge the profiles it was compacted from, then compact" % path)
+                             "merge the %ss it was compacted from, then compact" % (path, what, what))
+
+
+def refuse_maps_of_other_policies(paths, headers):
+    """A MergeError for maps made from profiles of different policies (their !meta source policy
+    or coverage): a key one policy writes and the other never does would be copied from the
+    maps that have it, written exact, though the others hold captures under it in a coarser line."""
+    for path, found in zip(paths[1:], headers[1:]):
+        same, names = coverage.same_map_policy(headers[0], found)
+        if not same:
+            raise MergeError("cannot merge: %s and %s are maps made from profiles of different policies (%s, %s): "
+                             "a key one of them never writes would read as none of its captures; merge the "
+                             "profiles, or maps of one policy" % (paths[0], path, str(names[0])[:40],
+                                                                  str(names[1])[:40]))
 
 
 def common_layout(paths, found):

@@ -386,3 +386,29 @@ def test_a_map_count_past_python_s_digits_is_a_damaged_line(files, tmp_path, fre
         assert status == 0 and "Traceback" not in err and "1 damaged line(s) skipped" in err, (argv, err)
     report = validate(path)
     assert not report.ok and "digits" in str(report.problems), report.problems
+
+
+@pytest.mark.parametrize("period", [b"201313", b"20130230", b"2013011524"])
+def test_a_profile_key_of_a_period_no_calendar_has_is_a_damaged_line(files, tmp_path, period):
+    """A profile line keyed by month 13, 30 February or hour 24 (a header edited by hand, another
+    tool's profile): its digits have the pattern's shape, so every reader answered from it (query
+    --group datetime listed '201313') and validate passed it. Now a damaged line: refused in one
+    line naming it, or skipped and counted; validate lists it."""
+    with open(files["profile"], "rb") as f:
+        headers, lines = split_file(f.read())
+    at = next(i for i, l in enumerate(lines) if l.startswith(b"* 2") and l.split(b" ")[1].isdigit())
+    old = lines[at].split(b" ")[1]
+    bad = lines[at].replace(b"* " + old + b" ", b"* " + period + b" ", 1)
+    rest = sorted(lines[:at] + lines[at + 1:] + [bad])
+    path = str(tmp_path / "calendar.cdxj")
+    with open(path, "wb") as f:
+        f.write(b"".join(headers + rest))
+    out = str(tmp_path / "out")
+    for argv in readers(path, files["other"], out).values():
+        status, stdout, err = run(argv)
+        assert one_line_error(status, err, "calendar.cdxj line %d" % (len(headers) + rest.index(bad) + 1),
+                              "no date of the calendar"), (argv, err)
+        status, stdout, err = run(argv + ["--skip-bad-lines"])
+        assert "Traceback" not in err and "1 damaged line(s) skipped" in err, (argv, err)
+    report = validate(path)
+    assert not report.ok and "no date of the calendar" in str(report.problems), report.problems

@@ -247,6 +247,25 @@ def test_a_map_datetime_range_running_backwards_fails(tmp_path, fields_line):
     assert [p for p in validate(str(path)).problems if "datetime" in p.message] == []
 
 
+@pytest.mark.parametrize("block, message", [
+    ('{"datetime":{"2014":"60/10"}}', "the datetime breakdown's 2014 holds 60 captures, more than the line's 50"),
+    ('{"datetime":{"2014":60}}', "the datetime breakdown's 2014 holds 60 captures"),
+    ('{"rollup":"yes"}', "rollup is yes, not true or false")])
+def test_a_map_block_no_archive_or_reader_has_fails(tmp_path, block, message):
+    """A map line '50/20' whose datetime breakdown gives one period more captures than the line
+    (lookup --datetime 2014 answered 60/10), or whose rollup mark is no boolean (every reader
+    refuses the line): validate passed both; it now lists them. Entries that overlap or are bounds
+    may add up to more."""
+    path = tmp_path / "b.ukvs"
+    head = '!context ["http://oduwsdl.github.io/contexts/ukvs"]\n!fields {"keys":["surt"],"values":["frequency"]}\n'
+    path.write_text(head + "* 100/50\ncom,* 50/20 %s\n" % block)
+    report = validate(str(path))
+    assert not report.ok and any(p.lineno == 4 and message in p.message for p in report.problems), report.problems
+    for fine in ('{"datetime":{"2014":"50/10","2015":"50/12"}}', '{"datetime":{"2014":"60+/10"}}', '{"rollup":true}'):
+        path.write_text(head + "* 100/50\ncom,* 50/20 %s\n" % fine)
+        assert validate(str(path)).ok, fine
+
+
 @pytest.mark.parametrize("when", ["lines", "policy"])
 def test_a_file_written_while_it_is_validated_is_not_called_valid(written, tmp_path, monkeypatch, when):
     """A profile changed in place while validate reads its lines (a line's count rewritten, same
@@ -286,3 +305,25 @@ def test_a_file_written_while_it_is_validated_is_not_called_valid(written, tmp_p
     monkeypatch.undo()
     path.write_bytes(open(written["default"], "rb").read())
     assert validate(str(path)).ok
+
+
+@pytest.mark.parametrize("field", ["201399", "20130230", "2012:201313"])
+def test_a_map_datetime_of_no_calendar_fails(tmp_path, field):
+    """A map's datetime key field, or datetime breakdown key, of digits no calendar has (month
+    99, 30 February): validate passed it and every reader took it for a span of no date. It is
+    now listed by validate and a damaged line to the readers, as a range running backwards is."""
+    from profiler.files.datalines import DamagedFile
+    from profiler.toolkit.lookup import Lookup
+    head = '!context ["http://oduwsdl.github.io/contexts/ukvs"]\n'
+    keyed = tmp_path / "k.ukvs"
+    keyed.write_text(head + '!fields {"keys":["surt","datetime"],"values":["frequency"]}\n'
+                     "* : 10/5\ncom,x)/* %s 5/1\n" % field)
+    broken = tmp_path / "b.ukvs"
+    broken.write_text(head + '!fields {"keys":["surt"],"values":["frequency"]}\n'
+                      '* 10/5\ncom,x)/* 5/1 {"datetime":{"%s":"5/1"}}\n' % field)
+    for path in (keyed, broken):
+        report = validate(str(path))
+        assert not report.ok and any(p.lineno == 4 and field in p.message for p in report.problems), report.problems
+        with pytest.raises(DamagedFile):
+            with Lookup(str(path)) as index:
+                index.lookup("http://x.com/")

@@ -134,6 +134,19 @@ def test_zero_wildcard_is_never_a_target(tmp_path):
     assert b"com,cnn)/a/* 30+/30+" in open(out, "rb").read()
 
 
+def test_a_line_of_at_least_no_captures_is_summed_as_held(tmp_path):
+    """A complete map's host line '0+/4-' (a merge's: a map that knew no URI-M count there):
+    the wildcard created over it is bounded by it, '11+/13-' (it was left out of the sum as a
+    zero, and the created line written exact, '11/9')."""
+    src = tmp_path / "m.ukvs"
+    src.write_bytes(b'!fields {"keys":["surt"],"values":["frequency"]}\n'
+                    b'!meta {"coverage":{"host_depth":3,"exact_urls":false,"registered_domains":true}}\n'
+                    b"* 20/14\ncom,a)/* 5/3\ncom,b)/* 0+/4-\ncom,c)/* 2/2\ncom,d)/* 2/2\ncom,e)/* 2/2\n")
+    out = str(tmp_path / "c.ukvs")
+    compact_file(str(src), out, max_lines=6)
+    assert b"\ncom,* 11+/13- " in open(out, "rb").read()
+
+
 def test_quota_out_of_reach(files, tmp_path, capsys):
     out = tmp_path / "c.ukvs"
     assert main(["compact", files["urls.ukvs"], "-o", str(out), "--max-lines", "3"]) == 2

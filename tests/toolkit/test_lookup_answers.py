@@ -117,3 +117,29 @@ def test_a_dated_lookup_answered_by_a_map_s_all_time_line_has_an_unknown_date(pr
         assert batch.date == "unknown"
         dated = index.lookup("com,*", "2013")                     # the TLD has lines by year
         assert (dated.status, dated.key, dated.date) == ("held", b"com,* 2013", "period")
+
+
+MAP_HEAD = '!context ["http://oduwsdl.github.io/contexts/ukvs"]\n!fields {"keys":["surt"],"values":["frequency"]}\n'
+
+
+@pytest.mark.parametrize("frequency, status", [
+    ("0/0", "not-held"), ("0-/0-", "not-held"), ("0", "not-held"), ("/0", "not-held"), ("0/0+", "not-held"),
+    ("0+/0", "not-held"), ("0+/0+", "held"), ("0~/0~", "held"), ("/0+", "held"), ("0+/5-", "held"), ("/", "held")])
+def test_only_a_sure_zero_is_not_held(tmp_path, frequency, status):
+    """A map's zero count is "not held" only when it is exact or an upper bound: '0+' (at least
+    none) and '0~' are counts not known (it answered not-held)."""
+    path = tmp_path / "m.ukvs"
+    path.write_text(MAP_HEAD + "* 10/5\ncom,cnn)/* %s\n" % frequency)
+    assert lookup(str(path), "http://cnn.com/").status == status
+
+
+def test_a_merge_of_a_blacklist_line_and_a_line_of_unknown_captures_is_held(tmp_path):
+    """One map's '0/0' (not held) merged with another's '/5' (5 URI-Rs, URI-Ms not known) is
+    '0+/5-': the second archive holds the URI (lookup answered not-held of the merged map)."""
+    from profiler.toolkit.merge import merge
+    (tmp_path / "a.ukvs").write_text(MAP_HEAD + "* 10/5\ncom,cnn)/* 0/0\n")
+    (tmp_path / "b.ukvs").write_text(MAP_HEAD + "* /9\ncom,cnn)/* /5\n")
+    merged = str(tmp_path / "ab.ukvs")
+    merge([str(tmp_path / "a.ukvs"), str(tmp_path / "b.ukvs")], merged)
+    answer = lookup(merged, "http://cnn.com/")
+    assert answer.frequency.urim == 0 and answer.frequency.urim_mark == "+" and answer.status == "held"

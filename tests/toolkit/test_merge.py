@@ -230,6 +230,43 @@ def test_ukvs_maps_merge(corpus, tmp_path):
         merge([maps[0], corpus["whole"]], str(tmp_path / "x"))
 
 
+def _paths_policy(tmp_path):
+    """The default policy with one level of path lines (com,cnn)/world/*), under another name."""
+    policy = load_policy("default").to_dict()
+    policy["name"], policy["path_depth"] = "paths", 1
+    policy["emit"]["path"] = {"datetime": ["any"]}
+    path = tmp_path / "paths.yaml"
+    path.write_text(orjson.dumps(policy).decode())
+    return str(path)
+
+
+def test_maps_of_other_policies_or_compacted_are_refused(corpus, tmp_path):
+    """A map of a policy with path lines merged with a default map (no path lines), or a
+    compacted map merged with another: a key only one map has was copied from it, exact, though
+    the other holds captures under it in a coarser line (a path line 6/4 of 11 captures). Refused
+    in one line, nothing written; a merged map keeps its parts' policy for the next merge."""
+    from profiler.toolkit.compact import compact_file
+    maps = []
+    for i, policy in enumerate(("default", _paths_policy(tmp_path))):
+        p = profile([corpus["dir"] / ("r%d.cdx" % i)], tmp_path / ("r%d.cdxj" % i), policy=policy)
+        maps.append(str(tmp_path / ("r%d.ukvs" % i)))
+        profile_to_map(p, maps[-1])
+    out = tmp_path / "x.ukvs"
+    with pytest.raises(MergeError, match=r"maps made from profiles of different policies \(default, paths\)"):
+        merge(maps, str(out))
+    assert not out.exists()
+    same = str(tmp_path / "r1-default.ukvs")
+    profile_to_map(profile([corpus["dir"] / "r1.cdx"], tmp_path / "r1d.cdxj"), same)
+    merge([maps[0], same], str(tmp_path / "ok.ukvs"))
+    with pytest.raises(MergeError, match=r"different policies \(default, paths\)"):
+        merge([str(tmp_path / "ok.ukvs"), maps[1]], str(out))
+    compacted = str(tmp_path / "c.ukvs")
+    compact_file(maps[0], compacted, max_lines=20)
+    with pytest.raises(MergeError, match=r"c\.ukvs: a compacted map"):
+        merge([compacted, same], str(out))
+    assert not out.exists()
+
+
 def test_cli(corpus, tmp_path):
     out = str(tmp_path / "m.cdxj")
     r = subprocess.run([sys.executable, "-m", "profiler.cli", "merge"] + corpus["by_component"]
