@@ -473,14 +473,18 @@ def plain_field(value):
 def is_field(c, value):
     """Whether a value of a plugin's criterion can be written as its key field: a plain_field
     whose field at each of its levels matches its pattern, and no field of which is one another
-    level writes for other captures (shares_a_key). The map side counts a capture of another
-    value as a skip (profiler.job.cells.CellKeys.bad_value)."""
+    level writes for other captures (shares_a_key), and whose field at each level is one its
+    ``levels_of`` places at that level (a line that readers take for no key of its policy: '/x'
+    at a CATEGORY level whose levels_of says a '/' is the other level's; '-', any, of a PREFIX of
+    '-x'). The map side counts a capture of another value as a skip
+    (profiler.job.cells.CellKeys.bad_value)."""
     if not plain_field(value):
         return False
     pattern = _field_pattern(c)
     for level in c.levels:
         field = level.field(value)
-        if not field or not pattern.match(field.encode("utf-8", "surrogateescape")):
+        if not field or not pattern.match(field.encode("utf-8", "surrogateescape")) or \
+                level.name not in c.field_levels(field):
             return False
     return len(c.levels) < 2 or not shares_a_key(c.levels, value)
 

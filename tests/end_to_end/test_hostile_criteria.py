@@ -178,3 +178,47 @@ def test_a_value_spelt_as_another_level_s_field_is_a_skip_and_a_prefix_keeps_cha
     assert got["* - - - \u00e9a"] == 1 and got["* - - - \u00e9b"] == 1 and got["* - - - \u65e5\u672c"] == 1
     assert got["* - - - a/b"] == 1
     assert validate(str(out)).ok
+
+
+def _server_warc(path, servers):
+    """A plain WARC of one response per Server header value, each of its own host."""
+    with open(path, "wb") as f:
+        for i, server in enumerate(servers):
+            body = b"<html>%d</html>" % i
+            block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nServer: " + server + b"\r\n\r\n" + body
+            f.write(b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://h%d.example.com/\r\n"
+                    b"WARC-Date: 2020-01-01T00:00:%02dZ\r\nWARC-Record-ID: <urn:uuid:%d>\r\n"
+                    b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n"
+                    % (i, i, i, len(block)) + block + b"\r\n\r\n")
+
+
+def test_a_value_its_levels_of_does_not_place_at_a_level_it_is_written_at_is_a_skip(tmp_path, monkeypatch):
+    """A plugin of the Server header (tests/helpers/servers.py, as docs/architecture.md shows one)
+    whose levels_of places a field with a '/' at its IDENTITY level only: a server that sends
+    'Server: /x' wrote '/x' at the CATEGORY level too (a CATEGORY of no '/' after the first
+    character is the value itself), under a key that emits only that level: the profile was one
+    that validate, merge and ukvs refuse as no key of its own policy. The value is a counted
+    skip, 'bad_server'; the other values are kept, and every command takes the profile."""
+    from helpers import servers
+    keep(monkeypatch)
+    monkeypatch.setenv(contract.PLUGINS_ENV, "helpers.servers")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS, ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    assert plugins.load() == ["helpers.servers"]
+    warc_path = tmp_path / "s.warc"
+    _server_warc(warc_path, [b"nginx/1.18.0 (Ubuntu)", b"Apache", b"/x", b"nginx/1.20.1", b"-x"])
+    policy = tmp_path / "server.yaml"
+    policy.write_text(yaml.safe_dump(servers.POLICY))
+    out = tmp_path / "s.cdxj"
+    assert cli.main(["profile", str(warc_path), "-o", str(out), "--policy", str(policy), "-q"]) == 0
+    text = out.read_text("utf-8")
+    assert '"captures":4,' in text and '"skipped":{"bad_server":1}' in text
+    got = {k: v[0] for k, v in read_profile(str(out)).items()}
+    assert got["* - - - -"] == 4 and got["* - - - nginx/*"] == 2 and got["* - - - apache"] == 1
+    assert got["com,example,* - - - nginx/*"] == 2 and got["com,example,* - - - -x"] == 1
+    assert not any(k.endswith(" /x") for k in got)
+    assert validate(str(out)).ok
+    assert cli.main(["ukvs", str(out), "-o", str(tmp_path / "s.ukvs"), "-q"]) == 0
+    assert cli.main(["split", str(out), "-o", str(tmp_path / "page"), "--max-lines", "20", "-q"]) == 0
+    pages = sorted(str(p) for p in tmp_path.glob("page-*.cdxj"))
+    assert len(pages) > 1 and cli.main(["merge", *pages, "-o", str(tmp_path / "m.cdxj"), "-q"]) == 0
+    assert read_profile(str(tmp_path / "m.cdxj")) == read_profile(str(out))

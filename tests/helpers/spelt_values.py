@@ -18,7 +18,9 @@ def path_of(urlkey):
 
 
 def _levels(field):
-    out = [name for name, fits in (("family", field.endswith("/*")), ("group", field.endswith("xx") or field == "unk"),
+    """The levels a field is a line of: the family's are those a CATEGORY gives itself ('a/*', and a
+    field without a '/' after its first character: 'abc', '/x')."""
+    out = [name for name, fits in (("family", criteria.project(field, criteria.CATEGORY) == field), ("group", field.endswith("xx") or field == "unk"),
                                    ("kind", field in criteria.MIME_CLASSES or field == "unk"), ("pre", len(field) <= 2))
            if fits]
     return tuple(out + ["name"])

@@ -9,6 +9,8 @@ from hypothesis import given, settings, strategies as st
 from profiler.model import criteria, normalise
 from profiler.model.criteria import CATEGORY, CLASS, IDENTITY, MIME_CLASS, PREFIX, Level
 
+from helpers import spelt_values
+
 LEVELS = (Level("family", CATEGORY), Level("group", CLASS), Level("kind", MIME_CLASS), Level("pre", PREFIX, 2),
           Level("name", IDENTITY))
 
@@ -34,8 +36,8 @@ def test_prefixes_of_several_lengths_share_a_short_value_s_key():
 
 
 def test_is_field_refuses_a_plugin_s_value_that_shares_a_key():
-    c = criteria.Criterion("sp", "urlkey", LEVELS, ("name",), lambda f: ("name",), ("a/*", "2xx", "html", "ab", "abc"),
-                           r"[^ \t\n]+", "a path", optional=True)
+    c = criteria.Criterion("sp", "urlkey", LEVELS, ("name",), spelt_values.SP.levels_of,
+                           ("a/*", "2xx", "html", "ab", "abc"), r"[^ \t\n]+", "a path", optional=True)
     assert criteria.is_field(c, "a/b") and criteria.is_field(c, "unk")
     assert not criteria.is_field(c, "a/*") and not criteria.is_field(c, "-")
 
@@ -48,3 +50,17 @@ def test_the_package_s_normalisers_never_give_a_value_that_shares_a_key(raw):
     assert not criteria.shares_a_key(criteria.STATUS.levels, normalise.status(raw[:3]))
     ts = normalise.timestamp(raw)
     assert ts is None or not criteria.shares_a_key(criteria.DATETIME.levels, ts)
+
+
+def test_is_field_refuses_a_value_whose_field_its_levels_of_does_not_place_at_that_level():
+    """'-x' under a PREFIX of 1 is '-', the field of any; '/x' under a CATEGORY is '/x', a field
+    this levels_of places at the IDENTITY level only: readers would take either line for no key
+    of its level (validate, merge, ukvs refused the profile)."""
+    c = criteria.Criterion("pp", "urlkey", (Level("one", PREFIX, 1), Level("all", IDENTITY)), ("all",),
+                           lambda f: ("one",) if len(f) == 1 else ("all",), ("a", "ab"), r"-|[!-~]+", "a word",
+                           optional=True)
+    assert criteria.is_field(c, "ab") and not criteria.is_field(c, "-x")
+    c = criteria.Criterion("sv", "urlkey", (Level("product", IDENTITY), Level("name", CATEGORY)), ("product",),
+                           lambda f: ("name",) if f.endswith("/*") else ("product",) if "/" in f else ("product", "name"),
+                           ("a/1", "a/*"), r"-|[!-~]+", "a product", optional=True)
+    assert criteria.is_field(c, "nginx/1.0") and criteria.is_field(c, "apache") and not criteria.is_field(c, "/x")

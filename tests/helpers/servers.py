@@ -1,0 +1,48 @@
+"""A test plugin of a criterion an HTTP response header gives, as a site would write one from
+docs/architecture.md: ``server``, the first word of a response's ``Server`` header in lower case
+(profiler.formats.registry.http_header), two levels: ``product`` (the value, ``nginx/1.18.0``)
+and ``name`` (a CATEGORY: ``nginx/*``; a value without a '/' is its own name, ``apache``). Its
+``levels_of`` places a field with a '/' that does not end ``/*`` at ``product`` only, so a
+value whose CATEGORY is itself though it has a '/' (``/x``: a hostile server's header) would
+be written at ``name`` where readers take it for no key of the policy: the map side counts it as
+a skip, ``bad_server`` (profiler.model.criteria.is_field).
+"""
+
+from profiler.formats import registry
+from profiler.model import capture, criteria, normalise
+
+
+def product(text):
+    """'nginx/1.18.0 (Ubuntu)' -> 'nginx/1.18.0'; None or blank -> 'unk'."""
+    words = (text or "").split()
+    return words[0].lower() if words else normalise.UNKNOWN
+
+
+def _levels(field):
+    if field.endswith("/*"):
+        return ("name",)
+    return ("product",) if "/" in field else ("product", "name")
+
+
+SERVER = criteria.Criterion(
+    "server", "server", (criteria.Level("product", criteria.IDENTITY), criteria.Level("name", criteria.CATEGORY)),
+    ("product",), _levels, ("nginx/1.18.0", "nginx/*"), r"-|[!-~]+",
+    "'-', a server product (nginx/1.18.0) or name (nginx/*)", optional=True, example="nginx/1.18.0 or nginx/*")
+
+
+def register():
+    capture.add_field("server", normalise.UNKNOWN)
+    criteria.register(SERVER)
+    registry.http_header("server", "Server", product)
+
+
+#: a policy of the criterion: both levels at the root, the name alone per registered domain
+POLICY = {
+    "name": "server",
+    "host_depth": 3,
+    "registered_domains": True,
+    "levels": {"datetime": ["year"], "mime": ["type"], "status": ["class"], "server": ["product", "name"]},
+    "emit": {"root": {"datetime": ["any", "year"], "server": ["any", "product", "name"]},
+             "tld": {"server": ["any", "product", "name"]}, "suffix": "none", "domain": {"server": ["any", "name"]},
+             "subdomain": "none", "host": {"server": ["any", "product", "name"]}, "path": "none"},
+}
