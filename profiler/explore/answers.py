@@ -492,10 +492,15 @@ class Explorer:
             if len(key) != len(fields) or key[i + 1:] != tail or not _refines(c, key[i], current):
                 continue
             found[key[i]] = (key, line[k + 1:])
-        by_level = {}
+        by_level, certain = {}, set()
         for value in found:
-            for level in c.field_levels(value):
+            at = c.field_levels(value)
+            if len(at) == 1:
+                certain.update(at)
+            for level in at:
                 by_level.setdefault(level, []).append(value)
+        if certain:         # a level of only fields that fit others too ('unk') is not written here
+            by_level = {level: values for level, values in by_level.items() if level in certain}
         order = [lv.name for lv in c.coarse_to_fine if lv.name in by_level]
         out["levels"] = order
         if not order:

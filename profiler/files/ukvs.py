@@ -348,13 +348,17 @@ BREAKDOWN_LEVELS = {"status": ("class", "code"), "mime": ("type", "category")}
 
 def _one_level(name, entries):
     """A breakdown's entries of one level of its criterion: the first of its BREAKDOWN_LEVELS
-    any entry has ('unk' and the like, of every level, stay)."""
+    an entry is of that level alone (a key whose lines are status codes with an 'unk': the codes,
+    not 'unk' alone), else the first any entry has ('unk' and the like, of every level, stay)."""
     from profiler.model import criteria
     criterion = criteria.BY_NAME[name]
     levels = BREAKDOWN_LEVELS.get(name) or tuple(level.name for level in criterion.coarse_to_fine)
     if len(levels) < 2:
         return entries
     of = {field: set(criterion.field_levels(field)) for field in entries}
+    for level in levels:
+        if any(found == {level} for found in of.values()):
+            return {f: v for f, v in entries.items() if level in of[f]}
     for level in levels:
         if any(level in found for found in of.values()):
             return {f: v for f, v in entries.items() if level in of[f]}

@@ -301,3 +301,21 @@ def test_a_compacted_profile_answers_a_rolled_up_key_with_bounds(tmp_path):
         assert listed and all("not listed" in b["note"] and b["complete"] is False for b in listed)
     with serving(full) as (url, server):
         assert not [b for b in answer(url, surt="*", datetime="2013")["breakdowns"] if b["rows"] and b["note"]]
+
+
+def test_a_level_the_key_does_not_write_is_not_offered(tmp_path):
+    """A policy that writes mime types alone: 'unk' fits the category and class levels too, but
+    the breakdown offers only the type level, whose rows add up, where it offered all three and
+    listed 'unk' alone (a few captures of all) as the complete breakdown by category."""
+    from profiler.model.policy import Policy
+    policy = Policy({"levels": {"datetime": ["year"], "mime": ["type", "category", "class"], "status": ["class"]},
+                     "emit": {"root": {"mime": ["any", "type"]}, "tld": "none"}})
+    caps = random_caps(random.Random(4)) + random_caps(random.Random(5))
+    for c in caps[::5]:
+        c[2] = "unk"
+    path = write_profile(tmp_path / "t.cdxj", caps, policy)
+    with serving(path) as (url, _):
+        for level in ("category", "class", "type"):
+            [by] = [b for b in answer(url, levels="mime:" + level, limit=500)["breakdowns"] if b["field"] == "mime"]
+            assert by["levels"] == ["type"] and by["level"] == "type" and by["complete"], by
+            assert sum(r["features"]["urim.total"] for r in by["rows"]) == len(caps)

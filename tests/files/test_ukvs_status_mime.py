@@ -117,3 +117,18 @@ def test_mime_classes_beside_the_types_stay_out_of_the_mime_block(tmp_path):
     assert all(m == "unk" or ("/" in m and not m.endswith("/*")) for m in root["mime"]), sorted(root["mime"])
     captures = next(flatten(v) for k, v in iter_data(profile) if set(k.split(b" ")) == {b"*", b"-"})["urim.total"]
     assert sum(int(f.split("/")[0]) for f in root["mime"].values()) == captures
+
+
+def test_a_key_of_status_codes_keeps_its_codes_beside_unk(tmp_path):
+    """A policy whose TLD keys have status codes alone: with captures of no status ('unk', which
+    fits the class level too) the TLD line's block kept 'unk' alone, its 5xx and every other code
+    gone (/route read no 5xx there); it keeps the codes and adds up."""
+    policy = tmp_path / "codes.yaml"
+    policy.write_text("name: codes\nhost_depth: 1\nlevels: {datetime: [year], mime: [type], status: [class, code]}\n"
+                      "emit: {root: {status: [any, class, code]}, tld: {status: [any, code]}, domain: none, "
+                      "host: none, path: none}\n")
+    lines = [cdx_line("h%d" % i, "p", "2013010100%04d" % i, ("200", "503", "-", "404")[i % 4], i) for i in range(40)]
+    profile, out = profiled(tmp_path, "codes", lines, policy=str(policy))
+    assert validate(out).ok, validate(out).problems
+    tld = blocks(out)[b"com,*"]["status"]
+    assert tld == {"200": "10/10", "404": "10/10", "503": "10/10", "unk": "10/10"}, tld
