@@ -343,17 +343,19 @@ _NAMES = {}
 
 def criterion_charts(h, name, top):
     """The archive by an optional criterion (the '* - - - VALUE' lines), one chart per level of it
-    the profile has (coarsest first; a field that fits several levels, 'unk', in each): the top
-    values, the rest summed as 'other'."""
+    the profile has (coarsest first; a field that fits several levels, 'unk', in each, but no
+    level of only such fields: a level the policy does not write): the top values, the rest summed
+    as 'other'."""
     criterion = criteria.BY_NAME[name]
     table = h["criteria"][name]
     columns = [name, "captures", "share", "unique URLs (URI-Rs)", "bytes"]
     several = len(criterion.levels) > 1
+    certain = {at[0] for at in map(criterion.field_levels, table) if len(at) == 1}
     charts = []
     for level in criterion.coarse_to_fine:
         fields = {f: v for f, v in table.items() if level.name in criterion.field_levels(f)}
-        if several and not fields:
-            continue
+        if several and (not fields or (certain and level.name not in certain)):
+            continue            # no line of it, or only fields that fit other levels too ('unk')
         c = Chart("by-%s-%s" % (name, level.name), "Captures by %s%s" % (name, " (%s)" % level.name if several else ""),
                   "bars", "count", columns=list(columns))
         whole = sum(_urim(v) for v in fields.values())

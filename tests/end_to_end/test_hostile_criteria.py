@@ -180,18 +180,6 @@ def test_a_value_spelt_as_another_level_s_field_is_a_skip_and_a_prefix_keeps_cha
     assert validate(str(out)).ok
 
 
-def _server_warc(path, servers):
-    """A plain WARC of one response per Server header value, each of its own host."""
-    with open(path, "wb") as f:
-        for i, server in enumerate(servers):
-            body = b"<html>%d</html>" % i
-            block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nServer: " + server + b"\r\n\r\n" + body
-            f.write(b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://h%d.example.com/\r\n"
-                    b"WARC-Date: 2020-01-01T00:00:%02dZ\r\nWARC-Record-ID: <urn:uuid:%d>\r\n"
-                    b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n"
-                    % (i, i, i, len(block)) + block + b"\r\n\r\n")
-
-
 def test_a_value_its_levels_of_does_not_place_at_a_level_it_is_written_at_is_a_skip(tmp_path, monkeypatch):
     """A plugin of the Server header (tests/helpers/servers.py, as docs/architecture.md shows one)
     whose levels_of places a field with a '/' at its IDENTITY level only: a server that sends
@@ -205,7 +193,7 @@ def test_a_value_its_levels_of_does_not_place_at_a_level_it_is_written_at_is_a_s
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS, ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     assert plugins.load() == ["helpers.servers"]
     warc_path = tmp_path / "s.warc"
-    _server_warc(warc_path, [b"nginx/1.18.0 (Ubuntu)", b"Apache", b"/x", b"nginx/1.20.1", b"-x"])
+    servers.write_warc(warc_path, [b"nginx/1.18.0 (Ubuntu)", b"Apache", b"/x", b"nginx/1.20.1", b"-x"])
     policy = tmp_path / "server.yaml"
     policy.write_text(yaml.safe_dump(servers.POLICY))
     out = tmp_path / "s.cdxj"

@@ -30,6 +30,19 @@ SERVER = criteria.Criterion(
     "'-', a server product (nginx/1.18.0) or name (nginx/*)", optional=True, example="nginx/1.18.0 or nginx/*")
 
 
+def write_warc(path, values):
+    """A plain WARC of one response per Server header value (bytes), each of its own host
+    (h0.example.com, ...)."""
+    with open(path, "wb") as f:
+        for i, server in enumerate(values):
+            body = b"<html>%d</html>" % i
+            block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nServer: " + server + b"\r\n\r\n" + body
+            f.write(b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://h%d.example.com/\r\n"
+                    b"WARC-Date: 2020-01-01T00:00:%02dZ\r\nWARC-Record-ID: <urn:uuid:%d>\r\n"
+                    b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n"
+                    % (i, i, i, len(block)) + block + b"\r\n\r\n")
+
+
 def register():
     capture.add_field("server", normalise.UNKNOWN)
     criteria.register(SERVER)

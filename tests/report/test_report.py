@@ -350,3 +350,28 @@ def test_a_ranking_notes_an_other_row_only_when_it_has_one(tmp_path):
     [cut] = report.criterion_charts(h, "size", 2)
     assert cut.note.startswith("2 of %d values shown; the 'other' row sums the rest" % sizes)
     assert any(str(row[0]).startswith("other (") for row in cut.rows)
+
+
+def test_a_level_of_a_criterion_the_policy_does_not_write_has_no_chart(tmp_path, monkeypatch):
+    """A plugin's criterion of two levels (tests/helpers/servers.py) whose policy writes the finer
+    one alone at the root: a bare 'apache' fits the coarser level too, which had a chart of it
+    alone, 'apache' 100 % of 'all' (1 capture of 3); only the written level has a chart."""
+    import yaml
+    from profiler import contract, plugins
+    from helpers import servers
+    from helpers.registries import keep
+    keep(monkeypatch)
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    monkeypatch.setenv(contract.PLUGINS_ENV, "helpers.servers")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests, os.path.dirname(tests)]))
+    assert plugins.load() == ["helpers.servers"]
+    warc = tmp_path / "s.warc"
+    servers.write_warc(warc, [b"nginx/1.18.0", b"Apache", b"nginx/1.20.1"])
+    policy = tmp_path / "p.yaml"
+    policy.write_text(yaml.safe_dump(dict(servers.POLICY, emit={"root": {"server": ["any", "product"]}, "tld": "none",
+                                                                 "domain": "none", "host": "none", "path": "none"})))
+    profile = tmp_path / "s.cdxj"
+    assert cli.main(["profile", str(warc), "-o", str(profile), "--policy", str(policy), "-q"]) == 0
+    charts = report.criterion_charts(report.read_holdings(str(profile)), "server", 10)
+    assert [c.id for c in charts] == ["by-server-product"]
+    assert charts[0].rows[-1][:2] == ["all", 3]
