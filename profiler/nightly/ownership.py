@@ -2,7 +2,9 @@
 
 - The output folder's ``.NAME.owner`` marker names the state folder of the config that
   publishes NAME there; a second config with the same output folder and name is refused
-  instead of pruning the first one's versions.
+  instead of pruning the first one's versions. The state names the NAME and output folder it
+  publishes (``state.json`` ``owner``): a second config with the same state folder is refused
+  while the first one's marker still names it.
 - A ``Ledger`` in the state folder lists what the run placed in one folder, each with its
   identity: inode and type, and for a regular file also its size and modification time. An
   entry is the run's own only while it is there with that identity: a file someone replaced,
@@ -207,6 +209,46 @@ def claim_output(out, name, state_dir, create=True):
         raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder is %s (see %s); "
                         "give this config another name or output_dir" % (out.path, name, owner[:300],
                                                                          out.join(marker)))
+
+
+def state_owner(name, output_dir):
+    """The ``owner`` a state records: the NAME and output folder its versions are published as."""
+    return {"name": name, "output_dir": os.path.realpath(output_dir)}
+
+
+def _marker_state_dir(path):
+    """The state folder the owner marker at path names, or None (missing, not a regular file,
+    unreadable, not a marker). Opened without following a link or blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            owner = orjson.loads(f.read(MARKER_LIMIT)).get("state_dir")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            return None
+    return owner if isinstance(owner, str) else None
+
+
+def check_state_owner(owner, name, output_dir, state_dir):
+    """UserError when the state in state_dir is another config's: it publishes another NAME or into
+    another output folder (owner, from state.json; None: a state that does not say), whose owner
+    marker still names state_dir. Two configs sharing a state folder (two names in one output
+    folder share its default, OUTPUT_DIR/.nightly) each took the other's inputs for removed and
+    rebuilt every night. A config renamed or moved is the same case until its old marker goes."""
+    if not owner or owner == state_owner(name, output_dir):
+        return
+    marker = os.path.join(owner["output_dir"], owner_marker(owner["name"]))
+    if _marker_state_dir(marker) != os.path.realpath(state_dir):
+        return                      # no config claims it any more: this one takes it over
+    raise UserError("the state folder %s holds the state of the nightly config publishing %r in %s (%s names "
+                    "it): give this config a state_dir of its own (the default, OUTPUT_DIR/.nightly, is shared "
+                    "by every name in one output folder); if this config is that one renamed or given another "
+                    "output_dir, remove %s" % (state_dir, owner["name"][:200], owner["output_dir"][:300],
+                                               marker[:300], marker[:300]))
 
 
 # ---------------------------------------------------------------- work folders

@@ -79,7 +79,8 @@ class StateError(UserError):
 
 
 #: the fields of state.json this version reads, and their JSON types
-SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int}
+SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int, "owner": dict}
+OWNER_SHAPE = {"name": str, "output_dir": str}
 CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
                  "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
 FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "ino": int, "ctime_ns": int, "sha256": str}
@@ -113,6 +114,9 @@ def check_shape(path, data):
         for key, types in FINGERPRINT_SHAPE.items():
             if key in fp or key in FINGERPRINT_REQUIRED:
                 _expect(path, "inputs[%r].%s" % (name, key), fp.get(key), types)
+    for key, types in OWNER_SHAPE.items():
+        if "owner" in data:
+            _expect(path, "owner.%s" % key, data["owner"].get(key), types)
     current = data.get("current")
     if current:
         for key, types in CURRENT_SHAPE.items():
@@ -171,6 +175,11 @@ class State:
     @property
     def inputs(self):
         return (self.data or {}).get("inputs", {})
+
+    @property
+    def owner(self):
+        """{'name', 'output_dir'} the state's versions are published as (None: a state that does not say)."""
+        return (self.data or {}).get("owner")
 
     @property
     def versions(self):

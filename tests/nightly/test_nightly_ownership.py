@@ -67,6 +67,34 @@ def test_two_configs_sharing_an_output_are_refused(tmp_path, capsys):
     assert a.night(capsys)[0] == 0                      # the owner goes on
 
 
+def test_two_configs_sharing_a_state_folder_are_refused(tmp_path, capsys):
+    """Two names in one output folder share its default state folder (OUTPUT_DIR/.nightly): each
+    took the other's inputs for removed and rebuilt every night, saying inputs were removed. The
+    second is refused in one line naming the marker; the first goes on; a rename goes on once the
+    old name's marker is removed."""
+    a = Archive(tmp_path / "a", name="alpha")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    b = Archive(tmp_path / "b", name="beta", output_dir=str(tmp_path / "a" / "out"))
+    b.add_cdx("b.cdx", hosts(1), tag="B")
+    state_json = os.path.join(a.state_dir, "state.json")
+    before, state_before = sorted(os.listdir(a.out)), open(state_json, "rb").read()
+    status = cli.main(["nightly", "--config", b.config, "-q"])
+    err = _output(capsys).strip()
+    marker = os.path.join(a.out, ".alpha.owner")
+    assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "holds the state of the nightly config publishing 'alpha'" in err and "remove %s" % marker in err
+    assert sorted(os.listdir(a.out)) == before and open(state_json, "rb").read() == state_before
+    status, line = a.night(capsys)                      # the owner goes on: nothing was removed
+    assert status == 0 and "nothing new in 1 input(s)" in line, line
+    a.configure(name="gamma")                           # renamed: refused until the old marker goes
+    assert cli.main(["nightly", "--config", a.config, "-q"]) == 2 and "remove %s" % marker in _output(capsys)
+    os.unlink(marker)
+    a.add_cdx("a2.cdx", hosts(2), tag="A2")
+    status, line = a.night(capsys)
+    assert status == 0 and "published gamma-" in line, line
+
+
 def test_a_setup_moved_elsewhere_is_told_to_remove_the_old_owner_marker(tmp_path, capsys):
     """`mv` of a whole nightly setup: the output folder's marker names the state folder where it
     was. Refused (the advice was to rename the config, which does not help); the line names the
@@ -119,6 +147,7 @@ def test_outputs_inside_the_inputs_are_not_read(tmp_path, capsys):
     (lambda s: s.update(versions="abc"), "versions"),
     (lambda s: s["inputs"][next(iter(s["inputs"]))].update(size="big"), ".size"),
     (lambda s: s.update(current=[1]), "current"),
+    (lambda s: s.update(owner={"name": 1}), "owner.name"),
 ])
 def test_state_with_wrong_types_names_the_field(tmp_path, capsys, change, field):
     a = Archive(tmp_path)
