@@ -309,8 +309,10 @@ class Night:
             if removed:
                 reasons.append("%d input(s) removed%s" % (len(removed), _first(removed)))
                 self.record["removed"] = removed[:LISTED]
-            if prev.get("approximate_nights", 0) >= c.max_approximate_nights and \
-                    len(prev.get("exact", ())) < len(fold_mod.FEATURES):
+            bounded = len(prev.get("exact", ())) < len(fold_mod.FEATURES)
+            if bounded and c.on_overlap == "rebuild":      # the config asks for exact numbers now
+                reasons.append("the profile carries bounds and on_overlap is rebuild (exact numbers)")
+            elif bounded and prev.get("approximate_nights", 0) >= c.max_approximate_nights:
                 reasons.append("the profile has carried bounds for %d night(s) (max_approximate_nights)"
                                % prev["approximate_nights"])
             damage = self._published_damage(prev["profile"])
