@@ -32,7 +32,7 @@ import stat
 import time
 
 from profiler import jsonnum
-from profiler.errors import RunError, UserError
+from profiler.errors import RunError, UserError, printable
 from profiler.files.validate import validate
 from profiler.formats import inputs as inputs_mod
 from profiler.io import signalmask
@@ -119,7 +119,7 @@ class Night:
                         self.works.remove(self.work)
             except BaseException as e:
                 self.record.setdefault("status", "locked" if isinstance(e, LockHeld) else "failed")
-                self.record["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+                self.record["error"] = _error_line(e)
                 raise
             finally:
                 self.record["seconds"] = round((_now() - started).total_seconds(), 2)
@@ -643,12 +643,21 @@ def _unreadable(path):
     return None
 
 
+def _error_line(e):
+    """The run record's error: a mistake's or the system's message whole, on one line (the path it
+    names may hold a line end: it was cut there, naming a file that is not there); another's first line."""
+    text = str(e)
+    if not text:
+        return type(e).__name__
+    return printable(text) if isinstance(e, (UserError, OSError)) else text.splitlines()[0]
+
+
 def summary_line(record):
-    """One line for cron mail."""
+    """One line for cron mail, whatever the paths it names hold (control characters escaped)."""
     line = _summary(record)
     if record.get("future_inputs"):
         line += "; %d input(s) modified in the future (profiled as they are)" % record["future_inputs"]
-    return line
+    return printable(line)
 
 
 def _summary(record):

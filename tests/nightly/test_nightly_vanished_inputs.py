@@ -55,6 +55,36 @@ def test_a_file_gone_from_a_listed_folder_is_rebuilt_without_and_named(tmp_path,
     assert_same_profile(a.latest, a.scratch())
 
 
+def test_a_removed_file_whose_name_holds_a_line_end_is_named_on_one_line(tmp_path, capsys):
+    """The summary line is one line for cron mail whatever a file's name holds: a newline in the
+    name of a removed input is shown as \\n (the line broke in two)."""
+    a = two_files(tmp_path, listed=False)
+    odd = a.add_cdx("odd\nname\x1b.cdx", [c for g in GROUPS[2::3] for c in g], tag="O")
+    assert a.night(capsys)[0] == 0
+    os.unlink(odd)
+    status, line = a.night(capsys)
+    assert status == 0 and len(line.splitlines()) == 1, line
+    assert "1 input(s) removed: %s;" % odd.replace("\n", "\\n").replace("\x1b", "\\x1b") in line, line
+    assert last_run(a)["removed"] == [odd]
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_an_unreadable_input_whose_name_holds_a_line_end_is_named_whole(tmp_path, capsys):
+    """The failure line names the whole path, escaped: it was cut at the line end (naming
+    ``in/odd``, no file), in the summary line and the run log."""
+    a = two_files(tmp_path, listed=False)
+    assert a.night(capsys)[0] == 0
+    before = snapshot(a)
+    fifo = os.path.join(a.inputs, "odd\nname.cdx")
+    os.mkfifo(fifo)
+    status, line = a.night(capsys)
+    shown = fifo.replace("\n", "\\n")
+    assert status == 2 and len(line.splitlines()) == 1, line
+    assert "input cannot be read: %s (not a regular file (a FIFO))" % shown in line, line
+    assert last_run(a)["error"].startswith("input cannot be read: %s (" % shown)
+    assert snapshot(a) == before
+
+
 def test_a_path_the_config_names_that_is_gone_fails_the_night_and_keeps_the_profile(tmp_path, capsys):
     a = two_files(tmp_path, listed=True)
     assert a.night(capsys)[0] == 0
