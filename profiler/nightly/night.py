@@ -177,7 +177,7 @@ class Night:
         c = self.config
         self.outputs.scratch = self.sets_ledger.scratch = self.work
         self.state = State(self.state_folder).load()
-        ownership.check_state_owner(self.state.owner, c.name, c.output_dir, c.state_dir)   # another config's state
+        ownership.check_state_owner(self.state.owner, c.name, c.output_dir, c.state_dir, c.source)   # another config's state
         self.adopted = self._adopt()
         ownership.claim_output(self.out, c.name, c.state_dir, create=False)     # another config's output
         for suffix in (".cdxj",) + ((".ukvs",) if c.mementomap else ()):     # refused before anything is made
@@ -603,7 +603,7 @@ class Night:
         # version the state names (it ended the run between them: links to the old version)
         with signalmask.held():
             state.commit({"identity": identity, "inputs": current, "current": current_entry,
-                          "owner": ownership.state_owner(c.name, c.output_dir),
+                          "owner": ownership.state_owner(c.name, c.output_dir, c.source),
                           "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
                           "committed": _iso(_now())}, self.work)
             self.record["committed"] = os.path.basename(final)     # a failure from here on says so

@@ -211,9 +211,10 @@ def claim_output(out, name, state_dir, create=True):
                                                                          out.join(marker)))
 
 
-def state_owner(name, output_dir):
-    """The ``owner`` a state records: the NAME and output folder its versions are published as."""
-    return {"name": name, "output_dir": os.path.realpath(output_dir)}
+def state_owner(name, output_dir, config):
+    """The ``owner`` a state records: the NAME and output folder its versions are published as, and
+    the config file that says so."""
+    return {"name": name, "output_dir": os.path.realpath(output_dir), "config": os.path.abspath(config)}
 
 
 def _marker_state_dir(path):
@@ -233,22 +234,25 @@ def _marker_state_dir(path):
     return owner if isinstance(owner, str) else None
 
 
-def check_state_owner(owner, name, output_dir, state_dir):
-    """UserError when the state in state_dir is another config's: it publishes another NAME or into
-    another output folder (owner, from state.json; None: a state that does not say), whose owner
-    marker still names state_dir. Two configs sharing a state folder (two names in one output
-    folder share its default, OUTPUT_DIR/.nightly) each took the other's inputs for removed and
-    rebuilt every night. A config renamed or moved is the same case until its old marker goes."""
-    if not owner or owner == state_owner(name, output_dir):
+def check_state_owner(owner, name, output_dir, state_dir, config):
+    """UserError when the state in state_dir is another config's: another config file's, publishing
+    another NAME or into another output folder (owner, from state.json; None: a state that does not
+    say), whose owner marker still names state_dir. Two configs sharing a state folder (two names
+    in one output folder share its default, OUTPUT_DIR/.nightly) each took the other's inputs for
+    removed and rebuilt every night. The same config file edited (another name or output folder)
+    goes on; a config file moved as well is taken for another until the old marker goes."""
+    me = state_owner(name, output_dir, config)
+    if not owner or owner.get("config") == me["config"] or \
+            (owner["name"], owner["output_dir"]) == (me["name"], me["output_dir"]):
         return
     marker = os.path.join(owner["output_dir"], owner_marker(owner["name"]))
     if _marker_state_dir(marker) != os.path.realpath(state_dir):
         return                      # no config claims it any more: this one takes it over
-    raise UserError("the state folder %s holds the state of the nightly config publishing %r in %s (%s names "
-                    "it): give this config a state_dir of its own (the default, OUTPUT_DIR/.nightly, is shared "
-                    "by every name in one output folder); if this config is that one renamed or given another "
-                    "output_dir, remove %s" % (state_dir, owner["name"][:200], owner["output_dir"][:300],
-                                               marker[:300], marker[:300]))
+    raise UserError("the state folder %s holds the state of the nightly config %s, publishing %r in %s (%s names "
+                    "it): give this config a state_dir of its own (the default, OUTPUT_DIR/.nightly, is shared by "
+                    "every name in one output folder); if this config is that one, its file moved, remove %s"
+                    % (state_dir, owner["config"][:300], owner["name"][:200], owner["output_dir"][:300],
+                       marker[:300], marker[:300]))
 
 
 # ---------------------------------------------------------------- work folders

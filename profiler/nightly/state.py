@@ -80,7 +80,7 @@ class StateError(UserError):
 
 #: the fields of state.json this version reads, and their JSON types
 SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int, "owner": dict}
-OWNER_SHAPE = {"name": str, "output_dir": str}
+OWNER_SHAPE = {"name": str, "output_dir": str, "config": str}
 CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
                  "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
 FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "ino": int, "ctime_ns": int, "sha256": str}

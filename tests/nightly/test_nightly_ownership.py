@@ -70,8 +70,8 @@ def test_two_configs_sharing_an_output_are_refused(tmp_path, capsys):
 def test_two_configs_sharing_a_state_folder_are_refused(tmp_path, capsys):
     """Two names in one output folder share its default state folder (OUTPUT_DIR/.nightly): each
     took the other's inputs for removed and rebuilt every night, saying inputs were removed. The
-    second is refused in one line naming the marker; the first goes on; a rename goes on once the
-    old name's marker is removed."""
+    second config is refused in one line naming the first and its marker; the first goes on, and
+    so does it renamed in its own file; a config file moved and renamed once the old marker goes."""
     a = Archive(tmp_path / "a", name="alpha")
     a.add_cdx("a.cdx", hosts(0))
     assert a.night(capsys)[0] == 0
@@ -83,16 +83,25 @@ def test_two_configs_sharing_a_state_folder_are_refused(tmp_path, capsys):
     err = _output(capsys).strip()
     marker = os.path.join(a.out, ".alpha.owner")
     assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
-    assert "holds the state of the nightly config publishing 'alpha'" in err and "remove %s" % marker in err
+    assert "holds the state of the nightly config %s, publishing 'alpha'" % a.config in err, err
+    assert "remove %s" % marker in err
     assert sorted(os.listdir(a.out)) == before and open(state_json, "rb").read() == state_before
     status, line = a.night(capsys)                      # the owner goes on: nothing was removed
     assert status == 0 and "nothing new in 1 input(s)" in line, line
-    a.configure(name="gamma")                           # renamed: refused until the old marker goes
-    assert cli.main(["nightly", "--config", a.config, "-q"]) == 2 and "remove %s" % marker in _output(capsys)
-    os.unlink(marker)
+    a.configure(name="gamma")                           # renamed in its own file: goes on
     a.add_cdx("a2.cdx", hosts(2), tag="A2")
     status, line = a.night(capsys)
-    assert status == 0 and "published gamma-" in line, line
+    assert status == 0 and "(fold: new URI-Rs and digests only;" in line and "published gamma-" in line, line
+    moved = str(tmp_path / "a" / "moved.yaml")          # its file moved, then renamed: another config
+    os.rename(a.config, moved)
+    with open(moved, "a") as f:
+        f.write("name: delta\n")
+    gamma = os.path.join(a.out, ".gamma.owner")
+    assert cli.main(["nightly", "--config", moved, "-q"]) == 2 and "remove %s" % gamma in _output(capsys)
+    os.unlink(gamma)                                    # until the marker goes
+    a.add_cdx("a3.cdx", hosts(3), tag="A3")
+    assert cli.main(["nightly", "--config", moved, "-q"]) == 0 and "published delta-" in _output(capsys)
+    assert_same_profile(os.path.join(a.out, "delta-latest.cdxj"), a.scratch())
 
 
 def test_a_setup_moved_elsewhere_is_told_to_remove_the_old_owner_marker(tmp_path, capsys):
