@@ -168,7 +168,7 @@ class Night:
         if self.state_folder is None or self.state_folder.fd is None:
             return
         try:
-            self.state_folder.append(RUN_LOG, jsonnum.dumps(self.record) + b"\n")
+            self.state_folder.append(RUN_LOG, record_json(self.record) + b"\n")
         except (OSError, UserError) as e:
             log.warning("could not append to the run log: %s", e)
 
@@ -641,6 +641,28 @@ def _unreadable(path):
     except OSError as e:
         return "unreadable: %s" % (e.strerror or e)
     return None
+
+
+def record_json(record):
+    """A run record as JSON bytes; a path whose bytes are not UTF-8 (read as surrogate escapes,
+    which JSON cannot hold) shown escaped, \\xff: the record was lost and the run failed."""
+    try:
+        return jsonnum.dumps(record)
+    except TypeError:
+        return jsonnum.dumps(_escaped(record))
+
+
+def _escaped(value):
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def _error_line(e):

@@ -214,7 +214,13 @@ def claim_output(out, name, state_dir, create=True):
 def state_owner(name, output_dir, config):
     """The ``owner`` a state records: the NAME and output folder its versions are published as, and
     the config file that says so."""
-    return {"name": name, "output_dir": os.path.realpath(output_dir), "config": os.path.abspath(config)}
+    return {"name": name, "output_dir": _text(os.path.realpath(output_dir)),
+            "config": _text(os.path.abspath(config))}
+
+
+def _text(path):
+    """path as JSON can hold it: bytes that are not UTF-8 (surrogate escapes) shown as \\xff."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _marker_state_dir(path):

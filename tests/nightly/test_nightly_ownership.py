@@ -157,6 +157,8 @@ def test_outputs_inside_the_inputs_are_not_read(tmp_path, capsys):
     (lambda s: s["inputs"][next(iter(s["inputs"]))].update(size="big"), ".size"),
     (lambda s: s.update(current=[1]), "current"),
     (lambda s: s.update(owner={"name": 1}), "owner.name"),
+    (lambda s: s.update(inputs_hex={"zz": {}}), "inputs_hex"),
+    (lambda s: s.update(inputs_hex={"2f61": 1}), "inputs['2f61']"),
 ])
 def test_state_with_wrong_types_names_the_field(tmp_path, capsys, change, field):
     a = Archive(tmp_path)

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host
+from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host, cdx_text
 
 GROUPS = captures_by_host(600, seed=5)
 
@@ -83,6 +83,29 @@ def test_an_unreadable_input_whose_name_holds_a_line_end_is_named_whole(tmp_path
     assert "input cannot be read: %s (not a regular file (a FIFO))" % shown in line, line
     assert last_run(a)["error"].startswith("input cannot be read: %s (" % shown)
     assert snapshot(a) == before
+
+
+def test_an_input_whose_name_is_not_utf8_is_kept_in_the_state_and_the_run_log(tmp_path, capsys):
+    """A file named in bytes that are not UTF-8 (a Latin-1 name): state.json keeps it (by the hex
+    of its bytes), the run log names it escaped. Every night failed at the commit (``surrogates not
+    allowed``, exit 1, nothing published), and a night that found it removed published with exit 1,
+    its run record lost."""
+    a = two_files(tmp_path, listed=False)
+    odd = os.fsdecode(os.path.join(os.fsencode(a.inputs), b"caf\xe9.cdx"))
+    with open(odd, "w") as f:
+        f.write(cdx_text([c for g in GROUPS[2::3] for c in g], tag="L"))
+    status, line = a.night(capsys)
+    assert status == 0 and line.startswith("archive-profiler nightly: published"), line
+    assert_same_profile(a.latest, a.scratch())
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new in 3 input(s)" in line, line
+    os.unlink(odd)
+    status, line = a.night(capsys)
+    assert status == 0 and "1 input(s) removed: %s;" % odd.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace") in line, line
+    record = last_run(a)
+    assert record["status"] == "published" and record["removed"][0].endswith("caf\\xe9.cdx")
+    assert_same_profile(a.latest, a.scratch())
 
 
 def test_a_path_the_config_names_that_is_gone_fails_the_night_and_keeps_the_profile(tmp_path, capsys):
