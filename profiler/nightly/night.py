@@ -78,6 +78,7 @@ class Night:
         self.state = None           # made by run(): the state folder's state.json
         self.work = None            # made by run(): the night's work folder (a Folder)
         self.out = self.state_folder = self.sets_folder = None
+        self.outputs = self.sets_ledger = None     # made by run(): the ledgers of the output and sets folders
         self.staging = {}           # folder path: the Folder files for it are finished in
         self.report_note = None     # why the change report compares with nothing
         self.adopted = False        # the ledgers were made from a state without them, this night
@@ -122,6 +123,11 @@ class Night:
                 self.record["error"] = _error_line(e)
                 raise
             finally:
+                kept = {}
+                for ledger in (self.outputs, self.sets_ledger):
+                    kept.update(ledger.kept if ledger is not None else {})
+                if kept:
+                    self.record["not_removed"] = [{"path": p, "reason": kept[p]} for p in sorted(kept)[:LISTED]]
                 self.record["seconds"] = round((_now() - started).total_seconds(), 2)
                 self._log_run()
         finally:
@@ -679,6 +685,10 @@ def summary_line(record):
     line = _summary(record)
     if record.get("future_inputs"):
         line += "; %d input(s) modified in the future (profiled as they are)" % record["future_inputs"]
+    if record.get("not_removed"):
+        first = record["not_removed"][0]
+        line += "; %d old file(s) could not be removed, kept (first: %s: %s)" % (
+            len(record["not_removed"]), first["path"], first["reason"])
     return printable(line)
 
 

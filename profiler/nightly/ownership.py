@@ -17,6 +17,7 @@
   recorded in the work ledger as soon as it is made and removed with everything in it.
 """
 
+import logging
 import os
 import re
 import secrets
@@ -24,10 +25,11 @@ import stat
 
 import orjson
 
-from profiler.errors import UserError
+from profiler.errors import UserError, printable
 from profiler.io import signalmask
 from profiler.nightly.folder import UnsafeFile
 
+log = logging.getLogger("archive-profiler")
 WORK_PREFIX = ".work-"
 OUTPUTS_LEDGER = "outputs-ledger.json"
 SETS_LEDGER = "sets-ledger.json"
@@ -82,6 +84,7 @@ class Ledger:
         self.folder = folder
         self.scratch = scratch
         self._entries = None
+        self.kept = {}          # path: why, of the entries the system would not remove (remove)
 
     @property
     def path(self):
@@ -149,13 +152,23 @@ class Ledger:
 
     def remove(self, names):
         """Remove those of names that are provably this tool's, and forget them all (a missing or
-        changed entry is left alone). Returns the names removed."""
-        removed = []
+        changed entry is left alone). One the system will not remove (immutable, a WORM store's
+        retention) is kept in the ledger, with a warning, to be tried again: it failed every night
+        from then on, before any work. Returns the names removed."""
+        removed, kept = [], set()
         for name in names:
             st = self.folder.lstat(name)
-            if st is not None and self.owns(name, st) and self.folder.remove(name, st):
-                removed.append(name)
-        self.forget(names)
+            if st is None or not self.owns(name, st):
+                continue
+            try:
+                if self.folder.remove(name, st):
+                    removed.append(name)
+            except OSError as e:
+                log.warning("could not remove %s (%s): kept, tried again on the next run",
+                            printable(self.folder.join(name)), e.strerror or e)
+                kept.add(name)
+                self.kept[self.folder.join(name)] = e.strerror or str(e)
+        self.forget([n for n in names if n not in kept])
         return removed
 
     def changed(self, names):

@@ -310,3 +310,36 @@ def test_a_run_log_cut_mid_line_gets_the_next_record_on_a_line_of_its_own(tmp_pa
     with open(log, "rb") as f:
         lines = f.read().split(b"\n")
     assert lines[-1] == b"" and orjson.loads(lines[-2])["status"] == "unchanged" and lines[-3] == b'{"started":"2026-'
+
+
+def test_a_version_the_system_will_not_remove_is_kept_and_the_nights_go_on(tmp_path, capsys, monkeypatch):
+    """An old version that cannot be removed (immutable, a WORM store's retention: EPERM) is kept,
+    said in the summary line and runs.jsonl (`not_removed`), and tried again: every night failed
+    from then on, exit 1, before any work."""
+    from profiler.nightly.folder import Folder
+    a = Archive(tmp_path, keep=1)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    held = os.readlink(a.latest)[:-len(".cdxj")] + ".changes.md"
+    remove = Folder.remove
+
+    def refused(self, name, st):
+        if name == held:
+            raise PermissionError(1, "Operation not permitted")
+        return remove(self, name, st)
+    monkeypatch.setattr(Folder, "remove", refused)
+    for night in (1, 2):
+        a.add_cdx("n%d.cdx" % night, hosts(night), tag="N%d" % night)
+        status = cli.main(["nightly", "--config", a.config, "-q"])
+        out = _output(capsys)
+        assert status == 0 and "published archive-" in out and len(out.strip().splitlines()) == 1, out
+        assert "; 1 old file(s) could not be removed, kept (first: %s: Operation not permitted)" \
+            % os.path.join(a.out, held) in out, out
+        with open(os.path.join(a.state_dir, "runs.jsonl"), "rb") as f:
+            assert orjson.loads(f.read().splitlines()[-1])["not_removed"] == [
+                {"path": os.path.join(a.out, held), "reason": "Operation not permitted"}]
+        assert_same_profile(a.latest, a.scratch())
+    assert os.path.exists(os.path.join(a.out, held))
+    monkeypatch.setattr(Folder, "remove", remove)       # removable again: the next run removes it
+    status, line = a.night(capsys)
+    assert status == 0 and not os.path.exists(os.path.join(a.out, held)), line
