@@ -183,7 +183,8 @@ class Night:
         c = self.config
         self.outputs.scratch = self.sets_ledger.scratch = self.work
         self.state = State(self.state_folder).load()
-        ownership.check_state_owner(self.state.owner, c.name, c.output_dir, c.state_dir, c.source)   # another config's state
+        # another config's state
+        ownership.check_state_owner(self.state.owner, c.name, c.output_dir, c.state_dir, c.source)
         self.adopted = self._adopt()
         ownership.claim_output(self.out, c.name, c.state_dir, create=False)     # another config's output
         for suffix in (".cdxj",) + ((".ukvs",) if c.mementomap else ()):     # refused before anything is made
