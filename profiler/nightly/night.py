@@ -322,6 +322,8 @@ class Night:
             elif bounded and prev.get("approximate_nights", 0) >= c.max_approximate_nights:
                 reasons.append("the profile has carried bounds for %d night(s) (max_approximate_nights)"
                                % prev["approximate_nights"])
+            if publish.version_stamp(c.name, prev["profile"]) is None:     # renamed: no NAME-latest yet
+                reasons.append("the name changed to %s (the published profile is %s)" % (c.name, prev["profile"]))
             damage = self._published_damage(prev["profile"])
             if damage:
                 reasons.append(damage)

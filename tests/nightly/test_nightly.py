@@ -314,6 +314,24 @@ def test_a_profile_with_bounds_is_rebuilt_once_on_overlap_is_rebuild(tmp_path, c
     assert_same_profile(a.latest, a.scratch())
 
 
+def test_a_config_renamed_publishes_under_its_new_name_at_once(tmp_path, capsys):
+    """name changed between nights, nothing new: the next night publishes NAME-latest.cdxj of the
+    new name (it said the old name's version stayed published, and the new name had no version
+    until something new came); the old name's files are left alone."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    old = os.readlink(a.latest)
+    a.configure(name="renamed")
+    status, line = a.night(capsys)
+    assert status == 0 and "published renamed-" in line and "(rebuild: the name changed to renamed" in line, line
+    latest = os.path.join(a.out, "renamed-latest.cdxj")
+    assert_same_profile(latest, a.scratch())
+    assert os.readlink(a.latest) == old and os.path.exists(os.path.join(a.out, old))
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new in 1 input(s); renamed-" in line, line
+
+
 def test_approximate_rebuilds_when_a_revisit_may_resolve_across_nights(tmp_path, capsys):
     a = Archive(tmp_path, on_overlap="approximate")
     a.add_cdx("a.cdx", hosts(0))
