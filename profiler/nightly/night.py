@@ -32,7 +32,7 @@ import stat
 import time
 
 from profiler import jsonnum
-from profiler.errors import RunError, UserError
+from profiler.errors import RunError, UserError, printable
 from profiler.files.validate import validate
 from profiler.formats import inputs as inputs_mod
 from profiler.io import signalmask
@@ -78,6 +78,7 @@ class Night:
         self.state = None           # made by run(): the state folder's state.json
         self.work = None            # made by run(): the night's work folder (a Folder)
         self.out = self.state_folder = self.sets_folder = None
+        self.outputs = self.sets_ledger = None     # made by run(): the ledgers of the output and sets folders
         self.staging = {}           # folder path: the Folder files for it are finished in
         self.report_note = None     # why the change report compares with nothing
         self.adopted = False        # the ledgers were made from a state without them, this night
@@ -119,9 +120,14 @@ class Night:
                         self.works.remove(self.work)
             except BaseException as e:
                 self.record.setdefault("status", "locked" if isinstance(e, LockHeld) else "failed")
-                self.record["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+                self.record["error"] = _error_line(e)
                 raise
             finally:
+                kept = {}
+                for ledger in (self.outputs, self.sets_ledger):
+                    kept.update(ledger.kept if ledger is not None else {})
+                if kept:
+                    self.record["not_removed"] = [{"path": p, "reason": kept[p]} for p in sorted(kept)[:LISTED]]
                 self.record["seconds"] = round((_now() - started).total_seconds(), 2)
                 self._log_run()
         finally:
@@ -168,7 +174,7 @@ class Night:
         if self.state_folder is None or self.state_folder.fd is None:
             return
         try:
-            self.state_folder.append(RUN_LOG, jsonnum.dumps(self.record) + b"\n")
+            self.state_folder.append(RUN_LOG, record_json(self.record) + b"\n")
         except (OSError, UserError) as e:
             log.warning("could not append to the run log: %s", e)
 
@@ -177,6 +183,8 @@ class Night:
         c = self.config
         self.outputs.scratch = self.sets_ledger.scratch = self.work
         self.state = State(self.state_folder).load()
+        # another config's state
+        ownership.check_state_owner(self.state.owner, c.name, c.output_dir, c.state_dir, c.source)
         self.adopted = self._adopt()
         ownership.claim_output(self.out, c.name, c.state_dir, create=False)     # another config's output
         for suffix in (".cdxj",) + ((".ukvs",) if c.mementomap else ()):     # refused before anything is made
@@ -308,10 +316,14 @@ class Night:
             if removed:
                 reasons.append("%d input(s) removed%s" % (len(removed), _first(removed)))
                 self.record["removed"] = removed[:LISTED]
-            if prev.get("approximate_nights", 0) >= c.max_approximate_nights and \
-                    len(prev.get("exact", ())) < len(fold_mod.FEATURES):
+            bounded = len(prev.get("exact", ())) < len(fold_mod.FEATURES)
+            if bounded and c.on_overlap == "rebuild":      # the config asks for exact numbers now
+                reasons.append("the profile carries bounds and on_overlap is rebuild (exact numbers)")
+            elif bounded and prev.get("approximate_nights", 0) >= c.max_approximate_nights:
                 reasons.append("the profile has carried bounds for %d night(s) (max_approximate_nights)"
                                % prev["approximate_nights"])
+            if publish.version_stamp(c.name, prev["profile"]) is None:     # renamed: no NAME-latest yet
+                reasons.append("the name changed to %s (the published profile is %s)" % (c.name, prev["profile"]))
             damage = self._published_damage(prev["profile"])
             if damage:
                 reasons.append(damage)
@@ -600,6 +612,7 @@ class Night:
         # version the state names (it ended the run between them: links to the old version)
         with signalmask.held():
             state.commit({"identity": identity, "inputs": current, "current": current_entry,
+                          "owner": ownership.state_owner(c.name, c.output_dir, c.source),
                           "versions": versions, "nights": (state.data or {}).get("nights", 0) + 1,
                           "committed": _iso(_now())}, self.work)
             self.record["committed"] = os.path.basename(final)     # a failure from here on says so
@@ -639,12 +652,47 @@ def _unreadable(path):
     return None
 
 
+def record_json(record):
+    """A run record as JSON bytes; a path whose bytes are not UTF-8 (read as surrogate escapes,
+    which JSON cannot hold) shown escaped, \\xff: the record was lost and the run failed."""
+    try:
+        return jsonnum.dumps(record)
+    except TypeError:
+        return jsonnum.dumps(_escaped(record))
+
+
+def _escaped(value):
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _error_line(e):
+    """The run record's error: a mistake's or the system's message whole, on one line (the path it
+    names may hold a line end: it was cut there, naming a file that is not there); another's first line."""
+    text = str(e)
+    if not text:
+        return type(e).__name__
+    return printable(text) if isinstance(e, (UserError, OSError)) else text.splitlines()[0]
+
+
 def summary_line(record):
-    """One line for cron mail."""
+    """One line for cron mail, whatever the paths it names hold (control characters escaped)."""
     line = _summary(record)
     if record.get("future_inputs"):
         line += "; %d input(s) modified in the future (profiled as they are)" % record["future_inputs"]
-    return line
+    if record.get("not_removed"):
+        first = record["not_removed"][0]
+        line += "; %d old file(s) could not be removed, kept (first: %s: %s)" % (
+            len(record["not_removed"]), first["path"], first["reason"])
+    return printable(line)
 
 
 def _summary(record):

@@ -2,7 +2,9 @@
 
 - The output folder's ``.NAME.owner`` marker names the state folder of the config that
   publishes NAME there; a second config with the same output folder and name is refused
-  instead of pruning the first one's versions.
+  instead of pruning the first one's versions. The state names the NAME and output folder it
+  publishes (``state.json`` ``owner``): a second config with the same state folder is refused
+  while the first one's marker still names it.
 - A ``Ledger`` in the state folder lists what the run placed in one folder, each with its
   identity: inode and type, and for a regular file also its size and modification time. An
   entry is the run's own only while it is there with that identity: a file someone replaced,
@@ -15,6 +17,7 @@
   recorded in the work ledger as soon as it is made and removed with everything in it.
 """
 
+import logging
 import os
 import re
 import secrets
@@ -22,10 +25,11 @@ import stat
 
 import orjson
 
-from profiler.errors import UserError
+from profiler.errors import UserError, printable
 from profiler.io import signalmask
 from profiler.nightly.folder import UnsafeFile
 
+log = logging.getLogger("archive-profiler")
 WORK_PREFIX = ".work-"
 OUTPUTS_LEDGER = "outputs-ledger.json"
 SETS_LEDGER = "sets-ledger.json"
@@ -80,6 +84,7 @@ class Ledger:
         self.folder = folder
         self.scratch = scratch
         self._entries = None
+        self.kept = {}          # path: why, of the entries the system would not remove (remove)
 
     @property
     def path(self):
@@ -147,13 +152,23 @@ class Ledger:
 
     def remove(self, names):
         """Remove those of names that are provably this tool's, and forget them all (a missing or
-        changed entry is left alone). Returns the names removed."""
-        removed = []
+        changed entry is left alone). One the system will not remove (immutable, a WORM store's
+        retention) is kept in the ledger, with a warning, to be tried again: it failed every night
+        from then on, before any work. Returns the names removed."""
+        removed, kept = [], set()
         for name in names:
             st = self.folder.lstat(name)
-            if st is not None and self.owns(name, st) and self.folder.remove(name, st):
-                removed.append(name)
-        self.forget(names)
+            if st is None or not self.owns(name, st):
+                continue
+            try:
+                if self.folder.remove(name, st):
+                    removed.append(name)
+            except OSError as e:
+                log.warning("could not remove %s (%s): kept, tried again on the next run",
+                            printable(self.folder.join(name)), e.strerror or e)
+                kept.add(name)
+                self.kept[self.folder.join(name)] = e.strerror or str(e)
+        self.forget([n for n in names if n not in kept])
         return removed
 
     def changed(self, names):
@@ -207,6 +222,56 @@ def claim_output(out, name, state_dir, create=True):
         raise UserError("%s/%s-*.cdxj belongs to the nightly config whose state folder is %s (see %s); "
                         "give this config another name or output_dir" % (out.path, name, owner[:300],
                                                                          out.join(marker)))
+
+
+def state_owner(name, output_dir, config):
+    """The ``owner`` a state records: the NAME and output folder its versions are published as, and
+    the config file that says so."""
+    return {"name": name, "output_dir": _text(os.path.realpath(output_dir)),
+            "config": _text(os.path.abspath(config))}
+
+
+def _text(path):
+    """path as JSON can hold it: bytes that are not UTF-8 (surrogate escapes) shown as \\xff."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _marker_state_dir(path):
+    """The state folder the owner marker at path names, or None (missing, not a regular file,
+    unreadable, not a marker). Opened without following a link or blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            owner = orjson.loads(f.read(MARKER_LIMIT)).get("state_dir")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            return None
+    return owner if isinstance(owner, str) else None
+
+
+def check_state_owner(owner, name, output_dir, state_dir, config):
+    """UserError when the state in state_dir is another config's: another config file's, publishing
+    another NAME or into another output folder (owner, from state.json; None: a state that does not
+    say), whose owner marker still names state_dir. Two configs sharing a state folder (two names
+    in one output folder share its default, OUTPUT_DIR/.nightly) each took the other's inputs for
+    removed and rebuilt every night. The same config file edited (another name or output folder)
+    goes on; a config file moved as well is taken for another until the old marker goes."""
+    me = state_owner(name, output_dir, config)
+    if not owner or owner.get("config") == me["config"] or \
+            (owner["name"], owner["output_dir"]) == (me["name"], me["output_dir"]):
+        return
+    marker = os.path.join(owner["output_dir"], owner_marker(owner["name"]))
+    if _marker_state_dir(marker) != os.path.realpath(state_dir):
+        return                      # no config claims it any more: this one takes it over
+    raise UserError("the state folder %s holds the state of the nightly config %s, publishing %r in %s (%s names "
+                    "it): give this config a state_dir of its own (the default, OUTPUT_DIR/.nightly, is shared by "
+                    "every name in one output folder); if this config is that one, its file moved, remove %s"
+                    % (state_dir, owner["config"][:300], owner["name"][:200], owner["output_dir"][:300],
+                       marker[:300], marker[:300]))
 
 
 # ---------------------------------------------------------------- work folders

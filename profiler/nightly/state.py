@@ -79,7 +79,9 @@ class StateError(UserError):
 
 
 #: the fields of state.json this version reads, and their JSON types
-SHAPE = {"inputs": dict, "current": (dict, type(None)), "versions": list, "nights": int}
+SHAPE = {"inputs": dict, "inputs_hex": dict, "current": (dict, type(None)), "versions": list, "nights": int,
+         "owner": dict}
+OWNER_SHAPE = {"name": str, "output_dir": str, "config": str}
 CURRENT_SHAPE = {"stamp": str, "profile": str, "urirs": str, "digests": str,
                  "map": (str, type(None)), "exact": list, "approximate_nights": int, "mode": str}
 FINGERPRINT_SHAPE = {"size": int, "mtime_ns": int, "ino": int, "ctime_ns": int, "sha256": str}
@@ -108,11 +110,18 @@ def check_shape(path, data):
     for key, types in SHAPE.items():
         if key in data:
             _expect(path, key, data[key], types)
-    for name, fp in data.get("inputs", {}).items():
+    for name in data.get("inputs_hex", {}):
+        if not re.fullmatch(r"(?:[0-9a-f]{2})+", name):
+            raise StateError("state file %s: field inputs_hex[%s] is not a path in hex; restore the file, or move "
+                             "it away to rebuild from scratch" % (path, _shown(name)))
+    for name, fp in list(data.get("inputs", {}).items()) + list(data.get("inputs_hex", {}).items()):
         _expect(path, "inputs[%r]" % name, fp, dict)
         for key, types in FINGERPRINT_SHAPE.items():
             if key in fp or key in FINGERPRINT_REQUIRED:
                 _expect(path, "inputs[%r].%s" % (name, key), fp.get(key), types)
+    for key, types in OWNER_SHAPE.items():
+        if "owner" in data:
+            _expect(path, "owner.%s" % key, data["owner"].get(key), types)
     current = data.get("current")
     if current:
         for key, types in CURRENT_SHAPE.items():
@@ -162,6 +171,7 @@ class State:
                              "from scratch" % (self.path, _shown(self.data.get("format")), FORMAT))
         if self.data is not None:
             check_shape(self.path, self.data)
+            self.data["inputs"] = _paths_read(self.data.get("inputs", {}), self.data.pop("inputs_hex", {}))
         return self
 
     @property
@@ -173,6 +183,11 @@ class State:
         return (self.data or {}).get("inputs", {})
 
     @property
+    def owner(self):
+        """{'name', 'output_dir'} the state's versions are published as (None: a state that does not say)."""
+        return (self.data or {}).get("owner")
+
+    @property
     def versions(self):
         return (self.data or {}).get("versions", [])
 
@@ -180,9 +195,31 @@ class State:
         """Replace state.json atomically: a temp file in scratch (the work folder; None: the state
         folder), fsynced and renamed over it; the folder is fsynced too."""
         data = dict(data, format=FORMAT)
-        raw = jsonnum.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        raw = jsonnum.dumps(dict(data, **_paths_written(data.get("inputs", {}))),
+                            option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
         self._use(lambda folder: folder.write(STATE_FILE, raw, scratch))
         self.data = data
+
+
+def _paths_written(inputs):
+    """{'inputs': ..., 'inputs_hex': ...}: the inputs whose paths are UTF-8 by path, the others (a
+    name of bytes that are not UTF-8, read as surrogate escapes, which JSON cannot hold) by the hex
+    of their bytes: every night's commit failed (``surrogates not allowed``) while one was listed."""
+    plain, raw = {}, {}
+    for path, fp in inputs.items():
+        try:
+            path.encode("utf-8")
+            plain[path] = fp
+        except UnicodeEncodeError:
+            raw[os.fsencode(path).hex()] = fp
+    return {"inputs": plain, "inputs_hex": raw} if raw else {"inputs": plain}
+
+
+def _paths_read(plain, raw):
+    """The inputs of state.json by path: inputs, and inputs_hex by the path of its bytes."""
+    inputs = dict(plain)
+    inputs.update((os.fsdecode(bytes.fromhex(name)), fp) for name, fp in raw.items())
+    return inputs
 
 
 def _shown(value):

@@ -292,6 +292,46 @@ def test_approximate_fold_labels_exactly_the_keys_it_cannot_know(tmp_path, capsy
     assert_same_profile(a.latest, a.scratch())
 
 
+def test_a_profile_with_bounds_is_rebuilt_once_on_overlap_is_rebuild(tmp_path, capsys):
+    """on_overlap changed from approximate to rebuild (exact numbers) between nights: the next night
+    rebuilds, nothing new or not. It folded into the profile with bounds, or kept it published."""
+    a = Archive(tmp_path, on_overlap="approximate", max_approximate_nights=100)
+    a.add_cdx("a.cdx", hosts(0))
+    a.night(capsys)
+    recrawl = [(u, "2025" + ts[4:], url, mime, status, "R" + digest if digest != "-" else "-", n)
+               for u, ts, url, mime, status, digest, n in hosts(0)[::5] if mime != "warc/revisit"]
+    a.add_cdx("b.cdx", recrawl, tag="N2")
+    status, line = a.night(capsys)
+    assert status == 0 and "(approximate:" in line
+    a.configure(on_overlap="rebuild")
+    status, line = a.night(capsys)
+    assert status == 0 and "(rebuild: the profile carries bounds and on_overlap is rebuild" in line, line
+    assert line.endswith("exact) in %s" % line.rsplit(" in ", 1)[1])
+    assert_same_profile(a.latest, a.scratch())
+    a.add_cdx("c.cdx", hosts(1), tag="N3")               # exact again: folds
+    status, line = a.night(capsys)
+    assert status == 0 and "(fold: new URI-Rs and digests only;" in line and "; exact)" in line, line
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_a_config_renamed_publishes_under_its_new_name_at_once(tmp_path, capsys):
+    """name changed between nights, nothing new: the next night publishes NAME-latest.cdxj of the
+    new name (it said the old name's version stayed published, and the new name had no version
+    until something new came); the old name's files are left alone."""
+    a = Archive(tmp_path)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    old = os.readlink(a.latest)
+    a.configure(name="renamed")
+    status, line = a.night(capsys)
+    assert status == 0 and "published renamed-" in line and "(rebuild: the name changed to renamed" in line, line
+    latest = os.path.join(a.out, "renamed-latest.cdxj")
+    assert_same_profile(latest, a.scratch())
+    assert os.readlink(a.latest) == old and os.path.exists(os.path.join(a.out, old))
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new in 1 input(s); renamed-" in line, line
+
+
 def test_approximate_rebuilds_when_a_revisit_may_resolve_across_nights(tmp_path, capsys):
     a = Archive(tmp_path, on_overlap="approximate")
     a.add_cdx("a.cdx", hosts(0))

@@ -67,6 +67,43 @@ def test_two_configs_sharing_an_output_are_refused(tmp_path, capsys):
     assert a.night(capsys)[0] == 0                      # the owner goes on
 
 
+def test_two_configs_sharing_a_state_folder_are_refused(tmp_path, capsys):
+    """Two names in one output folder share its default state folder (OUTPUT_DIR/.nightly): each
+    took the other's inputs for removed and rebuilt every night, saying inputs were removed. The
+    second config is refused in one line naming the first and its marker; the first goes on, and
+    so does it renamed in its own file; a config file moved and renamed once the old marker goes."""
+    a = Archive(tmp_path / "a", name="alpha")
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    b = Archive(tmp_path / "b", name="beta", output_dir=str(tmp_path / "a" / "out"))
+    b.add_cdx("b.cdx", hosts(1), tag="B")
+    state_json = os.path.join(a.state_dir, "state.json")
+    before, state_before = sorted(os.listdir(a.out)), open(state_json, "rb").read()
+    status = cli.main(["nightly", "--config", b.config, "-q"])
+    err = _output(capsys).strip()
+    marker = os.path.join(a.out, ".alpha.owner")
+    assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "holds the state of the nightly config %s, publishing 'alpha'" % a.config in err, err
+    assert "remove %s" % marker in err
+    assert sorted(os.listdir(a.out)) == before and open(state_json, "rb").read() == state_before
+    status, line = a.night(capsys)                      # the owner goes on: nothing was removed
+    assert status == 0 and "nothing new in 1 input(s)" in line, line
+    a.configure(name="gamma")                           # renamed in its own file: goes on
+    a.add_cdx("a2.cdx", hosts(2), tag="A2")
+    status, line = a.night(capsys)
+    assert status == 0 and "published gamma-" in line, line
+    moved = str(tmp_path / "a" / "moved.yaml")          # its file moved, then renamed: another config
+    os.rename(a.config, moved)
+    with open(moved, "a") as f:
+        f.write("name: delta\n")
+    gamma = os.path.join(a.out, ".gamma.owner")
+    assert cli.main(["nightly", "--config", moved, "-q"]) == 2 and "remove %s" % gamma in _output(capsys)
+    os.unlink(gamma)                                    # until the marker goes
+    a.add_cdx("a3.cdx", hosts(3), tag="A3")
+    assert cli.main(["nightly", "--config", moved, "-q"]) == 0 and "published delta-" in _output(capsys)
+    assert_same_profile(os.path.join(a.out, "delta-latest.cdxj"), a.scratch())
+
+
 def test_a_setup_moved_elsewhere_is_told_to_remove_the_old_owner_marker(tmp_path, capsys):
     """`mv` of a whole nightly setup: the output folder's marker names the state folder where it
     was. Refused (the advice was to rename the config, which does not help); the line names the
@@ -119,6 +156,9 @@ def test_outputs_inside_the_inputs_are_not_read(tmp_path, capsys):
     (lambda s: s.update(versions="abc"), "versions"),
     (lambda s: s["inputs"][next(iter(s["inputs"]))].update(size="big"), ".size"),
     (lambda s: s.update(current=[1]), "current"),
+    (lambda s: s.update(owner={"name": 1}), "owner.name"),
+    (lambda s: s.update(inputs_hex={"zz": {}}), "inputs_hex"),
+    (lambda s: s.update(inputs_hex={"2f61": 1}), "inputs['2f61']"),
 ])
 def test_state_with_wrong_types_names_the_field(tmp_path, capsys, change, field):
     a = Archive(tmp_path)
@@ -270,3 +310,36 @@ def test_a_run_log_cut_mid_line_gets_the_next_record_on_a_line_of_its_own(tmp_pa
     with open(log, "rb") as f:
         lines = f.read().split(b"\n")
     assert lines[-1] == b"" and orjson.loads(lines[-2])["status"] == "unchanged" and lines[-3] == b'{"started":"2026-'
+
+
+def test_a_version_the_system_will_not_remove_is_kept_and_the_nights_go_on(tmp_path, capsys, monkeypatch):
+    """An old version that cannot be removed (immutable, a WORM store's retention: EPERM) is kept,
+    said in the summary line and runs.jsonl (`not_removed`), and tried again: every night failed
+    from then on, exit 1, before any work."""
+    from profiler.nightly.folder import Folder
+    a = Archive(tmp_path, keep=1)
+    a.add_cdx("a.cdx", hosts(0))
+    assert a.night(capsys)[0] == 0
+    held = os.readlink(a.latest)[:-len(".cdxj")] + ".changes.md"
+    remove = Folder.remove
+
+    def refused(self, name, st):
+        if name == held:
+            raise PermissionError(1, "Operation not permitted")
+        return remove(self, name, st)
+    monkeypatch.setattr(Folder, "remove", refused)
+    for night in (1, 2):
+        a.add_cdx("n%d.cdx" % night, hosts(night), tag="N%d" % night)
+        status = cli.main(["nightly", "--config", a.config, "-q"])
+        out = _output(capsys)
+        assert status == 0 and "published archive-" in out and len(out.strip().splitlines()) == 1, out
+        assert "; 1 old file(s) could not be removed, kept (first: %s: Operation not permitted)" \
+            % os.path.join(a.out, held) in out, out
+        with open(os.path.join(a.state_dir, "runs.jsonl"), "rb") as f:
+            assert orjson.loads(f.read().splitlines()[-1])["not_removed"] == [
+                {"path": os.path.join(a.out, held), "reason": "Operation not permitted"}]
+        assert_same_profile(a.latest, a.scratch())
+    assert os.path.exists(os.path.join(a.out, held))
+    monkeypatch.setattr(Folder, "remove", remove)       # removable again: the next run removes it
+    status, line = a.night(capsys)
+    assert status == 0 and not os.path.exists(os.path.join(a.out, held)), line

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host
+from helpers.nightly_archive import Archive, assert_same_profile, captures_by_host, cdx_text
 
 GROUPS = captures_by_host(600, seed=5)
 
@@ -52,6 +52,59 @@ def test_a_file_gone_from_a_listed_folder_is_rebuilt_without_and_named(tmp_path,
     status, line = a.night(capsys)
     assert status == 0 and "(rebuild: 1 input(s) removed: %s;" % b in line, line
     assert last_run(a)["removed"] == [b] and last_run(a)["removed_inputs"] == 1
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_a_removed_file_whose_name_holds_a_line_end_is_named_on_one_line(tmp_path, capsys):
+    """The summary line is one line for cron mail whatever a file's name holds: a newline in the
+    name of a removed input is shown as \\n (the line broke in two)."""
+    a = two_files(tmp_path, listed=False)
+    odd = a.add_cdx("odd\nname\x1b.cdx", [c for g in GROUPS[2::3] for c in g], tag="O")
+    assert a.night(capsys)[0] == 0
+    os.unlink(odd)
+    status, line = a.night(capsys)
+    assert status == 0 and len(line.splitlines()) == 1, line
+    assert "1 input(s) removed: %s;" % odd.replace("\n", "\\n").replace("\x1b", "\\x1b") in line, line
+    assert last_run(a)["removed"] == [odd]
+    assert_same_profile(a.latest, a.scratch())
+
+
+def test_an_unreadable_input_whose_name_holds_a_line_end_is_named_whole(tmp_path, capsys):
+    """The failure line names the whole path, escaped: it was cut at the line end (naming
+    ``in/odd``, no file), in the summary line and the run log."""
+    a = two_files(tmp_path, listed=False)
+    assert a.night(capsys)[0] == 0
+    before = snapshot(a)
+    fifo = os.path.join(a.inputs, "odd\nname.cdx")
+    os.mkfifo(fifo)
+    status, line = a.night(capsys)
+    shown = fifo.replace("\n", "\\n")
+    assert status == 2 and len(line.splitlines()) == 1, line
+    assert "input cannot be read: %s (not a regular file (a FIFO))" % shown in line, line
+    assert last_run(a)["error"].startswith("input cannot be read: %s (" % shown)
+    assert snapshot(a) == before
+
+
+def test_an_input_whose_name_is_not_utf8_is_kept_in_the_state_and_the_run_log(tmp_path, capsys):
+    """A file named in bytes that are not UTF-8 (a Latin-1 name): state.json keeps it (by the hex
+    of its bytes), the run log names it escaped. Every night failed at the commit (``surrogates not
+    allowed``, exit 1, nothing published), and a night that found it removed published with exit 1,
+    its run record lost."""
+    a = two_files(tmp_path, listed=False)
+    odd = os.fsdecode(os.path.join(os.fsencode(a.inputs), b"caf\xe9.cdx"))
+    with open(odd, "w") as f:
+        f.write(cdx_text([c for g in GROUPS[2::3] for c in g], tag="L"))
+    status, line = a.night(capsys)
+    assert status == 0 and line.startswith("archive-profiler nightly: published"), line
+    assert_same_profile(a.latest, a.scratch())
+    status, line = a.night(capsys)
+    assert status == 0 and "nothing new in 3 input(s)" in line, line
+    os.unlink(odd)
+    status, line = a.night(capsys)
+    assert status == 0 and "1 input(s) removed: %s;" % odd.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace") in line, line
+    record = last_run(a)
+    assert record["status"] == "published" and record["removed"][0].endswith("caf\\xe9.cdx")
     assert_same_profile(a.latest, a.scratch())
 
 

@@ -20,9 +20,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from profiler import jsonnum
     from profiler.errors import RunError, UserError
-    from profiler.nightly.night import Night, summary_line
+    from profiler.nightly.night import Night, record_json, summary_line
     from profiler.nightly.config import load
     from profiler.nightly.lock import LockHeld
 
@@ -42,7 +41,7 @@ def run(args):
         status = 1
     record = night.record
     if args.json:
-        sys.stdout.buffer.write(jsonnum.dumps(record) + b"\n")
+        sys.stdout.buffer.write(record_json(record) + b"\n")
     else:
         print("archive-profiler nightly: " + summary_line(record))
     sys.stdout.flush()
