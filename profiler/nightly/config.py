@@ -43,6 +43,8 @@ DEFAULTS = {
 }
 #: bytes of a config file read (a config is a few kilobytes)
 MAX_CONFIG_BYTES = 1 << 20
+#: the longest an input may be left to settle (a year of 366 days): more is no wait but a mistake
+MAX_SETTLE_SECONDS = 366 * 24 * 3600
 _OCTAL_MODE = re.compile(r"\A0?[oO]?([0-7]{3,4})\Z")
 
 
@@ -111,6 +113,8 @@ class NightlyConfig:
                 bad(key, "must be a whole number >= 0")
         if self.keep < 1:
             bad("keep", "must be at least 1 (the published profile)")
+        if self.settle_seconds > MAX_SETTLE_SECONDS:
+            bad("settle_seconds", "must be at most %d (a year)" % MAX_SETTLE_SECONDS)
         from profiler.formats.inputs import MIN_SPLIT_SIZE
         if self.split_size < MIN_SPLIT_SIZE:
             bad("split_size", "must be at least %d (1M)" % MIN_SPLIT_SIZE)

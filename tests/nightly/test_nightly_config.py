@@ -31,6 +31,7 @@ def test_relative_paths_are_taken_from_the_config_folder(tmp_path):
     ("output_dir: out\n", "inputs must list"),
     ("inputs: [a]\noutput_dir: out\nrunner: yarn\n", "runner must be one of"),
     ("inputs: [a]\noutput_dir: out\nkeep: -1\n", "keep must be a whole number"),
+    ("inputs: [a]\noutput_dir: out\nsettle_seconds: %s\n" % ("9" * 300), "settle_seconds must be at most 31622400"),
     ("inputs: [a]\noutput_dir: out\nreport: maybe\n", "report must be true or false"),
     ("inputs: [a]\noutput_dir: out\nname: ../x\n", "name must be a plain file name"),
     ("inputs: [a]\noutput_dir: out\ndetect_changes: guess\n", "detect_changes must be one of mtime, checksum"),
