@@ -170,8 +170,9 @@ class Archive:
                 else "no version served"
             real = os.path.realpath(self.path)
             found = "" if real == os.path.abspath(self.path) else " (%s)" % real
-            self._report("a new version%s cannot be served (%s): %s" % (found, served, e))
-            self._rejected = e.identity         # after the problem is reported: whoever sees it sees why
+            with self._lock:      # in one step: a _lost() between the two left its problem over a file rejected
+                self._report("a new version%s cannot be served (%s): %s" % (found, served, e))
+                self._rejected = e.identity
         except Exception as e:                  # never lose the checking thread silently
             self._report("checking a new version failed: %s" % e, e)
         else:

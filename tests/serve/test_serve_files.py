@@ -463,6 +463,41 @@ def test_a_file_changed_in_place_keeping_its_size_and_time_is_checked_again(tmp_
         s.stop()
 
 
+def test_a_file_lost_while_its_check_finds_it_bad_is_checked_again(tmp_path, monkeypatch):
+    """A request that finds the served file changed in place (_lost) while the check of that file
+    reports it bad: the report and the rejection are one step, so the problem /health gives is why
+    it cannot be served. Between the two, _lost's "not served until checked again" stood over a
+    file rejected, never checked again (a race seen as test_a_file_changed_in_place_..._again
+    failing under load)."""
+    path = write_map(tmp_path / "b.ukvs", 300)
+    archive = served.Archive(path)
+    old = archive.version
+    data = open(path, "rb").read().replace(b"com,h00200)/* ", b"com,h00201)/* ")
+    with open(path, "r+b") as f:
+        f.write(data)
+    report, racers = archive._report, []
+
+    def report_then_race(problem, error=None):
+        report(problem, error)
+        if problem.startswith("a new version") and not racers:
+            racer = threading.Thread(target=archive._lost, args=(old,))
+            racer.start()
+            racer.join(0.5)           # a request thread's _lost, as soon as the lock lets it
+            racers.append(racer)
+
+    monkeypatch.setattr(archive, "_report", report_then_race)
+    archive._reload()
+    racers[0].join()
+    archive._checked = 0.0
+    archive.check()
+    deadline = time.monotonic() + 20
+    while (archive._checking or "twice" not in archive.problem["problem"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        archive.check()
+    assert "twice" in archive.problem["problem"], archive.problem
+    assert archive.version is None
+
+
 def test_a_worker_restarted_while_a_file_is_bad_serves_the_others(tmp_path):
     """A worker that dies while B's path names a folder is replaced, and the new worker starts
     (B answering errors there) instead of stopping the whole server."""
